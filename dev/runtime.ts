@@ -1,0 +1,147 @@
+/**
+ * The whole product on one machine: the worker in workerd (through Miniflare, state persisted
+ * to a folder) and sidecars as real child processes dialing it over real WebSockets.
+ * `npm start`, the tests and the benchmark all start it through here. The bindings mirror
+ * wrangler.toml.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Miniflare } from "miniflare";
+import { mintMachineToken } from "../src/protocol/machine-token";
+
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+export const WORKER_BUNDLE = `${ROOT}/dist/worker.js`;
+export const SIDECAR_BUNDLE = `${ROOT}/dist/sidecar.js`;
+
+export interface Secrets {
+  API_TOKEN: string;
+  TUNNEL_SECRET: string;
+}
+
+export function newSecret(prefix: string): string {
+  return `${prefix}_${randomBytes(24).toString("base64url")}`;
+}
+
+/** Read `.dev.vars`, adding whichever secret is missing (the file is git-ignored). */
+export function ensureDevVars(path = `${ROOT}/.dev.vars`): Secrets {
+  const vars = new Map<string, string>();
+  if (existsSync(path)) {
+    for (const line of readFileSync(path, "utf8").split("\n")) {
+      const m = /^\s*([A-Z_][A-Z0-9_]*)\s*=\s*"?(.*?)"?\s*$/.exec(line);
+      if (m) vars.set(m[1]!, m[2]!);
+    }
+  }
+  let changed = false;
+  for (const [key, prefix] of [["API_TOKEN", "at"], ["TUNNEL_SECRET", "ts"]] as const) {
+    if (!vars.get(key)) {
+      vars.set(key, newSecret(prefix));
+      changed = true;
+    }
+  }
+  if (changed) writeFileSync(path, [...vars].map(([k, v]) => `${k}="${v}"`).join("\n") + "\n", { mode: 0o600 });
+  return { API_TOKEN: vars.get("API_TOKEN")!, TUNNEL_SECRET: vars.get("TUNNEL_SECRET")! };
+}
+
+export interface WorkerOptions {
+  secrets: Secrets;
+  /** Folder for Durable Object state; omitted means in memory. */
+  persistTo?: string;
+  port?: number;
+  vars?: Record<string, string>;
+}
+
+export interface RunningWorker {
+  url: string;
+  mf: Miniflare;
+  dispose(): Promise<void>;
+}
+
+export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: WORKER_BUNDLE,
+    compatibilityDate: "2026-04-01",
+    durableObjects: {
+      MACHINE: { className: "MachineObject", useSQLite: true },
+      TEAM: { className: "TeamObject", useSQLite: true },
+    },
+    bindings: { ...options.secrets, DEFAULT_MACHINE: "", ...options.vars },
+    ...(options.persistTo ? { defaultPersistRoot: options.persistTo } : {}),
+    host: "127.0.0.1",
+    port: options.port ?? 0,
+  });
+  const url = (await mf.ready).toString().replace(/\/$/, "");
+  return { url, mf, dispose: () => mf.dispose() };
+}
+
+export interface SidecarProcess {
+  machine: string;
+  child: ChildProcess;
+  /** Everything the sidecar logged (stderr), for assertions and for failure reports. */
+  logs(): string;
+  /** Resolves once the sidecar logged that it is connected. */
+  connected(timeoutMs?: number): Promise<void>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface SidecarOptions {
+  url: string;
+  machine: string;
+  tunnelSecret: string;
+  dataDir: string;
+  workdir?: string;
+  env?: Record<string, string>;
+  /** Forward the sidecar's log lines to this process's stderr. */
+  echo?: boolean;
+  token?: string;
+}
+
+export async function startSidecar(options: SidecarOptions): Promise<SidecarProcess> {
+  const token = options.token ?? (await mintMachineToken(options.tunnelSecret, options.machine));
+  const child = spawn(
+    process.execPath,
+    [SIDECAR_BUNDLE, "connect", "--url", options.url, "--machine", options.machine, "--data-dir", options.dataDir, ...(options.workdir ? ["--workdir", options.workdir] : [])],
+    { env: { ...process.env, AGENT_RUNTIME_TOKEN: token, ...options.env }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let logs = "";
+  const waiters = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    logs += chunk.toString();
+    if (options.echo) process.stderr.write(chunk);
+    for (const waiter of waiters) waiter();
+  };
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let connectCount = 0;
+  return {
+    machine: options.machine,
+    child,
+    logs: () => logs,
+    connected(timeoutMs = 10_000) {
+      const target = ++connectCount;
+      const count = () => logs.split("connected to ").length - 1;
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (count() >= target) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`sidecar '${options.machine}' did not connect within ${timeoutMs} ms:\n${logs}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

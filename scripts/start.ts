@@ -1,0 +1,45 @@
+/**
+ * `npm start`: the worker in workerd (state in .state/), a sidecar connected as machine
+ * `local` with the built-in mock agent, and the URL and API token printed. Ctrl-C stops both.
+ */
+import { buildAll } from "./build";
+import { ensureDevVars, ROOT, startSidecar, startWorker } from "../dev/runtime";
+
+await buildAll();
+const secrets = ensureDevVars();
+const port = process.env.PORT ? Number(process.env.PORT) : 8787;
+const worker = await startWorker({ secrets, persistTo: `${ROOT}/.state`, port });
+const sidecar = await startSidecar({
+  url: worker.url,
+  machine: "local",
+  tunnelSecret: secrets.TUNNEL_SECRET,
+  dataDir: `${ROOT}/.state/sidecar`,
+  echo: true,
+});
+await sidecar.connected(15_000);
+
+process.stdout.write(`
+agent-runtime is running locally (machine 'local', agent 'mock' ready).
+url: ${worker.url}
+token: ${secrets.API_TOKEN}
+
+try:  curl -H "Authorization: Bearer ${secrets.API_TOKEN}" ${worker.url}/v1/machines
+Ctrl-C stops the worker and the sidecar.
+`);
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await sidecar.stop("SIGTERM");
+  await worker.dispose();
+  process.exit(0);
+}
+process.on("SIGINT", () => void stop());
+process.on("SIGTERM", () => void stop());
+sidecar.child.once("exit", (code) => {
+  if (!stopping) {
+    process.stderr.write(`the sidecar exited (${code}); stopping\n`);
+    void stop();
+  }
+});

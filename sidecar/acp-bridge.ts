@@ -1,0 +1,228 @@
+/**
+ * ACP servers: each is one agent process speaking JSON-RPC over stdio, one message a line.
+ * A client's request is written to stdin and answered by the agent's response with the same id;
+ * everything else the agent writes (notifications, its own requests) goes to the server's
+ * sequenced log, read by SSE subscribers. When the process exits, waiting calls fail clearly,
+ * the log ends with an `exited` event and the id is free again.
+ */
+import { createInterface } from "node:readline";
+import type { AcpPostResult, StreamEnd } from "../src/protocol/frames";
+import { ProblemError } from "../src/protocol/problems";
+import type { AcpServer as AcpServerInfo, AgentId } from "../src/protocol/resources";
+import { EventLog, type EventLogLimits } from "./event-log";
+import { logger } from "./log";
+import type { ManagedProcess, ProcessManager } from "./processes";
+
+const log = logger("acp");
+
+export interface AgentLaunch {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+  cwd: string;
+}
+
+/** How the bridge gets a command line for an agent (the agent registry answers this). */
+export type AgentLauncher = (agent: AgentId) => Promise<AgentLaunch>;
+
+interface Waiting {
+  resolve: (result: AcpPostResult) => void;
+  reject: (err: ProblemError) => void;
+}
+
+export class AcpServer {
+  readonly createdAtMs = Date.now();
+  readonly log: EventLog;
+  private readonly waiting = new Map<string, Waiting>();
+
+  constructor(
+    readonly serverId: string,
+    readonly agent: AgentId,
+    readonly process: ManagedProcess,
+    limits: EventLogLimits,
+  ) {
+    this.log = new EventLog(limits);
+    const lines = createInterface({ input: process.child.stdout!, crlfDelay: Infinity });
+    lines.on("line", (line) => this.onAgentLine(line));
+  }
+
+  info(): AcpServerInfo {
+    return { serverId: this.serverId, agent: this.agent, createdAtMs: this.createdAtMs, processId: this.process.info.id };
+  }
+
+  private onAgentLine(raw: string): void {
+    const line = raw.trim();
+    if (!line) return;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      log.warn(`${this.serverId}: agent wrote a line that is not JSON; ignored: ${line.slice(0, 120)}`);
+      return;
+    }
+    if (typeof msg !== "object" || msg === null) return;
+    const m = msg as { id?: unknown; method?: unknown };
+    if (m.method === undefined && m.id !== undefined) {
+      const waiter = this.waiting.get(JSON.stringify(m.id));
+      if (waiter) {
+        this.waiting.delete(JSON.stringify(m.id));
+        waiter.resolve({ status: 200, body: line });
+        return;
+      }
+    }
+    this.log.append(line);
+  }
+
+  /** Write one client message; for a request, resolve with the agent's response. */
+  post(message: string, parsedId: unknown, hasResponse: boolean): Promise<AcpPostResult> {
+    if (!this.process.running) {
+      return Promise.reject(new ProblemError("agent_process_exited", `the agent process of '${this.serverId}' has exited`));
+    }
+    if (!hasResponse) {
+      this.process.child.stdin!.write(message + "\n");
+      return Promise.resolve({ status: 202 });
+    }
+    const key = JSON.stringify(parsedId);
+    if (this.waiting.has(key)) {
+      return Promise.reject(new ProblemError("conflict", `a request with id ${key} is already waiting for its answer on '${this.serverId}'`));
+    }
+    return new Promise((resolve, reject) => {
+      this.waiting.set(key, { resolve, reject });
+      this.process.child.stdin!.write(message + "\n");
+    });
+  }
+
+  /** The process is gone: fail every waiting call and close the stream. */
+  finish(end: StreamEnd, reason: ProblemError): void {
+    for (const waiter of this.waiting.values()) waiter.reject(reason);
+    this.waiting.clear();
+    this.log.end(end);
+  }
+}
+
+export interface AcpLimits extends EventLogLimits {
+  /** Ended servers kept so a reader can still fetch what it missed, and then learn the end. */
+  endedKept: number;
+}
+
+export class AcpServers {
+  private readonly live = new Map<string, AcpServer>();
+  private readonly ended = new Map<string, AcpServer>();
+  private readonly starting = new Map<string, Promise<AcpServer>>();
+  private readonly createdListeners = new Set<(serverId: string) => void>();
+
+  constructor(
+    private readonly processes: ProcessManager,
+    private readonly launch: AgentLauncher,
+    private readonly limits: AcpLimits,
+  ) {}
+
+  list(): AcpServerInfo[] {
+    return [...this.live.values()].map((s) => s.info()).sort((a, b) => a.serverId.localeCompare(b.serverId));
+  }
+
+  /** A live server, or a recently ended one (for readers catching up), or nothing. */
+  lookup(serverId: string): { server: AcpServer; live: boolean } | null {
+    const live = this.live.get(serverId);
+    if (live) return { server: live, live: true };
+    const ended = this.ended.get(serverId);
+    return ended ? { server: ended, live: false } : null;
+  }
+
+  wasEnded(serverId: string): boolean {
+    return this.ended.has(serverId);
+  }
+
+  onCreated(listener: (serverId: string) => void): () => void {
+    this.createdListeners.add(listener);
+    return () => this.createdListeners.delete(listener);
+  }
+
+  async post(serverId: string, agent: AgentId | undefined, message: string, hasResponse: boolean): Promise<AcpPostResult> {
+    const server = await this.serverFor(serverId, agent);
+    const parsed = JSON.parse(message) as { id?: unknown };
+    return server.post(message, parsed.id, hasResponse);
+  }
+
+  private async serverFor(serverId: string, agent: AgentId | undefined): Promise<AcpServer> {
+    const existing = this.live.get(serverId) ?? (await this.starting.get(serverId));
+    if (existing && existing.process.running) {
+      if (agent && agent !== existing.agent) {
+        throw new ProblemError("conflict", `server '${serverId}' runs agent '${existing.agent}', not '${agent}'`);
+      }
+      return existing;
+    }
+    if (!agent) {
+      throw new ProblemError("invalid_request", `server '${serverId}' is not running: the first POST must name its agent with ?agent=<id>`);
+    }
+    const starting = this.start(serverId, agent);
+    this.starting.set(serverId, starting);
+    try {
+      return await starting;
+    } finally {
+      this.starting.delete(serverId);
+    }
+  }
+
+  private async start(serverId: string, agent: AgentId): Promise<AcpServer> {
+    const launch = await this.launch(agent);
+    const proc = await this.processes.spawn({
+      command: launch.command,
+      args: launch.args,
+      cwd: launch.cwd,
+      ...(launch.env ? { env: launch.env } : {}),
+      owner: "system",
+      interactive: true,
+      tty: false,
+      label: `acp:${serverId}`,
+      rawStdout: true,
+    });
+    const server = new AcpServer(serverId, agent, proc, this.limits);
+    this.ended.delete(serverId);
+    this.live.set(serverId, server);
+    log.info(`${serverId}: started agent '${agent}' (${proc.info.id}, pid ${proc.info.pid})`);
+    void proc.exited.then(() => this.onExit(server));
+    for (const listener of this.createdListeners) listener(serverId);
+    return server;
+  }
+
+  private onExit(server: AcpServer): void {
+    const { exitCode, signal } = server.process.info;
+    const end: StreamEnd = {
+      code: "exited",
+      json: JSON.stringify({ serverId: server.serverId, agent: server.agent, processId: server.process.info.id, exitCode, signal }),
+    };
+    const stderrTail = server.process.output
+      .since(0)
+      .events.slice(-5)
+      .map(([, json]) => (JSON.parse(json) as { data: string }).data)
+      .join("")
+      .trim()
+      .slice(-500);
+    server.finish(
+      end,
+      new ProblemError("agent_process_exited", `the agent process exited (${signal ?? `code ${exitCode}`}) before answering`, {
+        exitCode,
+        signal,
+        ...(stderrTail ? { stderr: stderrTail } : {}),
+      }),
+    );
+    if (this.live.get(server.serverId) === server) this.live.delete(server.serverId);
+    this.ended.set(server.serverId, server);
+    while (this.ended.size > this.limits.endedKept) this.ended.delete(this.ended.keys().next().value!);
+    log.info(`${server.serverId}: agent '${server.agent}' exited (${signal ?? `code ${exitCode}`})`);
+  }
+
+  /** Stop a server's agent process; resolves when it has exited. Unknown ids are fine (idempotent). */
+  async delete(serverId: string): Promise<boolean> {
+    const server = this.live.get(serverId);
+    if (!server) return false;
+    server.process.child.kill("SIGTERM");
+    const killTimer = setTimeout(() => {
+      if (server.process.running) server.process.child.kill("SIGKILL");
+    }, 3000);
+    await server.process.exited;
+    clearTimeout(killTimer);
+    return true;
+  }
+}

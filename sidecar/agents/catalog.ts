@@ -1,0 +1,154 @@
+/**
+ * What the machine knows about each agent: installed or not, whether credentials are at hand,
+ * its capabilities, and (with `config`) its version, path and the configuration options its
+ * ACP process offers. Versions are asked of the installed binary and cached per path.
+ */
+import { execFile } from "node:child_process";
+import { access } from "node:fs/promises";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { AgentId, AgentInfo } from "../../src/protocol/resources";
+import { AgentId as AgentIdSchema } from "../../src/protocol/resources";
+import type { AcpServers, AgentLauncher } from "../acp-bridge";
+import type { ProcessManager } from "../processes";
+import { errorText } from "../log";
+import { AGENTS } from "./definitions";
+import type { Installer } from "./installer";
+import { MOCK_AGENT_PATH } from "./launcher";
+
+const PROBE_TIMEOUT_MS = 15_000;
+
+export class AgentCatalog {
+  private readonly versionCache = new Map<string, string | null>();
+
+  constructor(
+    private readonly installer: Installer,
+    private readonly acp: AcpServers,
+    private readonly processes: ProcessManager,
+    private readonly launcher: AgentLauncher,
+    private readonly home: string,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  async list(opts: { config: boolean; noCache: boolean }): Promise<{ agents: AgentInfo[] }> {
+    return { agents: await Promise.all(AgentIdSchema.options.map((id) => this.get(id, opts))) };
+  }
+
+  async get(agent: AgentId, opts: { config: boolean; noCache: boolean }): Promise<AgentInfo> {
+    const def = AGENTS[agent];
+    const installed = def.launch.from === "builtin" ? true : (await this.installer.installed(agent)) !== null;
+    const info: AgentInfo = {
+      id: agent,
+      installed,
+      credentialsAvailable: await this.credentialsAvailable(agent),
+      capabilities: def.capabilities,
+      serverStatus: this.serverStatus(agent),
+    };
+    if (!opts.config) return info;
+    const path = await this.binaryPath(agent);
+    info.path = path;
+    info.version = path ? await this.version(agent, path, opts.noCache) : null;
+    if (installed) {
+      const probe = await this.probeConfigOptions(agent);
+      info.configOptions = probe.options;
+      info.configError = probe.error;
+    } else {
+      info.configOptions = null;
+      info.configError = null;
+    }
+    return info;
+  }
+
+  private async credentialsAvailable(agent: AgentId): Promise<boolean> {
+    const { env, files } = AGENTS[agent].credentials;
+    if (env.length === 0 && files.length === 0) return true; // needs none
+    if (env.some((name) => (this.env[name] ?? "").trim() !== "")) return true;
+    for (const file of files) {
+      if (await access(join(this.home, file)).then(() => true, () => false)) return true;
+    }
+    return false;
+  }
+
+  private serverStatus(agent: AgentId): AgentInfo["serverStatus"] {
+    const servers = this.acp.list().filter((s) => s.agent === agent);
+    if (servers.length === 0) return { status: "stopped", uptimeMs: null, servers: 0 };
+    const oldest = Math.min(...servers.map((s) => s.createdAtMs));
+    return { status: "running", uptimeMs: Date.now() - oldest, servers: servers.length };
+  }
+
+  private async binaryPath(agent: AgentId): Promise<string | null> {
+    const def = AGENTS[agent];
+    if (def.launch.from === "builtin") return MOCK_AGENT_PATH;
+    const installed = await this.installer.installed(agent);
+    return installed?.native?.path ?? installed?.agentProcess?.path ?? null;
+  }
+
+  /** `<binary> --version`, the first version-looking thing it prints; cached per path. */
+  private async version(agent: AgentId, path: string, noCache: boolean): Promise<string | null> {
+    if (!noCache && this.versionCache.has(path)) return this.versionCache.get(path)!;
+    const [command, args] = AGENTS[agent].launch.from === "builtin" ? [process.execPath, [path, "--version"]] : [path, ["--version"]];
+    const out = await new Promise<string>((resolve) => {
+      execFile(command, args, { timeout: 10_000, env: this.env }, (_err, stdout, stderr) => resolve(`${stdout}\n${stderr}`));
+    });
+    const version = /\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?/.exec(out)?.[0] ?? null;
+    this.versionCache.set(path, version);
+    return version;
+  }
+
+  /**
+   * Start the agent's ACP process, `initialize` and `session/new`, and read the configuration
+   * options it offers. Slow by nature, hence only with `config=true`; a failure is `configError`.
+   */
+  private async probeConfigOptions(agent: AgentId): Promise<{ options: unknown[] | null; error: string | null }> {
+    let proc;
+    try {
+      const launch = await this.launcher(agent);
+      proc = await this.processes.spawn({
+        command: launch.command,
+        args: launch.args,
+        cwd: launch.cwd,
+        ...(launch.env ? { env: launch.env } : {}),
+        owner: "system",
+        interactive: true,
+        tty: false,
+        label: `probe:${agent}`,
+        rawStdout: true,
+      });
+    } catch (err) {
+      return { options: null, error: errorText(err) };
+    }
+    const child = proc.child;
+    const cwd = proc.info.cwd;
+    let stderr = "";
+    child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-400)));
+    const answers = new Map<number, (msg: { result?: Record<string, unknown>; error?: { message?: string } }) => void>();
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      try {
+        const msg = JSON.parse(line) as { id?: number; result?: Record<string, unknown>; error?: { message?: string } };
+        if (typeof msg.id === "number") answers.get(msg.id)?.(msg);
+      } catch {
+        // not a protocol line
+      }
+    });
+    const call = (id: number, method: string, params: unknown) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${method} timed out`)), PROBE_TIMEOUT_MS);
+        child.once("exit", (code) => reject(new Error(`exited (${code}) during ${method}${stderr ? `: ${stderr.trim()}` : ""}`)));
+        answers.set(id, (msg) => {
+          clearTimeout(timer);
+          if (msg.error) reject(new Error(msg.error.message ?? `${method} failed`));
+          else resolve(msg.result ?? {});
+        });
+        child.stdin!.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+      });
+    try {
+      await call(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });
+      const session = await call(2, "session/new", { cwd, mcpServers: [] });
+      return { options: Array.isArray(session.configOptions) ? session.configOptions : [], error: null };
+    } catch (err) {
+      return { options: null, error: errorText(err) };
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }
+}

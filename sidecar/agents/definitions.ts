@@ -1,0 +1,122 @@
+/**
+ * Every agent the runtime knows, in one place: what to install from npm, how its ACP process
+ * is launched, what it can do (the 18 capability flags) and where its credentials live.
+ */
+import type { AgentId, Capabilities, CapabilityName } from "../../src/protocol/resources";
+import { CAPABILITY_NAMES } from "../../src/protocol/resources";
+
+export interface NpmPackage {
+  /** npm package name. */
+  name: string;
+  /** The bin of that package that is run. */
+  bin: string;
+}
+
+export interface AgentDefinition {
+  id: AgentId;
+  name: string;
+  /** The agent itself (the CLI a developer would install). */
+  native?: NpmPackage;
+  /** The ACP adapter, for agents that do not speak ACP themselves. */
+  acpAdapter?: NpmPackage;
+  /** Which installed bin speaks ACP on stdio, and with which arguments. */
+  launch: { from: "native" | "acpAdapter" | "builtin"; args: string[] };
+  capabilities: Capabilities;
+  credentials: {
+    /** Any one of these environment variables is enough. */
+    env: string[];
+    /** Any one of these files (relative to HOME) is enough. */
+    files: string[];
+  };
+  /** Where the agent reads skills (relative to HOME), if it has skills. */
+  skillsDir?: string;
+}
+
+function caps(enabled: CapabilityName[]): Capabilities {
+  return Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, enabled.includes(n)])) as Capabilities;
+}
+
+const FULL_CODING_AGENT: CapabilityName[] = [
+  "commandExecution",
+  "errorEvents",
+  "fileAttachments",
+  "fileChanges",
+  "images",
+  "itemStarted",
+  "mcpTools",
+  "permissions",
+  "planMode",
+  "reasoning",
+  "sessionLifecycle",
+  "status",
+  "streamingDeltas",
+  "textMessages",
+  "toolCalls",
+  "toolResults",
+];
+
+export const AGENTS: Record<AgentId, AgentDefinition> = {
+  claude: {
+    id: "claude",
+    name: "Claude Code",
+    native: { name: "@anthropic-ai/claude-code", bin: "claude" },
+    acpAdapter: { name: "@zed-industries/claude-code-acp", bin: "claude-code-acp" },
+    launch: { from: "acpAdapter", args: [] },
+    capabilities: caps([...FULL_CODING_AGENT, "questions"]),
+    credentials: { env: ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"], files: [".claude/.credentials.json"] },
+    skillsDir: ".claude/skills",
+  },
+  codex: {
+    id: "codex",
+    name: "Codex",
+    native: { name: "@openai/codex", bin: "codex" },
+    acpAdapter: { name: "@zed-industries/codex-acp", bin: "codex-acp" },
+    launch: { from: "acpAdapter", args: [] },
+    capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "planMode")),
+    credentials: { env: ["OPENAI_API_KEY", "CODEX_API_KEY"], files: [".codex/auth.json"] },
+    skillsDir: ".codex/skills",
+  },
+  gemini: {
+    id: "gemini",
+    name: "Gemini CLI",
+    native: { name: "@google/gemini-cli", bin: "gemini" },
+    launch: { from: "native", args: ["--experimental-acp"] },
+    capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "planMode" && c !== "itemStarted")),
+    credentials: { env: ["GEMINI_API_KEY", "GOOGLE_API_KEY"], files: [".gemini/oauth_creds.json"] },
+    skillsDir: ".gemini/skills",
+  },
+  opencode: {
+    id: "opencode",
+    name: "OpenCode",
+    native: { name: "opencode-ai", bin: "opencode" },
+    launch: { from: "native", args: ["acp"] },
+    capabilities: caps([...FULL_CODING_AGENT, "sharedProcess"]),
+    credentials: { env: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY"], files: [".local/share/opencode/auth.json"] },
+    skillsDir: ".config/opencode/skills",
+  },
+  amp: {
+    id: "amp",
+    name: "Amp",
+    native: { name: "@sourcegraph/amp", bin: "amp" },
+    acpAdapter: { name: "@superagenticai/acp-amp", bin: "acp-amp" },
+    launch: { from: "acpAdapter", args: [] },
+    capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "planMode" && c !== "images")),
+    credentials: { env: ["AMP_API_KEY"], files: [".local/share/amp/secrets.json"] },
+  },
+  mock: {
+    id: "mock",
+    name: "Mock agent (built in, deterministic, no credentials)",
+    launch: { from: "builtin", args: [] },
+    capabilities: caps([
+      "errorEvents",
+      "permissions",
+      "sessionLifecycle",
+      "streamingDeltas",
+      "textMessages",
+      "toolCalls",
+      "toolResults",
+    ]),
+    credentials: { env: [], files: [] },
+    skillsDir: ".mock-agent/skills",
+  },
+};

@@ -1,0 +1,173 @@
+/**
+ * Real installs from the npm registry into the sidecar's data directory:
+ *
+ *   <dataDir>/agents/<agent>/<package>/<version>/node_modules/...   one folder per exact version
+ *   <dataDir>/agents/<agent>/current.json                           which versions are in use
+ *
+ * A version is installed into a temporary folder and renamed into place only when npm
+ * succeeded, so a failed install leaves the previous one working. Installs of one agent run
+ * one after another. npm runs without a shell, as a tracked `system` process, and versions
+ * are validated by the API schema before they get here.
+ */
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { ProblemError } from "../../src/protocol/problems";
+import type { AgentId, Artifact, InstallRequest, InstallResult } from "../../src/protocol/resources";
+import { VersionSpec } from "../../src/protocol/resources";
+import { logger } from "../log";
+import type { ProcessManager } from "../processes";
+import { AGENTS, type NpmPackage } from "./definitions";
+
+const log = logger("install");
+
+export interface InstalledArtifact {
+  package: string;
+  version: string;
+  /** The bin that is run. */
+  path: string;
+}
+
+export interface InstalledAgent {
+  native?: InstalledArtifact;
+  agentProcess?: InstalledArtifact;
+}
+
+export class Installer {
+  private readonly queues = new Map<AgentId, Promise<unknown>>();
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly processes: ProcessManager,
+    private readonly npmCommand = process.env.AGENT_RUNTIME_NPM ?? "npm",
+  ) {}
+
+  private agentDir(agent: AgentId): string {
+    return join(this.dataDir, "agents", agent);
+  }
+
+  async installed(agent: AgentId): Promise<InstalledAgent | null> {
+    try {
+      const current = JSON.parse(await readFile(join(this.agentDir(agent), "current.json"), "utf8")) as InstalledAgent;
+      for (const artifact of [current.native, current.agentProcess]) {
+        if (artifact && !(await exists(artifact.path))) return null; // removed behind our back
+      }
+      return current;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Serialized per agent: a second install of the same agent waits for the first. */
+  install(agent: AgentId, request: InstallRequest): Promise<InstallResult> {
+    const previous = this.queues.get(agent) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.installNow(agent, request));
+    this.queues.set(agent, next);
+    return next;
+  }
+
+  private async installNow(agent: AgentId, request: InstallRequest): Promise<InstallResult> {
+    const def = AGENTS[agent];
+    if (def.launch.from === "builtin") {
+      return { already_installed: true, artifacts: [{ kind: "agent_process", path: "builtin:mock", source: "builtin", version: "1.0.0" }] };
+    }
+    const current = (await this.installed(agent)) ?? {};
+    const wanted: { kind: Artifact["kind"]; pkg: NpmPackage; requested: string | undefined; key: keyof InstalledAgent }[] = [];
+    if (def.native) wanted.push({ kind: "native_agent", pkg: def.native, requested: request.agentVersion, key: "native" });
+    if (def.acpAdapter) wanted.push({ kind: "agent_process", pkg: def.acpAdapter, requested: request.agentProcessVersion, key: "agentProcess" });
+
+    let didSomething = false;
+    const artifacts: Artifact[] = [];
+    const next: InstalledAgent = { ...current };
+    for (const w of wanted) {
+      const have = current[w.key];
+      // Nothing asked for and something is installed: keep it (use reinstall or a version to change it).
+      if (have && have.package === w.pkg.name && w.requested === undefined && !request.reinstall) {
+        artifacts.push({ kind: w.kind, path: have.path, source: "npm", version: have.version });
+        continue;
+      }
+      const spec = VersionSpec.parse(w.requested ?? "latest"); // defence in depth: the worker validated already
+      const version = await this.resolveVersion(agent, w.pkg.name, spec);
+      const artifact = await this.installPackage(agent, w.pkg, version, request.reinstall === true);
+      didSomething ||= artifact.fresh;
+      next[w.key] = { package: w.pkg.name, version, path: artifact.path };
+      artifacts.push({ kind: w.kind, path: artifact.path, source: "npm", version });
+    }
+    await mkdir(this.agentDir(agent), { recursive: true });
+    await writeFile(join(this.agentDir(agent), "current.json"), JSON.stringify(next, null, 2));
+    return { already_installed: !didSomething, artifacts };
+  }
+
+  /** A dist-tag or range becomes the exact version npm would install. */
+  private async resolveVersion(agent: AgentId, name: string, spec: string): Promise<string> {
+    const out = await this.npm(agent, ["view", `${name}@${spec}`, "version", "--json"], this.dataDir);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(out || "null");
+    } catch {
+      parsed = null;
+    }
+    const version = Array.isArray(parsed) ? parsed[parsed.length - 1] : parsed;
+    if (typeof version !== "string") throw new ProblemError("install_failed", `no version of ${name} matches '${spec}'`);
+    return version;
+  }
+
+  private async installPackage(agent: AgentId, pkg: NpmPackage, version: string, reinstall: boolean): Promise<{ path: string; fresh: boolean }> {
+    const target = join(this.agentDir(agent), pkg.name.replace("/", "__"), version);
+    const bin = join(target, "node_modules", ".bin", pkg.bin);
+    if (!reinstall && (await exists(join(target, ".installed")))) return { path: bin, fresh: false };
+    const staging = `${target}.staging-${process.pid}-${Date.now()}`;
+    await mkdir(staging, { recursive: true });
+    await writeFile(join(staging, "package.json"), JSON.stringify({ name: `agent-runtime-${agent}`, private: true }));
+    log.info(`${agent}: installing ${pkg.name}@${version} ...`);
+    try {
+      await this.npm(agent, ["install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", `${pkg.name}@${version}`], staging);
+      if (!(await exists(join(staging, "node_modules", ".bin", pkg.bin)))) {
+        throw new ProblemError("install_failed", `${pkg.name}@${version} installed but has no '${pkg.bin}' command`);
+      }
+      await writeFile(join(staging, ".installed"), new Date().toISOString());
+      await rm(target, { recursive: true, force: true });
+      await rename(staging, target);
+    } catch (err) {
+      await rm(staging, { recursive: true, force: true });
+      throw err;
+    }
+    log.info(`${agent}: installed ${pkg.name}@${version}`);
+    return { path: bin, fresh: true };
+  }
+
+  /** Run npm (no shell) as a tracked system process; its output is visible in the process logs. */
+  private async npm(agent: AgentId, args: string[], cwd: string): Promise<string> {
+    await mkdir(cwd, { recursive: true });
+    const proc = await this.processes.spawn({
+      command: this.npmCommand,
+      args,
+      cwd,
+      owner: "system",
+      interactive: false,
+      tty: false,
+      label: `install:${agent}`,
+      env: { npm_config_update_notifier: "false", npm_config_fund: "false" },
+    });
+    proc.child.stdin?.end();
+    await proc.exited;
+    const { events } = proc.output.since(0);
+    const text = (stream: string) =>
+      events
+        .map(([, json]) => JSON.parse(json) as { stream: string; data: string })
+        .filter((e) => e.stream === stream)
+        .map((e) => e.data)
+        .join("");
+    if (proc.info.exitCode !== 0) {
+      const stderr = text("stderr").trim().split("\n").slice(-8).join("\n");
+      throw new ProblemError("install_failed", `npm ${args[0]} failed for agent '${agent}' (exit ${proc.info.exitCode ?? proc.info.signal}): ${stderr || "no output"}`);
+    }
+    return text("stdout").trim();
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}

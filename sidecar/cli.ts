@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+/**
+ * agent-runtime-sidecar: joins this machine to an agent-runtime worker.
+ *
+ *   agent-runtime-sidecar connect --url https://runtime.example.workers.dev --machine laptop --token mt1....
+ *   agent-runtime-sidecar token --machine laptop        (prints a machine token; needs TUNNEL_SECRET)
+ */
+import { parseArgs } from "node:util";
+import { mintMachineToken } from "../src/protocol/machine-token";
+import { Identifier } from "../src/protocol/resources";
+import { setLogLevel, logger } from "./log";
+import { Sidecar } from "./sidecar";
+import { SIDECAR_VERSION } from "./version";
+
+const log = logger("sidecar");
+
+const HELP = `agent-runtime-sidecar ${SIDECAR_VERSION}: run coding agents on this machine for an agent-runtime worker.
+
+Usage:
+  agent-runtime-sidecar connect --url <worker url> --machine <id> --token <machine token> [options]
+  agent-runtime-sidecar token --machine <id>         print the machine token (reads TUNNEL_SECRET)
+
+connect options (each also read from the environment variable shown):
+  --url <url>          the worker, e.g. https://agent-runtime.example.workers.dev   AGENT_RUNTIME_URL
+  --machine <id>       this machine's id (letters, digits, . _ -)                    AGENT_RUNTIME_MACHINE
+  --token <token>      its machine token (from 'token' or your admin)                AGENT_RUNTIME_TOKEN
+  --data-dir <path>    where agents are installed (default ~/.agent-runtime)         AGENT_RUNTIME_DATA_DIR
+  --workdir <path>     working directory of agent processes (default: current)       AGENT_RUNTIME_WORKDIR
+  --log-level <level>  debug | info | warn | error (default info)                    SIDECAR_LOG_LEVEL
+  -h, --help           this help
+
+Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token.`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n\nRun with --help for usage.\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      url: { type: "string" },
+      machine: { type: "string" },
+      token: { type: "string" },
+      "data-dir": { type: "string" },
+      workdir: { type: "string" },
+      "log-level": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const command = positionals[0];
+  if (values.help || !command) {
+    process.stdout.write(HELP + "\n");
+    process.exit(values.help ? 0 : 1);
+  }
+  const machine = values.machine ?? process.env.AGENT_RUNTIME_MACHINE;
+  if (!machine || !Identifier.safeParse(machine).success) fail("--machine is required: letters, digits, '.', '_' or '-'");
+
+  if (command === "token") {
+    const secret = process.env.TUNNEL_SECRET;
+    if (!secret) fail("set TUNNEL_SECRET (the worker's secret) to mint a machine token");
+    process.stdout.write(`${await mintMachineToken(secret, machine)}\n`);
+    return;
+  }
+  if (command !== "connect") fail(`unknown command '${command}'`);
+
+  const url = values.url ?? process.env.AGENT_RUNTIME_URL;
+  const token = values.token ?? process.env.AGENT_RUNTIME_TOKEN;
+  if (!url || !/^https?:\/\//.test(url)) fail("--url is required: the worker's http(s) URL");
+  if (!token) fail("--token is required: the machine token");
+  const level = values["log-level"] ?? process.env.SIDECAR_LOG_LEVEL;
+  if (level) {
+    if (!["debug", "info", "warn", "error"].includes(level)) fail("--log-level is debug, info, warn or error");
+    setLogLevel(level as "debug" | "info" | "warn" | "error");
+  }
+  const dataDir = values["data-dir"] ?? process.env.AGENT_RUNTIME_DATA_DIR;
+  const workdir = values.workdir ?? process.env.AGENT_RUNTIME_WORKDIR;
+
+  const sidecar = new Sidecar({
+    url,
+    machine,
+    token,
+    ...(dataDir ? { dataDir } : {}),
+    ...(workdir ? { workdir } : {}),
+    onRefused: () => {
+      void sidecar.stop().then(() => process.exit(2));
+    },
+  });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: stopping agents and closing the tunnel`);
+    void sidecar.stop().then(() => process.exit(0));
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  sidecar.start();
+}
+
+void main();

@@ -1,0 +1,84 @@
+/**
+ * A bounded, sequenced log of JSON texts: an ACP server's messages, a process's output.
+ * Sequence numbers start at 1 and never repeat. When a limit is reached the oldest entries
+ * go first, and readers asking for them are told exactly which ones are gone (`gap`).
+ */
+import type { StreamEnd, StreamEvent } from "../src/protocol/frames";
+
+export interface EventLogLimits {
+  maxEvents: number;
+  maxBytes: number;
+}
+
+export class EventLog {
+  private items: { seq: number; json: string }[] = [];
+  private head = 0; // index of the oldest kept item (shifting arrays is O(n); this is O(1))
+  private bytes = 0;
+  private next = 1;
+  private listeners = new Set<() => void>();
+  /** Set once: the stream is over and nothing more will be appended. */
+  ended: StreamEnd | null = null;
+
+  constructor(private readonly limits: EventLogLimits) {}
+
+  get lastSeq(): number {
+    return this.next - 1;
+  }
+
+  /** Highest sequence number that was dropped (0 when none). */
+  get droppedThrough(): number {
+    return this.items.length > this.head ? this.items[this.head]!.seq - 1 : this.lastSeq;
+  }
+
+  append(json: string): number {
+    if (this.ended) throw new Error("append after end");
+    const seq = this.next++;
+    this.items.push({ seq, json });
+    this.bytes += json.length;
+    while (this.items.length - this.head > this.limits.maxEvents || (this.bytes > this.limits.maxBytes && this.items.length - this.head > 1)) {
+      this.bytes -= this.items[this.head]!.json.length;
+      this.items[this.head] = undefined as never;
+      this.head++;
+    }
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    this.notify();
+    return seq;
+  }
+
+  end(end: StreamEnd): void {
+    if (this.ended) return;
+    this.ended = end;
+    this.notify();
+  }
+
+  /** Everything after `after`, at most `max` entries, and the range a reader missed if the log dropped it. */
+  since(after: number, max = Infinity): { events: StreamEvent[]; gap?: { from: number; to: number } } {
+    const dropped = this.droppedThrough;
+    let gap: { from: number; to: number } | undefined;
+    let from = after + 1;
+    if (from <= dropped) {
+      gap = { from, to: dropped };
+      from = dropped + 1;
+    }
+    const events: StreamEvent[] = [];
+    if (this.items.length === this.head) return { events, ...(gap ? { gap } : {}) };
+    const first = this.items[this.head]!.seq;
+    for (let i = this.head + (from - first); i < this.items.length && events.length < max; i++) {
+      const item = this.items[i]!;
+      events.push([item.seq, item.json]);
+    }
+    return { events, ...(gap ? { gap } : {}) };
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
+  }
+}

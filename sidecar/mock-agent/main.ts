@@ -1,0 +1,163 @@
+/**
+ * The `mock` agent: a real ACP agent process (stdio, JSON-RPC, built on @agentclientprotocol/sdk)
+ * that needs no model and no credentials. Deterministic, so tests can assert on every byte.
+ *
+ * What a prompt does depends on its text:
+ *   (anything else)        answers "You said: <text>" in chunks of MOCK_CHUNK_SIZE characters
+ *   /permission            a tool call that asks session/request_permission, then reports the outcome
+ *   /read <path>           reads a file through the client's fs/read_text_file and quotes it
+ *   /stream <n> [bytes]    sends n agent_message_chunk updates of about `bytes` characters (benchmarks)
+ *   /slow <n> <ms>         n chunks, one every ms milliseconds (cancel it with session/cancel)
+ *   /exit <code>           exits the process with that code, mid-prompt
+ * Environment: MOCK_CHUNK_SIZE (default 8), MOCK_CHUNK_DELAY_MS (default 0).
+ */
+import { Readable, Writable } from "node:stream";
+import { agent, methods, ndJsonStream, PROTOCOL_VERSION, type AgentContext, type ContentBlock, type RequestPermissionResponse } from "@agentclientprotocol/sdk";
+
+if (process.argv.includes("--version")) {
+  process.stdout.write("mock-agent 1.0.0\n");
+  process.exit(0);
+}
+
+const CHUNK_SIZE = Math.max(1, Number(process.env.MOCK_CHUNK_SIZE ?? 8) || 8);
+const CHUNK_DELAY_MS = Math.max(0, Number(process.env.MOCK_CHUNK_DELAY_MS ?? 0) || 0);
+
+class Cancelled extends Error {}
+
+interface Session {
+  id: string;
+  cwd: string;
+  turn: AbortController | null;
+}
+
+const sessions = new Map<string, Session>();
+let sessionCounter = 0;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(new Cancelled());
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), reject(new Cancelled())), { once: true });
+  });
+}
+
+function promptText(prompt: ContentBlock[]): string {
+  return prompt
+    .map((block) => (block.type === "text" ? block.text : block.type === "resource_link" ? block.uri : ""))
+    .join("")
+    .trim();
+}
+
+async function say(client: AgentContext, sessionId: string, text: string): Promise<void> {
+  await client.notify(methods.client.session.update, {
+    sessionId,
+    update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
+  });
+}
+
+async function sayInChunks(client: AgentContext, sessionId: string, text: string, signal: AbortSignal, delayMs = CHUNK_DELAY_MS): Promise<void> {
+  for (let i = 0; i < text.length; i += CHUNK_SIZE) {
+    if (signal.aborted) throw new Cancelled();
+    await say(client, sessionId, text.slice(i, i + CHUNK_SIZE));
+    await sleep(delayMs, signal);
+  }
+}
+
+async function permissionTurn(client: AgentContext, session: Session, signal: AbortSignal): Promise<void> {
+  const toolCallId = "mock-tool-1";
+  const toolCall = { toolCallId, title: "Write hello.txt", kind: "edit" as const, status: "pending" as const, locations: [{ path: `${session.cwd}/hello.txt` }] };
+  await client.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "tool_call", ...toolCall } });
+  const answer: RequestPermissionResponse = await client.request(
+    methods.client.session.requestPermission,
+    {
+      sessionId: session.id,
+      toolCall,
+      options: [
+        { optionId: "allow", name: "Allow", kind: "allow_once" },
+        { optionId: "reject", name: "Reject", kind: "reject_once" },
+      ],
+    },
+    { cancellationSignal: signal, stopWaitingOnCancel: true },
+  );
+  if (signal.aborted || answer.outcome.outcome === "cancelled") throw new Cancelled();
+  const allowed = answer.outcome.optionId === "allow";
+  await client.notify(methods.client.session.update, {
+    sessionId: session.id,
+    update: { sessionUpdate: "tool_call_update", toolCallId, status: allowed ? "completed" : "failed" },
+  });
+  await say(client, session.id, allowed ? "Permission granted: wrote hello.txt" : "Permission denied: skipped hello.txt");
+}
+
+async function runTurn(client: AgentContext, session: Session, text: string, signal: AbortSignal): Promise<void> {
+  const [command, ...rest] = text.split(/\s+/);
+  switch (command) {
+    case "/permission":
+      return permissionTurn(client, session, signal);
+    case "/read": {
+      const path = rest.join(" ");
+      const file = await client.request(methods.client.fs.readTextFile, { sessionId: session.id, path }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+      return say(client, session.id, `Read ${path}: ${file.content}`);
+    }
+    case "/stream": {
+      const count = Math.max(0, Number(rest[0] ?? 10) || 0);
+      const size = Math.max(1, Number(rest[1] ?? 200) || 200);
+      const filler = "x".repeat(size);
+      for (let i = 0; i < count; i++) {
+        if (signal.aborted) throw new Cancelled();
+        await say(client, session.id, filler);
+      }
+      return;
+    }
+    case "/slow": {
+      const count = Math.max(0, Number(rest[0] ?? 10) || 0);
+      const ms = Math.max(0, Number(rest[1] ?? 100) || 0);
+      for (let i = 0; i < count; i++) {
+        await say(client, session.id, `tick ${i + 1} `);
+        await sleep(ms, signal);
+      }
+      return;
+    }
+    case "/exit":
+      process.exit(Number(rest[0] ?? 1) || 0);
+      return;
+    default:
+      return sayInChunks(client, session.id, `You said: ${text}`, signal);
+  }
+}
+
+const app = agent({ name: "mock" })
+  .onRequest(methods.agent.initialize, () => ({
+    protocolVersion: PROTOCOL_VERSION,
+    agentCapabilities: { loadSession: false, promptCapabilities: { image: false, audio: false, embeddedContext: false } },
+    agentInfo: { name: "mock", title: "Mock agent", version: "1.0.0" },
+    authMethods: [],
+  }))
+  .onRequest(methods.agent.session.new, ({ params }) => {
+    sessionCounter += 1;
+    const id = `mock-session-${sessionCounter}`;
+    sessions.set(id, { id, cwd: params.cwd, turn: null });
+    return { sessionId: id };
+  })
+  .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
+    const session = sessions.get(params.sessionId);
+    if (!session) throw new Error(`unknown session ${params.sessionId}`);
+    session.turn?.abort();
+    const turn = new AbortController();
+    session.turn = turn;
+    try {
+      await runTurn(client, session, promptText(params.prompt), turn.signal);
+      return { stopReason: "end_turn" as const };
+    } catch (err) {
+      if (turn.signal.aborted || err instanceof Cancelled) return { stopReason: "cancelled" as const };
+      throw err;
+    } finally {
+      if (session.turn === turn) session.turn = null;
+    }
+  })
+  .onNotification(methods.agent.session.cancel, ({ params }) => {
+    sessions.get(params.sessionId)?.turn?.abort();
+  });
+
+const connection = app.connect(ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
+void connection.closed.then(() => process.exit(0));

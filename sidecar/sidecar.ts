@@ -1,0 +1,99 @@
+/**
+ * A sidecar: the machine's process manager, ACP servers, agents and skills, reachable
+ * through one tunnel. This file only wires the parts together and maps tunnel operations
+ * to them.
+ */
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { AcpServers } from "./acp-bridge";
+import { AgentCatalog } from "./agents/catalog";
+import { Installer } from "./agents/installer";
+import { createLauncher } from "./agents/launcher";
+import { LIMITS } from "../src/protocol/limits";
+import { logger } from "./log";
+import { DEFAULT_PROCESS_LIMITS, ProcessManager, type ProcessLimits } from "./processes";
+import { processHandlers, processStream } from "./process-ops";
+import type { StreamResolver } from "./stream-hub";
+import { TunnelClient, type OpHandlers } from "./tunnel";
+import { SIDECAR_VERSION } from "./version";
+
+const log = logger("sidecar");
+
+export interface SidecarOptions {
+  url: string;
+  machine: string;
+  token: string;
+  /** Where agents are installed and state is kept (default ~/.agent-runtime). */
+  dataDir?: string;
+  /** Working directory of agent processes (default: the current directory). */
+  workdir?: string;
+  /** HOME used to find agent credentials and skills folders (default: the user's). */
+  home?: string;
+  processLimits?: Partial<ProcessLimits>;
+  onRefused?: (reason: string) => void;
+}
+
+export class Sidecar {
+  readonly processes: ProcessManager;
+  readonly acp: AcpServers;
+  readonly installer: Installer;
+  readonly agents: AgentCatalog;
+  readonly tunnel: TunnelClient;
+
+  constructor(readonly options: SidecarOptions) {
+    const dataDir = options.dataDir ?? join(homedir(), ".agent-runtime");
+    const workdir = options.workdir ?? process.cwd();
+    const home = options.home ?? homedir();
+    this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits });
+    this.installer = new Installer(dataDir, this.processes);
+    const launcher = createLauncher(this.installer, workdir);
+    this.acp = new AcpServers(this.processes, launcher, {
+      maxEvents: LIMITS.acpBufferEvents,
+      maxBytes: LIMITS.acpBufferBytes,
+      endedKept: 256,
+    });
+    this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home);
+    this.tunnel = new TunnelClient({
+      url: options.url,
+      machine: options.machine,
+      token: options.token,
+      sidecarVersion: SIDECAR_VERSION,
+      handlers: this.handlers(),
+      streams: this.streams(),
+      ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+    });
+  }
+
+  private handlers(): OpHandlers {
+    return {
+      "acp.post": ({ serverId, agent, message, hasResponse }) => this.acp.post(serverId, agent, message, hasResponse),
+      "acp.delete": async ({ serverId }) => ({ deleted: await this.acp.delete(serverId) }),
+      "acp.list": async () => ({ servers: this.acp.list() }),
+      "agents.list": (args) => this.agents.list(args),
+      "agents.get": (args) => this.agents.get(args.agent, args),
+      "agents.install": ({ agent, request }) => this.installer.install(agent, request),
+      ...processHandlers(this.processes),
+    };
+  }
+
+  private streams(): StreamResolver {
+    return (ref) => {
+      if (ref.kind === "logs") return processStream(this.processes, ref.processId);
+      const found = this.acp.lookup(ref.serverId);
+      if (found) return { log: found.server.log, goneWhenCaughtUp: !found.live };
+      // Not started yet: clients open the stream and send the first POST at the same time.
+      return { wait: (ready) => this.acp.onCreated((id) => id === ref.serverId && ready()) };
+    };
+  }
+
+  start(): void {
+    log.info(`machine '${this.options.machine}' dialing ${this.options.url}`);
+    this.tunnel.start();
+  }
+
+  /** Close the tunnel and stop every child: nothing is left behind. */
+  async stop(): Promise<void> {
+    await this.tunnel.stop();
+    await this.processes.stopAll();
+  }
+}

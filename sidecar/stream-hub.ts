@@ -1,0 +1,127 @@
+/**
+ * Serves the worker's stream subscriptions from event logs. Each subscription has a cursor
+ * (the last sequence sent); new entries are sent in batches, at most one frame per turn of the
+ * event loop, and not faster than the socket drains. Since the logs keep their entries, a
+ * subscription re-opened after a reconnect simply starts from the worker's cursor.
+ */
+import type { SidecarFrame, StreamRef } from "../src/protocol/frames";
+import type { EventLog } from "./event-log";
+
+export type ResolvedStream =
+  /** A stream that exists (or existed: `goneWhenCaughtUp` makes a caught-up reader a 404). */
+  | { log: EventLog; goneWhenCaughtUp?: boolean }
+  /** Not there yet (an ACP server whose first POST is still on its way): wait for it. */
+  | { wait: (ready: () => void) => () => void }
+  | null;
+
+export type StreamResolver = (ref: StreamRef) => ResolvedStream;
+
+interface Subscription {
+  ref: StreamRef;
+  cursor: number;
+  log: EventLog | null;
+  detach: () => void;
+  scheduled: boolean;
+}
+
+const MAX_EVENTS_PER_FRAME = 2000;
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+/** A reader waiting for a server that never comes is released after this long. */
+const WAIT_LIMIT_MS = 60_000;
+
+export class StreamHub {
+  private readonly subs = new Map<string, Subscription>();
+
+  constructor(
+    private readonly resolve: StreamResolver,
+    private readonly send: (frame: SidecarFrame) => void,
+    private readonly bufferedAmount: () => number,
+  ) {}
+
+  subscribe(sub: string, ref: StreamRef, after: number): void {
+    this.unsubscribe(sub);
+    const subscription: Subscription = { ref, cursor: after, log: null, detach: () => {}, scheduled: false };
+    this.subs.set(sub, subscription);
+    this.bind(sub, subscription, true);
+  }
+
+  private bind(sub: string, s: Subscription, first: boolean): void {
+    const resolved = this.resolve(s.ref);
+    if (resolved === null) {
+      this.finish(sub, { code: "not_found", json: JSON.stringify({ reason: "not_found" }) });
+      return;
+    }
+    if ("wait" in resolved) {
+      const stopWaiting = resolved.wait(() => {
+        clearTimeout(timer);
+        stopWaiting();
+        if (this.subs.get(sub) === s) this.bind(sub, s, false);
+      });
+      const timer = setTimeout(() => {
+        stopWaiting();
+        if (this.subs.get(sub) === s) this.finish(sub, { code: "not_found", json: JSON.stringify({ reason: "not_found" }) });
+      }, WAIT_LIMIT_MS);
+      s.detach = () => {
+        clearTimeout(timer);
+        stopWaiting();
+      };
+      if (first) this.send({ t: "ev", sub, events: [] }); // accepted: the reader may start listening
+      return;
+    }
+    const { log, goneWhenCaughtUp } = resolved;
+    if (first && goneWhenCaughtUp && log.ended && log.lastSeq <= s.cursor) {
+      this.finish(sub, { code: "not_found", json: log.ended.json });
+      return;
+    }
+    s.log = log;
+    s.detach = log.onChange(() => this.schedule(sub, s));
+    const { events, gap } = log.since(s.cursor, MAX_EVENTS_PER_FRAME);
+    if (events.length) s.cursor = events[events.length - 1]![0];
+    this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
+    this.schedule(sub, s);
+  }
+
+  private schedule(sub: string, s: Subscription): void {
+    if (s.scheduled) return;
+    s.scheduled = true;
+    setImmediate(() => this.flush(sub, s));
+  }
+
+  private flush(sub: string, s: Subscription): void {
+    s.scheduled = false;
+    if (this.subs.get(sub) !== s || !s.log) return;
+    if (this.bufferedAmount() > HIGH_WATER_BYTES) {
+      // The socket is behind: wait for it instead of queueing more in memory (the log keeps the entries).
+      s.scheduled = true;
+      setTimeout(() => this.flush(sub, s), 5);
+      return;
+    }
+    const { events, gap } = s.log.since(s.cursor, MAX_EVENTS_PER_FRAME);
+    if (events.length || gap) {
+      if (events.length) s.cursor = events[events.length - 1]![0];
+      this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
+    }
+    if (s.cursor < s.log.lastSeq) {
+      this.schedule(sub, s);
+    } else if (s.log.ended) {
+      this.finish(sub, s.log.ended);
+    }
+  }
+
+  private finish(sub: string, end: { code: "exited" | "deleted" | "not_found"; json: string }): void {
+    this.unsubscribe(sub);
+    this.send({ t: "end", sub, end });
+  }
+
+  unsubscribe(sub: string): void {
+    const s = this.subs.get(sub);
+    if (!s) return;
+    s.detach();
+    this.subs.delete(sub);
+  }
+
+  /** The tunnel dropped: the worker re-opens what it still needs after reconnecting. */
+  clear(): void {
+    for (const sub of [...this.subs.keys()]) this.unsubscribe(sub);
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * The sidecar's end of the tunnel: it dials out to `/_tunnel/{machine}` with its machine
+ * token, greets, serves calls and stream subscriptions, and comes back by itself with
+ * backoff whenever the connection drops.
+ */
+import WebSocket from "ws";
+import {
+  parseFrame,
+  TUNNEL_PATH_PREFIX,
+  TUNNEL_PROTOCOL_VERSION,
+  type OpArgs,
+  type OpName,
+  type OpResult,
+  type SidecarFrame,
+  type WorkerFrame,
+} from "../src/protocol/frames";
+import { LIMITS } from "../src/protocol/limits";
+import { ProblemError } from "../src/protocol/problems";
+import { errorText, logger } from "./log";
+import { StreamHub, type StreamResolver } from "./stream-hub";
+
+const log = logger("tunnel");
+
+export type OpHandlers = { [N in OpName]?: (args: OpArgs<N>) => Promise<OpResult<N>> };
+
+export interface TunnelOptions {
+  url: string;
+  machine: string;
+  token: string;
+  sidecarVersion: string;
+  handlers: OpHandlers;
+  streams: StreamResolver;
+  /** Called when the worker refuses the token: retrying cannot help. */
+  onRefused?: (reason: string) => void;
+}
+
+/** How long an answered call is remembered, so a call re-sent after a reconnect is not run twice. */
+const CALL_MEMORY_MS = 10 * 60_000;
+const MAX_BACKOFF_MS = 10_000;
+
+export class TunnelClient {
+  private ws: WebSocket | null = null;
+  private stopping = false;
+  private attempt = 0;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private readonly calls = new Map<string, Promise<string>>();
+  private readonly hub: StreamHub;
+  private everConnected = false;
+  private connectedListeners = new Set<() => void>();
+
+  constructor(private readonly options: TunnelOptions) {
+    this.hub = new StreamHub(options.streams, (frame) => this.send(frame), () => this.ws?.bufferedAmount ?? 0);
+  }
+
+  get tunnelUrl(): string {
+    const base = this.options.url.replace(/\/+$/, "").replace(/^http/, "ws");
+    return `${base}${TUNNEL_PATH_PREFIX}${encodeURIComponent(this.options.machine)}`;
+  }
+
+  get connected(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  /** Resolves when a tunnel is open and greeted (immediately if it already is). */
+  onConnected(listener: () => void): () => void {
+    this.connectedListeners.add(listener);
+    return () => this.connectedListeners.delete(listener);
+  }
+
+  start(): void {
+    this.stopping = false;
+    this.connect();
+  }
+
+  /** Drop the current connection without stopping (tests and fault drills use this). */
+  drop(): void {
+    this.ws?.terminate();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    const ws = this.ws;
+    if (!ws || ws.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      ws.once("close", () => resolve());
+      ws.close(1000, "sidecar shutting down");
+      setTimeout(() => {
+        ws.terminate();
+        resolve();
+      }, 1000).unref();
+    });
+  }
+
+  private connect(): void {
+    const ws = new WebSocket(this.tunnelUrl, {
+      headers: { authorization: `Bearer ${this.options.token}` },
+      maxPayload: LIMITS.maxFrameBytes,
+      perMessageDeflate: false,
+    });
+    this.ws = ws;
+    ws.on("open", () => {
+      this.send({
+        t: "hello",
+        protocol: TUNNEL_PROTOCOL_VERSION,
+        machine: this.options.machine,
+        sidecarVersion: this.options.sidecarVersion,
+        platform: `${process.platform}-${process.arch} node-${process.version}`,
+      });
+    });
+    ws.on("message", (data) => this.onFrame(data.toString()));
+    ws.on("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      res.on("end", () => {
+        const detail = safeDetail(body) ?? `HTTP ${res.statusCode}`;
+        if (res.statusCode === 401 || res.statusCode === 403) {
+          log.error(`the worker refused this machine's token: ${detail}`);
+          if (!this.everConnected) this.options.onRefused?.(detail);
+        } else {
+          log.warn(`tunnel refused (${res.statusCode}): ${detail}`);
+        }
+        ws.terminate();
+      });
+    });
+    ws.on("error", (err) => log.debug(`tunnel error: ${errorText(err)}`));
+    ws.on("close", (code, reason) => this.onClose(ws, code, reason.toString()));
+  }
+
+  private onClose(ws: WebSocket, code: number, reason: string): void {
+    if (this.ws !== ws) return;
+    this.ws = null;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    this.hub.clear();
+    if (this.stopping) return;
+    if (code === 4000) log.warn("another sidecar connected as this machine; this one keeps retrying");
+    else if (this.attempt === 0) log.warn(`tunnel closed (${code}${reason ? `: ${reason}` : ""}); reconnecting`);
+    // Exponential backoff with jitter, capped: a flapping network does not hammer the worker.
+    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
+    this.attempt++;
+    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  private onFrame(text: string): void {
+    const frame = parseFrame<WorkerFrame>(text);
+    if (!frame) return;
+    switch (frame.t) {
+      case "welcome":
+        if (this.attempt > 0 || !this.everConnected) log.info(`connected to ${this.options.url} as machine '${frame.machine}'`);
+        this.attempt = 0;
+        this.everConnected = true;
+        this.heartbeat = setInterval(() => this.send({ t: "beat" }), LIMITS.heartbeatMs);
+        for (const listener of this.connectedListeners) listener();
+        return;
+      case "req":
+        void this.serveCall(frame.id, frame.op, frame.args);
+        return;
+      case "sub":
+        this.hub.subscribe(frame.sub, frame.stream, frame.after);
+        return;
+      case "unsub":
+        this.hub.unsubscribe(frame.sub);
+        return;
+      case "bye":
+        log.error(`the worker closed the tunnel: ${frame.reason}`);
+        return;
+    }
+  }
+
+  private async serveCall(id: string, op: OpName, args: unknown): Promise<void> {
+    let answer = this.calls.get(id);
+    if (!answer) {
+      answer = this.run(id, op, args);
+      this.calls.set(id, answer);
+      void answer.then(() => setTimeout(() => this.calls.delete(id), CALL_MEMORY_MS).unref());
+    }
+    this.sendText(await answer); // if the tunnel is down now, the worker asks again after reconnecting
+  }
+
+  private async run(id: string, op: OpName, args: unknown): Promise<string> {
+    const handler = this.options.handlers[op] as ((a: unknown) => Promise<unknown>) | undefined;
+    try {
+      if (!handler) throw new ProblemError("not_found", `this sidecar does not know the operation '${op}'; update it`);
+      const value = await handler(args);
+      return JSON.stringify({ t: "res", id, ok: true, value } satisfies SidecarFrame);
+    } catch (err) {
+      const problem =
+        err instanceof ProblemError
+          ? err.toInit()
+          : { code: "internal" as const, detail: `the sidecar failed on ${op}: ${errorText(err)}` };
+      if (!(err instanceof ProblemError)) log.error(`${op} failed: ${errorText(err)}`);
+      return JSON.stringify({ t: "res", id, ok: false, problem } satisfies SidecarFrame);
+    }
+  }
+
+  private send(frame: SidecarFrame): void {
+    this.sendText(JSON.stringify(frame));
+  }
+
+  private sendText(text: string): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(text);
+  }
+}
+
+function safeDetail(body: string): string | null {
+  try {
+    const parsed = JSON.parse(body) as { detail?: unknown };
+    return typeof parsed.detail === "string" ? parsed.detail : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,44 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import type { AppEnv } from "./env";
+import { requireApiToken } from "./http/auth";
+import { notFound, problem, problemResponse } from "./http/problem";
+import { validationHook } from "./http/validation";
+import { LIMITS } from "./protocol/limits";
+import { ProblemError } from "./protocol/problems";
+import { acpRoutes } from "./routes/acp";
+import { healthRoutes } from "./routes/health";
+import { machineRoutes } from "./routes/machines";
+import { tunnelRoutes } from "./routes/tunnel";
+
+/** Everything under `{base_url}/v1`; mounted at `/v1` and at `/machines/{machine}/v1`. */
+export function v1App() {
+  const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  v1.route("/", healthRoutes); // the one route without a token
+  v1.use("*", requireApiToken);
+  v1.use("*", bodyLimit({ maxSize: LIMITS.maxBodyBytes, onError: () => problem("payload_too_large", `the body is larger than ${LIMITS.maxBodyBytes} bytes`) }));
+  v1.route("/", machineRoutes);
+  v1.route("/", acpRoutes);
+  return v1;
+}
+
+export function createApp() {
+  const app = new Hono<AppEnv>();
+  const v1 = v1App();
+  app.route("/", tunnelRoutes);
+  app.route("/v1", v1);
+  app.route("/machines/:machine/v1", v1);
+  app.notFound(notFound);
+  app.onError((err, c) => {
+    if (err instanceof ProblemError) return problemResponse(err.toInit());
+    if (err instanceof HTTPException) {
+      const code = err.status === 415 ? "unsupported_media_type" : err.status === 413 ? "payload_too_large" : err.status === 401 ? "token_invalid" : "invalid_request";
+      return problem(code, err.message || "the request could not be read");
+    }
+    console.error(`unhandled error on ${c.req.method} ${new URL(c.req.url).pathname}:`, err);
+    return problem("internal", "the worker failed to handle this request; it has been logged");
+  });
+  return app;
+}

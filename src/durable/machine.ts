@@ -1,0 +1,240 @@
+/**
+ * One Durable Object per machine. It holds the sidecar's WebSocket (hibernation API),
+ * relays calls to it and answers them, and serves SSE readers of the machine's streams.
+ *
+ * What must not be lost across a dropped tunnel lives in two places by design:
+ *  - calls in flight stay here, and are re-sent (same id) when the sidecar reconnects;
+ *    the sidecar answers a repeated id from its memory instead of running it twice.
+ *  - stream readers remember the last sequence they delivered, and re-subscribe from it.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { numberVar, type Env } from "../env";
+import { problemResponse } from "../http/problem";
+import {
+  parseFrame,
+  TUNNEL_PROTOCOL_VERSION,
+  type OpName,
+  type SidecarFrame,
+  type StreamRef,
+  type WorkerFrame,
+} from "../protocol/frames";
+import { LIMITS } from "../protocol/limits";
+import type { ProblemInit } from "../protocol/problems";
+import { teamStub } from "./team";
+import { SseReader } from "./sse-reader";
+
+export type CallOutcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
+
+interface PendingCall {
+  frame: string;
+  resolve: (outcome: CallOutcome<unknown>) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface TunnelAttachment {
+  machine: string;
+  connectedAtMs: number;
+  hello: boolean;
+}
+
+const SIDECAR_TAG = "sidecar";
+
+export class MachineObject extends DurableObject<Env> {
+  private readonly pending = new Map<string, PendingCall>();
+  private readonly readers = new Map<string, SseReader>();
+  /** Call/subscription ids: unique per instance, so a re-sent id always means "the same call". */
+  private readonly idPrefix = crypto.randomUUID().slice(0, 8);
+  private nextId = 0;
+  private graceTimer: ReturnType<typeof setTimeout> | null = null;
+  private lastBeatRecordedMs = 0;
+
+  // ---------------- tunnel ----------------
+
+  override async fetch(request: Request): Promise<Response> {
+    const machine = request.headers.get("x-machine-id");
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !machine) {
+      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade from a sidecar" });
+    }
+    // A new authenticated connection replaces the old one (e.g. the sidecar restarted).
+    for (const old of this.ctx.getWebSockets(SIDECAR_TAG)) {
+      try {
+        old.close(4000, "replaced by a newer connection of this machine");
+      } catch {
+        // already closing
+      }
+    }
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server, [SIDECAR_TAG]);
+    const attachment: TunnelAttachment = { machine, connectedAtMs: Date.now(), hello: false };
+    server.serializeAttachment(attachment);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if (typeof message !== "string") return;
+    const frame = parseFrame<SidecarFrame>(message);
+    if (!frame) return;
+    switch (frame.t) {
+      case "res": {
+        const call = this.pending.get(frame.id);
+        if (!call) return; // answered already (a re-sent call) or timed out
+        this.pending.delete(frame.id);
+        clearTimeout(call.timer);
+        call.resolve(frame.ok ? { ok: true, value: frame.value } : { ok: false, problem: frame.problem });
+        return;
+      }
+      case "ev":
+        this.readers.get(frame.sub)?.deliver(frame.events, frame.gap);
+        return;
+      case "end":
+        this.readers.get(frame.sub)?.end(frame.end);
+        return;
+      case "beat":
+        await this.recordBeat(ws);
+        return;
+      case "hello":
+        await this.onHello(ws, frame);
+        return;
+    }
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    await this.onTunnelGone(ws, code);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    await this.onTunnelGone(ws, 1011);
+  }
+
+  private async onHello(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }>): Promise<void> {
+    const attachment = ws.deserializeAttachment() as TunnelAttachment;
+    if (hello.protocol !== TUNNEL_PROTOCOL_VERSION || hello.machine !== attachment.machine) {
+      const reason =
+        hello.machine !== attachment.machine
+          ? `this tunnel belongs to machine '${attachment.machine}'`
+          : `tunnel protocol ${hello.protocol} is not supported (this worker speaks ${TUNNEL_PROTOCOL_VERSION}); update the sidecar`;
+      this.send(ws, { t: "bye", reason });
+      ws.close(4002, reason.slice(0, 120));
+      return;
+    }
+    ws.serializeAttachment({ ...attachment, hello: true } satisfies TunnelAttachment);
+    this.send(ws, { t: "welcome", machine: attachment.machine });
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.graceTimer = null;
+    // What was in flight when the tunnel dropped goes out again, in order.
+    for (const call of this.pending.values()) ws.send(call.frame);
+    for (const reader of this.readers.values()) this.send(ws, reader.subscribeFrame());
+    await teamStub(this.env).machineConnected({
+      id: attachment.machine,
+      connectedAtMs: attachment.connectedAtMs,
+      sidecarVersion: hello.sidecarVersion,
+      platform: hello.platform,
+    });
+  }
+
+  private async recordBeat(ws: WebSocket): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastBeatRecordedMs < 5_000) return;
+    this.lastBeatRecordedMs = now;
+    const { machine } = ws.deserializeAttachment() as TunnelAttachment;
+    await teamStub(this.env).machineSeen(machine, now);
+  }
+
+  private async onTunnelGone(ws: WebSocket, code: number): Promise<void> {
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, "closed");
+    } catch {
+      // already closed
+    }
+    if (this.tunnel()) return; // replaced by a newer socket: nothing changed for callers
+    const { machine } = ws.deserializeAttachment() as TunnelAttachment;
+    await teamStub(this.env).machineDisconnected(machine, Date.now());
+    if (this.pending.size === 0 && this.readers.size === 0) return;
+    // Give the sidecar a moment to come back before failing what is in flight.
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.graceTimer = setTimeout(() => this.failInFlight(), numberVar(this.env.RECONNECT_GRACE_MS, LIMITS.reconnectGraceMs));
+  }
+
+  private failInFlight(): void {
+    this.graceTimer = null;
+    if (this.tunnel()) return;
+    const problem: ProblemInit = { code: "machine_offline", detail: "the machine's sidecar disconnected and did not come back in time" };
+    for (const [id, call] of this.pending) {
+      clearTimeout(call.timer);
+      this.pending.delete(id);
+      call.resolve({ ok: false, problem });
+    }
+    for (const reader of this.readers.values()) reader.fail(problem);
+  }
+
+  /** The live, greeted sidecar socket, if any. */
+  private tunnel(): WebSocket | null {
+    for (const ws of this.ctx.getWebSockets(SIDECAR_TAG)) {
+      if (ws.readyState === WebSocket.OPEN) return ws;
+    }
+    return null;
+  }
+
+  private send(ws: WebSocket, frame: WorkerFrame): void {
+    try {
+      ws.send(JSON.stringify(frame));
+    } catch {
+      // the close handler takes care of what was in flight
+    }
+  }
+
+  private newId(): string {
+    return `${this.idPrefix}-${(this.nextId++).toString(36)}`;
+  }
+
+  // ---------------- RPC surface used by the worker ----------------
+
+  isOnline(): boolean {
+    return this.tunnel() !== null;
+  }
+
+  /** Call an operation on the sidecar and wait for its answer (or a problem: offline, timeout). */
+  async call(op: OpName, args: unknown, timeoutMs: number): Promise<CallOutcome<unknown>> {
+    const ws = this.tunnel();
+    if (!ws) return { ok: false, problem: offline() };
+    const id = this.newId();
+    const frame = JSON.stringify({ t: "req", id, op, args } satisfies WorkerFrame);
+    if (frame.length > LIMITS.maxFrameBytes) {
+      return { ok: false, problem: { code: "payload_too_large", detail: `the request is larger than ${LIMITS.maxFrameBytes} bytes` } };
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        resolve({ ok: false, problem: { code: "timeout", detail: `no answer from the machine within ${timeoutMs} ms (${op})` } });
+      }, timeoutMs);
+      this.pending.set(id, { frame, resolve, timer });
+      ws.send(frame);
+    });
+  }
+
+  /**
+   * Open an SSE reader on one of the machine's streams, from sequence `after` on.
+   * Answers only once the sidecar has accepted the subscription, so an unknown stream is a 404, not an empty stream.
+   */
+  async openStream(stream: StreamRef, after: number): Promise<Response> {
+    const ws = this.tunnel();
+    if (!ws) return problemResponse(offline());
+    const reader = new SseReader(this.newId(), stream, after, (sub) => {
+      this.readers.delete(sub);
+      const live = this.tunnel();
+      if (live) this.send(live, { t: "unsub", sub });
+    });
+    this.readers.set(reader.sub, reader);
+    this.send(ws, reader.subscribeFrame());
+    const accepted = await reader.accepted(numberVar(this.env.RECONNECT_GRACE_MS, LIMITS.reconnectGraceMs));
+    if (!accepted.ok) {
+      this.readers.delete(reader.sub);
+      return problemResponse(accepted.problem);
+    }
+    return reader.response();
+  }
+}
+
+function offline(): ProblemInit {
+  return { code: "machine_offline", detail: "this machine's sidecar is not connected" };
+}

@@ -1,0 +1,129 @@
+/**
+ * One SSE reader attached to a machine stream. It turns tunnel `ev` batches into
+ * `text/event-stream` frames, remembers the last sequence it delivered (so a reconnected
+ * tunnel resumes exactly there) and keeps the connection alive with comments.
+ */
+import type { StreamEnd, StreamEvent, StreamRef, WorkerFrame } from "../protocol/frames";
+import { LIMITS } from "../protocol/limits";
+import { problemBody, type ProblemInit } from "../protocol/problems";
+import type { CallOutcome } from "./machine";
+
+const encoder = new TextEncoder();
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+} as const;
+
+export class SseReader {
+  private lastSeq: number;
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private readonly body: ReadableStream<Uint8Array>;
+  private readonly keepAlive: ReturnType<typeof setInterval>;
+  private closed = false;
+  private acceptedResolve: ((outcome: CallOutcome<void>) => void) | null = null;
+  private acceptedOutcome: CallOutcome<void> | null = null;
+
+  constructor(
+    readonly sub: string,
+    private readonly stream: StreamRef,
+    after: number,
+    private readonly onClose: (sub: string) => void,
+  ) {
+    this.lastSeq = after;
+    this.body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.controller = controller;
+      },
+      cancel: () => this.close(),
+    });
+    this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), LIMITS.keepAliveMs);
+  }
+
+  subscribeFrame(): WorkerFrame {
+    return { t: "sub", sub: this.sub, stream: this.stream, after: this.lastSeq };
+  }
+
+  /** Resolves when the sidecar acknowledged the subscription (its first `ev`), or with the problem that refused it. */
+  accepted(timeoutMs: number): Promise<CallOutcome<void>> {
+    if (this.acceptedOutcome) return Promise.resolve(this.acceptedOutcome);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.settle({ ok: false, problem: { code: "timeout", detail: "the machine did not open the stream in time" } }), timeoutMs);
+      this.acceptedResolve = (outcome) => {
+        clearTimeout(timer);
+        resolve(outcome);
+      };
+    });
+  }
+
+  private settle(outcome: CallOutcome<void>): void {
+    if (this.acceptedOutcome) return;
+    this.acceptedOutcome = outcome;
+    this.acceptedResolve?.(outcome);
+    if (!outcome.ok) this.close();
+  }
+
+  response(): Response {
+    return new Response(this.body, { headers: SSE_HEADERS });
+  }
+
+  deliver(events: StreamEvent[], gap?: { from: number; to: number }): void {
+    this.settle({ ok: true, value: undefined });
+    let text = "";
+    if (gap) {
+      const problem = problemBody({
+        code: "stream_error",
+        detail: `messages ${gap.from}..${gap.to} were dropped: the buffer limit was reached before they were read`,
+        extensions: { dropped: gap },
+      });
+      text += `event: error\ndata: ${JSON.stringify(problem)}\n\n`;
+    }
+    for (const [seq, json] of events) {
+      if (seq <= this.lastSeq) continue; // a replay after reconnect may overlap what was already delivered
+      this.lastSeq = seq;
+      text += `id: ${seq}\nevent: message\ndata: ${json}\n\n`;
+    }
+    if (text) this.write(text);
+  }
+
+  end(end: StreamEnd): void {
+    if (!this.acceptedOutcome && end.code === "not_found") {
+      this.settle({ ok: false, problem: { code: "not_found", detail: `no such ${this.stream.kind === "acp" ? "ACP server" : "process"}` } });
+      return;
+    }
+    this.settle({ ok: true, value: undefined });
+    this.write(`event: end\ndata: ${end.json}\n\n`);
+    this.close();
+  }
+
+  fail(problem: ProblemInit): void {
+    if (!this.acceptedOutcome) {
+      this.settle({ ok: false, problem });
+      return;
+    }
+    this.write(`event: error\ndata: ${JSON.stringify(problemBody(problem))}\n\n`);
+    this.close();
+  }
+
+  private write(text: string): void {
+    if (this.closed) return;
+    try {
+      this.controller.enqueue(encoder.encode(text));
+    } catch {
+      this.close();
+    }
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.keepAlive);
+    try {
+      this.controller.close();
+    } catch {
+      // the reader went away first
+    }
+    this.onClose(this.sub);
+  }
+}

@@ -1,0 +1,42 @@
+/** Small helpers so every route declares its bodies and errors the same way in the OpenAPI document. */
+import { z } from "zod";
+import { PROBLEMS, type ProblemCode } from "../protocol/problems";
+import { PROBLEM_CONTENT_TYPE } from "./problem";
+
+export const Problem = z
+  .object({
+    type: z.string().describe("urn:agent-runtime:error:<code>"),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+  })
+  .passthrough()
+  .meta({ id: "Problem", description: "RFC 9457 problem details" });
+
+export function json<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } } as const;
+}
+
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return { required: true, content: { "application/json": { schema } } } as const;
+}
+
+/** The error responses of a route, by problem code (statuses come from the one table in protocol/problems). */
+export function errors(...codes: ProblemCode[]) {
+  const all: ProblemCode[] = ["token_invalid", ...codes];
+  const out: Record<number, { description: string; content: { [PROBLEM_CONTENT_TYPE]: { schema: typeof Problem } } }> = {};
+  for (const code of all) {
+    const { status } = PROBLEMS[code];
+    const prev = out[status]?.description;
+    out[status] = { description: prev ? `${prev}; ${code}` : code, content: { [PROBLEM_CONTENT_TYPE]: { schema: Problem } } };
+  }
+  return out;
+}
+
+/** Boolean query flags as clients send them: `true`/`false`/`1`/`0`, absent meaning false. */
+export const QueryFlag = z
+  .enum(["true", "false", "1", "0"])
+  .optional()
+  .transform((v) => v === "true" || v === "1");
+
+export const MACHINE_ERRORS = ["machine_offline", "timeout", "conflict", "invalid_request"] as const;

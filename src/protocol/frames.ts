@@ -1,0 +1,125 @@
+/**
+ * The tunnel between a machine's Durable Object (the worker side) and its sidecar.
+ *
+ * One WebSocket, JSON text frames. Three kinds of traffic:
+ *  - calls: `req` (worker → sidecar) answered by exactly one `res` with the same id.
+ *    Ids are unique per worker instance; the sidecar remembers recent ids, so a call
+ *    re-sent after a reconnect is answered once and never executed twice.
+ *  - streams: the worker opens a subscription (`sub`) on a stream (an ACP server's
+ *    messages, a process's output) from a sequence number; the sidecar answers with
+ *    `ev` batches and finally `end`. After a reconnect the worker re-opens every live
+ *    subscription from the last sequence it delivered, so nothing is lost or repeated.
+ *  - liveness: `hello`/`welcome` when a tunnel opens, `beat` while it lives.
+ */
+import type { ProblemInit } from "./problems";
+import type {
+  AcpServerList,
+  AgentId,
+  AgentInfo,
+  InstallRequest,
+  InstallResult,
+  Process,
+  ProcessList,
+  SkillsConfig,
+} from "./resources";
+
+export const TUNNEL_PATH_PREFIX = "/_tunnel/";
+
+/** Version of this frame protocol; a sidecar speaking another one is refused with a clear message. */
+export const TUNNEL_PROTOCOL_VERSION = 1;
+
+// ---------- operations the worker calls on a sidecar ----------
+
+export interface SpawnRequest {
+  command: string;
+  args?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  tty?: boolean;
+  interactive?: boolean;
+}
+
+export type AcpPostResult = { status: 200; body: string } | { status: 202 };
+
+export interface SkillsApplyArgs {
+  version: string;
+  config: SkillsConfig;
+}
+
+export interface SkillsApplyResult {
+  version: string;
+  appliedAtMs: number;
+  skills: string[];
+  errors: { source: string; error: string }[];
+}
+
+/** Every operation: its arguments and its result. Both ends are typed from this one map. */
+export interface Ops {
+  "acp.post": { args: { serverId: string; agent?: AgentId; message: string; hasResponse: boolean }; result: AcpPostResult };
+  "acp.delete": { args: { serverId: string }; result: { deleted: boolean } };
+  "acp.list": { args: Record<string, never>; result: AcpServerList };
+  "agents.list": { args: { config: boolean; noCache: boolean }; result: { agents: AgentInfo[] } };
+  "agents.get": { args: { agent: AgentId; config: boolean; noCache: boolean }; result: AgentInfo };
+  "agents.install": { args: { agent: AgentId; request: InstallRequest }; result: InstallResult };
+  "processes.list": { args: Record<string, never>; result: ProcessList };
+  "processes.get": { args: { id: string }; result: Process };
+  "processes.spawn": { args: SpawnRequest; result: Process };
+  "processes.input": { args: { id: string; data: string; encoding: "utf8" | "base64"; eof: boolean }; result: { written: number } };
+  "processes.signal": { args: { id: string; signal: "SIGTERM" | "SIGKILL" }; result: Process };
+  "processes.delete": { args: { id: string }; result: { deleted: boolean } };
+  "processes.logs": { args: { id: string; after: number }; result: { entries: LogEntry[]; nextSeq: number; droppedThrough: number } };
+  "skills.apply": { args: SkillsApplyArgs; result: SkillsApplyResult };
+}
+export type OpName = keyof Ops;
+export type OpArgs<N extends OpName> = Ops[N]["args"];
+export type OpResult<N extends OpName> = Ops[N]["result"];
+
+export interface LogEntry {
+  seq: number;
+  stream: "stdout" | "stderr";
+  atMs: number;
+  /** UTF-8 text as the process wrote it. */
+  data: string;
+}
+
+// ---------- streams ----------
+
+export type StreamRef = { kind: "acp"; serverId: string } | { kind: "logs"; processId: string };
+
+/** One streamed item: its sequence number in its stream and its JSON text (sent as-is, never re-encoded). */
+export type StreamEvent = [seq: number, json: string];
+
+/** Why a stream ended: the ACP server exited or was deleted, the process exited, or it never existed. */
+export interface StreamEnd {
+  code: "exited" | "deleted" | "not_found";
+  /** JSON text for a final SSE event (what exited and how). */
+  json: string;
+}
+
+// ---------- frames ----------
+
+export type SidecarFrame =
+  | { t: "hello"; protocol: number; machine: string; sidecarVersion: string; platform: string }
+  | { t: "res"; id: string; ok: true; value: unknown }
+  | { t: "res"; id: string; ok: false; problem: ProblemInit }
+  | { t: "ev"; sub: string; events: StreamEvent[]; gap?: { from: number; to: number } }
+  | { t: "end"; sub: string; end: StreamEnd }
+  | { t: "beat" };
+
+export type WorkerFrame =
+  | { t: "welcome"; machine: string }
+  | { t: "req"; id: string; op: OpName; args: unknown }
+  | { t: "sub"; sub: string; stream: StreamRef; after: number }
+  | { t: "unsub"; sub: string }
+  | { t: "bye"; reason: string };
+
+/** Parse a frame without trusting it: anything that is not an object with a string `t` is null. */
+export function parseFrame<F extends { t: string }>(text: string): F | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === "object" && value !== null && typeof (value as { t?: unknown }).t === "string") return value as F;
+  } catch {
+    // fall through: a malformed frame is dropped by the caller, never thrown across the socket handler
+  }
+  return null;
+}

@@ -1,0 +1,18 @@
+/** Defaults for every limit of the runtime; each one can be overridden (worker vars, sidecar flags). */
+export const LIMITS = {
+  /** Largest JSON body the worker accepts on any endpoint. */
+  maxBodyBytes: 1024 * 1024,
+  /** Largest single frame on the tunnel (a bigger ACP message is refused with 413, never cut). */
+  maxFrameBytes: 8 * 1024 * 1024,
+  /** How long a POST waits for the agent's answer before 504. */
+  acpTimeoutMs: 300_000,
+  /** How long calls in flight wait for a dropped tunnel to come back before 503. */
+  reconnectGraceMs: 15_000,
+  /** Messages kept per ACP server for readers that attach late or resume (oldest dropped first). */
+  acpBufferEvents: 20_000,
+  acpBufferBytes: 32 * 1024 * 1024,
+  /** SSE comment keep-alive. */
+  keepAliveMs: 15_000,
+  /** Sidecar heartbeat on the tunnel. */
+  heartbeatMs: 20_000,
+} as const;

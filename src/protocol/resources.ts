@@ -1,0 +1,252 @@
+/**
+ * One zod schema per resource of the interface. The worker validates with these,
+ * the sidecar builds its answers to their types, and the OpenAPI document is
+ * generated from them: a shape is written here once and nowhere else.
+ */
+import { z } from "zod";
+
+// ---------- safe values (checked at the door, before anything reaches a shell or a path) ----------
+
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+/** An identifier chosen by a client (server ids, machine ids): plain, short, no path or option tricks. */
+export const Identifier = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must start with a letter or digit and hold only letters, digits, '.', '_' or '-'")
+  .refine((v) => v !== "." && v !== ".." && !v.includes(".."), "must not contain '..'");
+
+/** A version selector for npm: an exact semver, a range npm understands, or a dist-tag. Never an option or a URL. */
+export const VersionSpec = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(
+    /^(?:[A-Za-z][A-Za-z0-9._-]*|[~^]?v?\d+(?:\.(?:\d+|x|\*)){0,2}(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$/,
+    "must be a semver version (1.2.3, ^1.2) or a dist-tag (latest, next)",
+  );
+
+export const AgentId = z.enum(["claude", "codex", "gemini", "opencode", "amp", "mock"]).meta({ id: "AgentId" });
+export type AgentId = z.infer<typeof AgentId>;
+
+// ---------- 2.1 JSON-RPC message ----------
+
+export const JsonRpcId = z.union([z.string(), z.number(), z.null()]);
+export type JsonRpcId = z.infer<typeof JsonRpcId>;
+
+export const JsonRpcMessage = z
+  .object({
+    jsonrpc: z.literal("2.0"),
+    id: JsonRpcId.optional(),
+    method: z.string().min(1).optional(),
+    params: z.unknown().optional(),
+    result: z.unknown().optional(),
+    error: z.unknown().optional(),
+  })
+  .passthrough()
+  .superRefine((msg, ctx) => {
+    const isCall = msg.method !== undefined;
+    const isReply = "result" in msg || "error" in msg;
+    if (isCall === isReply) {
+      ctx.addIssue({ code: "custom", message: "a message has either a method (request, notification) or a result/error (response)", path: ["method"] });
+    }
+    if (isReply && (msg.id === undefined || msg.id === null)) {
+      ctx.addIssue({ code: "custom", message: "a response needs the id of the request it answers", path: ["id"] });
+    }
+  })
+  .meta({ id: "JsonRpcMessage", description: "One JSON-RPC 2.0 message: request, notification or response." });
+export type JsonRpcMessage = z.infer<typeof JsonRpcMessage>;
+
+/** A request expects an answer; notifications and responses do not. */
+export function isJsonRpcRequest(msg: JsonRpcMessage): boolean {
+  return msg.method !== undefined && msg.id !== undefined && msg.id !== null;
+}
+
+// ---------- 2.2 / 2.3 install ----------
+
+export const InstallRequest = z
+  .object({
+    agentVersion: VersionSpec.optional(),
+    agentProcessVersion: VersionSpec.optional(),
+    reinstall: z.boolean().optional(),
+  })
+  .strict()
+  .meta({ id: "InstallRequest" });
+export type InstallRequest = z.infer<typeof InstallRequest>;
+
+export const Artifact = z
+  .object({
+    kind: z.enum(["native_agent", "agent_process"]),
+    path: z.string(),
+    source: z.enum(["npm", "builtin", "local_path"]),
+    version: z.string(),
+  })
+  .meta({ id: "Artifact" });
+export type Artifact = z.infer<typeof Artifact>;
+
+export const InstallResult = z
+  .object({ already_installed: z.boolean(), artifacts: z.array(Artifact) })
+  .meta({ id: "InstallResult" });
+export type InstallResult = z.infer<typeof InstallResult>;
+
+// ---------- 2.4 process ----------
+
+export const ProcessStatus = z.enum(["running", "exited"]);
+export const ProcessOwner = z.enum(["user", "system"]);
+
+export const Process = z
+  .object({
+    id: z.string(),
+    command: z.string(),
+    args: z.array(z.string()),
+    createdAtMs: z.number().int(),
+    interactive: z.boolean(),
+    tty: z.boolean(),
+    owner: ProcessOwner,
+    status: ProcessStatus,
+    cwd: z.string(),
+    pid: z.number().int().nullable(),
+    exitCode: z.number().int().nullable().optional(),
+    signal: z.string().nullable().optional(),
+    exitedAtMs: z.number().int().nullable().optional(),
+    label: z.string().optional().describe("what the runtime started it for, e.g. 'acp:my-server'"),
+  })
+  .meta({ id: "Process" });
+export type Process = z.infer<typeof Process>;
+
+export const ProcessList = z.object({ processes: z.array(Process) }).meta({ id: "ProcessList" });
+export type ProcessList = z.infer<typeof ProcessList>;
+
+// ---------- 2.5 / 2.6 agent info ----------
+
+export const CAPABILITY_NAMES = [
+  "commandExecution",
+  "errorEvents",
+  "fileAttachments",
+  "fileChanges",
+  "images",
+  "itemStarted",
+  "mcpTools",
+  "permissions",
+  "planMode",
+  "questions",
+  "reasoning",
+  "sessionLifecycle",
+  "sharedProcess",
+  "status",
+  "streamingDeltas",
+  "textMessages",
+  "toolCalls",
+  "toolResults",
+] as const;
+export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
+
+export const Capabilities = z
+  .object(Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, z.boolean()])) as Record<CapabilityName, z.ZodBoolean>)
+  .meta({ id: "Capabilities" });
+export type Capabilities = z.infer<typeof Capabilities>;
+
+export const ServerStatus = z
+  .object({ status: z.enum(["running", "stopped"]), uptimeMs: z.number().int().nullable(), servers: z.number().int() })
+  .meta({ id: "ServerStatus" });
+
+export const AgentInfo = z
+  .object({
+    id: AgentId,
+    installed: z.boolean(),
+    credentialsAvailable: z.boolean(),
+    capabilities: Capabilities,
+    configError: z.string().nullable().optional(),
+    configOptions: z.array(z.unknown()).nullable().optional(),
+    path: z.string().nullable().optional(),
+    version: z.string().nullable().optional(),
+    serverStatus: ServerStatus.optional(),
+  })
+  .meta({ id: "AgentInfo" });
+export type AgentInfo = z.infer<typeof AgentInfo>;
+
+export const AgentList = z.object({ agents: z.array(AgentInfo) }).meta({ id: "AgentList" });
+
+// ---------- 2.7 skills ----------
+
+const SafeRelativePath = z
+  .string()
+  .min(1)
+  .max(512)
+  .refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters")
+  .refine((v) => !v.startsWith("/") && !/^[A-Za-z]:/.test(v), "must be a relative path")
+  .refine((v) => !v.split(/[\\/]/).includes(".."), "must not contain '..'")
+  .refine((v) => !v.startsWith("-"), "must not start with '-'");
+
+export const SkillName = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "a skill name is a folder name: letters, digits, '.', '_' or '-', not starting with '.' or '-'")
+  .refine((v) => !v.includes(".."), "must not contain '..'");
+
+const NotOptionLike = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(2048)
+    .refine((v) => !CONTROL_CHARS.test(v), `${what} must not contain control characters`)
+    .refine((v) => !v.startsWith("-"), `${what} must not start with '-'`);
+
+export const SkillSource = z
+  .object({
+    type: z.enum(["local", "git", "github"]),
+    source: NotOptionLike("source"),
+    ref: NotOptionLike("ref").optional(),
+    skills: z.array(SkillName).max(256).optional(),
+    subpath: SafeRelativePath.optional(),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.type === "github" && !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(s.source)) {
+      ctx.addIssue({ code: "custom", path: ["source"], message: "a github source is 'owner/repo'" });
+    }
+    if (s.type === "local" && !s.source.startsWith("/") && !s.source.startsWith("~")) {
+      ctx.addIssue({ code: "custom", path: ["source"], message: "a local source is an absolute path (or one starting with ~) on each machine" });
+    }
+    if (s.type === "local" && s.source.split(/[\\/]/).includes("..")) {
+      ctx.addIssue({ code: "custom", path: ["source"], message: "must not contain '..'" });
+    }
+    if (s.type === "local" && s.ref !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["ref"], message: "a local source has no ref" });
+    }
+  })
+  .meta({ id: "SkillSource" });
+export type SkillSource = z.infer<typeof SkillSource>;
+
+export const SkillsConfig = z
+  .object({ sources: z.array(SkillSource).max(64) })
+  .strict()
+  .meta({ id: "SkillsConfig" });
+export type SkillsConfig = z.infer<typeof SkillsConfig>;
+
+// ---------- beyond the document: machines and ACP servers ----------
+
+export const Machine = z
+  .object({
+    id: z.string(),
+    connected: z.boolean(),
+    connectedAtMs: z.number().int().nullable(),
+    lastSeenMs: z.number().int().nullable(),
+    sidecarVersion: z.string().nullable(),
+    platform: z.string().nullable(),
+  })
+  .meta({ id: "Machine" });
+export type Machine = z.infer<typeof Machine>;
+
+export const MachineList = z.object({ machines: z.array(Machine) }).meta({ id: "MachineList" });
+
+export const AcpServer = z
+  .object({ serverId: z.string(), agent: AgentId, createdAtMs: z.number().int(), processId: z.string().optional() })
+  .meta({ id: "AcpServer" });
+export type AcpServer = z.infer<typeof AcpServer>;
+
+export const AcpServerList = z.object({ servers: z.array(AcpServer) }).meta({ id: "AcpServerList" });
+export type AcpServerList = z.infer<typeof AcpServerList>;

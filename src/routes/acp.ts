@@ -1,0 +1,88 @@
+/** The ACP relay: JSON-RPC to and from an agent's ACP process on the machine (DESIGN.md §4). */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
+import type { AppEnv } from "../env";
+import { relay, machineStub } from "../http/machine";
+import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
+import { ProblemError } from "../protocol/problems";
+import { AcpServerList, AgentId, Identifier, isJsonRpcRequest, JsonRpcMessage } from "../protocol/resources";
+import { accepts } from "../http/negotiation";
+
+const ServerParams = z.object({ server_id: Identifier });
+
+const post = createRoute({
+  method: "post",
+  path: "/acp/{server_id}",
+  summary: "Send one JSON-RPC message to an ACP server (the first POST for an id starts it)",
+  request: {
+    params: ServerParams,
+    query: z.object({ agent: AgentId.optional().describe("agent to start; required on the first POST for a server id") }),
+    body: jsonBody(JsonRpcMessage),
+  },
+  responses: {
+    200: json(JsonRpcMessage, "the agent's response to a request"),
+    202: { description: "a notification or a response was delivered to the agent" },
+    ...errors("invalid_request", "unsupported_agent", "agent_not_installed", "not_acceptable", "conflict", "payload_too_large", "unsupported_media_type", "agent_process_exited", "machine_offline", "timeout"),
+  },
+});
+
+const stream = createRoute({
+  method: "get",
+  path: "/acp/{server_id}",
+  summary: "Server-sent events: every message the agent writes (notifications and its requests to the client)",
+  request: {
+    params: ServerParams,
+    headers: z.object({ "last-event-id": z.string().regex(/^\d{1,15}$/, "must be a sequence number").optional() }),
+  },
+  responses: {
+    200: { description: "text/event-stream of `event: message` with `id: <seq>`; `event: end` when the agent exits", content: { "text/event-stream": { schema: z.string() } } },
+    ...errors("not_found", "not_acceptable", "machine_offline"),
+  },
+});
+
+const remove = createRoute({
+  method: "delete",
+  path: "/acp/{server_id}",
+  summary: "Stop an ACP server's agent process (idempotent)",
+  request: { params: ServerParams },
+  responses: { 204: { description: "stopped, or was not running" }, ...errors(...MACHINE_ERRORS) },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/acp",
+  summary: "The live ACP servers of the machine",
+  responses: { 200: json(AcpServerList, "live servers"), ...errors(...MACHINE_ERRORS) },
+});
+
+export const acpRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(post, async (c) => {
+    if (!accepts(c.req.header("accept"), "application/json")) {
+      throw new ProblemError("not_acceptable", "this endpoint answers application/json; send 'Accept: application/json'");
+    }
+    const { server_id } = c.req.valid("param");
+    const { agent } = c.req.valid("query");
+    const message = c.req.valid("json");
+    const result = await relay(c, "acp.post", {
+      serverId: server_id,
+      ...(agent ? { agent } : {}),
+      message: JSON.stringify(message),
+      hasResponse: isJsonRpcRequest(message),
+    });
+    if (result.status === 202) return c.body(null, 202);
+    return c.body(result.body, 200, { "content-type": "application/json" });
+  })
+  .openapi(stream, async (c) => {
+    if (!accepts(c.req.header("accept"), "text/event-stream")) {
+      throw new ProblemError("not_acceptable", "this endpoint streams text/event-stream; send 'Accept: text/event-stream'");
+    }
+    const { server_id } = c.req.valid("param");
+    const after = Number(c.req.valid("header")["last-event-id"] ?? 0);
+    const stub = await machineStub(c);
+    return (await stub.openStream({ kind: "acp", serverId: server_id }, after)) as unknown as Response;
+  })
+  .openapi(remove, async (c) => {
+    await relay(c, "acp.delete", { serverId: c.req.valid("param").server_id });
+    return c.body(null, 204);
+  })
+  .openapi(list, async (c) => c.json(await relay(c, "acp.list", {}), 200));
