@@ -29,6 +29,7 @@ connect options (each also read from the environment variable shown):
   --log-level <level>  debug | info | warn | error (default info)                    SIDECAR_LOG_LEVEL
   -h, --help           this help
 
+Signals: SIGINT/SIGTERM stop the agents and exit; SIGUSR2 drops the tunnel once (fault drill).
 Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token.`;
 
 function fail(message: string): never {
@@ -96,6 +97,11 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
+  // Fault drill: cut the tunnel socket without a close handshake; the sidecar must come back by itself.
+  process.on("SIGUSR2", () => {
+    log.warn("SIGUSR2: dropping the tunnel (fault drill)");
+    sidecar.tunnel.drop();
+  });
   sidecar.start();
 }
 

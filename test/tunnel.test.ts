@@ -1,0 +1,174 @@
+/**
+ * The foundation against the real runtime: workerd, real sidecar processes, real WebSockets.
+ */
+import WebSocket from "ws";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mintMachineToken } from "../src/protocol/machine-token";
+import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
+
+let rt: Runtime;
+
+beforeAll(async () => {
+  rt = await startRuntime({ machines: ["alpha", "beta"] });
+});
+afterAll(async () => {
+  await rt?.dispose();
+});
+
+type MachineList = { machines: { id: string; connected: boolean; sidecarVersion: string | null }[] };
+
+describe("authentication", () => {
+  it("answers health without a token", async () => {
+    const res = await fetch(`${rt.url}/v1/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
+  });
+
+  it.each([
+    ["no header", undefined],
+    ["a wrong token", "Bearer nope"],
+    ["a token with a different scheme", `Basic ${Buffer.from("a:b").toString("base64")}`],
+    ["an empty bearer", "Bearer "],
+  ])("refuses %s with 401 problem+json", async (_what, header) => {
+    const res = await fetch(`${rt.url}/v1/machines`, { headers: header ? { authorization: header } : {} });
+    expect(res.status).toBe(401);
+    const problem = await problemOf(res);
+    expect(errorCode(problem)).toBe("token_invalid");
+    expect(JSON.stringify(problem)).not.toContain(rt.token);
+  });
+
+  it("refuses a machine's health without a token", async () => {
+    const res = await fetch(`${rt.url}/machines/alpha/v1/health`);
+    expect(res.status).toBe(401);
+  });
+
+  it("accepts any of several comma-separated API tokens", async () => {
+    const multi = await startRuntime({ machines: [], vars: { API_TOKEN: "first-token, second-token" } });
+    try {
+      for (const token of ["first-token", "second-token"]) {
+        const res = await fetch(`${multi.url}/v1/machines`, { headers: { authorization: `Bearer ${token}` } });
+        expect(res.status).toBe(200);
+      }
+      expect((await fetch(`${multi.url}/v1/machines`, { headers: { authorization: "Bearer first-token,second-token" } })).status).toBe(401);
+    } finally {
+      await multi.dispose();
+    }
+  });
+});
+
+describe("machines", () => {
+  it("lists both connected machines with what their sidecar reported", async () => {
+    const res = await rt.api("/v1/machines");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as MachineList;
+    expect(body.machines.map((m) => [m.id, m.connected])).toEqual([
+      ["alpha", true],
+      ["beta", true],
+    ]);
+    expect(body.machines[0]!.sidecarVersion).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it("routes /machines/{id}/v1 to that machine, each with its own processes", async () => {
+    const start = await rt.api("/machines/alpha/v1/acp/only-on-alpha?agent=mock", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }),
+    });
+    expect(start.status).toBe(200);
+    const onAlpha = (await (await rt.api("/machines/alpha/v1/acp")).json()) as { servers: { serverId: string }[] };
+    const onBeta = (await (await rt.api("/machines/beta/v1/acp")).json()) as { servers: { serverId: string }[] };
+    expect(onAlpha.servers.map((s) => s.serverId)).toContain("only-on-alpha");
+    expect(onBeta.servers.map((s) => s.serverId)).not.toContain("only-on-alpha");
+    expect((await rt.api("/machines/alpha/v1/acp/only-on-alpha", { method: "DELETE" })).status).toBe(204);
+  });
+
+  it("refuses an ambiguous /v1 when several machines are connected and no default is set", async () => {
+    const res = await rt.api("/v1/acp");
+    expect(res.status).toBe(409);
+    expect(await problemOf(res)).toMatchObject({ machines: ["alpha", "beta"] });
+  });
+
+  it("answers 503 machine_offline at once for a machine that is not connected", async () => {
+    const started = Date.now();
+    const res = await rt.api("/machines/gamma/v1/acp");
+    expect(res.status).toBe(503);
+    expect(errorCode(await problemOf(res))).toBe("machine_offline");
+    expect(Date.now() - started).toBeLessThan(5_000); // "at once": far below any time-out, not a hang
+  });
+});
+
+describe("tunnel", () => {
+  /** Try to open a tunnel as a sidecar would; the HTTP status that refused it (or 101 if it opened). */
+  function tunnelStatus(machine: string, headers: Record<string, string>): Promise<number> {
+    return new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${rt.url.replace("http", "ws")}/_tunnel/${machine}`, { headers });
+      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on("open", () => {
+        ws.terminate();
+        resolve(101);
+      });
+      ws.on("error", () => undefined);
+    });
+  }
+
+  it("refuses a sidecar whose token belongs to another machine, before the upgrade", async () => {
+    const tokenForAlpha = await mintMachineToken(rt.tunnelSecret, "alpha");
+    expect(await tunnelStatus("beta", { authorization: `Bearer ${tokenForAlpha}` })).toBe(401);
+  });
+
+  it("refuses a forged or missing token, and a plain request to the tunnel path", async () => {
+    expect(await tunnelStatus("alpha", { authorization: "Bearer mt1.alpha.forged" })).toBe(401);
+    expect(await tunnelStatus("alpha", {})).toBe(401);
+    const plain = await fetch(`${rt.url}/_tunnel/alpha`);
+    expect(plain.status).toBe(401);
+    expect(errorCode(await problemOf(plain))).toBe("token_invalid");
+  });
+
+  it("a sidecar refused for its token exits with code 2 and says why", async () => {
+    const { startSidecar } = await import("../dev/runtime");
+    const bad = await startSidecar({ url: rt.url, machine: "delta", tunnelSecret: "not-the-secret", dataDir: `${rt.dir}/delta` });
+    expect(await bad.stop("SIGCONT")).toBe(2);
+    expect(bad.logs()).toContain("refused this machine's token");
+  });
+
+  it("reconnects by itself after the tunnel drops, and the machine answers again", async () => {
+    const beta = rt.sidecars.get("beta")!;
+    process.kill(beta.child.pid!, "SIGUSR2"); // fault drill: the sidecar cuts its socket without a close handshake
+    await waitFor(async () => beta.logs().includes("tunnel closed"), "the drop to be noticed");
+    await beta.connected(); // the second "connected" line: it came back by itself
+    const res = await rt.api("/machines/beta/v1/acp");
+    expect(res.status).toBe(200);
+    const machines = (await (await rt.api("/v1/machines")).json()) as MachineList;
+    expect(machines.machines.find((m) => m.id === "beta")?.connected).toBe(true);
+  });
+
+  it("shows a machine as disconnected once its sidecar stops, and its routes answer 503", async () => {
+    const extra = await rt.addSidecar("epsilon");
+    expect(await extra.stop("SIGTERM")).toBe(0); // a clean shutdown exits 0
+    const machines = (await (await rt.api("/v1/machines")).json()) as MachineList;
+    expect(machines.machines.find((m) => m.id === "epsilon")?.connected).toBe(false);
+    expect((await rt.api("/machines/epsilon/v1/acp")).status).toBe(503);
+  });
+});
+
+describe("errors", () => {
+  it("answers malformed JSON with 400 problem+json, never 500", async () => {
+    const res = await rt.api("/machines/alpha/v1/acp/x?agent=mock", { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+    expect(res.status).toBe(400);
+    expect(errorCode(await problemOf(res))).toBe("invalid_request");
+  });
+
+  it("answers an unknown route with 404 problem+json", async () => {
+    for (const path of ["/v1/nope", "/nope", "/machines/alpha/v1/nope"]) {
+      const res = await rt.api(path);
+      expect(res.status).toBe(404);
+      expect(errorCode(await problemOf(res))).toBe("not_found");
+    }
+  });
+
+  it("refuses an invalid machine id in the path", async () => {
+    const res = await rt.api("/machines/..%2Fetc/v1/acp");
+    expect([400, 404]).toContain(res.status);
+    await problemOf(res);
+  });
+});
