@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { mintMachineToken } from "../src/protocol/machine-token";
 import { Identifier } from "../src/protocol/resources";
 import { setLogLevel, logger } from "./log";
-import { Sidecar } from "./sidecar";
+import { Sidecar, type SidecarOptions } from "./sidecar";
 import { SIDECAR_VERSION } from "./version";
 
 const log = logger("sidecar");
@@ -31,6 +31,27 @@ connect options (each also read from the environment variable shown):
 
 Signals: SIGINT/SIGTERM stop the agents and exit; SIGUSR2 drops the tunnel once (fault drill).
 Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token.`;
+
+/** Limits from the environment (see the README's "Limits" table); unset means the default. */
+function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer"> {
+  const num = (name: string): number | undefined => {
+    const raw = process.env[name];
+    if (raw === undefined || raw === "") return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n <= 0) fail(`${name} must be a positive whole number`);
+    return n;
+  };
+  const pick = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+  return {
+    processLimits: pick({
+      maxRunning: num("AGENT_RUNTIME_MAX_PROCESSES"),
+      maxExitedKept: num("AGENT_RUNTIME_MAX_EXITED_KEPT"),
+      maxLogBytes: num("AGENT_RUNTIME_MAX_LOG_BYTES"),
+      maxInputBytes: num("AGENT_RUNTIME_MAX_INPUT_BYTES"),
+    }),
+    acpBuffer: pick({ maxEvents: num("AGENT_RUNTIME_ACP_BUFFER_EVENTS"), maxBytes: num("AGENT_RUNTIME_ACP_BUFFER_BYTES") }),
+  };
+}
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n\nRun with --help for usage.\n`);
@@ -82,6 +103,7 @@ async function main(): Promise<void> {
     url,
     machine,
     token,
+    ...limitsFromEnv(),
     ...(dataDir ? { dataDir } : {}),
     ...(workdir ? { workdir } : {}),
     onRefused: () => {

@@ -2,6 +2,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { homedir } from "node:os";
 import { ProblemError } from "../src/protocol/problems";
+import type { LogEntry } from "../src/protocol/resources";
 import type { ProcessManager } from "./processes";
 import type { ResolvedStream } from "./stream-hub";
 import type { OpHandlers } from "./tunnel";
@@ -42,7 +43,10 @@ export function processHandlers(processes: ProcessManager): OpHandlers {
       await Promise.race([proc.exited, new Promise((r) => setTimeout(r, 5000))]);
       return proc.info;
     },
-    "processes.delete": async ({ id }) => ({ deleted: processes.delete(id) }),
+    "processes.delete": async ({ id }) => {
+      if (!processes.delete(id)) throw new ProblemError("not_found", `no process '${id}'`);
+      return { deleted: true };
+    },
     "processes.logs": async ({ id, after }) => {
       const proc = processes.get(id);
       const { events } = proc.output.since(after);

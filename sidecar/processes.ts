@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { stat } from "node:fs/promises";
-import type { LogEntry } from "../src/protocol/frames";
+import type { LogEntry } from "../src/protocol/resources";
 import { ProblemError } from "../src/protocol/problems";
 import type { Process } from "../src/protocol/resources";
 import { EventLog } from "./event-log";

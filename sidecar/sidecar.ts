@@ -30,6 +30,8 @@ export interface SidecarOptions {
   /** HOME used to find agent credentials and skills folders (default: the user's). */
   home?: string;
   processLimits?: Partial<ProcessLimits>;
+  /** Messages kept per ACP server for late or resuming readers. */
+  acpBuffer?: { maxEvents?: number; maxBytes?: number };
   onRefused?: (reason: string) => void;
 }
 
@@ -48,8 +50,8 @@ export class Sidecar {
     this.installer = new Installer(dataDir, this.processes);
     const launcher = createLauncher(this.installer, workdir);
     this.acp = new AcpServers(this.processes, launcher, {
-      maxEvents: LIMITS.acpBufferEvents,
-      maxBytes: LIMITS.acpBufferBytes,
+      maxEvents: options.acpBuffer?.maxEvents ?? LIMITS.acpBufferEvents,
+      maxBytes: options.acpBuffer?.maxBytes ?? LIMITS.acpBufferBytes,
       endedKept: 256,
     });
     this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home);

@@ -11,6 +11,7 @@ import { ProblemError } from "./protocol/problems";
 import { acpRoutes } from "./routes/acp";
 import { healthRoutes } from "./routes/health";
 import { machineRoutes } from "./routes/machines";
+import { processRoutes } from "./routes/processes";
 import { tunnelRoutes } from "./routes/tunnel";
 
 /** Everything under `{base_url}/v1`; mounted at `/v1` and at `/machines/{machine}/v1`. */
@@ -21,6 +22,7 @@ export function v1App() {
   v1.use("*", bodyLimit({ maxSize: LIMITS.maxBodyBytes, onError: () => problem("payload_too_large", `the body is larger than ${LIMITS.maxBodyBytes} bytes`) }));
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
+  v1.route("/", processRoutes);
   return v1;
 }
 

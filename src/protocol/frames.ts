@@ -20,7 +20,9 @@ import type {
   InstallResult,
   Process,
   ProcessList,
+  ProcessLogs,
   SkillsConfig,
+  SpawnRequest,
 } from "./resources";
 
 export const TUNNEL_PATH_PREFIX = "/_tunnel/";
@@ -29,15 +31,6 @@ export const TUNNEL_PATH_PREFIX = "/_tunnel/";
 export const TUNNEL_PROTOCOL_VERSION = 1;
 
 // ---------- operations the worker calls on a sidecar ----------
-
-export interface SpawnRequest {
-  command: string;
-  args?: string[];
-  cwd?: string;
-  env?: Record<string, string>;
-  tty?: boolean;
-  interactive?: boolean;
-}
 
 export type AcpPostResult = { status: 200; body: string } | { status: 202 };
 
@@ -67,20 +60,12 @@ export interface Ops {
   "processes.input": { args: { id: string; data: string; encoding: "utf8" | "base64"; eof: boolean }; result: { written: number } };
   "processes.signal": { args: { id: string; signal: "SIGTERM" | "SIGKILL" }; result: Process };
   "processes.delete": { args: { id: string }; result: { deleted: boolean } };
-  "processes.logs": { args: { id: string; after: number }; result: { entries: LogEntry[]; nextSeq: number; droppedThrough: number } };
+  "processes.logs": { args: { id: string; after: number }; result: ProcessLogs };
   "skills.apply": { args: SkillsApplyArgs; result: SkillsApplyResult };
 }
 export type OpName = keyof Ops;
 export type OpArgs<N extends OpName> = Ops[N]["args"];
 export type OpResult<N extends OpName> = Ops[N]["result"];
-
-export interface LogEntry {
-  seq: number;
-  stream: "stdout" | "stderr";
-  atMs: number;
-  /** UTF-8 text as the process wrote it. */
-  data: string;
-}
 
 // ---------- streams ----------
 

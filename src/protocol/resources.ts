@@ -116,6 +116,40 @@ export const Process = z
   .meta({ id: "Process" });
 export type Process = z.infer<typeof Process>;
 
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name");
+
+export const SpawnRequest = z
+  .object({
+    command: z.string().min(1).max(4096).refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters"),
+    args: z.array(z.string().max(65536)).max(1024).optional(),
+    cwd: z.string().min(1).max(4096).refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters").optional(),
+    env: z.record(EnvName, z.string().max(65536)).optional(),
+    tty: z.boolean().optional(),
+    interactive: z.boolean().optional(),
+  })
+  .strict()
+  .meta({ id: "SpawnRequest", description: "Runs `command` with `args` directly (no shell; use [\"sh\", \"-c\", …] for one)." });
+export type SpawnRequest = z.infer<typeof SpawnRequest>;
+
+export const ProcessInput = z
+  .object({
+    data: z.string(),
+    encoding: z.enum(["utf8", "base64"]).optional(),
+    eof: z.boolean().optional().describe("close the process's stdin after writing"),
+  })
+  .strict()
+  .meta({ id: "ProcessInput" });
+
+export const LogEntry = z
+  .object({ seq: z.number().int(), stream: z.enum(["stdout", "stderr"]), atMs: z.number().int(), data: z.string() })
+  .meta({ id: "LogEntry" });
+export type LogEntry = z.infer<typeof LogEntry>;
+
+export const ProcessLogs = z
+  .object({ entries: z.array(LogEntry), nextSeq: z.number().int(), droppedThrough: z.number().int() })
+  .meta({ id: "ProcessLogs" });
+export type ProcessLogs = z.infer<typeof ProcessLogs>;
+
 export const ProcessList = z.object({ processes: z.array(Process) }).meta({ id: "ProcessList" });
 export type ProcessList = z.infer<typeof ProcessList>;
 

@@ -1,0 +1,107 @@
+/** Processes on the machine: everything the runtime started, and what a user starts (DESIGN.md §6). */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
+import type { AppEnv } from "../env";
+import { machineStub, relay } from "../http/machine";
+import { accepts } from "../http/negotiation";
+import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
+import { Identifier, Process, ProcessInput, ProcessList, ProcessLogs, SpawnRequest } from "../protocol/resources";
+
+const IdParams = z.object({ id: Identifier });
+
+const list = createRoute({
+  method: "get",
+  path: "/processes",
+  summary: "All processes the runtime tracks, running and exited, sorted by id",
+  responses: { 200: json(ProcessList, "processes"), ...errors(...MACHINE_ERRORS) },
+});
+
+const spawn = createRoute({
+  method: "post",
+  path: "/processes",
+  summary: "Start a process (no shell unless you run one)",
+  request: { body: jsonBody(SpawnRequest) },
+  responses: {
+    201: json(Process, "started"),
+    ...errors(...MACHINE_ERRORS, "not_found", "too_many_processes", "unsupported_media_type", "payload_too_large"),
+  },
+});
+
+const get = createRoute({
+  method: "get",
+  path: "/processes/{id}",
+  summary: "One process",
+  request: { params: IdParams },
+  responses: { 200: json(Process, "the process"), ...errors(...MACHINE_ERRORS, "not_found") },
+});
+
+const logs = createRoute({
+  method: "get",
+  path: "/processes/{id}/logs",
+  summary: "stdout/stderr with sequence numbers; follow=true streams SSE until the process exits",
+  request: {
+    params: IdParams,
+    query: z.object({ follow: QueryFlag, after: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number") }),
+    headers: z.object({ "last-event-id": z.string().regex(/^\d{1,15}$/, "must be a sequence number").optional() }),
+  },
+  responses: {
+    200: {
+      description: "the log entries, or with follow=true an SSE stream of `event: message` (a LogEntry) and a final `event: end`",
+      content: { "application/json": { schema: ProcessLogs }, "text/event-stream": { schema: z.string() } },
+    },
+    ...errors(...MACHINE_ERRORS, "not_found", "not_acceptable"),
+  },
+});
+
+const input = createRoute({
+  method: "post",
+  path: "/processes/{id}/input",
+  summary: "Write to an interactive process's stdin",
+  request: { params: IdParams, body: jsonBody(ProcessInput) },
+  responses: { 200: json(z.object({ written: z.number().int() }), "bytes written"), ...errors(...MACHINE_ERRORS, "not_found", "payload_too_large") },
+});
+
+const signal = (path: "stop" | "kill", summary: string) =>
+  createRoute({
+    method: "post",
+    path: `/processes/{id}/${path}`,
+    summary,
+    request: { params: IdParams },
+    responses: { 200: json(Process, "the process after the signal took effect"), ...errors(...MACHINE_ERRORS, "not_found") },
+  });
+
+const remove = createRoute({
+  method: "delete",
+  path: "/processes/{id}",
+  summary: "Forget an exited process (409 while it runs)",
+  request: { params: IdParams },
+  responses: { 204: { description: "forgotten" }, ...errors(...MACHINE_ERRORS, "not_found") },
+});
+
+export const processRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(list, async (c) => c.json(await relay(c, "processes.list", {}), 200))
+  .openapi(spawn, async (c) => c.json(await relay(c, "processes.spawn", c.req.valid("json")), 201))
+  .openapi(get, async (c) => c.json(await relay(c, "processes.get", { id: c.req.valid("param").id }), 200))
+  .openapi(logs, async (c) => {
+    const { id } = c.req.valid("param");
+    const { follow, after } = c.req.valid("query");
+    const from = Number(c.req.valid("header")["last-event-id"] ?? after ?? 0);
+    if (!follow) return c.json(await relay(c, "processes.logs", { id, after: from }), 200);
+    if (!accepts(c.req.header("accept"), "text/event-stream")) {
+      return c.json(await relay(c, "processes.logs", { id, after: from }), 200);
+    }
+    const stub = await machineStub(c);
+    return (await stub.openStream({ kind: "logs", processId: id }, from)) as unknown as Response;
+  })
+  .openapi(input, async (c) => {
+    const { data, encoding, eof } = c.req.valid("json");
+    return c.json(await relay(c, "processes.input", { id: c.req.valid("param").id, data, encoding: encoding ?? "utf8", eof: eof ?? false }), 200);
+  })
+  .openapi(signal("stop", "SIGTERM; answers once the process has exited (or after 5 s)"), async (c) =>
+    c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGTERM" }), 200),
+  )
+  .openapi(signal("kill", "SIGKILL"), async (c) => c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGKILL" }), 200))
+  .openapi(remove, async (c) => {
+    await relay(c, "processes.delete", { id: c.req.valid("param").id });
+    return c.body(null, 204);
+  });
