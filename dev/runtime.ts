@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { mintMachineToken } from "../src/protocol/machine-token";
 
-export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+export const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 export const WORKER_BUNDLE = `${ROOT}/dist/worker.js`;
 export const SIDECAR_BUNDLE = `${ROOT}/dist/sidecar.js`;
 

@@ -9,6 +9,7 @@ import { validationHook } from "./http/validation";
 import { LIMITS } from "./protocol/limits";
 import { ProblemError } from "./protocol/problems";
 import { acpRoutes } from "./routes/acp";
+import { agentRoutes } from "./routes/agents";
 import { healthRoutes } from "./routes/health";
 import { machineRoutes } from "./routes/machines";
 import { processRoutes } from "./routes/processes";
@@ -23,6 +24,7 @@ export function v1App() {
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
   v1.route("/", processRoutes);
+  v1.route("/", agentRoutes);
   return v1;
 }
 

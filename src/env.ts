@@ -13,6 +13,7 @@ export interface Env {
   DEFAULT_MACHINE?: string;
   ACP_TIMEOUT_MS?: string;
   RECONNECT_GRACE_MS?: string;
+  INSTALL_TIMEOUT_MS?: string;
 }
 
 export type AppEnv = { Bindings: Env; Variables: { machine: string } };

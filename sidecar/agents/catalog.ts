@@ -47,7 +47,8 @@ export class AgentCatalog {
     if (!opts.config) return info;
     const path = await this.binaryPath(agent);
     info.path = path;
-    info.version = path ? await this.version(agent, path, opts.noCache) : null;
+    // Asked of the binary; an adapter that cannot say (`--version` unsupported) reports the version npm installed.
+    info.version = path ? ((await this.version(agent, path, opts.noCache)) ?? (await this.recordedVersion(agent))) : null;
     if (installed) {
       const probe = await this.probeConfigOptions(agent);
       info.configOptions = probe.options;
@@ -81,6 +82,11 @@ export class AgentCatalog {
     if (def.launch.from === "builtin") return MOCK_AGENT_PATH;
     const installed = await this.installer.installed(agent);
     return installed?.native?.path ?? installed?.agentProcess?.path ?? null;
+  }
+
+  private async recordedVersion(agent: AgentId): Promise<string | null> {
+    const installed = await this.installer.installed(agent);
+    return installed?.native?.version ?? installed?.agentProcess?.version ?? null;
   }
 
   /** `<binary> --version`, the first version-looking thing it prints; cached per path. */

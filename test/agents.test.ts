@@ -1,0 +1,166 @@
+/**
+ * Agents: definitions, credentials, real installs from the npm registry, info with and without config.
+ * The install test downloads @openai/codex and @zed-industries/codex-acp at pinned versions (npm's
+ * cache makes later runs fast).
+ */
+import { mkdir, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CAPABILITY_NAMES } from "../src/protocol/resources";
+import { rpc } from "./acp-helpers";
+import { errorCode, problemOf, startRuntime, type Runtime } from "./harness";
+
+const CODEX_VERSION = "0.169.0";
+const CODEX_ACP_VERSION = "0.16.0";
+
+/** Credentials the tests must not inherit from whoever runs them. */
+const NO_KEYS = Object.fromEntries(
+  ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENCODE_API_KEY", "AMP_API_KEY"].map((k) => [k, ""]),
+);
+
+type Info = { id: string; installed: boolean; credentialsAvailable: boolean; capabilities: Record<string, boolean>; version?: string | null; path?: string | null; configError?: string | null; configOptions?: unknown[] | null; serverStatus?: { status: string } };
+
+let rt: Runtime;
+let home: string;
+
+beforeAll(async () => {
+  rt = await startRuntime({ machines: [] });
+  home = join(rt.dir, "home");
+  await mkdir(home, { recursive: true });
+  await rt.addSidecar("local", { ...NO_KEYS, HOME: home });
+});
+afterAll(async () => {
+  await rt?.dispose();
+});
+
+async function info(agent: string, query = ""): Promise<Info> {
+  const res = await rt.api(`/v1/agents/${agent}${query}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Info;
+}
+
+function install(agent: string, body: unknown): Promise<Response> {
+  return rt.api(`/v1/agents/${agent}/install`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+}
+
+describe("agent info", () => {
+  it("lists every agent with all 18 capability flags", async () => {
+    const res = await rt.api("/v1/agents");
+    const { agents } = (await res.json()) as { agents: Info[] };
+    expect(agents.map((a) => a.id)).toEqual(["claude", "codex", "gemini", "opencode", "amp", "mock"]);
+    for (const agent of agents) expect(Object.keys(agent.capabilities).sort()).toEqual([...CAPABILITY_NAMES].sort());
+    expect(agents.find((a) => a.id === "mock")).toMatchObject({ installed: true, credentialsAvailable: true });
+    expect(agents.find((a) => a.id === "claude")).toMatchObject({ installed: false, credentialsAvailable: false });
+  });
+
+  it("answers 400 unsupported_agent for an unknown agent", async () => {
+    const res = await rt.api("/v1/agents/gpt-17");
+    expect(res.status).toBe(400);
+    expect(errorCode(await problemOf(res))).toBe("unsupported_agent");
+  });
+
+  it("finds credentials in the agent's own files under HOME", async () => {
+    expect((await info("claude")).credentialsAvailable).toBe(false);
+    await mkdir(join(home, ".claude"), { recursive: true });
+    await writeFile(join(home, ".claude", ".credentials.json"), "{}");
+    expect((await info("claude")).credentialsAvailable).toBe(true);
+  });
+
+  it("finds credentials in the environment", async () => {
+    const keyed = await startRuntime({ machines: [] });
+    try {
+      await keyed.addSidecar("local", { ...NO_KEYS, HOME: join(keyed.dir, "empty-home"), GEMINI_API_KEY: "k" });
+      const { agents } = (await (await keyed.api("/v1/agents")).json()) as { agents: Info[] };
+      expect(agents.find((a) => a.id === "gemini")?.credentialsAvailable).toBe(true);
+      expect(agents.find((a) => a.id === "codex")?.credentialsAvailable).toBe(false);
+    } finally {
+      await keyed.dispose();
+    }
+  });
+
+  it("with config=true reports the mock agent's version, path and config options (asked of the agent)", async () => {
+    const mock = await info("mock", "?config=true");
+    expect(mock.version).toBe("1.0.0");
+    expect(mock.path).toMatch(/mock-agent\.js$/);
+    expect(mock.configOptions).toEqual([]);
+    expect(mock.configError).toBeNull();
+    const plain = await info("mock");
+    expect(plain.version).toBeUndefined();
+    expect(plain.serverStatus).toEqual({ status: "stopped", uptimeMs: null, servers: 0 });
+  });
+});
+
+describe("install validation", () => {
+  it.each([
+    ["a shell command in a version", { agentVersion: "1.0; rm -rf ~" }],
+    ["an npm option as a version", { agentProcessVersion: "--registry=http://127.0.0.1:1" }],
+    ["a URL as a version", { agentVersion: "https://example.invalid/x.tgz" }],
+    ["a wrong type", { reinstall: "yes" }],
+    ["an unknown field", { version: "1.0.0" }],
+  ])("refuses %s with 400 before anything runs", async (_what, body) => {
+    const res = await install("codex", body);
+    expect(res.status).toBe(400);
+    expect(errorCode(await problemOf(res))).toBe("invalid_request");
+    const { processes } = (await (await rt.api("/v1/processes")).json()) as { processes: { label?: string; command: string }[] };
+    expect(processes.filter((p) => p.label?.startsWith("install:") || p.command === "npm")).toEqual([]); // npm never ran
+  });
+
+  it("says the built-in mock needs no install", async () => {
+    const res = await install("mock", {});
+    expect(await res.json()).toEqual({ already_installed: true, artifacts: [{ kind: "agent_process", path: "builtin:mock", source: "builtin", version: "1.0.0" }] });
+  });
+});
+
+describe("a real install from the npm registry", () => {
+  it("installs codex and its ACP adapter at pinned versions, idempotently, and launches it", { timeout: 240_000 }, async () => {
+    const first = await install("codex", { agentVersion: CODEX_VERSION, agentProcessVersion: CODEX_ACP_VERSION });
+    expect(first.status).toBe(200);
+    const result = (await first.json()) as { already_installed: boolean; artifacts: { kind: string; path: string; source: string; version: string }[] };
+    expect(result.already_installed).toBe(false);
+    expect(result.artifacts.map((a) => [a.kind, a.source, a.version])).toEqual([
+      ["native_agent", "npm", CODEX_VERSION],
+      ["agent_process", "npm", CODEX_ACP_VERSION],
+    ]);
+    for (const artifact of result.artifacts) expect((await stat(artifact.path)).isFile()).toBe(true);
+
+    // Nothing new to do: already_installed, same paths.
+    const again = (await (await install("codex", {})).json()) as typeof result;
+    expect(again).toEqual({ ...result, already_installed: true });
+
+    // Installs ran as tracked system processes.
+    const { processes } = (await (await rt.api("/v1/processes")).json()) as { processes: { label?: string; owner: string; exitCode?: number | null }[] };
+    const installs = processes.filter((p) => p.label === "install:codex");
+    expect(installs.length).toBeGreaterThanOrEqual(2);
+    expect(installs.every((p) => p.owner === "system" && p.exitCode === 0)).toBe(true);
+
+    // Info: installed, and with config=true the version asked of the installed binary.
+    const codex = await info("codex", "?config=true");
+    expect(codex).toMatchObject({ installed: true, version: CODEX_VERSION, path: result.artifacts[0]!.path });
+    expect(codex.configError).toMatch(/auth/i); // no key on this machine: the agent says so, as configError
+    expect((await info("codex", "?config=true&no_cache=true")).version).toBe(CODEX_VERSION);
+
+    // A failed install (a version that does not exist) leaves the previous one working.
+    const broken = await install("codex", { agentProcessVersion: "0.0.1-does-not-exist" });
+    expect(broken.status).toBe(500);
+    expect(errorCode(await problemOf(broken))).toBe("install_failed");
+    expect((await info("codex")).installed).toBe(true);
+    expect((await stat(result.artifacts[1]!.path)).isFile()).toBe(true);
+
+    // Two reinstalls at once are serialized and both succeed.
+    const [r1, r2] = await Promise.all([install("codex", { reinstall: true, agentVersion: CODEX_VERSION, agentProcessVersion: CODEX_ACP_VERSION }), install("codex", { reinstall: true, agentVersion: CODEX_VERSION, agentProcessVersion: CODEX_ACP_VERSION })]);
+    expect([r1.status, r2.status]).toEqual([200, 200]);
+    expect(((await r1.json()) as typeof result).already_installed).toBe(false);
+    await r2.body?.cancel();
+    expect((await stat(result.artifacts[1]!.path)).isFile()).toBe(true);
+
+    // The relay launches the installed adapter; without a key the agent refuses clearly, no hang.
+    const init = await rpc(rt, "codex-1", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=codex");
+    expect(init.status).toBe(200);
+    expect(((await init.json()) as { result: { agentInfo: { name: string } } }).result.agentInfo.name).toBe("codex-acp");
+    const session = await rpc(rt, "codex-1", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } });
+    expect(session.status).toBe(200);
+    expect(((await session.json()) as { error?: { message: string } }).error?.message).toMatch(/auth/i);
+    expect((await info("codex")).serverStatus?.status).toBe("running");
+    await rt.api("/v1/acp/codex-1", { method: "DELETE" });
+  });
+});
