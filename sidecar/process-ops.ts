@@ -22,7 +22,7 @@ export function processHandlers(processes: ProcessManager): OpHandlers {
         interactive: req.interactive ?? false,
         tty: req.tty ?? false,
       });
-      if (!proc.info.interactive) proc.child.stdin?.end();
+      if (!proc.info.interactive) proc.endInput();
       return proc.info;
     },
     "processes.input": async ({ id, data, encoding, eof }) => {
@@ -33,8 +33,8 @@ export function processHandlers(processes: ProcessManager): OpHandlers {
       if (bytes.length > processes.limits.maxInputBytes) {
         throw new ProblemError("payload_too_large", `input is limited to ${processes.limits.maxInputBytes} bytes per call`);
       }
-      await new Promise<void>((res, rej) => proc.child.stdin!.write(bytes, (err) => (err ? rej(err) : res())));
-      if (eof) proc.child.stdin!.end();
+      await proc.write(bytes);
+      if (eof) proc.endInput();
       return { written: bytes.length };
     },
     "processes.signal": async ({ id, signal }) => {

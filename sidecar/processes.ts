@@ -4,7 +4,10 @@
  * nothing tracked outlives the sidecar (stopAll on shutdown).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { stat } from "node:fs/promises";
+import { access, constants as fsConstants, stat } from "node:fs/promises";
+import { constants as osConstants } from "node:os";
+import { delimiter, isAbsolute, join } from "node:path";
+import { spawn as spawnPty, type IPty } from "@lydell/node-pty";
 import type { LogEntry } from "../src/protocol/resources";
 import { ProblemError } from "../src/protocol/problems";
 import type { Process } from "../src/protocol/resources";
@@ -40,18 +43,23 @@ export interface SpawnOptions {
   rawStdout?: boolean;
 }
 
+/** A process runs either on pipes (stdin/stdout/stderr) or on a pseudo-terminal (one output stream). */
+type Backend = { kind: "pipe"; child: ChildProcess } | { kind: "pty"; pty: IPty };
+
 export class ManagedProcess {
   readonly info: Process;
   readonly output: EventLog;
   readonly exited: Promise<void>;
   private markExited!: () => void;
+  private readonly pieceSize: number;
 
   constructor(
-    readonly child: ChildProcess,
+    private readonly backend: Backend,
     options: SpawnOptions,
     id: string,
     maxLogBytes: number,
   ) {
+    const pid = backend.kind === "pipe" ? backend.child.pid : backend.pty.pid;
     this.info = {
       id,
       command: options.command,
@@ -62,7 +70,7 @@ export class ManagedProcess {
       owner: options.owner,
       status: "running",
       cwd: options.cwd,
-      pid: child.pid ?? null,
+      pid: pid ?? null,
       exitCode: null,
       signal: null,
       exitedAtMs: null,
@@ -70,18 +78,55 @@ export class ManagedProcess {
     };
     this.output = new EventLog({ maxEvents: Number.MAX_SAFE_INTEGER, maxBytes: maxLogBytes });
     this.exited = new Promise((resolve) => (this.markExited = resolve));
-    if (!options.rawStdout) child.stdout?.on("data", (chunk: Buffer) => this.record("stdout", chunk));
-    child.stderr?.on("data", (chunk: Buffer) => this.record("stderr", chunk));
+    this.pieceSize = Math.max(256, Math.floor(maxLogBytes / 4));
+    if (backend.kind === "pty") {
+      backend.pty.onData((text) => this.record("stdout", text));
+    } else {
+      // setEncoding decodes across chunk boundaries, so a multi-byte character is never split.
+      if (!options.rawStdout) backend.child.stdout?.setEncoding("utf8").on("data", (text: string) => this.record("stdout", text));
+      backend.child.stderr?.setEncoding("utf8").on("data", (text: string) => this.record("stderr", text));
+    }
+  }
+
+  /** The child's pipes, for the runtime's own protocol processes (ACP agents, installs); never a PTY. */
+  get child(): ChildProcess {
+    if (this.backend.kind !== "pipe") throw new Error(`${this.info.id} runs on a terminal and has no pipes`);
+    return this.backend.child;
+  }
+
+  write(bytes: Buffer): Promise<void> {
+    if (this.backend.kind === "pty") {
+      this.backend.pty.write(bytes.toString("utf8"));
+      return Promise.resolve();
+    }
+    const stdin = this.backend.child.stdin!;
+    return new Promise((resolve, reject) => stdin.write(bytes, (err) => (err ? reject(err) : resolve())));
+  }
+
+  /** End of input: closes stdin, or sends EOF (Ctrl-D) on a terminal. */
+  endInput(): void {
+    if (this.backend.kind === "pty") this.backend.pty.write("\x04");
+    else this.backend.child.stdin?.end();
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    if (!this.running) return;
+    if (this.backend.kind === "pty") this.backend.pty.kill(signal);
+    else this.backend.child.kill(signal);
   }
 
   get running(): boolean {
     return this.info.status === "running";
   }
 
-  private record(stream: LogEntry["stream"], chunk: Buffer): void {
+  /** Output is kept in pieces small enough that the byte limit drops old output, never the newest. */
+  private record(stream: LogEntry["stream"], text: string): void {
     if (this.output.ended) return;
-    const entry: Omit<LogEntry, "seq"> = { stream, atMs: Date.now(), data: chunk.toString("utf8") };
-    this.output.append(JSON.stringify(entry));
+    const atMs = Date.now();
+    for (let i = 0; i < text.length; i += this.pieceSize) {
+      const entry: Omit<LogEntry, "seq"> = { stream, atMs, data: text.slice(i, i + this.pieceSize) };
+      this.output.append(JSON.stringify(entry));
+    }
   }
 
   onExit(code: number | null, signal: NodeJS.Signals | null): void {
@@ -115,36 +160,33 @@ export class ProcessManager {
     const cwdStat = await stat(options.cwd).catch(() => null);
     if (!cwdStat?.isDirectory()) throw new ProblemError("not_found", `working directory '${options.cwd}' does not exist`);
 
-    const child = spawn(options.command, options.args, {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env },
-      stdio: ["pipe", "pipe", "pipe"],
-      shell: false,
-    });
-    // A command that cannot be started reports it through 'error' (ENOENT, EACCES), not by throwing.
-    const started = await new Promise<Error | null>((resolve) => {
-      child.once("spawn", () => resolve(null));
-      child.once("error", (err) => resolve(err));
-    });
-    if (started) {
-      const code = (started as NodeJS.ErrnoException).code;
-      throw new ProblemError(
-        code === "ENOENT" ? "not_found" : "invalid_request",
-        code === "ENOENT" ? `command '${options.command}' was not found` : `could not start '${options.command}': ${started.message}`,
-      );
-    }
-    const proc = new ManagedProcess(child, options, this.newId(), this.limits.maxLogBytes);
+    const backend = options.tty ? await startPty(options) : await startPipes(options);
+    const proc = new ManagedProcess(backend, options, this.newId(), this.limits.maxLogBytes);
     this.processes.set(proc.info.id, proc);
-    child.on("error", (err) => log.warn(`${proc.info.id} (${options.command}): ${errorText(err)}`));
-    child.stdin?.on("error", () => {
-      // writing to a child that just exited: its exit is reported by 'exit'
-    });
-    child.on("exit", (code, signal) => {
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       proc.onExit(code, signal);
       log.debug(`${proc.info.id} exited (${signal ?? code})`);
       this.evictExited();
-    });
-    log.debug(`${proc.info.id} started: ${options.command} ${options.args.join(" ")} (pid ${child.pid})`);
+    };
+    if (backend.kind === "pty") {
+      backend.pty.onExit(({ exitCode, signal }) => (signal ? onExit(null, signalName(signal)) : onExit(exitCode, null)));
+    } else {
+      const { child } = backend;
+      child.on("error", (err) => log.warn(`${proc.info.id} (${options.command}): ${errorText(err)}`));
+      child.stdin?.on("error", () => {
+        // writing to a child that just exited: its exit is reported by 'exit'
+      });
+      // 'exit' can come before the last output is read; 'close' comes after. A grandchild holding the
+      // pipes open must not hide the exit, so 'close' gets half a second at most.
+      child.once("exit", (code, signal) => {
+        const timer = setTimeout(() => onExit(code, signal), 500);
+        child.once("close", () => {
+          clearTimeout(timer);
+          onExit(code, signal);
+        });
+      });
+    }
+    log.debug(`${proc.info.id} started: ${options.command} ${options.args.join(" ")} (pid ${proc.info.pid})`);
     return proc;
   }
 
@@ -164,7 +206,7 @@ export class ProcessManager {
 
   signal(id: string, signal: "SIGTERM" | "SIGKILL"): ManagedProcess {
     const proc = this.get(id);
-    if (proc.running) proc.child.kill(signal);
+    proc.kill(signal);
     return proc;
   }
 
@@ -186,10 +228,63 @@ export class ProcessManager {
   /** SIGTERM everything still running, then SIGKILL what did not go within the grace period. */
   async stopAll(graceMs = 3000): Promise<void> {
     const running = [...this.processes.values()].filter((p) => p.running);
-    for (const proc of running) proc.child.kill("SIGTERM");
+    for (const proc of running) proc.kill("SIGTERM");
     const timeout = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
     await Promise.race([Promise.all(running.map((p) => p.exited)), timeout]);
-    for (const proc of running) if (proc.running) proc.child.kill("SIGKILL");
+    for (const proc of running) proc.kill("SIGKILL");
     await Promise.race([Promise.all(running.map((p) => p.exited)), new Promise((r) => setTimeout(r, 1000).unref())]);
   }
+}
+
+async function startPipes(options: SpawnOptions): Promise<Backend> {
+  const child = spawn(options.command, options.args, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+    shell: false,
+  });
+  // A command that cannot be started reports it through 'error' (ENOENT, EACCES), not by throwing.
+  const failed = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
+    child.once("spawn", () => resolve(null));
+    child.once("error", (err) => resolve(err));
+  });
+  if (failed) throw startFailure(options.command, failed.code, failed.message);
+  return { kind: "pipe", child };
+}
+
+async function startPty(options: SpawnOptions): Promise<Backend> {
+  // A terminal reports a missing command only as exit code 1 after the fact: look it up first.
+  if (!(await findExecutable(options.command, options.env?.PATH ?? process.env.PATH ?? ""))) throw startFailure(options.command, "ENOENT", "not found");
+  try {
+    const pty = spawnPty(options.command, options.args, {
+      name: "xterm-256color",
+      cols: 120,
+      rows: 40,
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env } as Record<string, string>,
+    });
+    return { kind: "pty", pty };
+  } catch (err) {
+    throw startFailure(options.command, undefined, errorText(err));
+  }
+}
+
+function startFailure(command: string, code: string | undefined, message: string): ProblemError {
+  return code === "ENOENT"
+    ? new ProblemError("not_found", `command '${command}' was not found`)
+    : new ProblemError("invalid_request", `could not start '${command}': ${message}`);
+}
+
+async function findExecutable(command: string, path: string): Promise<boolean> {
+  const candidates = command.includes("/") ? [command] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, command));
+  for (const candidate of candidates) {
+    if (!isAbsolute(candidate) && !command.includes("/")) continue;
+    if (await access(candidate, fsConstants.X_OK).then(() => true, () => false)) return true;
+  }
+  return false;
+}
+
+function signalName(signal: number): NodeJS.Signals | null {
+  const entry = Object.entries(osConstants.signals).find(([, n]) => n === signal);
+  return (entry?.[0] as NodeJS.Signals | undefined) ?? null;
 }

@@ -126,7 +126,7 @@ export class AgentCatalog {
     const child = proc.child;
     const cwd = proc.info.cwd;
     let stderr = "";
-    child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-400)));
+    child.stderr!.on("data", (d: string | Buffer) => (stderr = (stderr + String(d)).slice(-400)));
     const answers = new Map<number, (msg: { result?: Record<string, unknown>; error?: { message?: string } }) => void>();
     createInterface({ input: child.stdout! }).on("line", (line) => {
       try {
