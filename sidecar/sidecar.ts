@@ -11,6 +11,7 @@ import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
 import { LIMITS } from "../src/protocol/limits";
 import { logger } from "./log";
+import { installedSkillsDirs, SkillsApplier } from "./skills";
 import { DEFAULT_PROCESS_LIMITS, ProcessManager, type ProcessLimits } from "./processes";
 import { processHandlers, processStream } from "./process-ops";
 import type { StreamResolver } from "./stream-hub";
@@ -41,6 +42,7 @@ export class Sidecar {
   readonly installer: Installer;
   readonly agents: AgentCatalog;
   readonly tunnel: TunnelClient;
+  readonly skills: SkillsApplier;
 
   constructor(readonly options: SidecarOptions) {
     const dataDir = options.dataDir ?? join(homedir(), ".agent-runtime");
@@ -54,6 +56,9 @@ export class Sidecar {
       maxBytes: options.acpBuffer?.maxBytes ?? LIMITS.acpBufferBytes,
       endedKept: 256,
     });
+    this.skills = new SkillsApplier(dataDir, home, this.processes, () =>
+      installedSkillsDirs(async (agent) => (await this.installer.installed(agent)) !== null),
+    );
     this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home);
     this.tunnel = new TunnelClient({
       url: options.url,
@@ -73,7 +78,12 @@ export class Sidecar {
       "acp.list": async () => ({ servers: this.acp.list() }),
       "agents.list": (args) => this.agents.list(args),
       "agents.get": (args) => this.agents.get(args.agent, args),
-      "agents.install": ({ agent, request }) => this.installer.install(agent, request),
+      "agents.install": async ({ agent, request }) => {
+        const result = await this.installer.install(agent, request);
+        if (!result.already_installed) void this.skills.reapply(); // a newly installed agent gets the team's skills too
+        return result;
+      },
+      "skills.apply": (args) => this.skills.apply(args),
       ...processHandlers(this.processes),
     };
   }

@@ -13,6 +13,7 @@ import { agentRoutes } from "./routes/agents";
 import { healthRoutes } from "./routes/health";
 import { machineRoutes } from "./routes/machines";
 import { processRoutes } from "./routes/processes";
+import { skillsRoutes } from "./routes/skills";
 import { tunnelRoutes } from "./routes/tunnel";
 
 /** Everything under `{base_url}/v1`; mounted at `/v1` and at `/machines/{machine}/v1`. */
@@ -25,6 +26,7 @@ export function v1App() {
   v1.route("/", acpRoutes);
   v1.route("/", processRoutes);
   v1.route("/", agentRoutes);
+  v1.route("/", skillsRoutes);
   return v1;
 }
 

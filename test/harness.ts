@@ -17,19 +17,24 @@ export interface Runtime {
   /** fetch against the worker with the API token (unless headers say otherwise). */
   api(path: string, init?: RequestInit): Promise<Response>;
   addSidecar(machine: string, env?: Record<string, string>): Promise<SidecarProcess>;
+  /** Stop workerd and start it again on the same port and state folder (sidecars reconnect by themselves). */
+  restartWorker(): Promise<void>;
   dispose(): Promise<void>;
 }
 
 export async function startRuntime(opts: { machines?: string[]; vars?: Record<string, string>; persist?: boolean } = {}): Promise<Runtime> {
   const dir = await mkdtemp(join(tmpdir(), "agent-runtime-test-"));
   const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts") };
-  const worker = await startWorker({ secrets, ...(opts.persist ? { persistTo: join(dir, "state") } : {}), ...(opts.vars ? { vars: opts.vars } : {}) });
+  const workerOptions = { secrets, ...(opts.persist ? { persistTo: join(dir, "state") } : {}), ...(opts.vars ? { vars: opts.vars } : {}) };
+  let worker = await startWorker(workerOptions);
   const sidecars = new Map<string, SidecarProcess>();
   const runtime: Runtime = {
     url: worker.url,
     token: secrets.API_TOKEN,
     tunnelSecret: secrets.TUNNEL_SECRET,
-    worker,
+    get worker() {
+      return worker;
+    },
     sidecars,
     dir,
     api(path, init = {}) {
@@ -50,6 +55,11 @@ export async function startRuntime(opts: { machines?: string[]; vars?: Record<st
       sidecars.set(machine, sidecar);
       await sidecar.connected();
       return sidecar;
+    },
+    async restartWorker() {
+      const port = Number(new URL(worker.url).port);
+      await worker.dispose();
+      worker = await startWorker({ ...workerOptions, port });
     },
     async dispose() {
       await Promise.all([...sidecars.values()].map((s) => s.stop()));

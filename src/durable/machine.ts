@@ -15,6 +15,7 @@ import {
   TUNNEL_PROTOCOL_VERSION,
   type OpName,
   type SidecarFrame,
+  type SkillsApplyResult,
   type StreamRef,
   type WorkerFrame,
 } from "../protocol/frames";
@@ -38,6 +39,8 @@ interface TunnelAttachment {
 }
 
 const SIDECAR_TAG = "sidecar";
+/** Cloning several repositories can take a while. */
+const SKILLS_APPLY_TIMEOUT_MS = 5 * 60_000;
 
 export class MachineObject extends DurableObject<Env> {
   private readonly pending = new Map<string, PendingCall>();
@@ -130,6 +133,8 @@ export class MachineObject extends DurableObject<Env> {
       sidecarVersion: hello.sidecarVersion,
       platform: hello.platform,
     });
+    // Every machine gets the team's skills when it connects (and again whenever they change).
+    this.ctx.waitUntil(this.applySkills());
   }
 
   private async recordBeat(ws: WebSocket): Promise<void> {
@@ -188,6 +193,18 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   // ---------------- RPC surface used by the worker ----------------
+
+  /** Bring this machine's skills to the team's latest configuration and record the outcome. */
+  async applySkills(): Promise<void> {
+    const ws = this.tunnel();
+    if (!ws) return; // applied when the machine connects
+    const { machine } = ws.deserializeAttachment() as TunnelAttachment;
+    const team = teamStub(this.env);
+    const latest = await team.getSkills();
+    if (latest.version === 0) return; // never configured: nothing to apply, nothing to remove
+    const outcome = await this.call("skills.apply", { version: String(latest.version), config: latest.config }, SKILLS_APPLY_TIMEOUT_MS);
+    await team.recordSkillsApplied(machine, outcome.ok ? { result: outcome.value as SkillsApplyResult } : { error: outcome.problem.detail, version: latest.version });
+  }
 
   isOnline(): boolean {
     return this.tunnel() !== null;

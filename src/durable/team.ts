@@ -6,7 +6,27 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { LIMITS } from "../protocol/limits";
-import type { Machine } from "../protocol/resources";
+import type { SkillsApplyResult } from "../protocol/frames";
+import type { Machine, SkillsConfig, SkillsMachineStatus } from "../protocol/resources";
+
+export interface StoredSkills {
+  /** Increases with every change; the ETag is `"<version>"`. */
+  version: number;
+  config: SkillsConfig;
+  updatedAtMs: number | null;
+}
+
+export function skillsEtag(version: number): string {
+  return `"${version}"`;
+}
+
+/** Does an If-Match header allow writing over this version? (`*`, or one of the listed ETags.) */
+export function ifMatchAllows(header: string, version: number): boolean {
+  return header
+    .split(",")
+    .map((t) => t.trim().replace(/^W\//, ""))
+    .some((t) => t === "*" || t === skillsEtag(version));
+}
 
 /** A machine whose sidecar has not been heard of for this long is shown as disconnected, whatever its last word. */
 const STALE_AFTER_MS = LIMITS.heartbeatMs * 3;
@@ -71,6 +91,35 @@ export class TeamObject extends DurableObject<Env> {
         sidecarVersion: r.sidecar_version,
         platform: r.platform,
       }));
+  }
+
+  // ---------- skills configuration (one per deployment) ----------
+
+  async getSkills(): Promise<StoredSkills> {
+    return (await this.ctx.storage.get<StoredSkills>("skills")) ?? { version: 0, config: { sources: [] }, updatedAtMs: null };
+  }
+
+  /** Replace the configuration unless `ifMatch` names another version (then: the current one, unchanged). */
+  async putSkills(config: SkillsConfig, ifMatch: string | null): Promise<{ ok: boolean; stored: StoredSkills }> {
+    const current = await this.getSkills();
+    if (ifMatch !== null && !ifMatchAllows(ifMatch, current.version)) return { ok: false, stored: current };
+    const stored: StoredSkills = { version: current.version + 1, config, updatedAtMs: Date.now() };
+    await this.ctx.storage.put("skills", stored);
+    return { ok: true, stored };
+  }
+
+  async recordSkillsApplied(machine: string, outcome: { result: SkillsApplyResult } | { error: string; version: number }): Promise<void> {
+    const previous = await this.ctx.storage.get<SkillsMachineStatus>(`skills-status:${machine}`);
+    const status: SkillsMachineStatus =
+      "result" in outcome
+        ? { machine, version: skillsEtag(Number(outcome.result.version)), appliedAtMs: outcome.result.appliedAtMs, skills: outcome.result.skills, errors: outcome.result.errors, error: null }
+        : { machine, version: previous?.version ?? null, appliedAtMs: previous?.appliedAtMs ?? null, skills: previous?.skills ?? [], errors: previous?.errors ?? [], error: `configuration ${skillsEtag(outcome.version)} not applied: ${outcome.error}` };
+    await this.ctx.storage.put(`skills-status:${machine}`, status);
+  }
+
+  async skillsStatus(): Promise<SkillsMachineStatus[]> {
+    const entries = await this.ctx.storage.list<SkillsMachineStatus>({ prefix: "skills-status:" });
+    return [...entries.values()].sort((a, b) => a.machine.localeCompare(b.machine));
   }
 
   connectedMachineIds(): string[] {

@@ -261,6 +261,23 @@ export const SkillsConfig = z
   .meta({ id: "SkillsConfig" });
 export type SkillsConfig = z.infer<typeof SkillsConfig>;
 
+export const SkillsMachineStatus = z
+  .object({
+    machine: z.string(),
+    version: z.string().nullable().describe("the configuration version (ETag) this machine applied last"),
+    appliedAtMs: z.number().int().nullable(),
+    skills: z.array(z.string()),
+    errors: z.array(z.object({ source: z.string(), error: z.string() })),
+    error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
+  })
+  .meta({ id: "SkillsMachineStatus" });
+export type SkillsMachineStatus = z.infer<typeof SkillsMachineStatus>;
+
+export const SkillsStatus = z
+  .object({ version: z.string(), machines: z.array(SkillsMachineStatus) })
+  .meta({ id: "SkillsStatus" });
+export type SkillsStatus = z.infer<typeof SkillsStatus>;
+
 // ---------- beyond the document: machines and ACP servers ----------
 
 export const Machine = z

@@ -1,0 +1,71 @@
+/** The team's skills configuration: stored once per deployment, pushed to every machine (DESIGN.md §7). */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import type { AppEnv, Env } from "../env";
+import { skillsEtag, teamStub } from "../durable/team";
+import { errors, json, jsonBody } from "../http/openapi";
+import { problem } from "../http/problem";
+import { ProblemError } from "../protocol/problems";
+import { SkillsConfig, SkillsStatus } from "../protocol/resources";
+
+/** A skills document is a short list of sources; anything bigger is a mistake. */
+export const MAX_SKILLS_DOCUMENT_BYTES = 64 * 1024;
+
+const EtagHeader = { ETag: { schema: { type: "string" as const }, description: "version of the configuration, for If-Match" } };
+
+const read = createRoute({
+  method: "get",
+  path: "/config/skills",
+  summary: "The team's skills configuration",
+  responses: { 200: { ...json(SkillsConfig, "the configuration ({sources: []} until one is set)"), headers: EtagHeader }, ...errors() },
+});
+
+const write = createRoute({
+  method: "put",
+  path: "/config/skills",
+  summary: "Replace the team's skills configuration; every connected machine applies it",
+  request: {
+    headers: z.object({ "if-match": z.string().max(256).optional().describe("the ETag you read; 412 if it changed since") }),
+    body: jsonBody(SkillsConfig),
+  },
+  responses: {
+    200: { ...json(SkillsConfig, "the stored configuration"), headers: EtagHeader },
+    ...errors("invalid_request", "precondition_failed", "payload_too_large", "unsupported_media_type"),
+  },
+});
+
+const status = createRoute({
+  method: "get",
+  path: "/config/skills/status",
+  summary: "Per machine: the configuration it applied, when, the skills it installed and any error",
+  responses: { 200: json(SkillsStatus, "status"), ...errors() },
+});
+
+/** Tell every connected machine to apply the latest configuration (each records its own outcome). */
+async function pushToMachines(env: Env): Promise<void> {
+  const machines = await teamStub(env).connectedMachineIds();
+  await Promise.allSettled(machines.map((id) => env.MACHINE.get(env.MACHINE.idFromName(id)).applySkills()));
+}
+
+export const skillsRoutes = new OpenAPIHono<AppEnv>();
+skillsRoutes.use("/config/skills", bodyLimit({ maxSize: MAX_SKILLS_DOCUMENT_BYTES, onError: () => problem("payload_too_large", `a skills configuration is at most ${MAX_SKILLS_DOCUMENT_BYTES} bytes`) }));
+skillsRoutes
+  .openapi(read, async (c) => {
+    const stored = await teamStub(c.env).getSkills();
+    return c.json(stored.config, 200, { ETag: skillsEtag(stored.version) });
+  })
+  .openapi(write, async (c) => {
+    const ifMatch = c.req.valid("header")["if-match"] ?? null;
+    const { ok, stored } = await teamStub(c.env).putSkills(c.req.valid("json"), ifMatch);
+    if (!ok) {
+      throw new ProblemError("precondition_failed", `the configuration changed since you read it: it is now version ${skillsEtag(stored.version)}`, { etag: skillsEtag(stored.version) });
+    }
+    c.executionCtx.waitUntil(pushToMachines(c.env));
+    return c.json(stored.config, 200, { ETag: skillsEtag(stored.version) });
+  })
+  .openapi(status, async (c) => {
+    const team = teamStub(c.env);
+    const [stored, machines] = await Promise.all([team.getSkills(), team.skillsStatus()]);
+    return c.json({ version: skillsEtag(stored.version), machines }, 200);
+  });
