@@ -1,0 +1,446 @@
+/**
+ * `npm run bench`: the same mock agent process, reached three ways, measured side by side in one run.
+ *   direct         a client speaking ACP over stdio to the mock agent (the physical floor)
+ *   sandbox-agent  the reference server of this interface (npm @sandbox-agent/cli-linux-x64), --no-token,
+ *                  its `mock` agent process pointed at our mock agent
+ *   this project   worker in workerd (Miniflare) → Durable Object → WebSocket tunnel → sidecar → mock agent
+ * Prints a table and writes the same figures to bench/results/latest.json. Loopback only; every loop is bounded.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile, chmod } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { buildAll } from "../scripts/build";
+import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
+
+const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
+const STREAM_EVENTS = Number(process.env.BENCH_STREAM_EVENTS ?? 10_000);
+const STREAM_BYTES = 200;
+const CONCURRENT = 20;
+const COLD_STARTS = 10;
+const MOCK_AGENT = join(ROOT, "dist", "mock-agent.js");
+const SANDBOX_AGENT_BIN = join(ROOT, "node_modules", "@sandbox-agent", "cli-linux-x64", "bin", "sandbox-agent");
+
+interface Figures {
+  rttP50Ms: number;
+  rttP99Ms: number;
+  streamMs: number;
+  streamMsgsPerSec: number;
+  concurrentTotalMs: number;
+  concurrentP99Ms: number;
+  coldStartMs: number;
+  /** of STREAM_EVENTS sent, how many the reader received */
+  streamDelivered: number;
+  /** of 20 × 200 sent in the concurrency run, how many the readers received */
+  concurrentDelivered: number;
+  rssIdleMb: Record<string, number>;
+  rssLoadedMb: Record<string, number>;
+}
+
+// ---------------------------------------------------------------- helpers
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function rssMb(pid: number | undefined): Promise<number> {
+  if (!pid) return NaN;
+  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+/** Children of a process (recursively), by command name match. */
+async function findDescendant(pid: number, name: RegExp): Promise<number | undefined> {
+  const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "")).trim().split(/\s+/).filter(Boolean).map(Number);
+  for (const child of children) {
+    const cmd = await readFile(`/proc/${child}/cmdline`, "utf8").catch(() => "");
+    if (name.test(cmd)) return child;
+    const deeper = await findDescendant(child, name);
+    if (deeper) return deeper;
+  }
+  return undefined;
+}
+
+const initialize = (id: number) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+const newSession = (id: number) => ({ jsonrpc: "2.0", id, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });
+const prompt = (id: number, sessionId: string, text: string) => ({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text }] } });
+
+// ---------------------------------------------------------------- direct stdio
+
+class StdioClient {
+  readonly child: ChildProcess;
+  private waiting = new Map<number, (msg: unknown) => void>();
+  notifications = 0;
+  private onNotification: (() => void) | null = null;
+
+  constructor() {
+    this.child = spawn(process.execPath, [MOCK_AGENT], { stdio: ["pipe", "pipe", "inherit"] });
+    createInterface({ input: this.child.stdout! }).on("line", (line) => {
+      const msg = JSON.parse(line) as { id?: number; method?: string };
+      if (msg.method === undefined && typeof msg.id === "number") {
+        this.waiting.get(msg.id)?.(msg);
+        this.waiting.delete(msg.id);
+      } else {
+        this.notifications++;
+        this.onNotification?.();
+      }
+    });
+  }
+
+  call(msg: { id: number }): Promise<unknown> {
+    return new Promise((resolve) => {
+      this.waiting.set(msg.id, resolve);
+      this.child.stdin!.write(JSON.stringify(msg) + "\n");
+    });
+  }
+
+  untilNotifications(n: number): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.notifications >= n) {
+          this.onNotification = null;
+          resolve();
+        }
+      };
+      this.onNotification = check;
+      check();
+    });
+  }
+
+  close(): void {
+    this.child.kill();
+  }
+}
+
+async function benchDirect(): Promise<Figures> {
+  const client = new StdioClient();
+  let id = 1;
+  await client.call(initialize(id++));
+  const rtts: number[] = [];
+  for (let i = 0; i < RTT_CALLS; i++) {
+    const t = performance.now();
+    await client.call(initialize(id++));
+    rtts.push(performance.now() - t);
+  }
+  const session = ((await client.call(newSession(id++))) as { result: { sessionId: string } }).result.sessionId;
+  client.notifications = 0;
+  const t0 = performance.now();
+  const done = client.call(prompt(id++, session, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`));
+  await client.untilNotifications(STREAM_EVENTS);
+  const streamMs = performance.now() - t0;
+  await done;
+
+  // 20 agent processes, a prompt each, at once.
+  const clients = Array.from({ length: CONCURRENT }, () => new StdioClient());
+  const sessions = await Promise.all(clients.map(async (c) => {
+    await c.call(initialize(1));
+    return ((await c.call(newSession(2))) as { result: { sessionId: string } }).result.sessionId;
+  }));
+  const c0 = performance.now();
+  const latencies = await Promise.all(clients.map(async (c, i) => {
+    const t = performance.now();
+    await c.call(prompt(3, sessions[i]!, "/stream 200 200"));
+    return performance.now() - t;
+  }));
+  const concurrentTotalMs = performance.now() - c0;
+  const rssLoaded = (await Promise.all(clients.map((c) => rssMb(c.child.pid)))).reduce((a, b) => a + b, 0);
+  clients.forEach((c) => c.close());
+
+  const colds: number[] = [];
+  for (let i = 0; i < COLD_STARTS; i++) {
+    const t = performance.now();
+    const c = new StdioClient();
+    await c.call(initialize(1));
+    colds.push(performance.now() - t);
+    c.close();
+  }
+  const agentRss = await rssMb(client.child.pid);
+  client.close();
+  return {
+    rttP50Ms: percentile(rtts, 50),
+    rttP99Ms: percentile(rtts, 99),
+    streamMs,
+    streamMsgsPerSec: STREAM_EVENTS / (streamMs / 1000),
+    streamDelivered: STREAM_EVENTS,
+    concurrentDelivered: CONCURRENT * 200,
+    concurrentTotalMs,
+    concurrentP99Ms: percentile(latencies, 99),
+    coldStartMs: percentile(colds, 50),
+    rssIdleMb: { "one agent": agentRss },
+    rssLoadedMb: { [`${CONCURRENT} agents`]: Math.round(rssLoaded) },
+  };
+}
+
+// ---------------------------------------------------------------- over HTTP (sandbox-agent and this project)
+
+interface HttpTarget {
+  name: string;
+  /** Base URL of `{base_url}` (the /v1 paths hang below it). */
+  base: string;
+  headers: Record<string, string>;
+  rss(): Promise<Record<string, number>>;
+}
+
+async function post(target: HttpTarget, serverId: string, message: unknown, query = ""): Promise<unknown> {
+  const res = await fetch(`${target.base}/v1/acp/${serverId}${query}`, {
+    method: "POST",
+    headers: { ...target.headers, "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(message),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${target.name}: POST ${serverId} answered ${res.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+interface Delivery {
+  /** session/update notifications received */
+  count: number;
+  /** when the last one arrived (performance.now()) */
+  lastAt: number;
+}
+
+/**
+ * Count `session/update` notifications on a server's SSE stream until `n` arrived, or until the
+ * stream has been quiet for a second after `quietAfter` resolved (a relay that drops messages
+ * never reaches n: what it delivered is reported, not waited for forever).
+ */
+async function readUpdates(target: HttpTarget, serverId: string, n: number, started: () => void, quietAfter: Promise<unknown>): Promise<Delivery> {
+  const controller = new AbortController();
+  const res = await fetch(`${target.base}/v1/acp/${serverId}`, { headers: { ...target.headers, accept: "text/event-stream" }, signal: controller.signal });
+  if (res.status !== 200) throw new Error(`${target.name}: SSE answered ${res.status}`);
+  started();
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const delivery: Delivery = { count: 0, lastAt: performance.now() };
+  let tail = "";
+  let settled = false;
+  void quietAfter.then(() => (settled = true), () => (settled = true));
+  const watchdog = setInterval(() => {
+    if (settled && performance.now() - delivery.lastAt > 1000) controller.abort();
+  }, 100);
+  try {
+    while (delivery.count < n) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const text = tail + decoder.decode(value, { stream: true });
+      let from = 0;
+      for (;;) {
+        const at = text.indexOf("data:", from);
+        if (at < 0) break;
+        const end = text.indexOf("\n", at);
+        if (end < 0) break;
+        if (text.startsWith('{"jsonrpc":"2.0","method":"session/update"', at + 6) || text.slice(at, end).includes('"session/update"')) {
+          delivery.count++;
+          delivery.lastAt = performance.now();
+        }
+        from = end;
+      }
+      tail = text.slice(from);
+    }
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+  } finally {
+    clearInterval(watchdog);
+    controller.abort();
+  }
+  return delivery;
+}
+
+async function session(target: HttpTarget, serverId: string): Promise<string> {
+  await post(target, serverId, initialize(1), "?agent=mock");
+  return ((await post(target, serverId, newSession(2))) as { result: { sessionId: string } }).result.sessionId;
+}
+
+async function benchHttp(target: HttpTarget): Promise<Figures> {
+  // Round trip: a small request → response over the whole relay.
+  await session(target, "rtt");
+  const rtts: number[] = [];
+  for (let i = 0; i < RTT_CALLS; i++) {
+    const t = performance.now();
+    await post(target, "rtt", initialize(10 + i));
+    rtts.push(performance.now() - t);
+  }
+
+  console.error(`bench:   ${target.name}: round trips done`);
+  // Streaming: 10,000 session/update notifications, until the SSE reader has them all.
+  const sid = await session(target, "stream");
+  let readerUp!: () => void;
+  const up = new Promise<void>((r) => (readerUp = r));
+  let promptDone!: Promise<unknown>;
+  let promptSent!: () => void;
+  const sent = new Promise<void>((r) => (promptSent = r));
+  const reading = readUpdates(target, "stream", STREAM_EVENTS, readerUp, sent.then(() => promptDone));
+  await up;
+  const t0 = performance.now();
+  promptDone = post(target, "stream", prompt(3, sid, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`));
+  promptSent();
+  const delivered = await reading;
+  const streamMs = delivered.lastAt - t0;
+  await promptDone;
+
+  const rssIdle = await target.rss();
+  console.error(`bench:   ${target.name}: streaming done`);
+
+  // Concurrency: 20 ACP servers with a prompt each at once (each reads its stream too).
+  const ids = Array.from({ length: CONCURRENT }, (_, i) => `c${i}`);
+  const sessions = await Promise.all(ids.map((id) => session(target, id)));
+  const c0 = performance.now();
+  let delivered200 = 0;
+  const latencies = await Promise.all(ids.map(async (id, i) => {
+    let ready!: () => void;
+    const open = new Promise<void>((r) => (ready = r));
+    let answered!: Promise<unknown>;
+    let go!: () => void;
+    const sentPrompt = new Promise<void>((r) => (go = r));
+    const events = readUpdates(target, id, 200, ready, sentPrompt.then(() => answered));
+    await open;
+    const t = performance.now();
+    answered = post(target, id, prompt(3, sessions[i]!, "/stream 200 200"));
+    go();
+    await answered;
+    const got = await events;
+    delivered200 += got.count;
+    return got.lastAt - t;
+  }));
+  const concurrentTotalMs = performance.now() - c0;
+  const rssLoaded = await target.rss();
+  console.error(`bench:   ${target.name}: concurrency done`);
+
+  // Cold start: POST ?agent=mock on a new server id until the first response.
+  const colds: number[] = [];
+  for (let i = 0; i < COLD_STARTS; i++) {
+    const t = performance.now();
+    await post(target, `cold${i}`, initialize(1), "?agent=mock");
+    colds.push(performance.now() - t);
+  }
+
+  for (const id of ["rtt", "stream", ...ids, ...Array.from({ length: COLD_STARTS }, (_, i) => `cold${i}`)]) {
+    // Best effort, as acp-http-client does it: a DELETE that hangs must not hang the benchmark.
+    await fetch(`${target.base}/v1/acp/${id}`, { method: "DELETE", headers: target.headers, signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+  }
+  return {
+    rttP50Ms: percentile(rtts, 50),
+    rttP99Ms: percentile(rtts, 99),
+    streamMs,
+    streamMsgsPerSec: delivered.count / (streamMs / 1000),
+    streamDelivered: delivered.count,
+    concurrentDelivered: delivered200,
+    concurrentTotalMs,
+    concurrentP99Ms: percentile(latencies, 99),
+    coldStartMs: percentile(colds, 50),
+    rssIdleMb: rssIdle,
+    rssLoadedMb: rssLoaded,
+  };
+}
+
+async function waitHealthy(url: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+async function withSandboxAgent<T>(run: (target: HttpTarget) => Promise<T>): Promise<T> {
+  const home = await mkdtemp(join(tmpdir(), "bench-sandbox-agent-"));
+  // Its mock agent process, pointed at ours: both servers relay the very same program.
+  const launchers = join(home, ".local", "share", "sandbox-agent", "bin", "agent_processes");
+  await mkdir(launchers, { recursive: true });
+  await writeFile(join(launchers, "mock-acp"), `#!/bin/sh\nexec "${process.execPath}" "${MOCK_AGENT}" "$@"\n`);
+  await chmod(join(launchers, "mock-acp"), 0o755);
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(SANDBOX_AGENT_BIN, ["server", "--no-token", "--no-telemetry", "-H", "127.0.0.1", "-p", String(port)], {
+    env: { ...process.env, HOME: home },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await waitHealthy(base);
+    return await run({ name: "sandbox-agent", base, headers: {}, rss: async () => ({ server: await rssMb(child.pid) }) });
+  } finally {
+    child.kill("SIGTERM");
+    await rm(home, { recursive: true, force: true });
+  }
+}
+
+async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), "bench-agent-runtime-"));
+  const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts") };
+  const worker = await startWorker({ secrets });
+  const sidecar = await startSidecar({ url: worker.url, machine: "local", tunnelSecret: secrets.TUNNEL_SECRET, dataDir: join(dir, "data"), workdir: dir });
+  try {
+    await sidecar.connected();
+    const workerd = await findDescendant(process.pid, /workerd/);
+    return await run({
+      name: "this project",
+      base: `${worker.url}/machines/local`,
+      headers: { authorization: `Bearer ${secrets.API_TOKEN}` },
+      rss: async () => ({ sidecar: await rssMb(sidecar.child.pid), workerd: await rssMb(workerd) }),
+    });
+  } finally {
+    await sidecar.stop();
+    await worker.dispose();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------- report
+
+function fmt(n: number, digits = 2): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : "n/a";
+}
+
+function report(direct: Figures, reference: Figures, ours: Figures): string {
+  const rows: [string, (f: Figures) => number, "lower" | "higher", number][] = [
+    ["round trip p50 (ms)", (f) => f.rttP50Ms, "lower", 3],
+    ["round trip p99 (ms)", (f) => f.rttP99Ms, "lower", 3],
+    [`stream ${STREAM_EVENTS} updates (ms)`, (f) => f.streamMs, "lower", 0],
+    ["stream throughput (msg/s)", (f) => f.streamMsgsPerSec, "higher", 0],
+    [`stream updates delivered (of ${STREAM_EVENTS})`, (f) => f.streamDelivered, "higher", 0],
+    [`${CONCURRENT} servers: updates delivered (of ${CONCURRENT * 200})`, (f) => f.concurrentDelivered, "higher", 0],
+    [`${CONCURRENT} servers at once, total (ms)`, (f) => f.concurrentTotalMs, "lower", 0],
+    [`${CONCURRENT} servers at once, p99 (ms)`, (f) => f.concurrentP99Ms, "lower", 0],
+    ["cold start to first response p50 (ms)", (f) => f.coldStartMs, "lower", 1],
+  ];
+  const lines = [
+    `| figure | direct stdio | sandbox-agent | this project | ÷ direct | ÷ sandbox-agent |`,
+    `|---|---:|---:|---:|---:|---:|`,
+  ];
+  for (const [name, get, , digits] of rows) {
+    lines.push(`| ${name} | ${fmt(get(direct), digits)} | ${fmt(get(reference), digits)} | ${fmt(get(ours), digits)} | ${fmt(get(ours) / get(direct))}× | ${fmt(get(ours) / get(reference))}× |`);
+  }
+  const rss = (f: Figures) => Object.entries(f).filter(([k]) => k.startsWith("rss"));
+  lines.push("", "| memory (RSS, MB) | idle | with 20 live servers |", "|---|---:|---:|");
+  for (const [name, f] of [["direct stdio (agents only)", direct], ["sandbox-agent", reference], ["this project", ours]] as const) {
+    void rss;
+    const idle = Object.entries(f.rssIdleMb).map(([k, v]) => `${k} ${fmt(v, 1)}`).join(", ");
+    const loaded = Object.entries(f.rssLoadedMb).map(([k, v]) => `${k} ${fmt(v, 1)}`).join(", ");
+    lines.push(`| ${name} | ${idle} | ${loaded} |`);
+  }
+  const targets = [
+    ["round trip p50 ≤ 1.5× sandbox-agent", ours.rttP50Ms / reference.rttP50Ms <= 1.5],
+    ["stream throughput ≥ 1.0× sandbox-agent", ours.streamMsgsPerSec / reference.streamMsgsPerSec >= 1.0],
+    ["sidecar RSS with 20 servers ≤ 80 MB", (ours.rssLoadedMb.sidecar ?? Infinity) <= 80],
+  ] as const;
+  lines.push("", "Targets:", ...targets.map(([name, met]) => `- ${met ? "met" : "MISSED"}: ${name}`));
+  return lines.join("\n");
+}
+
+await buildAll();
+console.error(`bench: ${RTT_CALLS} round trips, ${STREAM_EVENTS} streamed updates, ${CONCURRENT} concurrent servers, ${COLD_STARTS} cold starts each`);
+console.error("bench: direct stdio ...");
+const direct = await benchDirect();
+console.error("bench: sandbox-agent ...");
+const reference = await withSandboxAgent(benchHttp);
+console.error("bench: this project ...");
+const ours = await withThisProject(benchHttp);
+const table = report(direct, reference, ours);
+console.log(table);
+await mkdir(join(ROOT, "bench", "results"), { recursive: true });
+const machine = { cpus: (await import("node:os")).cpus().length, cpuModel: (await import("node:os")).cpus()[0]?.model ?? "?", node: process.version, memGb: Math.round((await import("node:os")).totalmem() / 2 ** 30) };
+await writeFile(join(ROOT, "bench", "results", "latest.json"), JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, thisProject: ours }, null, 2));
+console.error("bench: figures written to bench/results/latest.json");
