@@ -52,6 +52,14 @@ async function rssMb(pid: number | undefined): Promise<number> {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
+/** Memory only this process holds (private pages): RSS minus what it shares with every Node process (the binary). */
+async function privateMb(pid: number | undefined): Promise<number> {
+  if (!pid) return NaN;
+  const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => "");
+  const kb = [...rollup.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
 /** Children of a process (recursively), by command name match. */
 async function findDescendant(pid: number, name: RegExp): Promise<number | undefined> {
   const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "")).trim().split(/\s+/).filter(Boolean).map(Number);
@@ -360,7 +368,7 @@ async function withSandboxAgent<T>(run: (target: HttpTarget) => Promise<T>): Pro
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitHealthy(base);
-    return await run({ name: "sandbox-agent", base, headers: {}, rss: async () => ({ server: await rssMb(child.pid) }) });
+    return await run({ name: "sandbox-agent", base, headers: {}, rss: async () => ({ server: await rssMb(child.pid), "server private": await privateMb(child.pid) }) });
   } finally {
     child.kill("SIGTERM");
     await rm(home, { recursive: true, force: true });
@@ -379,7 +387,7 @@ async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>): Prom
       name: "this project",
       base: `${worker.url}/machines/local`,
       headers: { authorization: `Bearer ${secrets.API_TOKEN}` },
-      rss: async () => ({ sidecar: await rssMb(sidecar.child.pid), workerd: await rssMb(workerd) }),
+      rss: async () => ({ sidecar: await rssMb(sidecar.child.pid), "sidecar private": await privateMb(sidecar.child.pid), workerd: await rssMb(workerd) }),
     });
   } finally {
     await sidecar.stop();
@@ -432,10 +440,12 @@ function report(direct: Figures, reference: Figures, ours: Figures): string {
 
 await buildAll();
 console.error(`bench: ${RTT_CALLS} round trips, ${STREAM_EVENTS} streamed updates, ${CONCURRENT} concurrent servers, ${COLD_STARTS} cold starts each`);
+// BENCH_ONLY_OURS=1 skips the other two (for iterating on this project; ratios then come from the last full run).
+const previous = process.env.BENCH_ONLY_OURS ? (JSON.parse(await readFile(join(ROOT, "bench", "results", "latest.json"), "utf8")) as { direct: Figures; sandboxAgent: Figures }) : null;
 console.error("bench: direct stdio ...");
-const direct = await benchDirect();
+const direct = previous?.direct ?? (await benchDirect());
 console.error("bench: sandbox-agent ...");
-const reference = await withSandboxAgent(benchHttp);
+const reference = previous?.sandboxAgent ?? (await withSandboxAgent(benchHttp));
 console.error("bench: this project ...");
 const ours = await withThisProject(benchHttp);
 const table = report(direct, reference, ours);

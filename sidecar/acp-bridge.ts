@@ -101,8 +101,9 @@ export class AcpServer {
 }
 
 export interface AcpLimits extends EventLogLimits {
-  /** Ended servers kept so a reader can still fetch what it missed, and then learn the end. */
+  /** Ended servers kept so a reader can still fetch what it missed, and then learn the end: how many, how long. */
   endedKept: number;
+  endedKeptMs: number;
 }
 
 export class AcpServers {
@@ -166,17 +167,26 @@ export class AcpServers {
 
   private async start(serverId: string, agent: AgentId): Promise<AcpServer> {
     const launch = await this.launch(agent);
-    const proc = await this.processes.spawn({
-      command: launch.command,
-      args: launch.args,
-      cwd: launch.cwd,
-      ...(launch.env ? { env: launch.env } : {}),
-      owner: "system",
-      interactive: true,
-      tty: false,
-      label: `acp:${serverId}`,
-      rawStdout: true,
-    });
+    const proc = await this.processes
+      .spawn({
+        command: launch.command,
+        args: launch.args,
+        cwd: launch.cwd,
+        ...(launch.env ? { env: launch.env } : {}),
+        owner: "system",
+        interactive: true,
+        tty: false,
+        label: `acp:${serverId}`,
+        rawStdout: true,
+      })
+      .catch((err: unknown) => {
+        // The agent is installed but its process cannot start: the upstream of this relay is broken (502),
+        // as sandbox-agent answers it. A full machine stays a 429.
+        if (err instanceof ProblemError && err.code !== "too_many_processes") {
+          throw new ProblemError("stream_error", `failed to start the agent process of '${agent}': ${err.message}`);
+        }
+        throw err;
+      });
     const server = new AcpServer(serverId, agent, proc, this.limits);
     this.ended.delete(serverId);
     this.live.set(serverId, server);
@@ -210,6 +220,9 @@ export class AcpServers {
     if (this.live.get(server.serverId) === server) this.live.delete(server.serverId);
     this.ended.set(server.serverId, server);
     while (this.ended.size > this.limits.endedKept) this.ended.delete(this.ended.keys().next().value!);
+    setTimeout(() => {
+      if (this.ended.get(server.serverId) === server) this.ended.delete(server.serverId);
+    }, this.limits.endedKeptMs).unref();
     log.info(`${server.serverId}: agent '${server.agent}' exited (${signal ?? `code ${exitCode}`})`);
   }
 

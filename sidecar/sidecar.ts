@@ -54,7 +54,8 @@ export class Sidecar {
     this.acp = new AcpServers(this.processes, launcher, {
       maxEvents: options.acpBuffer?.maxEvents ?? LIMITS.acpBufferEvents,
       maxBytes: options.acpBuffer?.maxBytes ?? LIMITS.acpBufferBytes,
-      endedKept: 256,
+      endedKept: 64,
+      endedKeptMs: 120_000,
     });
     this.skills = new SkillsApplier(dataDir, home, this.processes, () =>
       installedSkillsDirs(async (agent) => (await this.installer.installed(agent)) !== null),

@@ -24,7 +24,8 @@ interface Subscription {
   scheduled: boolean;
 }
 
-const MAX_EVENTS_PER_FRAME = 2000;
+/** Enough to amortize a frame, small enough not to build megabyte strings (memory) or stall other streams. */
+const MAX_EVENTS_PER_FRAME = 256;
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 /** A reader waiting for a server that never comes is released after this long. */
 const WAIT_LIMIT_MS = 60_000;

@@ -34,8 +34,12 @@ export interface TunnelOptions {
   onRefused?: (reason: string) => void;
 }
 
-/** How long an answered call is remembered, so a call re-sent after a reconnect is not run twice. */
-const CALL_MEMORY_MS = 10 * 60_000;
+/**
+ * How long an answered call is remembered, so a call re-sent after a reconnect is not run twice.
+ * The worker re-sends only calls it has no answer for, right after reconnecting (it gives up after
+ * its 15 s grace, and the backoff is at most 10 s): a minute covers that with room to spare.
+ */
+const CALL_MEMORY_MS = 60_000;
 const MAX_BACKOFF_MS = 10_000;
 
 export class TunnelClient {
@@ -44,7 +48,8 @@ export class TunnelClient {
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
-  private readonly calls = new Map<string, Promise<string>>();
+  private readonly calls = new Map<string, { answer: Promise<string>; answeredAt: number | null }>();
+  private sweeper: NodeJS.Timeout | null = null;
   private readonly hub: StreamHub;
   private everConnected = false;
   private connectedListeners = new Set<() => void>();
@@ -82,6 +87,7 @@ export class TunnelClient {
     this.stopping = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.sweeper) clearInterval(this.sweeper);
     const ws = this.ws;
     if (!ws || ws.readyState === WebSocket.CLOSED) return;
     await new Promise<void>((resolve) => {
@@ -171,13 +177,20 @@ export class TunnelClient {
   }
 
   private async serveCall(id: string, op: OpName, args: unknown): Promise<void> {
-    let answer = this.calls.get(id);
-    if (!answer) {
-      answer = this.run(id, op, args);
-      this.calls.set(id, answer);
-      void answer.then(() => setTimeout(() => this.calls.delete(id), CALL_MEMORY_MS).unref());
+    let call = this.calls.get(id);
+    if (!call) {
+      const entry: { answer: Promise<string>; answeredAt: number | null } = { answer: this.run(id, op, args), answeredAt: null };
+      void entry.answer.then(() => (entry.answeredAt = Date.now()));
+      this.calls.set(id, entry);
+      call = entry;
+      this.sweeper ??= setInterval(() => this.forgetOldCalls(), CALL_MEMORY_MS / 4).unref();
     }
-    this.sendText(await answer); // if the tunnel is down now, the worker asks again after reconnecting
+    this.sendText(await call.answer); // if the tunnel is down now, the worker asks again after reconnecting
+  }
+
+  private forgetOldCalls(): void {
+    const before = Date.now() - CALL_MEMORY_MS;
+    for (const [id, call] of this.calls) if (call.answeredAt !== null && call.answeredAt < before) this.calls.delete(id);
   }
 
   private async run(id: string, op: OpName, args: unknown): Promise<string> {
