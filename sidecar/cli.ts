@@ -31,7 +31,8 @@ connect options (each also read from the environment variable shown):
   -h, --help           this help
 
 Signals: SIGINT/SIGTERM stop the agents and exit; SIGUSR2 drops the tunnel once (fault drill).
-Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token.`;
+Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token (wrong, or revoked);
+            3 another sidecar connected as the same machine and took over.`;
 
 /** Limits from the environment (see the README's "Limits" table); unset means the default. */
 function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer"> {
@@ -113,6 +114,9 @@ async function main(): Promise<void> {
     ...(workdir ? { workdir } : {}),
     onRefused: () => {
       void sidecar.stop().then(() => process.exit(2));
+    },
+    onReplaced: () => {
+      void sidecar.stop().then(() => process.exit(3));
     },
   });
   let stopping = false;

@@ -12,6 +12,7 @@ import type { LogEntry } from "../src/protocol/resources";
 import { ProblemError } from "../src/protocol/problems";
 import type { Process } from "../src/protocol/resources";
 import { EventLog } from "./event-log";
+import type { ChildRegistry } from "./orphans";
 import { errorText, logger } from "./log";
 
 const log = logger("process");
@@ -144,7 +145,11 @@ export class ProcessManager {
   private readonly processes = new Map<string, ManagedProcess>();
   private counter = 0;
 
-  constructor(readonly limits: ProcessLimits = DEFAULT_PROCESS_LIMITS) {}
+  constructor(
+    readonly limits: ProcessLimits = DEFAULT_PROCESS_LIMITS,
+    /** Where children are written down, so a sidecar that was killed outright has its children reaped on restart. */
+    private readonly registry?: ChildRegistry,
+  ) {}
 
   /** Ids sort as text in creation order: fixed width, zero-padded. */
   private newId(): string {
@@ -163,7 +168,9 @@ export class ProcessManager {
     const backend = options.tty ? await startPty(options) : await startPipes(options);
     const proc = new ManagedProcess(backend, options, this.newId(), this.limits.maxLogBytes);
     this.processes.set(proc.info.id, proc);
+    if (proc.info.pid) this.registry?.add(proc.info.pid);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (proc.info.pid && proc.running) this.registry?.remove(proc.info.pid);
       proc.onExit(code, signal);
       log.debug(`${proc.info.id} exited (${signal ?? code})`);
       this.evictExited();

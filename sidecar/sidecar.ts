@@ -11,6 +11,7 @@ import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
 import { LIMITS } from "../src/protocol/limits";
 import { logger } from "./log";
+import { ChildRegistry } from "./orphans";
 import { installedSkillsDirs, SkillsApplier } from "./skills";
 import { DEFAULT_PROCESS_LIMITS, ProcessManager, type ProcessLimits } from "./processes";
 import { processHandlers, processStream } from "./process-ops";
@@ -34,6 +35,7 @@ export interface SidecarOptions {
   /** Messages kept per ACP server for late or resuming readers. */
   acpBuffer?: { maxEvents?: number; maxBytes?: number };
   onRefused?: (reason: string) => void;
+  onReplaced?: () => void;
 }
 
 export class Sidecar {
@@ -48,7 +50,9 @@ export class Sidecar {
     const dataDir = options.dataDir ?? join(homedir(), ".agent-runtime");
     const workdir = options.workdir ?? process.cwd();
     const home = options.home ?? homedir();
-    this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits });
+    const children = new ChildRegistry(dataDir);
+    children.reapLeftovers();
+    this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits }, children);
     this.installer = new Installer(dataDir, this.processes);
     const launcher = createLauncher(this.installer, workdir);
     this.acp = new AcpServers(this.processes, launcher, {
@@ -69,6 +73,7 @@ export class Sidecar {
       handlers: this.handlers(),
       streams: this.streams(),
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+      ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),
     });
   }
 

@@ -30,8 +30,10 @@ export interface TunnelOptions {
   sidecarVersion: string;
   handlers: OpHandlers;
   streams: StreamResolver;
-  /** Called when the worker refuses the token: retrying cannot help. */
+  /** Called when the worker refuses the token (never valid, or revoked): retrying cannot help. */
   onRefused?: (reason: string) => void;
+  /** Called when another sidecar connected as this machine and took over: two must not take turns. */
+  onReplaced?: () => void;
 }
 
 /**
@@ -51,7 +53,6 @@ export class TunnelClient {
   private readonly calls = new Map<string, { answer: Promise<string>; answeredAt: number | null }>();
   private sweeper: NodeJS.Timeout | null = null;
   private readonly hub: StreamHub;
-  private everConnected = false;
   private connectedListeners = new Set<() => void>();
 
   constructor(private readonly options: TunnelOptions) {
@@ -124,7 +125,8 @@ export class TunnelClient {
         const detail = safeDetail(body) ?? `HTTP ${res.statusCode}`;
         if (res.statusCode === 401 || res.statusCode === 403) {
           log.error(`the worker refused this machine's token: ${detail}`);
-          if (!this.everConnected) this.options.onRefused?.(detail);
+          this.stopping = true;
+          this.options.onRefused?.(detail);
         } else {
           log.warn(`tunnel refused (${res.statusCode}): ${detail}`);
         }
@@ -142,8 +144,13 @@ export class TunnelClient {
     this.heartbeat = null;
     this.hub.clear();
     if (this.stopping) return;
-    if (code === 4000) log.warn("another sidecar connected as this machine; this one keeps retrying");
-    else if (this.attempt === 0) log.warn(`tunnel closed (${code}${reason ? `: ${reason}` : ""}); reconnecting`);
+    if (code === 4000) {
+      log.error("another sidecar connected as this machine and took over; this one stops");
+      this.stopping = true;
+      this.options.onReplaced?.();
+      return;
+    }
+    if (this.attempt === 0) log.warn(`tunnel closed (${code}${reason ? `: ${reason}` : ""}); reconnecting`);
     // Exponential backoff with jitter, capped: a flapping network does not hammer the worker.
     const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
     this.attempt++;
@@ -155,9 +162,8 @@ export class TunnelClient {
     if (!frame) return;
     switch (frame.t) {
       case "welcome":
-        if (this.attempt > 0 || !this.everConnected) log.info(`connected to ${this.options.url} as machine '${frame.machine}'`);
+        log.info(`connected to ${this.options.url} as machine '${frame.machine}'`);
         this.attempt = 0;
-        this.everConnected = true;
         this.heartbeat = setInterval(() => this.send({ t: "beat" }), LIMITS.heartbeatMs);
         for (const listener of this.connectedListeners) listener();
         return;

@@ -18,7 +18,7 @@ export interface Runtime {
   api(path: string, init?: RequestInit): Promise<Response>;
   addSidecar(machine: string, env?: Record<string, string>): Promise<SidecarProcess>;
   /** Stop workerd and start it again on the same port and state folder (sidecars reconnect by themselves). */
-  restartWorker(): Promise<void>;
+  restartWorker(vars?: Record<string, string>): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -56,10 +56,10 @@ export async function startRuntime(opts: { machines?: string[]; vars?: Record<st
       await sidecar.connected();
       return sidecar;
     },
-    async restartWorker() {
+    async restartWorker(vars) {
       const port = Number(new URL(worker.url).port);
       await worker.dispose();
-      worker = await startWorker({ ...workerOptions, port });
+      worker = await startWorker({ ...workerOptions, port, vars: { ...workerOptions.vars, ...vars } });
     },
     async dispose() {
       await Promise.all([...sidecars.values()].map((s) => s.stop()));

@@ -1,0 +1,158 @@
+/**
+ * Faults: the sidecar killed mid-prompt, the tunnel dropped or stalled mid-stream (many times),
+ * the agent killed, the worker runtime restarted. Each time clients get a clear error or resume,
+ * accepted messages are not lost, and no process is left running untracked.
+ */
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { readSse, rpc } from "./acp-helpers";
+import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
+
+let rt: Runtime | null = null;
+afterEach(async () => {
+  await rt?.dispose();
+  rt = null;
+});
+
+type Proc = { id: string; pid: number; label?: string; status: string; signal?: string | null };
+
+/** Running, as opposed to gone or a zombie waiting for a parent that is already dead. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function openSession(r: Runtime, serverId: string): Promise<string> {
+  expect((await rpc(r, serverId, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }, "?agent=mock")).status).toBe(200);
+  const res = await rpc(r, serverId, { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: r.dir, mcpServers: [] } });
+  return ((await res.json()) as { result: { sessionId: string } }).result.sessionId;
+}
+
+const slowPrompt = (id: number, sessionId: string, n: number, ms: number) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "session/prompt",
+  params: { sessionId, prompt: [{ type: "text", text: `/slow ${n} ${ms}` }] },
+});
+
+const ticks = (n: number) => Array.from({ length: n }, (_, i) => `tick ${i + 1} `);
+const texts = (events: { event: string; data: unknown }[]) =>
+  events.filter((e) => e.event === "message").map((e) => (e.data as { params: { update: { content: { text: string } } } }).params.update.content.text);
+
+describe("the sidecar killed outright in the middle of a prompt", () => {
+  it("answers the caller 503, leaves no agent running, and reaps its other children when it comes back", async () => {
+    rt = await startRuntime({ machines: ["local"], vars: { RECONNECT_GRACE_MS: "1500" } });
+    const sleeper = (await (await rt.api("/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "sleep", args: ["300"] }) })).json()) as Proc;
+    const session = await openSession(rt, "victim");
+    const agent = ((await (await rt.api("/v1/processes")).json()) as { processes: Proc[] }).processes.find((p) => p.label === "acp:victim")!;
+    const inFlight = rpc(rt, "victim", slowPrompt(3, session, 100, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    await rt.sidecars.get("local")!.stop("SIGKILL");
+
+    const res = await inFlight;
+    expect(res.status).toBe(503);
+    expect(errorCode(await problemOf(res))).toBe("machine_offline");
+    await waitFor(async () => !alive(agent.pid), "the agent to exit on its closed stdin");
+    expect(alive(sleeper.pid)).toBe(true); // a plain child cannot notice; the next sidecar takes care of it
+
+    const back = await rt.addSidecar("local"); // same machine, same data folder
+    expect(back.logs()).toContain("stopped 1 process(es) left running by a sidecar that did not shut down cleanly");
+    await waitFor(async () => !alive(sleeper.pid), "the leftover child to be gone");
+    expect((await rt.api("/v1/acp")).status).toBe(200);
+  });
+});
+
+describe("the tunnel dropped while the agent streams", () => {
+  it("loses no message across 8 drops in a row", { timeout: 60_000 }, async () => {
+    rt = await startRuntime({ machines: ["local"] });
+    const sidecar = rt.sidecars.get("local")!;
+    let lost = 0;
+    for (let round = 0; round < 8; round++) {
+      const serverId = `drop-${round}`;
+      const session = await openSession(rt, serverId);
+      const reading = readSse(rt, serverId, { until: (events) => events.filter((e) => e.event === "message").length >= 30 });
+      const prompt = rpc(rt, serverId, slowPrompt(3, session, 30, 10));
+      await new Promise((r) => setTimeout(r, 60 + round * 20));
+      process.kill(sidecar.child.pid!, "SIGUSR2");
+      expect((await prompt).status).toBe(200);
+      const got = texts(await reading);
+      lost += ticks(30).filter((t, i) => got[i] !== t).length;
+      await rt.api(`/v1/acp/${serverId}`, { method: "DELETE" });
+    }
+    expect(lost).toBe(0);
+  });
+
+  it("loses nothing when the sidecar stalls for a while (SIGSTOP) and goes on", async () => {
+    rt = await startRuntime({ machines: ["local"] });
+    const session = await openSession(rt, "stall");
+    const reading = readSse(rt, "stall", { until: (events) => events.filter((e) => e.event === "message").length >= 20 });
+    const prompt = rpc(rt, "stall", slowPrompt(3, session, 20, 20));
+    await new Promise((r) => setTimeout(r, 100));
+    const pid = rt.sidecars.get("local")!.child.pid!;
+    process.kill(pid, "SIGSTOP");
+    await new Promise((r) => setTimeout(r, 1500));
+    process.kill(pid, "SIGCONT");
+    expect((await prompt).status).toBe(200);
+    expect(texts(await reading)).toEqual(ticks(20));
+  });
+});
+
+describe("the agent process killed", () => {
+  it("fails the waiting call with 500 agent_process_exited, ends the stream, and lists the exit", async () => {
+    rt = await startRuntime({ machines: ["local"] });
+    const session = await openSession(rt, "killed");
+    const reading = readSse(rt, "killed", { untilEnd: true });
+    const prompt = rpc(rt, "killed", slowPrompt(3, session, 100, 50));
+    await new Promise((r) => setTimeout(r, 200));
+    const agent = ((await (await rt.api("/v1/processes")).json()) as { processes: Proc[] }).processes.find((p) => p.label === "acp:killed")!;
+    expect((await rt.api(`/v1/processes/${agent.id}/kill`, { method: "POST" })).status).toBe(200);
+    const res = await prompt;
+    expect(res.status).toBe(500);
+    expect(await problemOf(res)).toMatchObject({ signal: "SIGKILL" });
+    expect((await reading).at(-1)).toMatchObject({ event: "end", data: { serverId: "killed", signal: "SIGKILL" } });
+    const after = (await (await rt.api(`/v1/processes/${agent.id}`)).json()) as Proc;
+    expect(after).toMatchObject({ status: "exited", signal: "SIGKILL" });
+  });
+});
+
+describe("the worker runtime restarted", () => {
+  it("the sidecar reconnects by itself and a reader resumes with Last-Event-ID, missing nothing", async () => {
+    rt = await startRuntime({ machines: ["local"], persist: true });
+    const session = await openSession(rt, "restart");
+    // That HTTP request dies with the runtime: the client sees a failed request, not a hang.
+    const prompt = rpc(rt, "restart", slowPrompt(3, session, 40, 25)).catch((err: unknown) => err);
+    const before = await readSse(rt, "restart", { until: (events) => events.filter((e) => e.event === "message").length >= 5 });
+    const lastId = before.at(-1)!.id!;
+    await rt.restartWorker();
+    expect(await prompt).toBeInstanceOf(Error);
+    await rt.sidecars.get("local")!.connected(20_000);
+    const rest = await readSse(rt, "restart", { lastEventId: lastId, until: (events) => events.filter((e) => e.event === "message").length >= 40 - lastId });
+    expect([...texts(before), ...texts(rest)]).toEqual(ticks(40));
+  });
+});
+
+describe("tunnel ownership", () => {
+  it("a second sidecar for the same machine takes over; the first stops (exit 3) instead of taking turns", async () => {
+    rt = await startRuntime({ machines: ["local"] });
+    const first = rt.sidecars.get("local")!;
+    const second = await rt.addSidecar("local");
+    expect(await first.stop("SIGCONT")).toBe(3);
+    expect(first.logs()).toContain("took over");
+    expect(second.child.exitCode).toBeNull();
+    expect((await rt.api("/v1/acp")).status).toBe(200);
+  });
+
+  it("a sidecar whose token was revoked (TUNNEL_SECRET rotated) is refused and exits 2", async () => {
+    rt = await startRuntime({ machines: ["local"], persist: true });
+    const sidecar = rt.sidecars.get("local")!;
+    await rt.restartWorker({ TUNNEL_SECRET: "rotated-secret" });
+    expect(await sidecar.stop("SIGCONT")).toBe(2);
+    expect(sidecar.logs()).toContain("refused this machine's token");
+    const status = await rt.api("/v1/acp");
+    expect(status.status).toBe(503);
+  });
+});
