@@ -137,7 +137,8 @@ export class SkillsApplier {
       tty: false,
       label: "skills:git",
       // Never prompt for credentials: a private repository without access fails instead of hanging.
-      env: { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "true" },
+      // Only plain transports, whatever the source says (the API refuses `ext::` and friends too).
+      env: { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "true", GIT_ALLOW_PROTOCOL: "https:http:ssh:git:file" },
     });
     proc.endInput();
     await proc.exited;

@@ -212,7 +212,14 @@ const SafeRelativePath = z
   .refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters")
   .refine((v) => !v.startsWith("/") && !/^[A-Za-z]:/.test(v), "must be a relative path")
   .refine((v) => !v.split(/[\\/]/).includes(".."), "must not contain '..'")
+  .refine((v) => !/%(2e|2f|5c)/i.test(v), "must not contain percent-encoded dots or slashes")
   .refine((v) => !v.startsWith("-"), "must not start with '-'");
+
+/**
+ * Where git may clone from: a URL of a plain transport, scp-style `user@host:path`, or an absolute path.
+ * Never git's `<transport>::` helpers (`ext::` runs commands) or anything option-like.
+ */
+const GIT_SOURCE = /^(?:(?:https?|ssh|git|file):\/\/[^\s]+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+|\/[^\s]*)$/;
 
 export const SkillName = z
   .string()
@@ -239,7 +246,10 @@ export const SkillSource = z
   })
   .strict()
   .superRefine((s, ctx) => {
-    if (s.type === "github" && !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(s.source)) {
+    if (s.type === "git" && (!GIT_SOURCE.test(s.source) || s.source.includes("::"))) {
+      ctx.addIssue({ code: "custom", path: ["source"], message: "a git source is an https://, ssh://, git:// or file:// URL, user@host:path, or an absolute path" });
+    }
+    if (s.type === "github" && (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(s.source) || s.source.split("/").some((part) => part === "." || part === ".."))) {
       ctx.addIssue({ code: "custom", path: ["source"], message: "a github source is 'owner/repo'" });
     }
     if (s.type === "local" && !s.source.startsWith("/") && !s.source.startsWith("~")) {
