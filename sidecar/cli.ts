@@ -24,7 +24,8 @@ Usage:
 connect options (each also read from the environment variable shown):
   --url <url>          the worker, e.g. https://agent-runtime.example.workers.dev   AGENT_RUNTIME_URL
   --machine <id>       this machine's id (letters, digits, . _ -)                    AGENT_RUNTIME_MACHINE
-  --token <token>      its machine token (from 'token' or your admin)                AGENT_RUNTIME_TOKEN
+  --token <token>      its machine token (from 'token' or your admin); prefer the    AGENT_RUNTIME_TOKEN
+                       variable: arguments are visible to other users in 'ps'
   --data-dir <path>    where agents are installed (default ~/.agent-runtime)         AGENT_RUNTIME_DATA_DIR
   --workdir <path>     working directory of agent processes (default: current)       AGENT_RUNTIME_WORKDIR
   --log-level <level>  debug | info | warn | error (default info)                    SIDECAR_LOG_LEVEL
@@ -95,6 +96,10 @@ async function main(): Promise<void> {
 
   const url = values.url ?? process.env.AGENT_RUNTIME_URL;
   const token = values.token ?? process.env.AGENT_RUNTIME_TOKEN;
+  // Agents and processes inherit this environment: the machine token and any worker secret stay here.
+  delete process.env.AGENT_RUNTIME_TOKEN;
+  delete process.env.TUNNEL_SECRET;
+  delete process.env.API_TOKEN;
   if (!url || !/^https?:\/\//.test(url)) fail("--url is required: the worker's http(s) URL");
   if (!token) fail("--token is required: the machine token");
   const level = values["log-level"] ?? process.env.SIDECAR_LOG_LEVEL;

@@ -172,3 +172,27 @@ describe("errors", () => {
     await problemOf(res);
   });
 });
+
+describe("secrets", () => {
+  it("never appear in answers, in the sidecar's logs, or in the environment of processes it starts", async () => {
+    const machineToken = await mintMachineToken(rt.tunnelSecret, "alpha");
+    const spawned = await rt.api("/machines/alpha/v1/processes", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ command: "env" }),
+    });
+    const { id } = (await spawned.json()) as { id: string };
+    const env = await waitFor(async () => {
+      const logs = (await (await rt.api(`/machines/alpha/v1/processes/${id}/logs`)).json()) as { entries: { data: string }[] };
+      const text = logs.entries.map((e) => e.data).join("");
+      return text.includes("PATH=") ? text : null;
+    }, "the env output");
+    const answers = await Promise.all(["/v1/machines", "/machines/alpha/v1/agents", "/machines/alpha/v1/processes", "/v1/config/skills/status"].map(async (p) => (await rt.api(p)).text()));
+    for (const secret of [rt.token, rt.tunnelSecret, machineToken]) {
+      expect(env).not.toContain(secret);
+      for (const answer of answers) expect(answer).not.toContain(secret);
+      for (const sidecar of rt.sidecars.values()) expect(sidecar.logs()).not.toContain(secret);
+    }
+    expect(env).not.toContain("AGENT_RUNTIME_TOKEN");
+  });
+});

@@ -10,6 +10,9 @@ import type { CallOutcome } from "./machine";
 
 const encoder = new TextEncoder();
 
+/** Bytes queued for one reader that does not read; past this it is told to resume later and closed. */
+export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+
 export const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache, no-transform",
@@ -32,12 +35,15 @@ export class SseReader {
     private readonly onClose: (sub: string) => void,
   ) {
     this.lastSeq = after;
-    this.body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.controller = controller;
+    this.body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+        },
+        cancel: () => this.close(),
       },
-      cancel: () => this.close(),
-    });
+      new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+    );
     this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), LIMITS.keepAliveMs);
   }
 
@@ -110,9 +116,21 @@ export class SseReader {
     if (this.closed) return;
     try {
       this.controller.enqueue(encoder.encode(text));
+      if ((this.controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) this.tooSlow();
     } catch {
       this.close();
     }
+  }
+
+  /** Nothing is lost: the machine keeps the messages, and the reader resumes from its last id. */
+  private tooSlow(): void {
+    const problem = problemBody({
+      code: "stream_error",
+      detail: `this reader fell more than ${MAX_QUEUED_BYTES} bytes behind; reconnect with Last-Event-ID: ${this.lastSeq} to resume`,
+      extensions: { lastEventId: this.lastSeq },
+    });
+    this.controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify(problem)}\n\n`));
+    this.close();
   }
 
   private close(): void {
