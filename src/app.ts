@@ -27,6 +27,22 @@ export function v1App() {
   v1.route("/", processRoutes);
   v1.route("/", agentRoutes);
   v1.route("/", skillsRoutes);
+  v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer", description: "the API token" });
+  // Generated from the same zod schemas that validate requests: no shape is written twice.
+  v1.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "agent-runtime",
+      version: "1",
+      description:
+        "A hosted runtime for coding agents. Paths are relative to {base_url}/v1, where {base_url} is the worker (default machine) or the worker's /machines/{machine}. Every error is application/problem+json.",
+    },
+    servers: [
+      { url: "/v1", description: "the default machine" },
+      { url: "/machines/{machine}/v1", description: "a named machine", variables: { machine: { default: "local" } } },
+    ],
+    security: [{ bearer: [] }],
+  });
   return v1;
 }
 

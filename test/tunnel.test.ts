@@ -196,3 +196,55 @@ describe("secrets", () => {
     expect(env).not.toContain("AGENT_RUNTIME_TOKEN");
   });
 });
+
+describe("the OpenAPI document", () => {
+  it("is served at /v1/openapi.json, generated from the route schemas, with every route and its errors", async () => {
+    const res = await rt.api("/v1/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as {
+      openapi: string;
+      servers: { url: string }[];
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+      components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+    };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.servers.map((s) => s.url)).toEqual(["/v1", "/machines/{machine}/v1"]);
+    const routes = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+    expect(routes.sort()).toEqual(
+      [
+        "GET /health",
+        "GET /machines",
+        "POST /acp/{server_id}",
+        "GET /acp/{server_id}",
+        "DELETE /acp/{server_id}",
+        "GET /acp",
+        "GET /processes",
+        "POST /processes",
+        "GET /processes/{id}",
+        "DELETE /processes/{id}",
+        "GET /processes/{id}/logs",
+        "POST /processes/{id}/input",
+        "POST /processes/{id}/stop",
+        "POST /processes/{id}/kill",
+        "GET /agents",
+        "GET /agents/{agent}",
+        "POST /agents/{agent}/install",
+        "GET /config/skills",
+        "PUT /config/skills",
+        "GET /config/skills/status",
+      ].sort(),
+    );
+    // Every route documents its errors as problem+json (401 at least), and the resources are named schemas.
+    for (const [route, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const errors = Object.entries(op.responses).filter(([status]) => Number(status) >= 400);
+        expect(errors.length, `${method} ${route}`).toBeGreaterThan(0);
+        for (const [, response] of errors) expect(Object.keys(response.content ?? {})).toEqual(["application/problem+json"]);
+      }
+    }
+    for (const name of ["JsonRpcMessage", "InstallRequest", "InstallResult", "Artifact", "Process", "AgentInfo", "Capabilities", "SkillsConfig", "SkillSource", "Problem"]) {
+      expect(doc.components.schemas).toHaveProperty(name);
+    }
+    expect(doc.components.securitySchemes).toHaveProperty("bearer");
+  });
+});
