@@ -21,6 +21,7 @@ export async function buildAll(): Promise<void> {
       conditions: ["workerd", "worker", "browser"],
       mainFields: ["module", "main"],
       external: ["cloudflare:*", "node:*"],
+      loader: { ".html": "text" },
       sourcemap: true,
       logLevel: "warning",
     }),

@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
+import { dashboard } from "./dashboard/page";
 import type { AppEnv } from "./env";
 import { requireApiToken } from "./http/auth";
 import { notFound, problem, problemResponse } from "./http/problem";
@@ -49,6 +50,7 @@ export function v1App() {
 export function createApp() {
   const app = new Hono<AppEnv>();
   const v1 = v1App();
+  app.get("/", dashboard);
   app.route("/", tunnelRoutes);
   app.route("/v1", v1);
   app.route("/machines/:machine/v1", v1);

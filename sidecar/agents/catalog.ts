@@ -20,6 +20,7 @@ const PROBE_TIMEOUT_MS = 15_000;
 
 export class AgentCatalog {
   private readonly versionCache = new Map<string, string | null>();
+  private readonly probeCache = new Map<string, { options: unknown[] | null; error: string | null }>();
 
   constructor(
     private readonly installer: Installer,
@@ -50,7 +51,10 @@ export class AgentCatalog {
     // Asked of the binary; an adapter that cannot say (`--version` unsupported) reports the version npm installed.
     info.version = path ? ((await this.version(agent, path, opts.noCache)) ?? (await this.recordedVersion(agent))) : null;
     if (installed) {
-      const probe = await this.probeConfigOptions(agent);
+      // Cached per binary like the version; no_cache asks the agent again.
+      const key = `${agent}:${path}`;
+      const probe = (!opts.noCache && this.probeCache.get(key)) || (await this.probeConfigOptions(agent));
+      this.probeCache.set(key, probe);
       info.configOptions = probe.options;
       info.configError = probe.error;
     } else {
@@ -154,7 +158,7 @@ export class AgentCatalog {
     } catch (err) {
       return { options: null, error: errorText(err) };
     } finally {
-      child.kill("SIGKILL");
+      proc.kill("SIGTERM");
     }
   }
 }
