@@ -83,6 +83,7 @@ async function main(): Promise<void> {
     process.stdout.write(HELP + "\n");
     process.exit(values.help ? 0 : 1);
   }
+  if (command !== "connect" && command !== "token") fail(`unknown command '${command}'`);
   const machine = values.machine ?? process.env.AGENT_RUNTIME_MACHINE;
   if (!machine || !Identifier.safeParse(machine).success) fail("--machine is required: letters, digits, '.', '_' or '-'");
 
@@ -92,7 +93,6 @@ async function main(): Promise<void> {
     process.stdout.write(`${await mintMachineToken(secret, machine)}\n`);
     return;
   }
-  if (command !== "connect") fail(`unknown command '${command}'`);
 
   const url = values.url ?? process.env.AGENT_RUNTIME_URL;
   const token = values.token ?? process.env.AGENT_RUNTIME_TOKEN;

@@ -109,6 +109,24 @@ export class StreamHub {
     }
   }
 
+  /**
+   * Send what every subscription has pending, now. Called before a call's answer goes out, so an
+   * agent's messages that came before its response reach the readers before the response reaches
+   * the caller (e.g. a prompt's last chunks before its `end_turn`).
+   */
+  flushAll(): void {
+    for (const [sub, s] of this.subs) {
+      if (!s.log || s.cursor >= s.log.lastSeq) continue;
+      for (;;) {
+        const { events, gap } = s.log.since(s.cursor, MAX_EVENTS_PER_FRAME);
+        if (!events.length && !gap) break;
+        if (events.length) s.cursor = events[events.length - 1]![0];
+        this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
+        if (!events.length) break;
+      }
+    }
+  }
+
   private finish(sub: string, end: { code: "exited" | "deleted" | "not_found"; json: string }): void {
     this.unsubscribe(sub);
     this.send({ t: "end", sub, end });

@@ -191,7 +191,9 @@ export class TunnelClient {
       call = entry;
       this.sweeper ??= setInterval(() => this.forgetOldCalls(), CALL_MEMORY_MS / 4).unref();
     }
-    this.sendText(await call.answer); // if the tunnel is down now, the worker asks again after reconnecting
+    const answer = await call.answer;
+    this.hub.flushAll(); // what the agent wrote before this answer goes first
+    this.sendText(answer); // if the tunnel is down now, the worker asks again after reconnecting
   }
 
   private forgetOldCalls(): void {

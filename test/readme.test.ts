@@ -1,0 +1,104 @@
+/**
+ * The README's examples run as written against the real runtime, and the sidecar's command line
+ * does what its --help and the README say.
+ */
+import { execFile } from "node:child_process";
+import { readFileSync, writeFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, SIDECAR_BUNDLE } from "../dev/runtime";
+import { mintMachineToken } from "../src/protocol/machine-token";
+import { startRuntime, type Runtime } from "./harness";
+
+const run = promisify(execFile);
+const README = readFileSync(join(ROOT, "README.md"), "utf8");
+
+/** The fenced block right after `<!-- example: NAME ... -->`. */
+function example(name: string): string {
+  const marker = README.indexOf(`<!-- example: ${name}`);
+  if (marker < 0) throw new Error(`README has no example '${name}'`);
+  const match = /```[a-z]*\n([\s\S]*?)```/.exec(README.slice(marker));
+  return match![1]!;
+}
+
+let rt: Runtime;
+beforeAll(async () => {
+  rt = await startRuntime({ machines: ["local"] });
+});
+afterAll(async () => {
+  await rt?.dispose();
+});
+
+describe("the README's examples", () => {
+  it("starts with the two commands, install and start, then the test command", () => {
+    const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
+    expect(blocks[0]).toMatch(/^npm install\nnpm start/);
+    expect(blocks[1]).toMatch(/^npm test/);
+  });
+
+  it("the curl walk-through drives the mock agent", async () => {
+    // As a person runs it, line by line: the stream read ends by its --max-time (curl exit 28), the rest goes on.
+    const { stdout } = await run("bash", ["-uc", example("curl")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+    expect(stdout).toContain('"machines":[{"id":"local","connected":true');
+    expect(stdout).toContain('"result":{"sessionId":"mock-session-1"}');
+    expect(stdout).toContain('"result":{"stopReason":"end_turn"}');
+    expect(stdout).toMatch(/id: 1\nevent: message\ndata: \{"jsonrpc":"2.0","method":"session\/update"/);
+    expect(((await (await rt.api("/v1/acp")).json()) as { servers: unknown[] }).servers).toEqual([]); // DELETE stopped it
+  });
+
+  it("the acp-http-client example runs a permission round trip", async () => {
+    const file = join(ROOT, "test", `.readme-example-${process.pid}.ts`);
+    writeFileSync(file, example("acp-http-client"));
+    try {
+      const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), file], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+      expect(stdout).toContain("Permission granted: wrote hello.txt");
+      expect(stdout).toContain("stopReason: end_turn");
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+});
+
+describe("the sidecar's command line", () => {
+  async function sidecar(args: string[], env: Record<string, string> = {}) {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [SIDECAR_BUNDLE, ...args], { env: { PATH: process.env.PATH!, HOME: rt.dir, ...env } });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  }
+
+  it("--help explains every flag with its environment variable and the exit codes", async () => {
+    const { code, stdout } = await sidecar(["--help"]);
+    expect(code).toBe(0);
+    for (const flag of ["--url", "--machine", "--token", "--data-dir", "--workdir", "--log-level", "--help"]) expect(stdout).toContain(flag);
+    for (const variable of ["AGENT_RUNTIME_URL", "AGENT_RUNTIME_MACHINE", "AGENT_RUNTIME_TOKEN", "AGENT_RUNTIME_DATA_DIR", "AGENT_RUNTIME_WORKDIR", "SIDECAR_LOG_LEVEL"]) expect(stdout).toContain(variable);
+    expect(stdout).toMatch(/Exit codes: 0 .*; 1 bad usage; 2 /);
+  });
+
+  it("exits 1 with a clear message on bad usage", async () => {
+    for (const [args, message] of [
+      [["connect", "--machine", "m", "--token", "t"], "--url is required"],
+      [["connect", "--url", "ftp://x", "--machine", "m", "--token", "t"], "--url is required"],
+      [["connect", "--url", "http://127.0.0.1:1", "--machine", "../m", "--token", "t"], "--machine is required"],
+      [["connect", "--url", "http://127.0.0.1:1", "--machine", "m"], "--token is required"],
+      [["launch"], "unknown command"],
+    ] as const) {
+      const { code, stderr } = await sidecar([...args]);
+      expect(code, args.join(" ")).toBe(1);
+      expect(stderr).toContain(message);
+    }
+  });
+
+  it("takes its settings from the environment, and `token` mints the same token as the worker checks", async () => {
+    const { stdout, code } = await sidecar(["token", "--machine", "laptop"], { TUNNEL_SECRET: rt.tunnelSecret });
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe(await mintMachineToken(rt.tunnelSecret, "laptop"));
+    const bad = await sidecar(["connect"], { AGENT_RUNTIME_URL: rt.url, AGENT_RUNTIME_MACHINE: "env-machine", AGENT_RUNTIME_TOKEN: "mt1.env-machine.wrong" });
+    expect(bad.code).toBe(2); // it used the variables, dialed, and the worker refused the wrong token
+    expect(bad.stderr).toContain("refused this machine's token");
+  });
+});
