@@ -25,6 +25,21 @@ export interface AgentLaunch {
 /** How the bridge gets a command line for an agent (the agent registry answers this). */
 export type AgentLauncher = (agent: AgentId) => Promise<AgentLaunch>;
 
+/** An agent's ACP process: tracked as the runtime's own, stdin open, stdout read as protocol (not logged). */
+export function spawnAgentProcess(processes: ProcessManager, launch: AgentLaunch, label: string): Promise<ManagedProcess> {
+  return processes.spawn({
+    command: launch.command,
+    args: launch.args,
+    cwd: launch.cwd,
+    ...(launch.env ? { env: launch.env } : {}),
+    owner: "system",
+    interactive: true,
+    tty: false,
+    label,
+    rawStdout: true,
+  });
+}
+
 interface Waiting {
   resolve: (result: AcpPostResult) => void;
   reject: (err: ProblemError) => void;
@@ -166,20 +181,7 @@ export class AcpServers {
   }
 
   private async start(serverId: string, agent: AgentId): Promise<AcpServer> {
-    const launch = await this.launch(agent);
-    const proc = await this.processes
-      .spawn({
-        command: launch.command,
-        args: launch.args,
-        cwd: launch.cwd,
-        ...(launch.env ? { env: launch.env } : {}),
-        owner: "system",
-        interactive: true,
-        tty: false,
-        label: `acp:${serverId}`,
-        rawStdout: true,
-      })
-      .catch((err: unknown) => {
+    const proc = await spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`).catch((err: unknown) => {
         // The agent is installed but its process cannot start: the upstream of this relay is broken (502),
         // as sandbox-agent answers it. A full machine stays a 429.
         if (err instanceof ProblemError && err.code !== "too_many_processes") {
@@ -202,13 +204,7 @@ export class AcpServers {
       code: "exited",
       json: JSON.stringify({ serverId: server.serverId, agent: server.agent, processId: server.process.info.id, exitCode, signal }),
     };
-    const stderrTail = server.process.output
-      .since(0)
-      .events.slice(-5)
-      .map(([, json]) => (JSON.parse(json) as { data: string }).data)
-      .join("")
-      .trim()
-      .slice(-500);
+    const stderrTail = server.process.outputText("stderr").trim().slice(-500);
     server.finish(
       end,
       new ProblemError("agent_process_exited", `the agent process exited (${signal ?? `code ${exitCode}`}) before answering`, {

@@ -120,6 +120,16 @@ export class ManagedProcess {
     return this.info.status === "running";
   }
 
+  /** What the process wrote (of what is still kept), as text; one stream or both interleaved. */
+  outputText(stream?: LogEntry["stream"]): string {
+    return this.output
+      .since(0)
+      .events.map(([, json]) => JSON.parse(json) as Omit<LogEntry, "seq">)
+      .filter((entry) => !stream || entry.stream === stream)
+      .map((entry) => entry.data)
+      .join("");
+  }
+
   /** Output is kept in pieces small enough that the byte limit drops old output, never the newest. */
   private record(stream: LogEntry["stream"], text: string): void {
     if (this.output.ended) return;

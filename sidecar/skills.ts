@@ -142,11 +142,7 @@ export class SkillsApplier {
     });
     proc.endInput();
     await proc.exited;
-    const output = proc.output
-      .since(0)
-      .events.map(([, json]) => (JSON.parse(json) as { data: string }).data)
-      .join("")
-      .trim();
+    const output = proc.outputText().trim();
     if (proc.info.exitCode !== 0) {
       throw new Error(`git ${args[0]} failed: ${output.split("\n").slice(-3).join(" ") || `exit ${proc.info.exitCode ?? proc.info.signal}`}`);
     }

@@ -152,11 +152,12 @@ describe("statuses of POST /v1/acp/{server_id}", () => {
   });
 
   it("504 when the agent does not answer within ACP_TIMEOUT_MS", async () => {
-    const quick = await startRuntime({ machines: ["local"], vars: { ACP_TIMEOUT_MS: "300" } });
+    // Long enough for a cold start on a busy machine, far shorter than the turn below (20 × 250 ms).
+    const quick = await startRuntime({ machines: ["local"], vars: { ACP_TIMEOUT_MS: "2000" } });
     try {
       expect((await rpc(quick, "t", init, "?agent=mock")).status).toBe(200);
       const s = (await (await rpc(quick, "t", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: quick.dir, mcpServers: [] } })).json()) as { result: { sessionId: string } };
-      const res = await rpc(quick, "t", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 10 100" }] } });
+      const res = await rpc(quick, "t", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 20 250" }] } });
       expect(res.status).toBe(504);
       expect(errorCode(await problemOf(res))).toBe("timeout");
     } finally {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { AgentId, AgentInfo } from "../../src/protocol/resources";
 import { AgentId as AgentIdSchema } from "../../src/protocol/resources";
-import type { AcpServers, AgentLauncher } from "../acp-bridge";
+import { spawnAgentProcess, type AcpServers, type AgentLauncher } from "../acp-bridge";
 import type { ProcessManager } from "../processes";
 import { errorText } from "../log";
 import { AGENTS } from "./definitions";
@@ -112,18 +112,7 @@ export class AgentCatalog {
   private async probeConfigOptions(agent: AgentId): Promise<{ options: unknown[] | null; error: string | null }> {
     let proc;
     try {
-      const launch = await this.launcher(agent);
-      proc = await this.processes.spawn({
-        command: launch.command,
-        args: launch.args,
-        cwd: launch.cwd,
-        ...(launch.env ? { env: launch.env } : {}),
-        owner: "system",
-        interactive: true,
-        tty: false,
-        label: `probe:${agent}`,
-        rawStdout: true,
-      });
+      proc = await spawnAgentProcess(this.processes, await this.launcher(agent), `probe:${agent}`);
     } catch (err) {
       return { options: null, error: errorText(err) };
     }

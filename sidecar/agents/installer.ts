@@ -150,18 +150,11 @@ export class Installer {
     });
     proc.child.stdin?.end();
     await proc.exited;
-    const { events } = proc.output.since(0);
-    const text = (stream: string) =>
-      events
-        .map(([, json]) => JSON.parse(json) as { stream: string; data: string })
-        .filter((e) => e.stream === stream)
-        .map((e) => e.data)
-        .join("");
     if (proc.info.exitCode !== 0) {
-      const stderr = text("stderr").trim().split("\n").slice(-8).join("\n");
+      const stderr = proc.outputText("stderr").trim().split("\n").slice(-8).join("\n");
       throw new ProblemError("install_failed", `npm ${args[0]} failed for agent '${agent}' (exit ${proc.info.exitCode ?? proc.info.signal}): ${stderr || "no output"}`);
     }
-    return text("stdout").trim();
+    return proc.outputText("stdout").trim();
   }
 }
 
