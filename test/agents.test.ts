@@ -3,7 +3,7 @@
  * The install test downloads @openai/codex and @zed-industries/codex-acp at pinned versions (npm's
  * cache makes later runs fast).
  */
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, realpath, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CAPABILITY_NAMES } from "../src/protocol/resources";
@@ -162,5 +162,16 @@ describe("a real install from the npm registry", () => {
     expect(((await session.json()) as { error?: { message: string } }).error?.message).toMatch(/auth/i);
     expect((await info("codex")).serverStatus?.status).toBe("running");
     await rt.api("/v1/acp/codex-1", { method: "DELETE" });
+
+    // Installed but unable to start (here: no longer executable): 502 stream_error, as sandbox-agent answers it.
+    const adapter = await realpath(result.artifacts[1]!.path);
+    await chmod(adapter, 0o644);
+    try {
+      const broken = await rpc(rt, "codex-2", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }, "?agent=codex");
+      expect(broken.status).toBe(502);
+      expect(errorCode(await problemOf(broken))).toBe("stream_error");
+    } finally {
+      await chmod(adapter, 0o755);
+    }
   });
 });
