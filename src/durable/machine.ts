@@ -225,7 +225,11 @@ export class MachineObject extends DurableObject<Env> {
         resolve({ ok: false, problem: { code: "timeout", detail: `no answer from the machine within ${timeoutMs} ms (${op})` } });
       }, timeoutMs);
       this.pending.set(id, { frame, resolve, timer });
-      ws.send(frame);
+      try {
+        ws.send(frame);
+      } catch {
+        // The socket is closing under us: the call stays pending and goes out again on reconnect.
+      }
     });
   }
 
