@@ -145,10 +145,6 @@ export class AcpServers {
     return ended ? { server: ended, live: false } : null;
   }
 
-  wasEnded(serverId: string): boolean {
-    return this.ended.has(serverId);
-  }
-
   onCreated(listener: (serverId: string) => void): () => void {
     this.createdListeners.add(listener);
     return () => this.createdListeners.delete(listener);

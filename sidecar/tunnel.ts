@@ -53,7 +53,6 @@ export class TunnelClient {
   private readonly calls = new Map<string, { answer: Promise<string>; answeredAt: number | null }>();
   private sweeper: NodeJS.Timeout | null = null;
   private readonly hub: StreamHub;
-  private connectedListeners = new Set<() => void>();
 
   constructor(private readonly options: TunnelOptions) {
     this.hub = new StreamHub(options.streams, (frame) => this.send(frame), () => this.ws?.bufferedAmount ?? 0);
@@ -62,16 +61,6 @@ export class TunnelClient {
   get tunnelUrl(): string {
     const base = this.options.url.replace(/\/+$/, "").replace(/^http/, "ws");
     return `${base}${TUNNEL_PATH_PREFIX}${encodeURIComponent(this.options.machine)}`;
-  }
-
-  get connected(): boolean {
-    return this.ws?.readyState === WebSocket.OPEN;
-  }
-
-  /** Resolves when a tunnel is open and greeted (immediately if it already is). */
-  onConnected(listener: () => void): () => void {
-    this.connectedListeners.add(listener);
-    return () => this.connectedListeners.delete(listener);
   }
 
   start(): void {
@@ -165,7 +154,6 @@ export class TunnelClient {
         log.info(`connected to ${this.options.url} as machine '${frame.machine}'`);
         this.attempt = 0;
         this.heartbeat = setInterval(() => this.send({ t: "beat" }), LIMITS.heartbeatMs);
-        for (const listener of this.connectedListeners) listener();
         return;
       case "req":
         void this.serveCall(frame.id, frame.op, frame.args);

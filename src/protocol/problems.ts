@@ -63,7 +63,3 @@ export class ProblemError extends Error {
     return { code: this.code, detail: this.message, ...(this.extensions ? { extensions: this.extensions } : {}) };
   }
 }
-
-export function isProblemCode(value: unknown): value is ProblemCode {
-  return typeof value === "string" && Object.hasOwn(PROBLEMS, value);
-}
