@@ -31,11 +31,18 @@ export async function machineStub(c: Context<AppEnv>) {
   return c.env.MACHINE.get(c.env.MACHINE.idFromName(machine));
 }
 
+/** How long a machine has to answer an operation that is not an agent's turn (those set their own). */
+const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+
+export function acpTimeout(c: Context<AppEnv>): number {
+  return numberVar(c.env.ACP_TIMEOUT_MS, LIMITS.acpTimeoutMs);
+}
+
 /** Call an operation on the request's machine; a refusal or fault comes back as a thrown ProblemError. */
-export async function relay<N extends OpName>(c: Context<AppEnv>, op: N, args: OpArgs<N>, timeoutMs?: number): Promise<OpResult<N>> {
+export async function relay<N extends OpName>(c: Context<AppEnv>, op: N, args: OpArgs<N>, timeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<OpResult<N>> {
   const stub = await machineStub(c);
   // The stub is typed loosely (RPC types do not carry generics); the op map types both ends here.
-  const outcome = (await stub.call(op, args, timeoutMs ?? numberVar(c.env.ACP_TIMEOUT_MS, LIMITS.acpTimeoutMs))) as CallOutcome<unknown>;
+  const outcome = (await stub.call(op, args, timeoutMs)) as CallOutcome<unknown>;
   if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
   return outcome.value as OpResult<N>;
 }

@@ -2,7 +2,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { relay, machineStub } from "../http/machine";
+import { acpTimeout, relay, machineStub } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { ProblemError } from "../protocol/problems";
 import { AcpServerList, AgentId, Identifier, isJsonRpcRequest, JsonRpcMessage } from "../protocol/resources";
@@ -68,7 +68,7 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
       ...(agent ? { agent } : {}),
       message: JSON.stringify(message),
       hasResponse: isJsonRpcRequest(message),
-    });
+    }, acpTimeout(c));
     if (result.status === 202) return c.body(null, 202);
     return c.body(result.body, 200, { "content-type": "application/json" });
   })
