@@ -36,6 +36,10 @@ async function stop(): Promise<void> {
   process.exit(0);
 }
 process.on("SIGINT", () => void stop());
+// However this script ends, the sidecar does not outlive it (a terminal's Ctrl-C reaches both anyway).
+process.on("exit", () => {
+  if (sidecar.child.exitCode === null) sidecar.child.kill("SIGTERM");
+});
 process.on("SIGTERM", () => void stop());
 sidecar.child.once("exit", (code) => {
   if (!stopping) {
