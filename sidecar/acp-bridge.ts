@@ -89,15 +89,15 @@ export class AcpServer {
   }
 
   /** Write one client message; for a request, resolve with the agent's response. */
-  post(message: string, parsedId: unknown, hasResponse: boolean): Promise<AcpPostResult> {
+  post(message: string, awaitId: string | number | null): Promise<AcpPostResult> {
     if (!this.process.running) {
       return Promise.reject(new ProblemError("agent_process_exited", `the agent process of '${this.serverId}' has exited`));
     }
-    if (!hasResponse) {
+    if (awaitId === null) {
       this.process.child.stdin!.write(message + "\n");
       return Promise.resolve({ status: 202 });
     }
-    const key = JSON.stringify(parsedId);
+    const key = JSON.stringify(awaitId); // the same key the agent's response line is looked up by
     if (this.waiting.has(key)) {
       return Promise.reject(new ProblemError("conflict", `a request with id ${key} is already waiting for its answer on '${this.serverId}'`));
     }
@@ -150,10 +150,8 @@ export class AcpServers {
     return () => this.createdListeners.delete(listener);
   }
 
-  async post(serverId: string, agent: AgentId | undefined, message: string, hasResponse: boolean): Promise<AcpPostResult> {
-    const server = await this.serverFor(serverId, agent);
-    const parsed = JSON.parse(message) as { id?: unknown };
-    return server.post(message, parsed.id, hasResponse);
+  async post(serverId: string, agent: AgentId | undefined, message: string, awaitId: string | number | null): Promise<AcpPostResult> {
+    return (await this.serverFor(serverId, agent)).post(message, awaitId);
   }
 
   private async serverFor(serverId: string, agent: AgentId | undefined): Promise<AcpServer> {

@@ -13,6 +13,11 @@ const encoder = new TextEncoder();
 /** Bytes queued for one reader that does not read; past this it is told to resume later and closed. */
 export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 
+/** An `event: error` frame carrying a problem body (readers that only handle `message` skip it). */
+function errorEvent(problem: ProblemInit): string {
+  return `event: error\ndata: ${JSON.stringify(problemBody(problem))}\n\n`;
+}
+
 export const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache, no-transform",
@@ -78,12 +83,11 @@ export class SseReader {
     this.settle({ ok: true, value: undefined });
     let text = "";
     if (gap) {
-      const problem = problemBody({
+      text += errorEvent({
         code: "stream_error",
         detail: `messages ${gap.from}..${gap.to} were dropped: the buffer limit was reached before they were read`,
         extensions: { dropped: gap },
       });
-      text += `event: error\ndata: ${JSON.stringify(problem)}\n\n`;
     }
     for (const [seq, json] of events) {
       if (seq <= this.lastSeq) continue; // a replay after reconnect may overlap what was already delivered
@@ -108,7 +112,7 @@ export class SseReader {
       this.settle({ ok: false, problem });
       return;
     }
-    this.write(`event: error\ndata: ${JSON.stringify(problemBody(problem))}\n\n`);
+    this.write(errorEvent(problem));
     this.close();
   }
 
@@ -124,12 +128,12 @@ export class SseReader {
 
   /** Nothing is lost: the machine keeps the messages, and the reader resumes from its last id. */
   private tooSlow(): void {
-    const problem = problemBody({
+    const frame = errorEvent({
       code: "stream_error",
       detail: `this reader fell more than ${MAX_QUEUED_BYTES} bytes behind; reconnect with Last-Event-ID: ${this.lastSeq} to resume`,
       extensions: { lastEventId: this.lastSeq },
     });
-    this.controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify(problem)}\n\n`));
+    this.controller.enqueue(encoder.encode(frame)); // past write(): this frame must not trigger the check again
     this.close();
   }
 

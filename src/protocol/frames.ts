@@ -48,7 +48,8 @@ export interface SkillsApplyResult {
 
 /** Every operation: its arguments and its result. Both ends are typed from this one map. */
 export interface Ops {
-  "acp.post": { args: { serverId: string; agent?: AgentId; message: string; hasResponse: boolean }; result: AcpPostResult };
+  /** `awaitId`: the id of a request whose response the caller waits for; null for notifications and responses. */
+  "acp.post": { args: { serverId: string; agent?: AgentId; message: string; awaitId: string | number | null }; result: AcpPostResult };
   "acp.delete": { args: { serverId: string }; result: { deleted: boolean } };
   "acp.list": { args: Record<string, never>; result: AcpServerList };
   "agents.list": { args: { config: boolean; noCache: boolean }; result: { agents: AgentInfo[] } };

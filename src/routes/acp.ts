@@ -67,7 +67,8 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
       serverId: server_id,
       ...(agent ? { agent } : {}),
       message: JSON.stringify(message),
-      hasResponse: isJsonRpcRequest(message),
+      // The sidecar routes the answer by this id: sent along so it need not parse the message again.
+      awaitId: isJsonRpcRequest(message) ? (message.id as string | number) : null,
     }, acpTimeout(c));
     if (result.status === 202) return c.body(null, 202);
     return c.body(result.body, 200, { "content-type": "application/json" });
