@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "src/**/*.test.ts", "sidecar/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
     // Each file starts its own worker (workerd) and sidecar processes; two cores, so two at a time.
     maxWorkers: 2,

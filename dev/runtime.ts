@@ -68,6 +68,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     durableObjects: {
       MACHINE: { className: "MachineObject", useSQLite: true },
       TEAM: { className: "TeamObject", useSQLite: true },
+      TOKEN: { className: "TokenObject", useSQLite: true },
     },
     bindings: { ...options.secrets, DEFAULT_MACHINE: "", ...options.vars },
     ...(options.persistTo ? { defaultPersistRoot: options.persistTo } : {}),
@@ -132,9 +133,11 @@ export async function startSidecar(options: SidecarOptions): Promise<SidecarProc
   const token = options.token ?? (await mintMachineToken(options.tunnelSecret, options.machine));
   const child = spawn(
     process.execPath,
-    [SIDECAR_BUNDLE, "connect", "--url", options.url, "--machine", options.machine, "--data-dir", options.dataDir, ...(options.workdir ? ["--workdir", options.workdir] : [])],
-    { env: { ...process.env, AGENT_RUNTIME_TOKEN: token, ...options.env }, stdio: ["ignore", "pipe", "pipe"] },
+    [SIDECAR_BUNDLE, "connect", "--url", options.url, "--machine", options.machine, "--token-stdin", "--data-dir", options.dataDir, ...(options.workdir ? ["--workdir", options.workdir] : [])],
+    { env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"] },
   );
+  // The token goes in through a pipe: never an argument or a variable, which agents could read.
+  child.stdin!.end(`${token}\n`);
   let logs = "";
   const waiters = new Set<() => void>();
   const onData = (chunk: Buffer) => {

@@ -8,7 +8,8 @@ import { ensureDevVars, ROOT, startSidecar, startWorker } from "../dev/runtime";
 await buildAll();
 const secrets = ensureDevVars();
 const port = process.env.PORT ? Number(process.env.PORT) : 8787;
-const worker = await startWorker({ secrets, persistTo: `${ROOT}/.state`, port });
+// `{url}/v1/...` addresses this machine; without DEFAULT_MACHINE every call would have to name one.
+const worker = await startWorker({ secrets, persistTo: `${ROOT}/.state`, port, vars: { DEFAULT_MACHINE: "local" } });
 const sidecar = await startSidecar({
   url: worker.url,
   machine: "local",

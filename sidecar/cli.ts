@@ -2,11 +2,13 @@
 /**
  * agent-runtime-sidecar: joins this machine to an agent-runtime worker.
  *
- *   agent-runtime-sidecar connect --url https://runtime.example.workers.dev --machine laptop --token mt1....
+ *   echo mt2.… | agent-runtime-sidecar login --url https://runtime.example.workers.dev --machine laptop
+ *   agent-runtime-sidecar connect
  *   agent-runtime-sidecar token --machine laptop        (prints a machine token; needs TUNNEL_SECRET)
  */
 import { parseArgs } from "node:util";
 import { setFlagsFromString } from "node:v8";
+import { defaultConfigDir, firstLine, loadCredentials, readPrivateFile, saveCredentials } from "./credentials";
 import { mintMachineToken } from "../src/protocol/machine-token";
 import { Identifier } from "../src/protocol/resources";
 import { setLogLevel, logger } from "./log";
@@ -18,21 +20,29 @@ const log = logger("sidecar");
 const HELP = `agent-runtime-sidecar ${SIDECAR_VERSION}: run coding agents on this machine for an agent-runtime worker.
 
 Usage:
-  agent-runtime-sidecar connect --url <worker url> --machine <id> --token <machine token> [options]
-  agent-runtime-sidecar token --machine <id>         print the machine token (reads TUNNEL_SECRET)
+  agent-runtime-sidecar login --url <worker url> --machine <id>    reads the machine token from stdin and
+                                                                   stores it (0600) with the url and machine
+  agent-runtime-sidecar connect [options]                          connects with what login stored, or:
+  agent-runtime-sidecar connect --url <url> --machine <id> (--token-file <path> | --token-stdin) [options]
+  agent-runtime-sidecar token --machine <id>                       print a machine token (reads TUNNEL_SECRET)
 
-connect options (each also read from the environment variable shown):
+Where the machine token comes from (never an argument or an environment variable: both stay readable
+by every process of yours, agents included, in 'ps' and /proc/<pid>/environ):
+  --token-stdin        the first line of standard input
+  --token-file <path>  a file only you can read (chmod 600)
+  (neither)            what 'login' stored in <config dir>/credentials.json
+
+Options (each also read from the environment variable shown):
   --url <url>          the worker, e.g. https://agent-runtime.example.workers.dev   AGENT_RUNTIME_URL
   --machine <id>       this machine's id (letters, digits, . _ -)                    AGENT_RUNTIME_MACHINE
-  --token <token>      its machine token (from 'token' or your admin); prefer the    AGENT_RUNTIME_TOKEN
-                       variable: arguments are visible to other users in 'ps'
+  --config-dir <path>  where login stores credentials (default ~/.config/agent-runtime) AGENT_RUNTIME_CONFIG_DIR
   --data-dir <path>    where agents are installed (default ~/.agent-runtime)         AGENT_RUNTIME_DATA_DIR
   --workdir <path>     working directory of agent processes (default: current)       AGENT_RUNTIME_WORKDIR
   --log-level <level>  debug | info | warn | error (default info)                    SIDECAR_LOG_LEVEL
   -h, --help           this help
 
 Signals: SIGINT/SIGTERM stop the agents and exit; SIGUSR2 drops the tunnel once (fault drill).
-Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token (wrong, or revoked);
+Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token (wrong, expired or revoked);
             3 another sidecar connected as the same machine and took over.`;
 
 /** Limits from the environment (see the README's "Limits" table); unset means the default. */
@@ -72,6 +82,9 @@ async function main(): Promise<void> {
       url: { type: "string" },
       machine: { type: "string" },
       token: { type: "string" },
+      "token-file": { type: "string" },
+      "token-stdin": { type: "boolean" },
+      "config-dir": { type: "string" },
       "data-dir": { type: "string" },
       workdir: { type: "string" },
       "log-level": { type: "string" },
@@ -83,25 +96,43 @@ async function main(): Promise<void> {
     process.stdout.write(HELP + "\n");
     process.exit(values.help ? 0 : 1);
   }
-  if (command !== "connect" && command !== "token") fail(`unknown command '${command}'`);
-  const machine = values.machine ?? process.env.AGENT_RUNTIME_MACHINE;
-  if (!machine || !Identifier.safeParse(machine).success) fail("--machine is required: letters, digits, '.', '_' or '-'");
+  if (command !== "connect" && command !== "token" && command !== "login") fail(`unknown command '${command}'`);
+  const configDir = values["config-dir"] ?? process.env.AGENT_RUNTIME_CONFIG_DIR ?? defaultConfigDir();
 
   if (command === "token") {
+    const machine = machineFlag(values.machine);
     const secret = process.env.TUNNEL_SECRET;
     if (!secret) fail("set TUNNEL_SECRET (the worker's secret) to mint a machine token");
     process.stdout.write(`${await mintMachineToken(secret, machine)}\n`);
     return;
   }
+  if (values.token !== undefined || process.env.AGENT_RUNTIME_TOKEN !== undefined) {
+    fail(
+      `a machine token is not taken from ${values.token !== undefined ? "--token" : "AGENT_RUNTIME_TOKEN"}: every process of this user, agents included, could read it (ps, /proc/<pid>/environ). Use --token-stdin, --token-file or 'login'`,
+    );
+  }
 
-  const url = values.url ?? process.env.AGENT_RUNTIME_URL;
-  const token = values.token ?? process.env.AGENT_RUNTIME_TOKEN;
-  // Agents and processes inherit this environment: the machine token and any worker secret stay here.
-  delete process.env.AGENT_RUNTIME_TOKEN;
-  delete process.env.TUNNEL_SECRET;
-  delete process.env.API_TOKEN;
-  if (!url || !/^https?:\/\//.test(url)) fail("--url is required: the worker's http(s) URL");
-  if (!token) fail("--token is required: the machine token");
+  if (command === "login") {
+    const url = urlFlag(values.url);
+    const machine = machineFlag(values.machine);
+    const token = await readTokenFromStdin();
+    const path = await saveCredentials(configDir, { url, machine, token });
+    process.stdout.write(`saved the token of machine '${machine}' for ${url} in ${path} (readable by you only)\nnow run: agent-runtime-sidecar connect\n`);
+    return;
+  }
+
+  // The worker's secrets must never sit in this process's environment: agents could read them from /proc.
+  for (const name of ["TUNNEL_SECRET", "API_TOKEN"]) {
+    if (process.env[name]) fail(`${name} is set in this environment; unset it for the sidecar: every agent it starts could read it from /proc/<pid>/environ`);
+  }
+  const saved = values["token-stdin"] || values["token-file"] ? null : await loadCredentials(configDir).catch((err: Error) => fail(err.message));
+  const url = urlFlag(values.url ?? process.env.AGENT_RUNTIME_URL ?? saved?.url);
+  const machine = machineFlag(values.machine ?? process.env.AGENT_RUNTIME_MACHINE ?? saved?.machine);
+  let token: string;
+  if (values["token-stdin"]) token = await readTokenFromStdin();
+  else if (values["token-file"]) token = await readTokenFile(values["token-file"]);
+  else if (saved) token = saved.token;
+  else fail(`no machine token: pass --token-stdin or --token-file, or run 'login' first (nothing stored in ${configDir})`);
   const level = values["log-level"] ?? process.env.SIDECAR_LOG_LEVEL;
   if (level) {
     if (!["debug", "info", "warn", "error"].includes(level)) fail("--log-level is debug, info, warn or error");
@@ -139,6 +170,31 @@ async function main(): Promise<void> {
     sidecar.tunnel.drop();
   });
   sidecar.start();
+}
+
+function machineFlag(value: string | undefined): string {
+  if (!value || !Identifier.safeParse(value).success) fail("--machine is required: letters, digits, '.', '_' or '-'");
+  return value;
+}
+
+function urlFlag(value: string | undefined): string {
+  if (!value || !/^https?:\/\/[^\s]+$/.test(value)) fail("--url is required: the worker's http(s) URL");
+  return value.replace(/\/+$/, "");
+}
+
+async function readTokenFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write("machine token: ");
+  const token = await firstLine(process.stdin);
+  if (!token) fail("no machine token on standard input");
+  return token;
+}
+
+async function readTokenFile(path: string): Promise<string> {
+  try {
+    return await readPrivateFile(path);
+  } catch (err) {
+    fail(err instanceof Error ? err.message : String(err));
+  }
 }
 
 void main();

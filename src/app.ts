@@ -4,7 +4,8 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { dashboard } from "./dashboard/page";
 import type { AppEnv } from "./env";
-import { requireApiToken } from "./http/auth";
+import { auditTrail } from "./http/audit";
+import { authenticate } from "./http/auth";
 import { notFound, problem, problemResponse } from "./http/problem";
 import { validationHook } from "./http/validation";
 import { LIMITS } from "./protocol/limits";
@@ -15,20 +16,23 @@ import { healthRoutes } from "./routes/health";
 import { machineRoutes } from "./routes/machines";
 import { processRoutes } from "./routes/processes";
 import { skillsRoutes } from "./routes/skills";
+import { trustRoutes } from "./routes/trust";
 import { tunnelRoutes } from "./routes/tunnel";
 
 /** Everything under `{base_url}/v1`; mounted at `/v1` and at `/machines/{machine}/v1`. */
 export function v1App() {
   const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   v1.route("/", healthRoutes); // the one route without a token
-  v1.use("*", requireApiToken);
+  v1.use("*", authenticate);
+  v1.use("*", auditTrail);
   v1.use("*", bodyLimit({ maxSize: LIMITS.maxBodyBytes, onError: () => problem("payload_too_large", `the body is larger than ${LIMITS.maxBodyBytes} bytes`) }));
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
   v1.route("/", processRoutes);
   v1.route("/", agentRoutes);
   v1.route("/", skillsRoutes);
-  v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer", description: "the API token" });
+  v1.route("/", trustRoutes);
+  v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer", description: "an API token (API_TOKEN, or one issued by POST /v1/tokens)" });
   // Generated from the same zod schemas that validate requests: no shape is written twice.
   v1.doc31("/openapi.json", {
     openapi: "3.1.0",
@@ -56,9 +60,13 @@ export function createApp() {
   app.route("/machines/:machine/v1", v1);
   app.notFound(notFound);
   app.onError((err, c) => {
-    if (err instanceof ProblemError) return problemResponse(err.toInit());
+    if (err instanceof ProblemError) {
+      // RFC 6750: a refused bearer token is answered with the scheme to use.
+      return problemResponse(err.toInit(), err.code === "token_invalid" ? { "www-authenticate": 'Bearer realm="agent-runtime"' } : undefined);
+    }
     if (err instanceof HTTPException) {
-      const code = err.status === 415 ? "unsupported_media_type" : err.status === 413 ? "payload_too_large" : err.status === 401 ? "token_invalid" : "invalid_request";
+      if (err.res) return err.res;
+      const code = err.status === 415 ? "unsupported_media_type" : err.status === 413 ? "payload_too_large" : "invalid_request";
       return problem(code, err.message || "the request could not be read");
     }
     console.error(`unhandled error on ${c.req.method} ${new URL(c.req.url).pathname}:`, err);

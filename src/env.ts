@@ -1,22 +1,32 @@
+import type { Identity } from "./http/access";
 import type { MachineObject } from "./durable/machine";
 import type { TeamObject } from "./durable/team";
+import type { TokenObject } from "./durable/token";
 
 /** Bindings and variables of the worker (see wrangler.toml; secrets come from `.dev.vars` locally). */
 export interface Env {
   MACHINE: DurableObjectNamespace<MachineObject>;
   TEAM: DurableObjectNamespace<TeamObject>;
-  /** Comma-separated API tokens; any one of them is accepted. */
+  TOKEN: DurableObjectNamespace<TokenObject>;
+  /** Comma-separated bootstrap admin tokens; any one of them is accepted. */
   API_TOKEN: string;
   /** Key under which machine tokens are minted and checked. */
   TUNNEL_SECRET: string;
-  /** Machine that `{worker}/v1/...` addresses when several are connected. */
+  /** Machine that `{worker}/v1/...` addresses; unset, such calls must name a machine. */
   DEFAULT_MACHINE?: string;
   ACP_TIMEOUT_MS?: string;
   RECONNECT_GRACE_MS?: string;
   INSTALL_TIMEOUT_MS?: string;
+  /** Cloudflare Access (optional): the application's audience tag and team domain, and who gets which role. */
+  CF_ACCESS_AUD?: string;
+  CF_ACCESS_TEAM_DOMAIN?: string;
+  /** Where Access publishes its signing keys; defaults to https://<team domain>/cdn-cgi/access/certs. */
+  CF_ACCESS_CERTS_URL?: string;
+  /** `email=role` pairs, comma separated; `*@example.com=viewer` matches a whole domain. */
+  CF_ACCESS_ROLES?: string;
 }
 
-export type AppEnv = { Bindings: Env; Variables: { machine: string } };
+export type AppEnv = { Bindings: Env; Variables: { machine: string; identity: Identity } };
 
 export function numberVar(value: string | undefined, fallback: number): number {
   const n = value === undefined || value === "" ? NaN : Number(value);

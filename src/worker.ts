@@ -3,6 +3,7 @@ import type { Env } from "./env";
 
 export { MachineObject } from "./durable/machine";
 export { TeamObject } from "./durable/team";
+export { TokenObject } from "./durable/token";
 
 const app = createApp();
 

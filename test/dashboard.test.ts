@@ -68,4 +68,49 @@ describe("the dashboard", () => {
     await page.click("#refresh");
     await expect.poll(() => page.textContent("#processes")).toContain("(acp:chat-");
   });
+
+  it("lets an admin connect a machine, issue a token shown once, revoke it, and read the audit log", async () => {
+    expect(await page.textContent("#whoami")).toBe("API_TOKEN (admin)");
+    await page.fill("#connect-machine", "new-laptop");
+    await page.click("#connect-form button[type=submit]");
+    await page.waitForSelector("#connect-out:not([hidden])");
+    expect(await page.textContent("#connect-command")).toMatch(/^echo 'mt2\.new-laptop\.1\.0\.[A-Za-z0-9_-]+' \| npx agent-runtime-sidecar login --url 'http:\/\/127\.0\.0\.1:\d+' --machine 'new-laptop' && npx agent-runtime-sidecar connect$/);
+
+    await page.fill("#token-name", "reader-rita");
+    await page.selectOption("#token-role", "viewer");
+    await page.click("#token-form button[type=submit]");
+    await page.waitForSelector("#token-out:not([hidden])");
+    const secret = (await page.textContent("#token-secret"))!;
+    expect(secret).toMatch(/^art\./);
+    await page.waitForSelector('tr[data-token="reader-rita"]');
+    expect(await page.textContent('tr[data-token="reader-rita"]')).toContain("viewer");
+    expect(await page.textContent("#tokens")).not.toContain(secret);
+    const me = await fetch(`${rt.url}/v1/whoami`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(((await me.json()) as { name: string }).name).toBe("reader-rita");
+
+    await page.click('[data-revoke="reader-rita"]');
+    await expect.poll(() => page.textContent('tr[data-token="reader-rita"]')).toContain("revoked");
+    expect((await fetch(`${rt.url}/v1/whoami`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+
+    await page.click("#audit-refresh");
+    await expect.poll(() => page.textContent("#audit")).toContain("DELETE /v1/tokens/{id}");
+    expect(await page.textContent("#audit")).toContain("POST /v1/machine-tokens");
+  });
+
+  it("shows a viewer no admin pages and no way to change the team's skills", async () => {
+    const res = await rt.api("/v1/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "viewer-vera", role: "viewer" }) });
+    const { token } = (await res.json()) as { token: string };
+    const viewerPage = await browser.newPage();
+    try {
+      await viewerPage.goto(`${rt.url}/`);
+      await viewerPage.fill("#token", token);
+      await viewerPage.click("#login-form button[type=submit]");
+      await viewerPage.waitForSelector('[data-machine="local"] .dot.on');
+      expect(await viewerPage.textContent("#whoami")).toBe("viewer-vera (viewer)");
+      expect(await viewerPage.isHidden("#admin")).toBe(true);
+      expect(await viewerPage.isDisabled("#skills-save")).toBe(true);
+    } finally {
+      await viewerPage.close();
+    }
+  });
 });

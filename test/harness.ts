@@ -25,7 +25,8 @@ export interface Runtime {
 export async function startRuntime(opts: { machines?: string[]; vars?: Record<string, string>; persist?: boolean } = {}): Promise<Runtime> {
   const dir = await mkdtemp(join(tmpdir(), "agent-runtime-test-"));
   const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts") };
-  const workerOptions = { secrets, ...(opts.persist ? { persistTo: join(dir, "state") } : {}), ...(opts.vars ? { vars: opts.vars } : {}) };
+  // `/v1/...` means machine `local` unless a test says otherwise (as `npm start` does).
+  const workerOptions = { secrets, ...(opts.persist ? { persistTo: join(dir, "state") } : {}), vars: { DEFAULT_MACHINE: "local", ...opts.vars } };
   let worker = await startWorker(workerOptions);
   const sidecars = new Map<string, SidecarProcess>();
   const runtime: Runtime = {

@@ -65,7 +65,7 @@ const cases: Case[] = [
     { name: `machine '${bad}'`, method: "GET", path: `/machines/${bad}/v1/acp`, status: 400 },
   ]),
   // ---- install: versions are never a command line
-  ...["1.0; rm -rf ~", "$(id)", "`id`", "--registry=http://127.0.0.1:1", "-g", "file:../x", "git+https://x/y.git", "1.0\n2.0", "latest && curl x", "../../etc/passwd", "ünïcode", ""].map(
+  ...["1.0; rm -rf ~", "$(id)", "`id`", "--registry=http://127.0.0.1:1", "-g", "file:../x", "git+https://x/y.git", "1.0\n2.0", "latest && curl x", "../../etc/passwd", "ünïcode", "", "good.tgz", "evil.tar.gz", "owner/repo", "./x"].map(
     (version): Case => ({ name: `agentVersion ${JSON.stringify(version)}`, method: "POST", path: "/v1/agents/claude/install", body: json({ agentVersion: version }), headers: JSON_HEADERS, status: 400, code: "invalid_request" }),
   ),
   { name: "reinstall as a string", method: "POST", path: "/v1/agents/claude/install", body: json({ reinstall: "true" }), headers: JSON_HEADERS, status: 400 },
@@ -74,6 +74,8 @@ const cases: Case[] = [
   { name: "a shell line as command", method: "POST", path: "/v1/processes", body: json({ command: "ls; rm -rf /tmp/x" }), headers: JSON_HEADERS, status: 404, code: "not_found" },
   { name: "an option as command", method: "POST", path: "/v1/processes", body: json({ command: "--version" }), headers: JSON_HEADERS, status: 404, code: "not_found" },
   { name: "a control character in command", method: "POST", path: "/v1/processes", body: json({ command: "ls\u0000" }), headers: JSON_HEADERS, status: 400 },
+  { name: "a NUL byte in args", method: "POST", path: "/v1/processes", body: json({ command: "ls", args: ["a\u0000b"] }), headers: JSON_HEADERS, status: 400, code: "invalid_request" },
+  { name: "a NUL byte in env", method: "POST", path: "/v1/processes", body: json({ command: "ls", env: { A: "x\u0000y" } }), headers: JSON_HEADERS, status: 400, code: "invalid_request" },
   { name: "a missing command", method: "POST", path: "/v1/processes", body: json({ args: ["-la"] }), headers: JSON_HEADERS, status: 400 },
   { name: "args of the wrong type", method: "POST", path: "/v1/processes", body: json({ command: "ls", args: [1, 2] }), headers: JSON_HEADERS, status: 400 },
   { name: "env with a bad name", method: "POST", path: "/v1/processes", body: json({ command: "ls", env: { "A=B": "x" } }), headers: JSON_HEADERS, status: 400 },
@@ -88,6 +90,10 @@ const cases: Case[] = [
   ...[
     { type: "git", source: "ext::sh -c touch% /tmp/pwned" },
     { type: "git", source: "--upload-pack=touch /tmp/x" },
+    { type: "git", source: "ssh://-oProxyCommand=id/x" },
+    { type: "git", source: "ssh://user@-oProxyCommand=id/x" },
+    { type: "git", source: "ssh://-oProxyCommand=id@host/x" },
+    { type: "git", source: "-oProxyCommand=id@host:x" },
     { type: "git", source: "https://x/y.git", ref: "--output=/tmp/x" },
     { type: "git", source: "https://x/y.git", subpath: "%2e%2e/%2e%2e" },
     { type: "git", source: "https://x/y.git", subpath: "../secrets" },

@@ -3,10 +3,10 @@
  * does what its --help and the README say.
  */
 import { execFile } from "node:child_process";
-import { readFileSync, writeFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promisify } from "node:util";
 import { ROOT, SIDECAR_BUNDLE } from "../dev/runtime";
 import { mintMachineToken } from "../src/protocol/machine-token";
 import { startRuntime, type Runtime } from "./harness";
@@ -61,30 +61,31 @@ describe("the README's examples", () => {
 });
 
 describe("the sidecar's command line", () => {
-  async function sidecar(args: string[], env: Record<string, string> = {}) {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [SIDECAR_BUNDLE, ...args], { env: { PATH: process.env.PATH!, HOME: rt.dir, ...env } });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
+  async function sidecar(args: string[], env: Record<string, string> = {}, input?: string) {
+    return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, [SIDECAR_BUNDLE, ...args], { env: { PATH: process.env.PATH!, HOME: rt.dir, ...env } }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+      child.stdin!.end(input ?? "");
+    });
   }
 
   it("--help explains every flag with its environment variable and the exit codes", async () => {
     const { code, stdout } = await sidecar(["--help"]);
     expect(code).toBe(0);
-    for (const flag of ["--url", "--machine", "--token", "--data-dir", "--workdir", "--log-level", "--help"]) expect(stdout).toContain(flag);
-    for (const variable of ["AGENT_RUNTIME_URL", "AGENT_RUNTIME_MACHINE", "AGENT_RUNTIME_TOKEN", "AGENT_RUNTIME_DATA_DIR", "AGENT_RUNTIME_WORKDIR", "SIDECAR_LOG_LEVEL"]) expect(stdout).toContain(variable);
+    for (const flag of ["login", "connect", "--url", "--machine", "--token-stdin", "--token-file", "--config-dir", "--data-dir", "--workdir", "--log-level", "--help"]) expect(stdout).toContain(flag);
+    for (const variable of ["AGENT_RUNTIME_URL", "AGENT_RUNTIME_MACHINE", "AGENT_RUNTIME_CONFIG_DIR", "AGENT_RUNTIME_DATA_DIR", "AGENT_RUNTIME_WORKDIR", "SIDECAR_LOG_LEVEL"]) expect(stdout).toContain(variable);
     expect(stdout).toMatch(/Exit codes: 0 .*; 1 bad usage; 2 /);
   });
 
   it("exits 1 with a clear message on bad usage", async () => {
+    const config = ["--config-dir", join(rt.dir, "no-config")];
     for (const [args, message] of [
-      [["connect", "--machine", "m", "--token", "t"], "--url is required"],
-      [["connect", "--url", "ftp://x", "--machine", "m", "--token", "t"], "--url is required"],
-      [["connect", "--url", "http://127.0.0.1:1", "--machine", "../m", "--token", "t"], "--machine is required"],
-      [["connect", "--url", "http://127.0.0.1:1", "--machine", "m"], "--token is required"],
+      [["connect", "--machine", "m", "--token-stdin", ...config], "--url is required"],
+      [["connect", "--url", "ftp://x", "--machine", "m", "--token-stdin", ...config], "--url is required"],
+      [["connect", "--url", "http://127.0.0.1:1", "--machine", "../m", "--token-stdin"], "--machine is required"],
+      [["connect", "--url", "http://127.0.0.1:1", "--machine", "m", ...config], "no machine token"],
+      [["connect", "--url", "http://127.0.0.1:1", "--machine", "m", "--token-stdin"], "no machine token on standard input"],
       [["launch"], "unknown command"],
     ] as const) {
       const { code, stderr } = await sidecar([...args]);
@@ -93,12 +94,38 @@ describe("the sidecar's command line", () => {
     }
   });
 
-  it("takes its settings from the environment, and `token` mints the same token as the worker checks", async () => {
+  it("never takes the machine token where agents could read it: not an argument, not a variable; no worker secret in its environment", async () => {
+    const connect = ["connect", "--url", rt.url, "--machine", "m"];
+    const asArgument = await sidecar([...connect, "--token", "mt2.m.1.0.x"]);
+    expect(asArgument.code).toBe(1);
+    expect(asArgument.stderr).toContain("is not taken from --token");
+    const asVariable = await sidecar(connect, { AGENT_RUNTIME_TOKEN: "mt2.m.1.0.x" });
+    expect(asVariable.code).toBe(1);
+    expect(asVariable.stderr).toContain("is not taken from AGENT_RUNTIME_TOKEN");
+    for (const secret of ["TUNNEL_SECRET", "API_TOKEN"]) {
+      const withSecret = await sidecar([...connect, "--token-stdin"], { [secret]: "x" }, "mt2.m.1.0.x\n");
+      expect(withSecret.code, secret).toBe(1);
+      expect(withSecret.stderr).toContain(`${secret} is set in this environment`);
+    }
+    const loose = join(rt.dir, "loose-token");
+    writeFileSync(loose, "mt2.m.1.0.x\n", { mode: 0o644 });
+    const looseFile = await sidecar([...connect, "--token-file", loose]);
+    expect(looseFile.code).toBe(1);
+    expect(looseFile.stderr).toContain("can be read by other users");
+  });
+
+  it("login stores the token readable by its user only; connect then needs no flag; `token` mints what the worker checks", async () => {
     const { stdout, code } = await sidecar(["token", "--machine", "laptop"], { TUNNEL_SECRET: rt.tunnelSecret });
     expect(code).toBe(0);
     expect(stdout.trim()).toBe(await mintMachineToken(rt.tunnelSecret, "laptop"));
-    const bad = await sidecar(["connect"], { AGENT_RUNTIME_URL: rt.url, AGENT_RUNTIME_MACHINE: "env-machine", AGENT_RUNTIME_TOKEN: "mt1.env-machine.wrong" });
-    expect(bad.code).toBe(2); // it used the variables, dialed, and the worker refused the wrong token
+
+    const configDir = join(rt.dir, "config");
+    const login = await sidecar(["login", "--url", rt.url, "--machine", "env-machine", "--config-dir", configDir], {}, "mt2.env-machine.1.0.wrong\n");
+    expect(login.code, login.stderr).toBe(0);
+    expect(statSync(join(configDir, "credentials.json")).mode & 0o777).toBe(0o600);
+    expect(statSync(configDir).mode & 0o777).toBe(0o700);
+    const bad = await sidecar(["connect"], { AGENT_RUNTIME_CONFIG_DIR: configDir });
+    expect(bad.code).toBe(2); // it used what login stored, dialed, and the worker refused the wrong token
     expect(bad.stderr).toContain("refused this machine's token");
   });
 });

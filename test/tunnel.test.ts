@@ -9,7 +9,7 @@ import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./har
 let rt: Runtime;
 
 beforeAll(async () => {
-  rt = await startRuntime({ machines: ["alpha", "beta"] });
+  rt = await startRuntime({ machines: ["alpha", "beta"], vars: { DEFAULT_MACHINE: "" } });
 });
 afterAll(async () => {
   await rt?.dispose();
@@ -82,10 +82,12 @@ describe("machines", () => {
     expect((await rt.api("/machines/alpha/v1/acp/only-on-alpha", { method: "DELETE" })).status).toBe(204);
   });
 
-  it("refuses an ambiguous /v1 when several machines are connected and no default is set", async () => {
+  it("never picks a machine nobody named: /v1 without DEFAULT_MACHINE is 400, listing the machines", async () => {
     const res = await rt.api("/v1/acp");
-    expect(res.status).toBe(409);
-    expect(await problemOf(res)).toMatchObject({ machines: ["alpha", "beta"] });
+    expect(res.status).toBe(400);
+    const problem = await problemOf(res);
+    expect(problem).toMatchObject({ machines: ["alpha", "beta"] });
+    expect(problem.detail).toContain("/machines/{machine}/v1");
   });
 
   it("answers 503 machine_offline at once for a machine that is not connected", async () => {
@@ -204,7 +206,7 @@ describe("the OpenAPI document", () => {
     const doc = (await res.json()) as {
       openapi: string;
       servers: { url: string }[];
-      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }>; [extension: `x-${string}`]: unknown }>>;
       components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
     };
     expect(doc.openapi).toBe("3.1.0");
@@ -232,8 +234,23 @@ describe("the OpenAPI document", () => {
         "GET /config/skills",
         "PUT /config/skills",
         "GET /config/skills/status",
+        "GET /whoami",
+        "GET /tokens",
+        "POST /tokens",
+        "DELETE /tokens/{id}",
+        "GET /audit",
+        "POST /machine-tokens",
+        "DELETE /machine-tokens/{machine}",
       ].sort(),
     );
+    // Every route but health declares the role it needs (and whether it acts on one machine).
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods) as [string, Record<string, unknown>][]) {
+        if (path === "/health") continue;
+        expect(["viewer", "member", "admin"], `${method} ${path}`).toContain(op["x-required-role"]);
+        expect(typeof op["x-machine-scoped"], `${method} ${path}`).toBe("boolean");
+      }
+    }
     // Every route documents its errors as problem+json (401 at least), and the resources are named schemas.
     for (const [route, methods] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(methods)) {

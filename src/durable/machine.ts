@@ -21,7 +21,7 @@ import {
 } from "../protocol/frames";
 import { LIMITS } from "../protocol/limits";
 import type { ProblemInit } from "../protocol/problems";
-import { teamStub } from "./team";
+import { teamStub } from "./stubs";
 import { SseReader } from "./sse-reader";
 
 export type CallOutcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
@@ -36,6 +36,8 @@ interface TunnelAttachment {
   machine: string;
   connectedAtMs: number;
   hello: boolean;
+  /** The generation of the machine token this sidecar connected with. */
+  generation: number;
 }
 
 const SIDECAR_TAG = "sidecar";
@@ -55,8 +57,13 @@ export class MachineObject extends DurableObject<Env> {
 
   override async fetch(request: Request): Promise<Response> {
     const machine = request.headers.get("x-machine-id");
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !machine) {
+    const generation = Number(request.headers.get("x-token-generation"));
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !machine || !Number.isSafeInteger(generation)) {
       return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade from a sidecar" });
+    }
+    // The one piece of per-machine trust state: tokens older than the current generation were revoked.
+    if (generation < (await this.tokenGeneration())) {
+      return problemResponse({ code: "token_invalid", detail: `the tokens of machine '${machine}' minted before were revoked; ask an admin for a new one` });
     }
     // A new authenticated connection replaces the old one (e.g. the sidecar restarted).
     for (const old of this.ctx.getWebSockets(SIDECAR_TAG)) {
@@ -68,7 +75,7 @@ export class MachineObject extends DurableObject<Env> {
     }
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [SIDECAR_TAG]);
-    const attachment: TunnelAttachment = { machine, connectedAtMs: Date.now(), hello: false };
+    const attachment: TunnelAttachment = { machine, connectedAtMs: Date.now(), hello: false, generation };
     server.serializeAttachment(attachment);
     return new Response(null, { status: 101, webSocket: client });
   }
@@ -204,6 +211,27 @@ export class MachineObject extends DurableObject<Env> {
     if (latest.version === 0) return; // never configured: nothing to apply, nothing to remove
     const outcome = await this.call("skills.apply", { version: String(latest.version), config: latest.config }, SKILLS_APPLY_TIMEOUT_MS);
     await team.recordSkillsApplied(machine, outcome.ok ? { result: outcome.value as SkillsApplyResult } : { error: outcome.problem.detail, version: latest.version });
+  }
+
+  /** The generation new machine tokens are minted with; 1 until the machine's tokens are first revoked. */
+  async tokenGeneration(): Promise<number> {
+    return (await this.ctx.storage.get<number>("token-generation")) ?? 1;
+  }
+
+  /** Refuse every token minted so far, and close the tunnel of a sidecar that connected with one. */
+  async revokeTokens(): Promise<number> {
+    const generation = (await this.tokenGeneration()) + 1;
+    await this.ctx.storage.put("token-generation", generation);
+    for (const ws of this.ctx.getWebSockets(SIDECAR_TAG)) {
+      if ((ws.deserializeAttachment() as TunnelAttachment).generation < generation) {
+        try {
+          ws.close(4001, "this machine's token was revoked");
+        } catch {
+          // already closing
+        }
+      }
+    }
+    return generation;
   }
 
   isOnline(): boolean {

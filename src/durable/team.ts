@@ -1,13 +1,14 @@
 /**
  * The team's one Durable Object: what is shared by every machine of a deployment.
  * It keeps the registry of machines (so `GET /v1/machines` and the default machine
- * need no scan) in its SQLite storage.
+ * need no scan), the index of issued API tokens (each token's authority is its own object: see
+ * durable/token.ts) and the audit log, in its SQLite storage.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { LIMITS } from "../protocol/limits";
 import type { SkillsApplyResult } from "../protocol/frames";
-import type { Machine, SkillsConfig, SkillsMachineStatus } from "../protocol/resources";
+import type { AuditEntry, AuditPage, AuditQuery, Machine, SkillsConfig, SkillsMachineStatus, TokenInfo } from "../protocol/resources";
 
 export interface StoredSkills {
   /** Increases with every change; the ETag is `"<version>"`. */
@@ -28,12 +29,14 @@ export function ifMatchAllows(header: string, version: number): boolean {
     .some((t) => t === "*" || t === skillsEtag(version));
 }
 
+/** The audit log keeps the newest entries, at most this many and at most this old (docs/architecture.md, "Trust"). */
+export const AUDIT_KEEP_ENTRIES = 100_000;
+export const AUDIT_KEEP_MS = 90 * 86_400_000;
+/** An upper bound on issued tokens, so listing them (one call per token object) stays bounded. */
+export const MAX_TOKENS = 1000;
+
 /** A machine whose sidecar has not been heard of for this long is shown as disconnected, whatever its last word. */
 const STALE_AFTER_MS = LIMITS.heartbeatMs * 3;
-
-export function teamStub(env: Env): DurableObjectStub<TeamObject> {
-  return env.TEAM.get(env.TEAM.idFromName("team"));
-}
 
 type MachineRow = {
   id: string;
@@ -55,6 +58,75 @@ export class TeamObject extends DurableObject<Env> {
       sidecar_version TEXT,
       platform TEXT
     )`);
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, info TEXT NOT NULL)`);
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS audit (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      at_ms INTEGER NOT NULL,
+      token TEXT NOT NULL,
+      role TEXT,
+      method TEXT NOT NULL,
+      route TEXT NOT NULL,
+      machine TEXT,
+      status INTEGER NOT NULL
+    )`);
+  }
+
+  // ---------- the index of issued API tokens ----------
+
+  /** False when the team already has MAX_TOKENS live tokens. */
+  registerToken(info: TokenInfo): boolean {
+    const live = this.ctx.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM tokens WHERE json_extract(info, '$.revokedAtMs') IS NULL`).one().n;
+    if (live >= MAX_TOKENS) return false;
+    this.ctx.storage.sql.exec(`INSERT INTO tokens (id, info) VALUES (?, ?)`, info.id, JSON.stringify(info));
+    return true;
+  }
+
+  updateToken(info: TokenInfo): void {
+    this.ctx.storage.sql.exec(`UPDATE tokens SET info = ? WHERE id = ?`, JSON.stringify(info), info.id);
+  }
+
+  listTokens(): TokenInfo[] {
+    return this.ctx.storage.sql
+      .exec<{ info: string }>(`SELECT info FROM tokens ORDER BY id`)
+      .toArray()
+      .map((r) => JSON.parse(r.info) as TokenInfo)
+      .sort((a, b) => a.createdAtMs - b.createdAtMs);
+  }
+
+  // ---------- the audit log ----------
+
+  appendAudit(entry: Omit<AuditEntry, "seq">): void {
+    const sql = this.ctx.storage.sql;
+    const cursor = sql.exec(
+      `INSERT INTO audit (at_ms, token, role, method, route, machine, status) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+      entry.atMs,
+      entry.token,
+      entry.role,
+      entry.method,
+      entry.route,
+      entry.machine,
+      entry.status,
+    );
+    const seq = Number(cursor.one().seq);
+    // Trim now and then rather than on every append: one indexed delete per 256 entries.
+    if (seq % 256 === 0) sql.exec(`DELETE FROM audit WHERE seq <= ? OR at_ms < ?`, seq - AUDIT_KEEP_ENTRIES, Date.now() - AUDIT_KEEP_MS);
+  }
+
+  readAudit(query: AuditQuery): AuditPage {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (query.before !== undefined) (where.push("seq < ?"), params.push(query.before));
+    if (query.token !== undefined) (where.push("token = ?"), params.push(query.token));
+    if (query.machine !== undefined) (where.push("machine = ?"), params.push(query.machine));
+    if (query.status !== undefined) (where.push("status = ?"), params.push(query.status));
+    if (query.sinceMs !== undefined) (where.push("at_ms >= ?"), params.push(query.sinceMs));
+    const limit = query.limit ?? 100;
+    type Row = { seq: number; at_ms: number; token: string; role: AuditEntry["role"]; method: string; route: string; machine: string | null; status: number };
+    const rows = this.ctx.storage.sql
+      .exec<Row>(`SELECT * FROM audit ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC LIMIT ?`, ...params, limit + 1)
+      .toArray();
+    const entries = rows.slice(0, limit).map((r) => ({ seq: r.seq, atMs: r.at_ms, token: r.token, role: r.role, method: r.method, route: r.route, machine: r.machine, status: r.status }));
+    return { entries, nextBefore: rows.length > limit ? entries.at(-1)!.seq : null };
   }
 
   machineConnected(m: { id: string; connectedAtMs: number; sidecarVersion: string; platform: string }): void {

@@ -1,7 +1,19 @@
-import type { MiddlewareHandler } from "hono";
+/**
+ * Who is calling (docs/architecture.md, "Trust"). A request proves it with one of:
+ *  - `Authorization: Bearer <API_TOKEN>`: the bootstrap admin, a worker secret;
+ *  - `Authorization: Bearer art.<id>.<secret>`: an issued token, checked by that token's own Durable Object;
+ *  - `Cf-Access-Jwt-Assertion` when Cloudflare Access is configured: the email's role from CF_ACCESS_ROLES.
+ * Anything else is 401 with `WWW-Authenticate: Bearer`, and the refusal is audited.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { tokenStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { timingSafeEqualText } from "../protocol/machine-token";
+import { ProblemError } from "../protocol/problems";
+import type { Identity } from "./access";
+import { accessIdentity, accessConfigured } from "./cf-access";
 import { problem } from "./problem";
+import { recordAudit } from "./audit";
+import { apiTokenId, sha256Hex, timingSafeEqualText } from "./secrets";
 
 /** The bearer token of a request, or null when the header is missing or not `Bearer <token>`. */
 export function bearerToken(header: string | undefined | null): string | null {
@@ -20,10 +32,53 @@ export function isApiToken(configured: string | undefined, presented: string | n
   return ok;
 }
 
-export const requireApiToken: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const BOOTSTRAP_ADMIN: Identity = { name: "API_TOKEN", role: "admin", machines: "*", tokenId: null, expiresAtMs: null };
+
+type Verdict = { ok: true; identity: Identity } | { ok: false; detail: string; presented: string };
+
+async function identify(c: Context<AppEnv>): Promise<Verdict> {
   const token = bearerToken(c.req.header("authorization"));
-  if (!isApiToken(c.env.API_TOKEN, token)) {
-    return problem("token_invalid", token ? "the bearer token is not valid" : "send 'Authorization: Bearer <API token>'");
+  if (token) {
+    if (isApiToken(c.env.API_TOKEN, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
+    const id = apiTokenId(token);
+    if (!id) return { ok: false, detail: "the bearer token is not valid", presented: "(unknown token)" };
+    const check = await tokenStub(c.env, id).check(await sha256Hex(token), Date.now());
+    if (!check.ok) {
+      const detail = check.reason === "unknown" ? "the bearer token is not valid" : `the token '${check.name}' is ${check.reason}`;
+      return { ok: false, detail, presented: check.name ?? `(unknown token ${id})` };
+    }
+    const t = check.token;
+    return { ok: true, identity: { name: t.name, role: t.role, machines: t.machines, tokenId: t.id, expiresAtMs: t.expiresAtMs } };
   }
+  const assertion = c.req.header("cf-access-jwt-assertion");
+  if (assertion && accessConfigured(c.env)) {
+    const verdict = await accessIdentity(c.env, assertion);
+    return verdict.ok ? verdict : { ok: false, detail: verdict.detail, presented: verdict.presented };
+  }
+  return { ok: false, detail: "send 'Authorization: Bearer <token>'", presented: "(no token)" };
+}
+
+function unauthorized(detail: string, presented: boolean): Response {
+  const res = problem("token_invalid", detail);
+  res.headers.set("www-authenticate", presented ? 'Bearer realm="agent-runtime", error="invalid_token"' : 'Bearer realm="agent-runtime"');
+  return res;
+}
+
+/** Sets `identity` for the rest of the request, or answers 401 (audited). */
+export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const verdict = await identify(c);
+  if (!verdict.ok) {
+    const res = unauthorized(verdict.detail, verdict.presented !== "(no token)");
+    recordAudit(c, { token: verdict.presented, role: null, status: res.status });
+    return res;
+  }
+  c.set("identity", verdict.identity);
   await next();
 };
+
+/** For code paths that must have an identity (after `authenticate`). */
+export function identityOf(c: Context<AppEnv>): Identity {
+  const identity = c.get("identity");
+  if (!identity) throw new ProblemError("token_invalid", "no identity on this request");
+  return identity;
+}

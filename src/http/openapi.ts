@@ -23,7 +23,7 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
 
 /** The error responses of a route, by problem code (statuses come from the one table in protocol/problems). */
 export function errors(...codes: ProblemCode[]) {
-  const all: ProblemCode[] = ["token_invalid", ...codes];
+  const all: ProblemCode[] = ["token_invalid", "permission_denied", ...codes];
   const out: Record<number, { description: string; content: { [PROBLEM_CONTENT_TYPE]: { schema: typeof Problem } } }> = {};
   for (const code of all) {
     const { status } = PROBLEMS[code];

@@ -18,13 +18,16 @@ export const Identifier = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must start with a letter or digit and hold only letters, digits, '.', '_' or '-'")
   .refine((v) => v !== "." && v !== ".." && !v.includes(".."), "must not contain '..'");
 
-/** A version selector for npm: an exact semver, a range npm understands, or a dist-tag. Never an option or a URL. */
+/**
+ * A version selector for npm: an exact semver, a range npm understands, or a dist-tag. Never an option,
+ * a URL or a path: a dist-tag holds no dot or slash, since npm reads `good.tgz` or `a/b` as a file or a repository.
+ */
 export const VersionSpec = z
   .string()
   .min(1)
   .max(64)
   .regex(
-    /^(?:[A-Za-z][A-Za-z0-9._-]*|[~^]?v?\d+(?:\.(?:\d+|x|\*)){0,2}(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$/,
+    /^(?:[A-Za-z][A-Za-z0-9_-]*|[~^]?v?\d+(?:\.(?:\d+|x|\*)){0,2}(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$/,
     "must be a semver version (1.2.3, ^1.2) or a dist-tag (latest, next)",
   );
 
@@ -117,13 +120,15 @@ export const Process = z
 export type Process = z.infer<typeof Process>;
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name");
+/** An argument or environment value: any text but NUL, which no operating system can pass to a process. */
+const ProcessText = z.string().max(65536).refine((v) => !v.includes("\u0000"), "must not contain NUL bytes");
 
 export const SpawnRequest = z
   .object({
     command: z.string().min(1).max(4096).refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters"),
-    args: z.array(z.string().max(65536)).max(1024).optional(),
+    args: z.array(ProcessText).max(1024).optional(),
     cwd: z.string().min(1).max(4096).refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters").optional(),
-    env: z.record(EnvName, z.string().max(65536)).optional(),
+    env: z.record(EnvName, ProcessText).optional(),
     tty: z.boolean().optional(),
     interactive: z.boolean().optional(),
   })
@@ -221,6 +226,17 @@ const SafeRelativePath = z
  */
 const GIT_SOURCE = /^(?:(?:https?|ssh|git|file):\/\/[^\s]+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+|\/[^\s]*)$/;
 
+/**
+ * The user and host of a git URL must not look like options: ssh is handed them as arguments, and
+ * `ssh://-oProxyCommand=…/x` would run a command (git refuses it too, but it must not reach git at all).
+ */
+function gitUserOrHostIsOptionLike(source: string): boolean {
+  const url = /^[a-z]+:\/\/([^/]*)/.exec(source);
+  const authority = url ? url[1]! : /^([^/:]+):/.exec(source)?.[1];
+  if (authority === undefined) return false;
+  return authority.split("@").some((part) => part.startsWith("-")) || authority.startsWith("[-");
+}
+
 export const SkillName = z
   .string()
   .min(1)
@@ -246,6 +262,9 @@ export const SkillSource = z
   })
   .strict()
   .superRefine((s, ctx) => {
+    if (s.type === "git" && gitUserOrHostIsOptionLike(s.source)) {
+      ctx.addIssue({ code: "custom", path: ["source"], message: "the user and host of a git source must not start with '-'" });
+    }
     if (s.type === "git" && (!GIT_SOURCE.test(s.source) || s.source.includes("::"))) {
       ctx.addIssue({ code: "custom", path: ["source"], message: "a git source is an https://, ssh://, git:// or file:// URL, user@host:path, or an absolute path" });
     }
@@ -311,3 +330,105 @@ export type AcpServer = z.infer<typeof AcpServer>;
 
 export const AcpServerList = z.object({ servers: z.array(AcpServer) }).meta({ id: "AcpServerList" });
 export type AcpServerList = z.infer<typeof AcpServerList>;
+
+// ---------- trust: API tokens, machine tokens, the audit log (docs/architecture.md, "Trust") ----------
+
+/** What a token may do: viewers read, members also act on the machines in their scope, admins manage the team too. */
+export const Role = z.enum(["viewer", "member", "admin"]).meta({ id: "Role" });
+export type Role = z.infer<typeof Role>;
+
+/** The machines a token may reach: a list of machine ids, or every machine. */
+export const MachineScope = z.union([z.literal("*"), z.array(Identifier).min(1).max(256)]).meta({ id: "MachineScope" });
+export type MachineScope = z.infer<typeof MachineScope>;
+
+const TokenName = z
+  .string()
+  .min(1)
+  .max(80)
+  .refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters")
+  .describe("who or what holds the token (shown in the audit log)");
+
+/** At most ten years: a token that should never expire has no expiry. */
+const ExpiresIn = z.number().int().min(1).max(10 * 365 * 86_400);
+
+export const TokenCreateRequest = z
+  .object({
+    name: TokenName,
+    role: Role,
+    machines: MachineScope.optional().describe("default '*' (every machine)"),
+    expiresInSeconds: ExpiresIn.optional().describe("omitted: never expires"),
+  })
+  .strict()
+  .meta({ id: "TokenCreateRequest" });
+export type TokenCreateRequest = z.infer<typeof TokenCreateRequest>;
+
+export const TokenInfo = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    role: Role,
+    machines: MachineScope,
+    createdAtMs: z.number().int(),
+    createdBy: z.string(),
+    expiresAtMs: z.number().int().nullable(),
+    lastUsedMs: z.number().int().nullable().describe("recorded at most once a minute"),
+    revokedAtMs: z.number().int().nullable(),
+  })
+  .meta({ id: "TokenInfo" });
+export type TokenInfo = z.infer<typeof TokenInfo>;
+
+export const TokenCreated = TokenInfo.extend({ token: z.string().describe("the secret: shown this once, stored only as a hash") }).meta({ id: "TokenCreated" });
+export const TokenList = z.object({ tokens: z.array(TokenInfo) }).meta({ id: "TokenList" });
+
+export const Whoami = z
+  .object({ name: z.string(), role: Role, machines: MachineScope, tokenId: z.string().nullable(), expiresAtMs: z.number().int().nullable() })
+  .meta({ id: "Whoami" });
+export type Whoami = z.infer<typeof Whoami>;
+
+export const MachineTokenRequest = z
+  .object({ machine: Identifier, expiresInSeconds: ExpiresIn.optional().describe("omitted: never expires") })
+  .strict()
+  .meta({ id: "MachineTokenRequest" });
+
+export const MachineTokenMinted = z
+  .object({
+    machine: z.string(),
+    token: z.string().describe("the machine token: shown this once"),
+    generation: z.number().int(),
+    expiresAtMs: z.number().int().nullable(),
+    connectCommand: z.string().describe("run on the machine: stores the token (0600) and connects"),
+  })
+  .meta({ id: "MachineTokenMinted" });
+
+export const MachineTokensRevoked = z
+  .object({ machine: z.string(), generation: z.number().int().describe("tokens of older generations are refused from now on") })
+  .meta({ id: "MachineTokensRevoked" });
+
+export const AuditEntry = z
+  .object({
+    seq: z.number().int(),
+    atMs: z.number().int(),
+    token: z.string().describe("the token's name, or what was presented when it was refused"),
+    role: Role.nullable(),
+    method: z.string(),
+    route: z.string().describe("the route pattern, e.g. /v1/processes/{id}/kill"),
+    machine: z.string().nullable(),
+    status: z.number().int(),
+  })
+  .meta({ id: "AuditEntry" });
+export type AuditEntry = z.infer<typeof AuditEntry>;
+
+export const AuditPage = z
+  .object({ entries: z.array(AuditEntry), nextBefore: z.number().int().nullable().describe("pass as ?before= for the next (older) page") })
+  .meta({ id: "AuditPage" });
+export type AuditPage = z.infer<typeof AuditPage>;
+
+export const AuditQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).optional(),
+  before: z.coerce.number().int().min(1).optional(),
+  token: z.string().max(80).optional(),
+  machine: Identifier.optional(),
+  status: z.coerce.number().int().min(100).max(599).optional(),
+  sinceMs: z.coerce.number().int().min(0).optional(),
+});
+export type AuditQuery = z.infer<typeof AuditQuery>;

@@ -2,6 +2,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
+import { declare } from "../http/access";
 import { acpTimeout, relay, machineStub } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { ProblemError } from "../protocol/problems";
@@ -10,7 +11,7 @@ import { accepts } from "../http/negotiation";
 
 const ServerParams = z.object({ server_id: Identifier });
 
-const post = createRoute({
+const post = createRoute(declare({ role: "member", machine: true }, {
   method: "post",
   path: "/acp/{server_id}",
   summary: "Send one JSON-RPC message to an ACP server (the first POST for an id starts it)",
@@ -24,9 +25,9 @@ const post = createRoute({
     202: { description: "a notification or a response was delivered to the agent" },
     ...errors("invalid_request", "unsupported_agent", "agent_not_installed", "not_acceptable", "conflict", "payload_too_large", "unsupported_media_type", "agent_process_exited", "machine_offline", "timeout"),
   },
-});
+}));
 
-const stream = createRoute({
+const stream = createRoute(declare({ role: "viewer", machine: true }, {
   method: "get",
   path: "/acp/{server_id}",
   summary: "Server-sent events: every message the agent writes (notifications and its requests to the client)",
@@ -38,22 +39,22 @@ const stream = createRoute({
     200: { description: "text/event-stream of `event: message` with `id: <seq>`; `event: end` when the agent exits", content: { "text/event-stream": { schema: z.string() } } },
     ...errors("not_found", "not_acceptable", "machine_offline"),
   },
-});
+}));
 
-const remove = createRoute({
+const remove = createRoute(declare({ role: "member", machine: true }, {
   method: "delete",
   path: "/acp/{server_id}",
   summary: "Stop an ACP server's agent process (idempotent)",
   request: { params: ServerParams },
   responses: { 204: { description: "stopped, or was not running" }, ...errors(...MACHINE_ERRORS) },
-});
+}));
 
-const list = createRoute({
+const list = createRoute(declare({ role: "viewer", machine: true }, {
   method: "get",
   path: "/acp",
   summary: "The live ACP servers of the machine",
   responses: { 200: json(AcpServerList, "live servers"), ...errors(...MACHINE_ERRORS) },
-});
+}));
 
 export const acpRoutes = new OpenAPIHono<AppEnv>()
   .openapi(post, async (c) => {
@@ -79,7 +80,7 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
     }
     const { server_id } = c.req.valid("param");
     const after = Number(c.req.valid("header")["last-event-id"] ?? 0);
-    const stub = await machineStub(c);
+    const stub = machineStub(c);
     return (await stub.openStream({ kind: "acp", serverId: server_id }, after)) as unknown as Response;
   })
   .openapi(remove, async (c) => {

@@ -2,6 +2,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { numberVar, type AppEnv } from "../env";
+import { declare } from "../http/access";
 import { relay } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import { AgentId, AgentInfo, AgentList, InstallRequest, InstallResult } from "../protocol/resources";
@@ -15,23 +16,23 @@ const InfoQuery = z.object({
   no_cache: QueryFlag.describe("bypass the version cache"),
 });
 
-const list = createRoute({
+const list = createRoute(declare({ role: "viewer", machine: true }, {
   method: "get",
   path: "/agents",
   summary: "Every agent this runtime knows, as installed on the machine",
   request: { query: InfoQuery },
   responses: { 200: json(AgentList, "agents"), ...errors(...MACHINE_ERRORS) },
-});
+}));
 
-const get = createRoute({
+const get = createRoute(declare({ role: "viewer", machine: true }, {
   method: "get",
   path: "/agents/{agent}",
   summary: "One agent: installed, credentials, capabilities; with config=true its version, path and config options",
   request: { params: AgentParams, query: InfoQuery },
   responses: { 200: json(AgentInfo, "the agent"), ...errors(...MACHINE_ERRORS, "unsupported_agent") },
-});
+}));
 
-const install = createRoute({
+const install = createRoute(declare({ role: "member", machine: true }, {
   method: "post",
   path: "/agents/{agent}/install",
   summary: "Install an agent (and its ACP adapter) from the npm registry on the machine",
@@ -40,7 +41,7 @@ const install = createRoute({
     200: json(InstallResult, "what is installed now"),
     ...errors(...MACHINE_ERRORS, "unsupported_agent", "install_failed", "unsupported_media_type"),
   },
-});
+}));
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async (c) => {

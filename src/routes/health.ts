@@ -1,10 +1,11 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { bearerToken, isApiToken } from "../http/auth";
+import { guard } from "../http/access";
+import { authenticate } from "../http/auth";
 import { machineStub } from "../http/machine";
 import { errors, json } from "../http/openapi";
-import { ProblemError } from "../protocol/problems";
 
 const Health = z
   .object({
@@ -21,13 +22,18 @@ const health = createRoute({
   responses: { 200: json(Health, "the worker answers"), ...errors() },
 });
 
+const machineViewer = guard({ role: "viewer", machine: true });
+
 export const healthRoutes = new OpenAPIHono<AppEnv>().openapi(health, async (c) => {
   const machine = c.req.param("machine");
   if (machine === undefined) return c.json({ status: "ok" as const }, 200);
-  // A machine's health says whether that machine exists and is up: token holders only.
-  if (!isApiToken(c.env.API_TOKEN, bearerToken(c.req.header("authorization")))) {
-    throw new ProblemError("token_invalid", "send 'Authorization: Bearer <API token>'");
-  }
-  const connected = await (await machineStub(c)).isOnline();
+  // A machine's health says whether that machine exists and is up: for whoever may see that machine.
+  let connected = false;
+  const refused = await authenticate(c, async () => {
+    await machineViewer(c, async () => {
+      connected = await machineStub(c).isOnline();
+    });
+  });
+  if (refused) throw new HTTPException(refused.status as 401, { res: refused });
   return c.json({ status: "ok" as const, machine: { id: machine, connected } }, 200);
 });

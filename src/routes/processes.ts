@@ -2,6 +2,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
+import { declare } from "../http/access";
 import { machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
@@ -9,14 +10,14 @@ import { Identifier, Process, ProcessInput, ProcessList, ProcessLogs, SpawnReque
 
 const IdParams = z.object({ id: Identifier });
 
-const list = createRoute({
+const list = createRoute(declare({ role: "viewer", machine: true }, {
   method: "get",
   path: "/processes",
   summary: "All processes the runtime tracks, running and exited, sorted by id",
   responses: { 200: json(ProcessList, "processes"), ...errors(...MACHINE_ERRORS) },
-});
+}));
 
-const spawn = createRoute({
+const spawn = createRoute(declare({ role: "member", machine: true }, {
   method: "post",
   path: "/processes",
   summary: "Start a process (no shell unless you run one)",
@@ -25,17 +26,17 @@ const spawn = createRoute({
     201: json(Process, "started"),
     ...errors(...MACHINE_ERRORS, "not_found", "too_many_processes", "unsupported_media_type", "payload_too_large"),
   },
-});
+}));
 
-const get = createRoute({
+const get = createRoute(declare({ role: "viewer", machine: true }, {
   method: "get",
   path: "/processes/{id}",
   summary: "One process",
   request: { params: IdParams },
   responses: { 200: json(Process, "the process"), ...errors(...MACHINE_ERRORS, "not_found") },
-});
+}));
 
-const logs = createRoute({
+const logs = createRoute(declare({ role: "viewer", machine: true }, {
   method: "get",
   path: "/processes/{id}/logs",
   summary: "stdout/stderr with sequence numbers; follow=true streams SSE until the process exits",
@@ -51,32 +52,32 @@ const logs = createRoute({
     },
     ...errors(...MACHINE_ERRORS, "not_found", "not_acceptable"),
   },
-});
+}));
 
-const input = createRoute({
+const input = createRoute(declare({ role: "member", machine: true }, {
   method: "post",
   path: "/processes/{id}/input",
   summary: "Write to an interactive process's stdin",
   request: { params: IdParams, body: jsonBody(ProcessInput) },
   responses: { 200: json(z.object({ written: z.number().int() }), "bytes written"), ...errors(...MACHINE_ERRORS, "not_found", "payload_too_large") },
-});
+}));
 
 const signal = (path: "stop" | "kill", summary: string) =>
-  createRoute({
+  createRoute(declare({ role: "member", machine: true }, {
     method: "post",
     path: `/processes/{id}/${path}`,
     summary,
     request: { params: IdParams },
     responses: { 200: json(Process, "the process after the signal took effect"), ...errors(...MACHINE_ERRORS, "not_found") },
-  });
+  }));
 
-const remove = createRoute({
+const remove = createRoute(declare({ role: "member", machine: true }, {
   method: "delete",
   path: "/processes/{id}",
   summary: "Forget an exited process (409 while it runs)",
   request: { params: IdParams },
   responses: { 204: { description: "forgotten" }, ...errors(...MACHINE_ERRORS, "not_found") },
-});
+}));
 
 export const processRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async (c) => c.json(await relay(c, "processes.list", {}), 200))
@@ -90,7 +91,7 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
     if (!accepts(c.req.header("accept"), "text/event-stream")) {
       return c.json(await relay(c, "processes.logs", { id, after: from }), 200);
     }
-    const stub = await machineStub(c);
+    const stub = machineStub(c);
     return (await stub.openStream({ kind: "logs", processId: id }, from)) as unknown as Response;
   })
   .openapi(input, async (c) => {

@@ -3,7 +3,9 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import type { AppEnv, Env } from "../env";
-import { skillsEtag, teamStub } from "../durable/team";
+import { declare } from "../http/access";
+import { machineObject, teamStub } from "../durable/stubs";
+import { skillsEtag } from "../durable/team";
 import { errors, json, jsonBody } from "../http/openapi";
 import { problem } from "../http/problem";
 import { ProblemError } from "../protocol/problems";
@@ -14,14 +16,14 @@ export const MAX_SKILLS_DOCUMENT_BYTES = 64 * 1024;
 
 const EtagHeader = { ETag: { schema: { type: "string" as const }, description: "version of the configuration, for If-Match" } };
 
-const read = createRoute({
+const read = createRoute(declare({ role: "viewer", machine: false }, {
   method: "get",
   path: "/config/skills",
   summary: "The team's skills configuration",
   responses: { 200: { ...json(SkillsConfig, "the configuration ({sources: []} until one is set)"), headers: EtagHeader }, ...errors() },
-});
+}));
 
-const write = createRoute({
+const write = createRoute(declare({ role: "admin", machine: false }, {
   method: "put",
   path: "/config/skills",
   summary: "Replace the team's skills configuration; every connected machine applies it",
@@ -33,19 +35,19 @@ const write = createRoute({
     200: { ...json(SkillsConfig, "the stored configuration"), headers: EtagHeader },
     ...errors("invalid_request", "precondition_failed", "payload_too_large", "unsupported_media_type"),
   },
-});
+}));
 
-const status = createRoute({
+const status = createRoute(declare({ role: "viewer", machine: false }, {
   method: "get",
   path: "/config/skills/status",
   summary: "Per machine: the configuration it applied, when, the skills it installed and any error",
   responses: { 200: json(SkillsStatus, "status"), ...errors() },
-});
+}));
 
 /** Tell every connected machine to apply the latest configuration (each records its own outcome). */
 async function pushToMachines(env: Env): Promise<void> {
   const machines = await teamStub(env).connectedMachineIds();
-  await Promise.allSettled(machines.map((id) => env.MACHINE.get(env.MACHINE.idFromName(id)).applySkills()));
+  await Promise.allSettled(machines.map((id) => machineObject(env, id).applySkills()));
 }
 
 export const skillsRoutes = new OpenAPIHono<AppEnv>();

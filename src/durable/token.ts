@@ -1,0 +1,83 @@
+/**
+ * One Durable Object per API token (named by the token's public id). It is the authority on whether
+ * that token is valid: every request made with it asks this object, never the team object, so checking
+ * tokens scales with the people using them and a revocation holds from the next request on
+ * (docs/architecture.md, "Trust"). Only the SHA-256 of the secret is kept.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { timingSafeEqualText } from "../http/secrets";
+import type { MachineScope, Role, TokenInfo } from "../protocol/resources";
+
+export interface StoredToken {
+  id: string;
+  name: string;
+  role: Role;
+  machines: MachineScope;
+  createdAtMs: number;
+  createdBy: string;
+  expiresAtMs: number | null;
+  revokedAtMs: number | null;
+  lastUsedMs: number | null;
+  /** Hex SHA-256 of the whole token. */
+  hash: string;
+}
+
+export type TokenCheck = { ok: true; token: TokenInfo } | { ok: false; reason: "unknown" | "revoked" | "expired"; name: string | null };
+
+/** Last-used is written at most this often, so a busy token does not write on every request. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function tokenInfo(t: StoredToken): TokenInfo {
+  return {
+    id: t.id,
+    name: t.name,
+    role: t.role,
+    machines: t.machines,
+    createdAtMs: t.createdAtMs,
+    createdBy: t.createdBy,
+    expiresAtMs: t.expiresAtMs,
+    lastUsedMs: t.lastUsedMs,
+    revokedAtMs: t.revokedAtMs,
+  };
+}
+
+export class TokenObject extends DurableObject<Env> {
+  private cached: StoredToken | null | undefined;
+
+  private async stored(): Promise<StoredToken | null> {
+    if (this.cached === undefined) this.cached = (await this.ctx.storage.get<StoredToken>("token")) ?? null;
+    return this.cached;
+  }
+
+  private async save(token: StoredToken): Promise<void> {
+    this.cached = token;
+    await this.ctx.storage.put("token", token);
+  }
+
+  async create(token: StoredToken): Promise<void> {
+    if (await this.stored()) throw new Error(`token ${token.id} exists`);
+    await this.save(token);
+  }
+
+  async check(hash: string, nowMs: number): Promise<TokenCheck> {
+    const token = await this.stored();
+    if (!token || !timingSafeEqualText(hash, token.hash)) return { ok: false, reason: "unknown", name: null };
+    if (token.revokedAtMs !== null) return { ok: false, reason: "revoked", name: token.name };
+    if (token.expiresAtMs !== null && token.expiresAtMs <= nowMs) return { ok: false, reason: "expired", name: token.name };
+    if (token.lastUsedMs === null || nowMs - token.lastUsedMs >= LAST_USED_RESOLUTION_MS) await this.save({ ...token, lastUsedMs: nowMs });
+    return { ok: true, token: tokenInfo(token) };
+  }
+
+  async revoke(nowMs: number): Promise<TokenInfo | null> {
+    const token = await this.stored();
+    if (!token) return null;
+    if (token.revokedAtMs === null) await this.save({ ...token, revokedAtMs: nowMs });
+    return tokenInfo((await this.stored())!);
+  }
+
+  async info(): Promise<TokenInfo | null> {
+    const token = await this.stored();
+    return token ? tokenInfo(token) : null;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Who may do what (docs/architecture.md, "Trust"). Every route declares the role it needs and whether it
+ * acts on a machine; `declare` turns that into the route's middleware and into its OpenAPI entry, so
+ * the document and the check can never disagree.
+ */
+import type { RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { teamStub } from "../durable/stubs";
+import { ProblemError } from "../protocol/problems";
+import { Identifier, type MachineScope, type Role } from "../protocol/resources";
+
+export interface Identity {
+  /** Shown in the audit log. */
+  name: string;
+  role: Role;
+  machines: MachineScope;
+  /** The issued token's id; null for the bootstrap API_TOKEN and Cloudflare Access identities. */
+  tokenId: string | null;
+  expiresAtMs: number | null;
+}
+
+const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
+
+export function roleAllows(have: Role, need: Role): boolean {
+  return RANK[have] >= RANK[need];
+}
+
+export function scopeAllows(machines: MachineScope, machine: string): boolean {
+  return machines === "*" || machines.includes(machine);
+}
+
+/** What a route needs: a role, and whether it acts on one machine (then the machine must be in the token's scope). */
+export interface Access {
+  role: Role;
+  machine: boolean;
+}
+
+/**
+ * Which machine a request is for: `/machines/{machine}/v1/...` names it; plain `/v1/...` means
+ * DEFAULT_MACHINE. There is no guessing ("the only connected one"): a machine nobody named is never used.
+ */
+export async function resolveMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<string> {
+  const named = c.req.param("machine");
+  if (named !== undefined) {
+    if (!Identifier.safeParse(named).success) throw new ProblemError("invalid_request", `'${named.slice(0, 64)}' is not a machine id`);
+    return named;
+  }
+  if (c.env.DEFAULT_MACHINE) return c.env.DEFAULT_MACHINE;
+  // Only on this error path is the team asked: the list helps the caller pick.
+  const machines = (await teamStub(c.env).listMachines()).map((m) => m.id);
+  throw new ProblemError(
+    "invalid_request",
+    `no machine named: address one as /machines/{machine}/v1/... (or set DEFAULT_MACHINE on the worker)${machines.length ? `; known machines: ${machines.join(", ")}` : ""}`,
+    { machines },
+  );
+}
+
+/** The middleware of a route: the caller's role suffices, and its machine (resolved here, once) is in scope. */
+export function guard(access: Access): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const identity = c.get("identity");
+    // The machine first, so that a refusal is audited with the machine it was for.
+    const machine = access.machine ? await resolveMachine(c) : null;
+    if (machine !== null) c.set("machine", machine);
+    if (!roleAllows(identity.role, access.role)) {
+      throw new ProblemError("permission_denied", `this needs the role '${access.role}'; the token '${identity.name}' is '${identity.role}'`, {
+        requiredRole: access.role,
+        role: identity.role,
+      });
+    }
+    if (machine !== null && !scopeAllows(identity.machines, machine)) {
+      throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
+    }
+    await next();
+  };
+}
+
+/**
+ * A route with its access declared, for `createRoute(declare(access, {...}))`: the guard runs before
+ * validation, and the OpenAPI operation carries `x-required-role`, `x-machine-scoped` and a sentence saying so.
+ */
+export function declare<R extends RouteConfig>(access: Access, route: R): R & { middleware: MiddlewareHandler<AppEnv> } {
+  return {
+    ...route,
+    middleware: guard(access),
+    description: `${route.description ? `${route.description}\n\n` : ""}Needs the role \`${access.role}\`${access.machine ? " and the machine in the token's scope" : ""}.`,
+    "x-required-role": access.role,
+    "x-machine-scoped": access.machine,
+  };
+}

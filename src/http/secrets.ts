@@ -1,0 +1,42 @@
+/** Secrets of the worker: comparing them and making API tokens. WebCrypto only (workerd and Node alike). */
+const encoder = new TextEncoder();
+
+/** Constant-time comparison of two strings (lengths may leak, contents do not). */
+export function timingSafeEqualText(a: string, b: string): boolean {
+  const x = encoder.encode(a);
+  const y = encoder.encode(b);
+  let diff = x.length ^ y.length;
+  const n = Math.max(x.length, y.length);
+  for (let i = 0; i < n; i++) diff |= (x[i % x.length] ?? 0) ^ (y[i % y.length] ?? 0);
+  return diff === 0;
+}
+
+function hex(bytes: ArrayBuffer | Uint8Array): string {
+  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function base64url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * An issued API token: `art.<id>.<secret>`. The id is public (it names the token's Durable Object and
+ * appears in the token list); the secret is 256 random bits, kept only as the SHA-256 of the whole token.
+ */
+const API_TOKEN_FORMAT = /^art\.([0-9a-f]{16})\.[A-Za-z0-9_-]{43}$/;
+
+export function newApiToken(): { id: string; token: string } {
+  const id = hex(crypto.getRandomValues(new Uint8Array(8)));
+  return { id, token: `art.${id}.${base64url(crypto.getRandomValues(new Uint8Array(32)))}` };
+}
+
+/** The public id of an issued token, or null when the text is not one. */
+export function apiTokenId(token: string): string | null {
+  return API_TOKEN_FORMAT.exec(token)?.[1] ?? null;
+}
+
+export async function sha256Hex(text: string): Promise<string> {
+  return hex(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+}

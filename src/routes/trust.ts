@@ -1,0 +1,152 @@
+/** Tokens, machine tokens and the audit log (docs/architecture.md, "Trust"). */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
+import { machineObject, teamStub, tokenStub } from "../durable/stubs";
+import type { StoredToken } from "../durable/token";
+import type { AppEnv } from "../env";
+import { declare } from "../http/access";
+import { errors, json, jsonBody } from "../http/openapi";
+import { newApiToken, sha256Hex } from "../http/secrets";
+import { mintMachineToken } from "../protocol/machine-token";
+import { ProblemError } from "../protocol/problems";
+import {
+  AuditPage,
+  AuditQuery,
+  Identifier,
+  MachineTokenMinted,
+  MachineTokenRequest,
+  MachineTokensRevoked,
+  TokenCreated,
+  TokenCreateRequest,
+  TokenInfo,
+  TokenList,
+  Whoami,
+} from "../protocol/resources";
+
+const ADMIN = { role: "admin", machine: false } as const;
+
+const whoami = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    { method: "get", path: "/whoami", summary: "Who this token is: name, role, machine scope", responses: { 200: json(Whoami, "the caller"), ...errors() } },
+  ),
+);
+
+const createToken = createRoute(
+  declare(ADMIN, {
+    method: "post",
+    path: "/tokens",
+    summary: "Issue an API token; its secret is in this answer only",
+    request: { body: jsonBody(TokenCreateRequest) },
+    responses: { 201: json(TokenCreated, "the token, with its secret"), ...errors("permission_denied", "invalid_request", "conflict") },
+  }),
+);
+
+const listTokens = createRoute(
+  declare(ADMIN, {
+    method: "get",
+    path: "/tokens",
+    summary: "Every issued token (never its secret), oldest first",
+    responses: { 200: json(TokenList, "tokens"), ...errors("permission_denied") },
+  }),
+);
+
+const revokeToken = createRoute(
+  declare(ADMIN, {
+    method: "delete",
+    path: "/tokens/{id}",
+    summary: "Revoke a token: refused from the next request on",
+    request: { params: z.object({ id: z.string().regex(/^[0-9a-f]{16}$/, "a token id") }) },
+    responses: { 200: json(TokenInfo, "the revoked token"), ...errors("permission_denied", "not_found") },
+  }),
+);
+
+const audit = createRoute(
+  declare(ADMIN, {
+    method: "get",
+    path: "/audit",
+    summary: "The audit log, newest first: every mutating call and every refused token",
+    request: { query: AuditQuery },
+    responses: { 200: json(AuditPage, "one page of entries"), ...errors("permission_denied") },
+  }),
+);
+
+const mintMachine = createRoute(
+  declare(ADMIN, {
+    method: "post",
+    path: "/machine-tokens",
+    summary: "Mint a machine token (for a sidecar to connect as that machine), with the command that connects it",
+    request: { body: jsonBody(MachineTokenRequest) },
+    responses: { 201: json(MachineTokenMinted, "the token: shown this once"), ...errors("permission_denied", "invalid_request") },
+  }),
+);
+
+const revokeMachine = createRoute(
+  declare(ADMIN, {
+    method: "delete",
+    path: "/machine-tokens/{machine}",
+    summary: "Revoke every token of one machine: its sidecar is disconnected and refused at its next connect; other machines are untouched",
+    request: { params: z.object({ machine: Identifier }) },
+    responses: { 200: json(MachineTokensRevoked, "the new generation"), ...errors("permission_denied") },
+  }),
+);
+
+/** A shell line that stores the token (0600) and connects; the token goes through a pipe, never an argument. */
+function connectCommand(url: string, machine: string, token: string): string {
+  return `echo '${token}' | npx agent-runtime-sidecar login --url '${url}' --machine '${machine}' && npx agent-runtime-sidecar connect`;
+}
+
+export const trustRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(whoami, (c) => {
+    const { name, role, machines, tokenId, expiresAtMs } = c.get("identity");
+    return c.json({ name, role, machines, tokenId, expiresAtMs }, 200);
+  })
+  .openapi(createToken, async (c) => {
+    const request = c.req.valid("json");
+    const now = Date.now();
+    const { id, token } = newApiToken();
+    const stored: StoredToken = {
+      id,
+      name: request.name,
+      role: request.role,
+      machines: request.machines ?? "*",
+      createdAtMs: now,
+      createdBy: c.get("identity").name,
+      expiresAtMs: request.expiresInSeconds ? now + request.expiresInSeconds * 1000 : null,
+      revokedAtMs: null,
+      lastUsedMs: null,
+      hash: await sha256Hex(token),
+    };
+    const { hash: _hash, ...info } = stored;
+    if (!(await teamStub(c.env).registerToken(info))) throw new ProblemError("conflict", "this team has as many live tokens as it may have; revoke some first");
+    await tokenStub(c.env, id).create(stored);
+    return c.json({ ...info, token }, 201);
+  })
+  .openapi(listTokens, async (c) => {
+    const index = await teamStub(c.env).listTokens();
+    // Each live token's own object knows when it was last used; revoked ones are final in the index.
+    const tokens = await Promise.all(index.map(async (t) => (t.revokedAtMs === null ? ((await tokenStub(c.env, t.id).info()) ?? t) : t)));
+    return c.json({ tokens }, 200);
+  })
+  .openapi(revokeToken, async (c) => {
+    const { id } = c.req.valid("param");
+    const revoked = await tokenStub(c.env, id).revoke(Date.now());
+    if (!revoked) throw new ProblemError("not_found", `no token with id '${id}'`);
+    await teamStub(c.env).updateToken(revoked);
+    return c.json(revoked, 200);
+  })
+  .openapi(audit, async (c) => c.json(await teamStub(c.env).readAudit(c.req.valid("query")), 200))
+  .openapi(mintMachine, async (c) => {
+    const { machine, expiresInSeconds } = c.req.valid("json");
+    c.set("machine", machine);
+    const generation = await machineObject(c.env, machine).tokenGeneration();
+    const expiresAtMs = expiresInSeconds ? Math.ceil((Date.now() + expiresInSeconds * 1000) / 1000) * 1000 : null;
+    const token = await mintMachineToken(c.env.TUNNEL_SECRET, machine, { generation, expiresAtMs });
+    return c.json({ machine, token, generation, expiresAtMs, connectCommand: connectCommand(new URL(c.req.url).origin, machine, token) }, 201);
+  })
+  .openapi(revokeMachine, async (c) => {
+    const { machine } = c.req.valid("param");
+    c.set("machine", machine);
+    const generation = await machineObject(c.env, machine).revokeTokens();
+    return c.json({ machine, generation }, 200);
+  });
