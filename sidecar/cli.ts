@@ -24,7 +24,9 @@ Usage:
                                                                    stores it (0600) with the url and machine
   agent-runtime-sidecar connect [options]                          connects with what login stored, or:
   agent-runtime-sidecar connect --url <url> --machine <id> (--token-file <path> | --token-stdin) [options]
-  agent-runtime-sidecar token --machine <id>                       print a machine token (reads TUNNEL_SECRET)
+  agent-runtime-sidecar token --machine <id> [--generation <n>] [--expires-in <seconds>]
+                                                                   print a machine token (reads TUNNEL_SECRET); after a
+                                                                   revocation, pass the machine's current generation
 
 Where the machine token comes from (never an argument or an environment variable: both stay readable
 by every process of yours, agents included, in 'ps' and /proc/<pid>/environ):
@@ -84,6 +86,8 @@ async function main(): Promise<void> {
       token: { type: "string" },
       "token-file": { type: "string" },
       "token-stdin": { type: "boolean" },
+      generation: { type: "string" },
+      "expires-in": { type: "string" },
       "config-dir": { type: "string" },
       "data-dir": { type: "string" },
       workdir: { type: "string" },
@@ -103,7 +107,9 @@ async function main(): Promise<void> {
     const machine = machineFlag(values.machine);
     const secret = process.env.TUNNEL_SECRET;
     if (!secret) fail("set TUNNEL_SECRET (the worker's secret) to mint a machine token");
-    process.stdout.write(`${await mintMachineToken(secret, machine)}\n`);
+    const generation = positiveInteger("--generation", values.generation) ?? 1;
+    const expiresIn = positiveInteger("--expires-in", values["expires-in"]);
+    process.stdout.write(`${await mintMachineToken(secret, machine, { generation, expiresAtMs: expiresIn ? Date.now() + expiresIn * 1000 : null })}\n`);
     return;
   }
   if (values.token !== undefined || process.env.AGENT_RUNTIME_TOKEN !== undefined) {
@@ -170,6 +176,12 @@ async function main(): Promise<void> {
     sidecar.tunnel.drop();
   });
   sidecar.start();
+}
+
+function positiveInteger(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d{0,9}$/.test(value)) fail(`${flag} is a positive whole number`);
+  return Number(value);
 }
 
 function machineFlag(value: string | undefined): string {

@@ -118,6 +118,8 @@ describe("the sidecar's command line", () => {
     const { stdout, code } = await sidecar(["token", "--machine", "laptop"], { TUNNEL_SECRET: rt.tunnelSecret });
     expect(code).toBe(0);
     expect(stdout.trim()).toBe(await mintMachineToken(rt.tunnelSecret, "laptop"));
+    const later = await sidecar(["token", "--machine", "laptop", "--generation", "3", "--expires-in", "3600"], { TUNNEL_SECRET: rt.tunnelSecret });
+    expect(later.stdout).toMatch(/^mt2\.laptop\.3\.\d{10}\./);
 
     const configDir = join(rt.dir, "config");
     const login = await sidecar(["login", "--url", rt.url, "--machine", "env-machine", "--config-dir", configDir], {}, "mt2.env-machine.1.0.wrong\n");

@@ -170,6 +170,8 @@ describe("machine tokens", () => {
     rt.sidecars.set("a", again);
     await again.connected();
 
+    const refusals = await audit("machine=a&status=401");
+    expect(refusals.find((e) => e.route === "/_tunnel/{machine}")).toMatchObject({ token: "machine token of 'a' (generation 1)", method: "GET" });
     const entries = await audit("token=API_TOKEN&machine=a");
     expect(entries.map((e) => `${e.method} ${e.route} ${e.status}`)).toEqual(
       expect.arrayContaining(["DELETE /v1/machine-tokens/{machine} 200", "POST /v1/machine-tokens 201"]),

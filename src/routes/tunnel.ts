@@ -1,11 +1,12 @@
 /**
  * Where sidecars dial in. The machine token is checked here, before the upgrade reaches the
  * machine's Durable Object: a forged, foreign or expired token never opens a socket. The object itself
- * then refuses a token of a revoked generation.
+ * then refuses a token of a revoked generation. Every refusal is audited (docs/architecture.md, "Trust").
  */
 import { Hono } from "hono";
 import { machineObject } from "../durable/stubs";
 import type { AppEnv } from "../env";
+import { recordAudit } from "../http/audit";
 import { bearerToken } from "../http/auth";
 import { problem } from "../http/problem";
 import { verifyMachineToken } from "../protocol/machine-token";
@@ -16,7 +17,11 @@ export const tunnelRoutes = new Hono<AppEnv>().get("/_tunnel/:machine", async (c
   if (!Identifier.safeParse(machine).success) return problem("invalid_request", "not a machine id");
   const token = bearerToken(c.req.header("authorization"));
   const check = token ? await verifyMachineToken(c.env.TUNNEL_SECRET, machine, token) : null;
-  if (!check?.ok) return problem("token_invalid", check?.reason ?? `send the machine token of '${machine}' as 'Authorization: Bearer <token>'`);
+  const who = { token: `machine token of '${machine}'${check?.ok ? ` (generation ${check.claims.generation})` : ""}`, role: null };
+  if (!check?.ok) {
+    recordAudit(c, { ...who, status: 401 });
+    return problem("token_invalid", check?.reason ?? `send the machine token of '${machine}' as 'Authorization: Bearer <token>'`);
+  }
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
     return problem("invalid_request", "expected a WebSocket upgrade", undefined);
   }
@@ -24,6 +29,7 @@ export const tunnelRoutes = new Hono<AppEnv>().get("/_tunnel/:machine", async (c
   headers.set("x-machine-id", machine);
   headers.set("x-token-generation", String(check.claims.generation));
   headers.delete("authorization"); // the Durable Object never needs the secret
-  const stub = machineObject(c.env, machine);
-  return stub.fetch(new Request(c.req.url, { headers }));
+  const res = await machineObject(c.env, machine).fetch(new Request(c.req.url, { headers }));
+  if (res.status === 401) recordAudit(c, { ...who, status: 401 }); // a revoked generation
+  return res;
 });
