@@ -15,7 +15,7 @@ import { mintMachineToken } from "../src/protocol/machine-token";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 export const WORKER_BUNDLE = `${ROOT}/dist/worker.js`;
-export const SIDECAR_BUNDLE = `${ROOT}/dist/sidecar.js`;
+export const SIDECAR_BUNDLE = `${ROOT}/sidecar/dist/sidecar.js`;
 
 export interface Secrets {
   API_TOKEN: string;

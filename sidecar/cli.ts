@@ -12,7 +12,11 @@ import { defaultConfigDir, firstLine, loadCredentials, readPrivateFile, saveCred
 import { mintMachineToken } from "../src/protocol/machine-token";
 import { Identifier } from "../src/protocol/resources";
 import { setLogLevel, logger } from "./log";
-import { Sidecar, type SidecarOptions } from "./sidecar";
+import { installService, serviceState, uninstallService, defaultServiceSpec, type ServiceSpec } from "./service";
+import { defaultDataDir, Sidecar, type SidecarOptions } from "./sidecar";
+import { isAlive, readStatus } from "./status-file";
+import { readInstalled } from "./agents/installer";
+import { AgentId } from "../src/protocol/resources";
 import { SIDECAR_VERSION } from "./version";
 
 const log = logger("sidecar");
@@ -24,6 +28,10 @@ Usage:
                                                                    stores it (0600) with the url and machine
   agent-runtime-sidecar connect [options]                          connects with what login stored, or:
   agent-runtime-sidecar connect --url <url> --machine <id> (--token-file <path> | --token-stdin) [options]
+  agent-runtime-sidecar status                                     connected? to what? agents installed? last error
+  agent-runtime-sidecar service install|uninstall|status [--platform linux|darwin]
+                                                                   keep it connected across logouts and reboots
+                                                                   (systemd user unit on Linux, launchd agent on macOS)
   agent-runtime-sidecar token --machine <id> [--generation <n>] [--expires-in <seconds>]
                                                                    print a machine token (reads TUNNEL_SECRET); after a
                                                                    revocation, pass the machine's current generation
@@ -88,6 +96,7 @@ async function main(): Promise<void> {
       "token-stdin": { type: "boolean" },
       generation: { type: "string" },
       "expires-in": { type: "string" },
+      platform: { type: "string" },
       "config-dir": { type: "string" },
       "data-dir": { type: "string" },
       workdir: { type: "string" },
@@ -100,8 +109,23 @@ async function main(): Promise<void> {
     process.stdout.write(HELP + "\n");
     process.exit(values.help ? 0 : 1);
   }
-  if (command !== "connect" && command !== "token" && command !== "login") fail(`unknown command '${command}'`);
+  if (!["connect", "token", "login", "status", "service"].includes(command)) fail(`unknown command '${command}'`);
   const configDir = values["config-dir"] ?? process.env.AGENT_RUNTIME_CONFIG_DIR ?? defaultConfigDir();
+  const dataDir = values["data-dir"] ?? process.env.AGENT_RUNTIME_DATA_DIR;
+  const workdir = values.workdir ?? process.env.AGENT_RUNTIME_WORKDIR;
+
+  if (command === "status") {
+    process.stdout.write(await statusReport(configDir, dataDir ?? defaultDataDir()));
+    return;
+  }
+  if (command === "service") {
+    const action = positionals[1];
+    if (action !== "install" && action !== "uninstall" && action !== "status") fail("service takes install, uninstall or status");
+    const platform = values.platform ?? process.platform;
+    if (platform !== "linux" && platform !== "darwin") fail(`services are for linux (systemd) and darwin (launchd), not '${platform}'`);
+    process.stdout.write(await serviceCommand(action, defaultServiceSpec(platform, configDir, dataDir ?? defaultDataDir(), workdir)));
+    return;
+  }
 
   if (command === "token") {
     const machine = machineFlag(values.machine);
@@ -144,9 +168,6 @@ async function main(): Promise<void> {
     if (!["debug", "info", "warn", "error"].includes(level)) fail("--log-level is debug, info, warn or error");
     setLogLevel(level as "debug" | "info" | "warn" | "error");
   }
-  const dataDir = values["data-dir"] ?? process.env.AGENT_RUNTIME_DATA_DIR;
-  const workdir = values.workdir ?? process.env.AGENT_RUNTIME_WORKDIR;
-
   const sidecar = new Sidecar({
     url,
     machine,
@@ -176,6 +197,51 @@ async function main(): Promise<void> {
     sidecar.tunnel.drop();
   });
   sidecar.start();
+}
+
+async function statusReport(configDir: string, dataDir: string): Promise<string> {
+  const saved = await loadCredentials(configDir).catch((err: Error) => ({ error: err.message }));
+  const status = await readStatus(dataDir);
+  const lines: string[] = [];
+  if (saved && "error" in saved) lines.push(`login:      ${saved.error}`);
+  else lines.push(`login:      ${saved ? `machine '${saved.machine}' for ${saved.url}` : `none stored in ${configDir}`}`);
+  if (!status) lines.push(`sidecar:    never ran with data folder ${dataDir}`);
+  else {
+    const running = status.state !== "stopped" && isAlive(status.pid);
+    const state = running ? status.state : status.state === "refused" || status.state === "replaced" ? `${status.state} (exited)` : "not running";
+    lines.push(`sidecar:    ${state} since ${new Date(status.sinceMs).toISOString()}${running ? ` (pid ${status.pid})` : ""}`);
+    lines.push(`connected:  ${running && status.state === "connected" ? `yes, to ${status.url} as '${status.machine}'` : "no"}`);
+    lines.push(`version:    ${status.sidecarVersion}${status.upgrade ? ` (outdated: ${status.upgrade})` : ""}`);
+    lines.push(`last error: ${status.lastError ? `${status.lastError.message} (${new Date(status.lastError.atMs).toISOString()})` : "none"}`);
+  }
+  const agents: string[] = [];
+  for (const agent of AgentId.options) {
+    if (agent === "mock") continue;
+    const installed = await readInstalled(dataDir, agent);
+    if (installed) agents.push(`${agent} ${installed.native?.version ?? installed.agentProcess?.version ?? ""}`.trim());
+  }
+  lines.push(`agents:     mock (built in)${agents.length ? `, ${agents.join(", ")}` : ""}`);
+  return lines.join("\n") + "\n";
+}
+
+async function serviceCommand(action: "install" | "uninstall" | "status", spec: ServiceSpec): Promise<string> {
+  if (action === "status") {
+    const state = serviceState(spec);
+    return `service file: ${state.path} (${state.installed ? "installed" : "not installed"})\nstate:        ${state.active}\n`;
+  }
+  if (action === "install" && !(await loadCredentials(spec.configDir).catch(() => null))) {
+    fail(`run 'login' first: the service connects with what login stores in ${spec.configDir}`);
+  }
+  if (action === "install" && /[\\/]_npx[\\/]/.test(spec.script)) {
+    process.stderr.write(`note: ${spec.script} is in npx's cache, which npm may clean; for a service, 'npm install -g agent-runtime-sidecar' and run 'agent-runtime-sidecar service install' again\n`);
+  }
+  const report = action === "install" ? await installService(spec) : await uninstallService(spec);
+  const out = [`${action === "install" ? "wrote" : "removed"} ${report.path}`];
+  for (const line of report.ran) out.push(`ran: ${line}`);
+  if (report.failed) out.push(`failed: ${report.failed}`);
+  if (report.toRun.length) out.push(`${report.failed ? "then run" : "now run"}:`, ...report.toRun.map((c) => `  ${c}`));
+  if (action === "install") out.push(`logs: ${report.logs}`);
+  return out.join("\n") + "\n";
 }
 
 function positiveInteger(flag: string, value: string | undefined): number | undefined {

@@ -16,7 +16,8 @@ import { installedSkillsDirs, SkillsApplier } from "./skills";
 import { DEFAULT_PROCESS_LIMITS, ProcessManager, type ProcessLimits } from "./processes";
 import { processHandlers, processStream } from "./process-ops";
 import type { StreamResolver } from "./stream-hub";
-import { TunnelClient, type OpHandlers } from "./tunnel";
+import { writeStatus, type SidecarStatus } from "./status-file";
+import { TunnelClient, type OpHandlers, type TunnelStateChange } from "./tunnel";
 import { SIDECAR_VERSION } from "./version";
 
 const log = logger("sidecar");
@@ -38,6 +39,11 @@ export interface SidecarOptions {
   onReplaced?: () => void;
 }
 
+/** Where agents are installed and the sidecar keeps its state, unless told otherwise. */
+export function defaultDataDir(): string {
+  return join(homedir(), ".agent-runtime");
+}
+
 export class Sidecar {
   readonly processes: ProcessManager;
   readonly acp: AcpServers;
@@ -45,9 +51,14 @@ export class Sidecar {
   readonly agents: AgentCatalog;
   readonly tunnel: TunnelClient;
   readonly skills: SkillsApplier;
+  private readonly dataDir: string;
+  private status: SidecarStatus;
+  private statusWrites: Promise<void> = Promise.resolve();
 
   constructor(readonly options: SidecarOptions) {
-    const dataDir = options.dataDir ?? join(homedir(), ".agent-runtime");
+    const dataDir = options.dataDir ?? defaultDataDir();
+    this.dataDir = dataDir;
+    this.status = { pid: process.pid, url: options.url, machine: options.machine, sidecarVersion: SIDECAR_VERSION, state: "connecting", sinceMs: Date.now(), lastError: null, upgrade: null };
     const workdir = options.workdir ?? process.cwd();
     const home = options.home ?? homedir();
     const children = new ChildRegistry(dataDir);
@@ -74,7 +85,22 @@ export class Sidecar {
       streams: this.streams(),
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),
+      onState: (change) => this.recordState(change),
     });
+  }
+
+  /** Keep `agent-runtime-sidecar status` true: the state file changes only when the tunnel's state does. */
+  private recordState(change: TunnelStateChange): void {
+    const now = Date.now();
+    this.status = {
+      ...this.status,
+      state: change.state,
+      sinceMs: change.state === this.status.state ? this.status.sinceMs : now,
+      lastError: change.error ? { message: change.error, atMs: now } : this.status.lastError,
+      upgrade: change.upgrade !== undefined ? change.upgrade : this.status.upgrade,
+    };
+    const snapshot = this.status;
+    this.statusWrites = this.statusWrites.then(() => writeStatus(this.dataDir, snapshot)).catch((err: unknown) => log.warn(`could not write the status file: ${String(err)}`));
   }
 
   private handlers(): OpHandlers {
@@ -113,5 +139,7 @@ export class Sidecar {
   async stop(): Promise<void> {
     await this.tunnel.stop();
     await this.processes.stopAll();
+    if (this.status.state !== "refused" && this.status.state !== "replaced") this.recordState({ state: "stopped" });
+    await this.statusWrites;
   }
 }

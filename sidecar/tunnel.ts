@@ -17,6 +17,7 @@ import {
 import { LIMITS } from "../src/protocol/limits";
 import { ProblemError } from "../src/protocol/problems";
 import { errorText, logger } from "./log";
+import type { TunnelState } from "./status-file";
 import { StreamHub, type StreamResolver } from "./stream-hub";
 
 const log = logger("tunnel");
@@ -34,6 +35,15 @@ export interface TunnelOptions {
   onRefused?: (reason: string) => void;
   /** Called when another sidecar connected as this machine and took over: two must not take turns. */
   onReplaced?: () => void;
+  /** Called whenever the tunnel's state changes (for the status file), with what went wrong if anything did. */
+  onState?: (change: TunnelStateChange) => void;
+}
+
+export interface TunnelStateChange {
+  state: TunnelState;
+  error?: string;
+  /** How to upgrade, when the worker says this sidecar is outdated. */
+  upgrade?: string | null;
 }
 
 /**
@@ -65,6 +75,7 @@ export class TunnelClient {
 
   start(): void {
     this.stopping = false;
+    this.options.onState?.({ state: "connecting" });
     this.connect();
   }
 
@@ -115,6 +126,7 @@ export class TunnelClient {
         if (res.statusCode === 401 || res.statusCode === 403) {
           log.error(`the worker refused this machine's token: ${detail}`);
           this.stopping = true;
+          this.options.onState?.({ state: "refused", error: `the worker refused this machine's token: ${detail}` });
           this.options.onRefused?.(detail);
         } else {
           log.warn(`tunnel refused (${res.statusCode}): ${detail}`);
@@ -136,10 +148,14 @@ export class TunnelClient {
     if (code === 4000) {
       log.error("another sidecar connected as this machine and took over; this one stops");
       this.stopping = true;
+      this.options.onState?.({ state: "replaced", error: "another sidecar connected as this machine and took over" });
       this.options.onReplaced?.();
       return;
     }
-    if (this.attempt === 0) log.warn(`tunnel closed (${code}${reason ? `: ${reason}` : ""}); reconnecting`);
+    if (this.attempt === 0) {
+      log.warn(`tunnel closed (${code}${reason ? `: ${reason}` : ""}); reconnecting`);
+      this.options.onState?.({ state: "reconnecting", error: `tunnel closed (${code}${reason ? `: ${reason}` : ""})` });
+    }
     // Exponential backoff with jitter, capped: a flapping network does not hammer the worker.
     const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
     this.attempt++;
@@ -152,6 +168,8 @@ export class TunnelClient {
     switch (frame.t) {
       case "welcome":
         log.info(`connected to ${this.options.url} as machine '${frame.machine}'`);
+        if (frame.sidecar?.outdated) log.warn(frame.sidecar.upgrade ?? `a newer sidecar (${frame.sidecar.latest}) is available`);
+        this.options.onState?.({ state: "connected", upgrade: frame.sidecar?.upgrade ?? null });
         this.attempt = 0;
         this.heartbeat = setInterval(() => this.send({ t: "beat" }), LIMITS.heartbeatMs);
         return;

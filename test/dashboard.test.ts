@@ -71,6 +71,8 @@ describe("the dashboard", () => {
 
   it("lets an admin connect a machine, issue a token shown once, revoke it, and read the audit log", async () => {
     expect(await page.textContent("#whoami")).toBe("API_TOKEN (admin)");
+    await page.click("#connect-new"); // from the machines pane
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("connect-machine");
     await page.fill("#connect-machine", "new-laptop");
     await page.click("#connect-form button[type=submit]");
     await page.waitForSelector("#connect-out:not([hidden])");
@@ -95,6 +97,7 @@ describe("the dashboard", () => {
     await page.click("#audit-refresh");
     await expect.poll(() => page.textContent("#audit")).toContain("DELETE /v1/tokens/{id}");
     expect(await page.textContent("#audit")).toContain("POST /v1/machine-tokens");
+    if (process.env.DASHBOARD_SCREENSHOT) await page.screenshot({ path: process.env.DASHBOARD_SCREENSHOT.replace(/\.png$/, "-admin.png"), fullPage: true });
   });
 
   it("shows a viewer no admin pages and no way to change the team's skills", async () => {
@@ -108,6 +111,7 @@ describe("the dashboard", () => {
       await viewerPage.waitForSelector('[data-machine="local"] .dot.on');
       expect(await viewerPage.textContent("#whoami")).toBe("viewer-vera (viewer)");
       expect(await viewerPage.isHidden("#admin")).toBe(true);
+      expect(await viewerPage.isHidden("#connect-new")).toBe(true);
       expect(await viewerPage.isDisabled("#skills-save")).toBe(true);
     } finally {
       await viewerPage.close();

@@ -45,16 +45,8 @@ export class Installer {
     return join(this.dataDir, "agents", agent);
   }
 
-  async installed(agent: AgentId): Promise<InstalledAgent | null> {
-    try {
-      const current = JSON.parse(await readFile(join(this.agentDir(agent), "current.json"), "utf8")) as InstalledAgent;
-      for (const artifact of [current.native, current.agentProcess]) {
-        if (artifact && !(await exists(artifact.path))) return null; // removed behind our back
-      }
-      return current;
-    } catch {
-      return null;
-    }
+  installed(agent: AgentId): Promise<InstalledAgent | null> {
+    return readInstalled(this.dataDir, agent);
   }
 
   /** Serialized per agent: a second install of the same agent waits for the first. */
@@ -155,6 +147,19 @@ export class Installer {
       throw new ProblemError("install_failed", `npm ${args[0]} failed for agent '${agent}' (exit ${proc.info.exitCode ?? proc.info.signal}): ${stderr || "no output"}`);
     }
     return proc.outputText("stdout").trim();
+  }
+}
+
+/** What is installed of an agent in a data folder (also read by `agent-runtime-sidecar status`, with no sidecar running). */
+export async function readInstalled(dataDir: string, agent: AgentId): Promise<InstalledAgent | null> {
+  try {
+    const current = JSON.parse(await readFile(join(dataDir, "agents", agent, "current.json"), "utf8")) as InstalledAgent;
+    for (const artifact of [current.native, current.agentProcess]) {
+      if (artifact && !(await exists(artifact.path))) return null; // removed behind our back
+    }
+    return current;
+  } catch {
+    return null;
   }
 }
 

@@ -6,7 +6,7 @@ import type { AgentLaunch } from "../acp-bridge";
 import { AGENTS } from "./definitions";
 import type { Installer } from "./installer";
 
-/** The mock agent ships next to the sidecar bundle (dist/mock-agent.js). */
+/** The mock agent ships next to the sidecar bundle (sidecar/dist/mock-agent.js). */
 export const MOCK_AGENT_PATH = fileURLToPath(new URL("./mock-agent.js", import.meta.url));
 
 export function createLauncher(installer: Installer, workdir: string) {

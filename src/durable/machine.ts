@@ -20,6 +20,7 @@ import {
   type WorkerFrame,
 } from "../protocol/frames";
 import { LIMITS } from "../protocol/limits";
+import { sidecarVersionAdvice } from "../protocol/version";
 import type { ProblemInit } from "../protocol/problems";
 import { teamStub } from "./stubs";
 import { SseReader } from "./sse-reader";
@@ -128,7 +129,7 @@ export class MachineObject extends DurableObject<Env> {
       return;
     }
     ws.serializeAttachment({ ...attachment, hello: true } satisfies TunnelAttachment);
-    this.send(ws, { t: "welcome", machine: attachment.machine });
+    this.send(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
     if (this.graceTimer) clearTimeout(this.graceTimer);
     this.graceTimer = null;
     // What was in flight when the tunnel dropped goes out again, in order.

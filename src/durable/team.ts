@@ -7,6 +7,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { LIMITS } from "../protocol/limits";
+import { sidecarVersionAdvice } from "../protocol/version";
 import type { SkillsApplyResult } from "../protocol/frames";
 import type { AuditEntry, AuditPage, AuditQuery, Machine, SkillsConfig, SkillsMachineStatus, TokenInfo } from "../protocol/resources";
 
@@ -161,6 +162,7 @@ export class TeamObject extends DurableObject<Env> {
         connectedAtMs: r.connected_at_ms,
         lastSeenMs: r.last_seen_ms,
         sidecarVersion: r.sidecar_version,
+        sidecarOutdated: r.sidecar_version !== null && sidecarVersionAdvice(r.sidecar_version).outdated,
         platform: r.platform,
       }));
   }

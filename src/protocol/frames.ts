@@ -92,8 +92,17 @@ export type SidecarFrame =
   | { t: "end"; sub: string; end: StreamEnd }
   | { t: "beat" };
 
+/** What the worker says of a sidecar's version when it greets it. */
+export interface SidecarVersionAdvice {
+  /** The sidecar version this worker was released with. */
+  latest: string;
+  outdated: boolean;
+  /** How to upgrade, when outdated. */
+  upgrade: string | null;
+}
+
 export type WorkerFrame =
-  | { t: "welcome"; machine: string }
+  | { t: "welcome"; machine: string; sidecar?: SidecarVersionAdvice }
   | { t: "req"; id: string; op: OpName; args: unknown }
   | { t: "sub"; sub: string; stream: StreamRef; after: number }
   | { t: "unsub"; sub: string }

@@ -316,6 +316,7 @@ export const Machine = z
     connectedAtMs: z.number().int().nullable(),
     lastSeenMs: z.number().int().nullable(),
     sidecarVersion: z.string().nullable(),
+    sidecarOutdated: z.boolean().describe("older than the sidecar released with this worker: upgrade it"),
     platform: z.string().nullable(),
   })
   .meta({ id: "Machine" });
