@@ -56,7 +56,7 @@ Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token (
             3 another sidecar connected as the same machine and took over.`;
 
 /** Limits from the environment (see the README's "Limits" table); unset means the default. */
-function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer"> {
+function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer" | "heartbeatMs" | "reconnectSpreadMs"> {
   const num = (name: string): number | undefined => {
     const raw = process.env[name];
     if (raw === undefined || raw === "") return undefined;
@@ -73,6 +73,7 @@ function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer"> {
       maxInputBytes: num("AGENT_RUNTIME_MAX_INPUT_BYTES"),
     }),
     acpBuffer: pick({ maxEvents: num("AGENT_RUNTIME_ACP_BUFFER_EVENTS"), maxBytes: num("AGENT_RUNTIME_ACP_BUFFER_BYTES") }),
+    ...pick({ heartbeatMs: num("AGENT_RUNTIME_HEARTBEAT_MS"), reconnectSpreadMs: num("AGENT_RUNTIME_RECONNECT_SPREAD_MS") }),
   };
 }
 

@@ -37,6 +37,9 @@ export interface SidecarOptions {
   acpBuffer?: { maxEvents?: number; maxBytes?: number };
   onRefused?: (reason: string) => void;
   onReplaced?: () => void;
+  /** Tunnel heartbeat and reconnect spread (defaults in src/protocol/limits.ts). */
+  heartbeatMs?: number;
+  reconnectSpreadMs?: number;
 }
 
 /** Where agents are installed and the sidecar keeps its state, unless told otherwise. */
@@ -86,6 +89,8 @@ export class Sidecar {
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),
       onState: (change) => this.recordState(change),
+      ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
+      ...(options.reconnectSpreadMs !== undefined ? { reconnectSpreadMs: options.reconnectSpreadMs } : {}),
     });
   }
 

@@ -4,15 +4,16 @@
  * a SKILL.md), and copies them where the agents read skills (e.g. ~/.claude/skills/<name>/).
  *
  * It replaces what an earlier configuration put there and nothing else: what it installed is
- * recorded in a manifest, and a folder it did not create is never touched. A broken source is
- * reported and skipped; the others still apply. git runs without a shell, with `--` before
+ * recorded in a manifest before it appears, each skill is staged and renamed into place whole, and a
+ * folder it did not create is never touched. A broken source or skill is reported on its own; the
+ * others still apply. The same configuration applied again to the same folders does nothing. git runs without a shell, with `--` before
  * user values (which the API has already refused when they look like options).
  */
-import { cp, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
-import { join, resolve, sep } from "node:path";
+import { basename, join, resolve, sep } from "node:path";
 import type { SkillsApplyArgs, SkillsApplyResult } from "../src/protocol/frames";
-import type { SkillSource } from "../src/protocol/resources";
+import { SkillName, type SkillSource } from "../src/protocol/resources";
 import { AGENTS } from "./agents/definitions";
 import { errorText, logger } from "./log";
 import type { ProcessManager } from "./processes";
@@ -20,9 +21,17 @@ import type { ProcessManager } from "./processes";
 const log = logger("skills");
 
 interface Manifest {
-  /** skills folder → names of the skills this runtime installed there */
+  /** skills folder (relative to HOME) → names of the skills this runtime installed there */
   installed: Record<string, string[]>;
+  /** The last configuration applied, and to which folders: a reconnect with the same one re-applies nothing. */
+  applied?: { version: string; fingerprint: string; result: SkillsApplyResult };
 }
+
+/** A skill folder copied here may hold at most this much: a mistaken source (a whole HOME) fails alone. */
+const MAX_SKILL_FILES = 5_000;
+const MAX_SKILL_BYTES = 64 * 1024 * 1024;
+const STAGING = ".agent-runtime-staging-";
+const RETIRED = ".agent-runtime-retired-";
 
 export class SkillsApplier {
   private queue: Promise<unknown> = Promise.resolve();
@@ -33,23 +42,29 @@ export class SkillsApplier {
     private readonly home: string,
     private readonly processes: ProcessManager,
     /** Which skills folders to fill (relative to HOME): those of the agents installed here. */
-    private readonly targetDirs: () => Promise<string[]>,
+    private readonly targetDirs: () => Promise<SkillsTarget[]>,
   ) {}
 
   /** One apply at a time, in the order they were asked for. */
-  apply(args: SkillsApplyArgs): Promise<SkillsApplyResult> {
+  apply(args: SkillsApplyArgs, opts: { force?: boolean } = {}): Promise<SkillsApplyResult> {
     this.last = args;
-    const run = this.queue.catch(() => undefined).then(() => this.applyNow(args));
+    const run = this.queue.catch(() => undefined).then(() => this.applyNow(args, opts.force ?? false));
     this.queue = run;
     return run;
   }
 
   /** After an agent was installed, give it the skills too. */
   async reapply(): Promise<void> {
-    if (this.last) await this.apply(this.last);
+    if (this.last) await this.apply(this.last, { force: true });
   }
 
-  private async applyNow({ version, config }: SkillsApplyArgs): Promise<SkillsApplyResult> {
+  private async applyNow({ version, config }: SkillsApplyArgs, force: boolean): Promise<SkillsApplyResult> {
+    const targets = await this.targetDirs();
+    const fingerprint = JSON.stringify({ config, targets });
+    const manifest = await this.readManifest();
+    if (!force && manifest.applied?.version === version && manifest.applied.fingerprint === fingerprint) {
+      return { ...manifest.applied.result, unchanged: true };
+    }
     const work = await mkdtemp(join(tmpdir(), "agent-runtime-skills-"));
     const errors: SkillsApplyResult["errors"] = [];
     const found = new Map<string, string>(); // skill name → folder to copy
@@ -57,40 +72,84 @@ export class SkillsApplier {
       for (const [index, source] of config.sources.entries()) {
         try {
           const root = await this.fetchSource(source, join(work, String(index)));
-          for (const [name, dir] of await selectSkills(root, source)) {
-            if (found.has(name)) throw new Error(`skill '${name}' is provided by an earlier source too`);
-            found.set(name, dir);
+          const selected = await selectSkills(root, source);
+          for (const error of selected.errors) errors.push({ source: describe(source), error });
+          for (const [name, dir] of selected.skills) {
+            if (found.has(name)) errors.push({ source: describe(source), error: `skill '${name}' is provided by an earlier source too; the first one is used` });
+            else found.set(name, dir);
           }
         } catch (err) {
           errors.push({ source: describe(source), error: errorText(err) });
           log.warn(`${describe(source)}: ${errorText(err)}`);
         }
       }
-      const manifest = await this.readManifest();
-      const next: Manifest = { installed: {} };
-      for (const relative of await this.targetDirs()) {
-        const target = join(this.home, relative);
-        await mkdir(target, { recursive: true });
-        for (const name of manifest.installed[relative] ?? []) await rm(join(target, name), { recursive: true, force: true });
-        const mine: string[] = [];
-        for (const [name, dir] of found) {
-          const dest = join(target, name);
-          if (await exists(dest)) {
-            errors.push({ source: `skill ${name}`, error: `${dest} exists and was not installed by agent-runtime; left as it is` });
-            continue;
-          }
-          await cp(dir, dest, { recursive: true, filter: async (src) => !(await lstat(src)).isSymbolicLink() });
-          mine.push(name);
-        }
-        next.installed[relative] = mine;
+      const perAgent: Record<string, string[]> = {};
+      for (const { agent, dir: relative } of targets) {
+        perAgent[agent] = await this.installInto(relative, found, manifest, errors);
       }
-      await this.writeManifest(next);
-      const skills = [...found.keys()].sort();
+      // Folders of agents no longer here: what we installed there is ours to remove.
+      for (const relative of Object.keys(manifest.installed)) {
+        if (!targets.some((t) => t.dir === relative)) await this.installInto(relative, new Map(), manifest, errors);
+      }
+      const skills = [...new Set(Object.values(perAgent).flat())].sort();
+      const result: SkillsApplyResult = { version, appliedAtMs: Date.now(), skills, perAgent, errors };
+      manifest.applied = { version, fingerprint, result };
+      await this.writeManifest(manifest);
       log.info(`applied configuration ${version}: ${skills.length} skill(s)${errors.length ? `, ${errors.length} error(s)` : ""}`);
-      return { version, appliedAtMs: Date.now(), skills, errors };
+      return result;
     } finally {
       await rm(work, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Make one skills folder hold exactly `found` (of what this runtime installs there). Each skill is
+   * copied into a staging folder, recorded in the manifest, and only then renamed into place, so no
+   * half-copied skill ever appears and nothing of ours is ever left unrecorded. Returns what is installed.
+   */
+  private async installInto(relative: string, found: Map<string, string>, manifest: Manifest, errors: SkillsApplyResult["errors"]): Promise<string[]> {
+    const target = join(this.home, relative);
+    await mkdir(target, { recursive: true });
+    for (const entry of await readdir(target)) {
+      if (entry.startsWith(STAGING) || entry.startsWith(RETIRED)) await rm(join(target, entry), { recursive: true, force: true });
+    }
+    const mine = new Set(manifest.installed[relative] ?? []);
+    const save = async () => {
+      manifest.installed[relative] = [...mine].sort();
+      if (mine.size === 0) delete manifest.installed[relative];
+      await this.writeManifest(manifest);
+    };
+    for (const name of [...mine]) {
+      if (found.has(name)) continue;
+      await rm(join(target, name), { recursive: true, force: true });
+      mine.delete(name);
+      await save();
+    }
+    for (const [name, dir] of found) {
+      const dest = join(target, name);
+      if (!mine.has(name) && (await exists(dest))) {
+        errors.push({ source: `skill ${name}`, error: `${dest} exists and was not installed by agent-runtime; left as it is` });
+        continue;
+      }
+      const staging = join(target, `${STAGING}${name}`);
+      try {
+        await copySkill(dir, staging);
+      } catch (err) {
+        await rm(staging, { recursive: true, force: true });
+        errors.push({ source: `skill ${name}`, error: errorText(err) });
+        continue;
+      }
+      if (!mine.has(name)) {
+        mine.add(name);
+        await save();
+      }
+      const retired = join(target, `${RETIRED}${name}`);
+      if (await exists(dest)) await rename(dest, retired);
+      await rename(staging, dest);
+      await rm(retired, { recursive: true, force: true });
+    }
+    await save();
+    return [...mine].sort();
   }
 
   /** The folder a source's skills are read from (a fresh clone for git sources). */
@@ -157,26 +216,66 @@ export class SkillsApplier {
     }
   }
 
+  /** Written whole under another name, then renamed: a crash leaves the old manifest or the new one. */
   private async writeManifest(manifest: Manifest): Promise<void> {
     await mkdir(this.dataDir, { recursive: true });
-    await writeFile(join(this.dataDir, "skills-manifest.json"), JSON.stringify(manifest, null, 2));
+    const path = join(this.dataDir, "skills-manifest.json");
+    await writeFile(`${path}.tmp`, JSON.stringify(manifest, null, 2));
+    await rename(`${path}.tmp`, path);
   }
 }
 
-/** The skill folders (each with a SKILL.md) of a source root, narrowed to the named ones. */
-async function selectSkills(root: string, source: SkillSource): Promise<[string, string][]> {
+/**
+ * The skill folders of a source root (each with a SKILL.md that is a plain file), narrowed to the named
+ * ones. A folder that cannot be a skill (a name the API would refuse, a SKILL.md that is a link) is
+ * reported on its own and the others are still selected.
+ */
+async function selectSkills(root: string, source: SkillSource): Promise<{ skills: [string, string][]; errors: string[] }> {
   const all = new Map<string, string>();
-  if (await exists(join(root, "SKILL.md"))) all.set(root.split(sep).pop()!, root);
+  const errors: string[] = [];
+  const consider = async (name: string, dir: string) => {
+    const marker = await lstat(join(dir, "SKILL.md")).catch(() => null);
+    if (!marker) return;
+    if (!SkillName.safeParse(name).success) errors.push(`'${name}' is not a valid skill name (letters, digits, '.', '_' or '-', not starting with '.' or '-'); skipped`);
+    else if (!marker.isFile()) errors.push(`the SKILL.md of '${name}' is not a plain file (a link is not followed); skipped`);
+    else all.set(name, dir);
+  };
+  await consider(basename(resolve(root)), root);
   for (const entry of await readdir(root, { withFileTypes: true })) {
-    if (entry.isDirectory() && !entry.name.startsWith(".") && (await exists(join(root, entry.name, "SKILL.md")))) all.set(entry.name, join(root, entry.name));
+    if (entry.isDirectory() && !entry.name.startsWith(".")) await consider(entry.name, join(root, entry.name));
   }
   if (!source.skills) {
-    if (all.size === 0) throw new Error("no skills (folders with a SKILL.md) found");
-    return [...all];
+    if (all.size === 0 && errors.length === 0) throw new Error("no skills (folders with a SKILL.md) found");
+    return { skills: [...all], errors };
   }
   const missing = source.skills.filter((name) => !all.has(name));
-  if (missing.length) throw new Error(`skill(s) not found in the source: ${missing.join(", ")}`);
-  return source.skills.map((name) => [name, all.get(name)!]);
+  if (missing.length) errors.push(`skill(s) not found in the source: ${missing.join(", ")}`);
+  return { skills: source.skills.filter((name) => all.has(name)).map((name) => [name, all.get(name)!]), errors };
+}
+
+/**
+ * Copy a skill folder: folders and plain files only. Links are not followed (skipped); anything else
+ * (a FIFO, a socket, a device) fails this skill, as does a folder past the size limits.
+ */
+async function copySkill(from: string, to: string): Promise<void> {
+  let files = 0;
+  let bytes = 0;
+  const walk = async (src: string, dest: string) => {
+    await mkdir(dest, { recursive: true });
+    for (const entry of await readdir(src)) {
+      const path = join(src, entry);
+      const info = await lstat(path);
+      if (info.isSymbolicLink()) continue;
+      if (info.isDirectory()) await walk(path, join(dest, entry));
+      else if (info.isFile()) {
+        files++;
+        bytes += info.size;
+        if (files > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES) throw new Error(`more than ${MAX_SKILL_FILES} files or ${MAX_SKILL_BYTES / 1024 / 1024} MiB: not a skill folder`);
+        await copyFile(path, join(dest, entry));
+      } else throw new Error(`${path} is not a file or a folder (a FIFO, socket or device): the skill is not installed`);
+    }
+  };
+  await walk(from, to);
 }
 
 function describe(source: SkillSource): string {
@@ -190,11 +289,17 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+/** An agent's skills folder, relative to HOME. */
+export interface SkillsTarget {
+  agent: string;
+  dir: string;
+}
+
 /** The skills folders of the agents present on this machine (the mock agent is always present). */
-export async function installedSkillsDirs(isInstalled: (agent: keyof typeof AGENTS) => Promise<boolean>): Promise<string[]> {
-  const dirs: string[] = [];
+export async function installedSkillsDirs(isInstalled: (agent: keyof typeof AGENTS) => Promise<boolean>): Promise<SkillsTarget[]> {
+  const dirs: SkillsTarget[] = [];
   for (const def of Object.values(AGENTS)) {
-    if (def.skillsDir && (def.launch.from === "builtin" || (await isInstalled(def.id)))) dirs.push(def.skillsDir);
+    if (def.skillsDir && (def.launch.from === "builtin" || (await isInstalled(def.id)))) dirs.push({ agent: def.id, dir: def.skillsDir });
   }
   return dirs;
 }

@@ -6,6 +6,8 @@
 import WebSocket from "ws";
 import {
   parseFrame,
+  PING_FRAME,
+  PONG_FRAME,
   TUNNEL_PATH_PREFIX,
   TUNNEL_PROTOCOL_VERSION,
   type OpArgs,
@@ -35,6 +37,10 @@ export interface TunnelOptions {
   onRefused?: (reason: string) => void;
   /** Called when another sidecar connected as this machine and took over: two must not take turns. */
   onReplaced?: () => void;
+  /** How often to ping (default LIMITS.heartbeatMs); two intervals without a pong and the tunnel is redialed. */
+  heartbeatMs?: number;
+  /** After the worker went away, the first redial waits a random time up to this (default LIMITS.reconnectSpreadMs). */
+  reconnectSpreadMs?: number;
   /** Called whenever the tunnel's state changes (for the status file), with what went wrong if anything did. */
   onState?: (change: TunnelStateChange) => void;
 }
@@ -53,6 +59,8 @@ export interface TunnelStateChange {
  */
 const CALL_MEMORY_MS = 60_000;
 const MAX_BACKOFF_MS = 10_000;
+/** Close codes of a worker that went away (a deploy, a restart, a dropped connection) rather than one that refused us. */
+const GOING_AWAY_CODES = new Set([1001, 1006, 1011, 1012]);
 
 export class TunnelClient {
   private ws: WebSocket | null = null;
@@ -60,6 +68,7 @@ export class TunnelClient {
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
+  private lastPongMs = 0;
   private readonly calls = new Map<string, { answer: Promise<string>; answeredAt: number | null }>();
   private sweeper: NodeJS.Timeout | null = null;
   private readonly hub: StreamHub;
@@ -115,9 +124,14 @@ export class TunnelClient {
         machine: this.options.machine,
         sidecarVersion: this.options.sidecarVersion,
         platform: `${process.platform}-${process.arch} node-${process.version}`,
+        heartbeatMs: this.heartbeatMs,
       });
     });
-    ws.on("message", (data) => this.onFrame(data.toString()));
+    ws.on("message", (data) => {
+      const text = data.toString();
+      if (text === PONG_FRAME) this.lastPongMs = Date.now();
+      else this.onFrame(text);
+    });
     ws.on("unexpected-response", (_req, res) => {
       let body = "";
       res.on("data", (chunk: Buffer) => (body += chunk.toString()));
@@ -156,8 +170,13 @@ export class TunnelClient {
       log.warn(`tunnel closed (${code}${reason ? `: ${reason}` : ""}); reconnecting`);
       this.options.onState?.({ state: "reconnecting", error: `tunnel closed (${code}${reason ? `: ${reason}` : ""})` });
     }
-    // Exponential backoff with jitter, capped: a flapping network does not hammer the worker.
-    const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
+    // Exponential backoff with jitter, capped: a flapping network does not hammer the worker. When the
+    // worker went away (a deploy ends every socket at once), the first redial is spread over a window
+    // so that thousands of machines do not all come back in the same instant.
+    const wentAway = this.attempt === 0 && GOING_AWAY_CODES.has(code);
+    const delay = wentAway
+      ? Math.random() * (this.options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs)
+      : Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
     this.attempt++;
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
@@ -171,7 +190,7 @@ export class TunnelClient {
         if (frame.sidecar?.outdated) log.warn(frame.sidecar.upgrade ?? `a newer sidecar (${frame.sidecar.latest}) is available`);
         this.options.onState?.({ state: "connected", upgrade: frame.sidecar?.upgrade ?? null });
         this.attempt = 0;
-        this.heartbeat = setInterval(() => this.send({ t: "beat" }), LIMITS.heartbeatMs);
+        this.startHeartbeat();
         return;
       case "req":
         void this.serveCall(frame.id, frame.op, frame.args);
@@ -186,6 +205,29 @@ export class TunnelClient {
         log.error(`the worker closed the tunnel: ${frame.reason}`);
         return;
     }
+  }
+
+  /**
+   * Ping every interval; the runtime answers without waking the machine's object. No pong for two
+   * intervals means the tunnel is half-open (a network that silently dropped it): end it and redial.
+   */
+  private startHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.lastPongMs = Date.now();
+    const ws = this.ws;
+    this.heartbeat = setInterval(() => {
+      if (!ws || this.ws !== ws) return;
+      if (Date.now() - this.lastPongMs > 2 * this.heartbeatMs) {
+        log.warn(`no answer to the tunnel's heartbeat for ${Date.now() - this.lastPongMs} ms; redialing`);
+        ws.terminate();
+        return;
+      }
+      this.sendText(PING_FRAME);
+    }, this.heartbeatMs);
+  }
+
+  private get heartbeatMs(): number {
+    return this.options.heartbeatMs ?? LIMITS.heartbeatMs;
   }
 
   private async serveCall(id: string, op: OpName, args: unknown): Promise<void> {

@@ -154,6 +154,6 @@ describe("tunnel ownership", () => {
     expect(await sidecar.stop("SIGCONT")).toBe(2);
     expect(sidecar.logs()).toContain("refused this machine's token");
     const status = await rt.api("/v1/acp");
-    expect(status.status).toBe(503);
+    expect(status.status, await status.clone().text()).toBe(503);
   });
 });

@@ -90,11 +90,11 @@ describe("machines", () => {
     expect(problem.detail).toContain("/machines/{machine}/v1");
   });
 
-  it("answers 503 machine_offline at once for a machine that is not connected", async () => {
+  it("answers 404 at once for a machine that never connected (503 for one that did: test/idle-cost.test.ts)", async () => {
     const started = Date.now();
     const res = await rt.api("/machines/gamma/v1/acp");
-    expect(res.status).toBe(503);
-    expect(errorCode(await problemOf(res))).toBe("machine_offline");
+    expect(res.status).toBe(404);
+    expect(errorCode(await problemOf(res))).toBe("not_found");
     expect(Date.now() - started).toBeLessThan(5_000); // "at once": far below any time-out, not a hang
   });
 });

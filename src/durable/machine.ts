@@ -12,6 +12,8 @@ import { numberVar, type Env } from "../env";
 import { problemResponse } from "../http/problem";
 import {
   parseFrame,
+  PING_FRAME,
+  PONG_FRAME,
   TUNNEL_PROTOCOL_VERSION,
   type OpName,
   type SidecarFrame,
@@ -23,6 +25,7 @@ import { LIMITS } from "../protocol/limits";
 import { sidecarVersionAdvice } from "../protocol/version";
 import type { ProblemInit } from "../protocol/problems";
 import { teamStub } from "./stubs";
+import { skillsEtag, type StoredSkills } from "./team";
 import { SseReader } from "./sse-reader";
 
 export type CallOutcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
@@ -39,6 +42,8 @@ interface TunnelAttachment {
   hello: boolean;
   /** The generation of the machine token this sidecar connected with. */
   generation: number;
+  /** How often the sidecar pings (from its hello); three intervals without a ping and the tunnel is dead. */
+  heartbeatMs: number;
 }
 
 const SIDECAR_TAG = "sidecar";
@@ -52,11 +57,19 @@ export class MachineObject extends DurableObject<Env> {
   private readonly idPrefix = crypto.randomUUID().slice(0, 8);
   private nextId = 0;
   private graceTimer: ReturnType<typeof setTimeout> | null = null;
-  private lastBeatRecordedMs = 0;
+  /** How often this instance's code ran, by entry point: for the idle-cost tests and `npm run bench:scale`. */
+  private readonly invocations = { fetch: 0, message: 0, close: 0, rpc: 0 };
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Heartbeats are answered by the runtime: an idle machine's object is never woken by them.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
+  }
 
   // ---------------- tunnel ----------------
 
   override async fetch(request: Request): Promise<Response> {
+    this.invocations.fetch++;
     const machine = request.headers.get("x-machine-id");
     const generation = Number(request.headers.get("x-token-generation"));
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !machine || !Number.isSafeInteger(generation)) {
@@ -76,12 +89,13 @@ export class MachineObject extends DurableObject<Env> {
     }
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [SIDECAR_TAG]);
-    const attachment: TunnelAttachment = { machine, connectedAtMs: Date.now(), hello: false, generation };
+    const attachment: TunnelAttachment = { machine, connectedAtMs: Date.now(), hello: false, generation, heartbeatMs: LIMITS.heartbeatMs };
     server.serializeAttachment(attachment);
     return new Response(null, { status: 101, webSocket: client });
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    this.invocations.message++;
     if (typeof message !== "string") return;
     const frame = parseFrame<SidecarFrame>(message);
     if (!frame) return;
@@ -100,9 +114,6 @@ export class MachineObject extends DurableObject<Env> {
       case "end":
         this.readers.get(frame.sub)?.end(frame.end);
         return;
-      case "beat":
-        await this.recordBeat(ws);
-        return;
       case "hello":
         await this.onHello(ws, frame);
         return;
@@ -110,6 +121,7 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    this.invocations.close++;
     await this.onTunnelGone(ws, code);
   }
 
@@ -128,29 +140,26 @@ export class MachineObject extends DurableObject<Env> {
       ws.close(4002, reason.slice(0, 120));
       return;
     }
-    ws.serializeAttachment({ ...attachment, hello: true } satisfies TunnelAttachment);
+    const heartbeatMs = typeof hello.heartbeatMs === "number" && hello.heartbeatMs >= 100 ? hello.heartbeatMs : LIMITS.heartbeatMs;
+    ws.serializeAttachment({ ...attachment, hello: true, heartbeatMs } satisfies TunnelAttachment);
+    // One call to the team per connect: it records the machine and answers with the team's skills. The
+    // welcome follows it, so a sidecar told "connected" is also listed as connected.
+    const registered = await teamStub(this.env)
+      .machineConnected({ id: attachment.machine, connectedAtMs: attachment.connectedAtMs, sidecarVersion: hello.sidecarVersion, platform: hello.platform })
+      .catch((err: unknown) => {
+        console.error(`machine '${attachment.machine}' connected but the team did not record it:`, err);
+        return null;
+      });
     this.send(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
     if (this.graceTimer) clearTimeout(this.graceTimer);
     this.graceTimer = null;
     // What was in flight when the tunnel dropped goes out again, in order.
     for (const call of this.pending.values()) ws.send(call.frame);
     for (const reader of this.readers.values()) this.send(ws, reader.subscribeFrame());
-    await teamStub(this.env).machineConnected({
-      id: attachment.machine,
-      connectedAtMs: attachment.connectedAtMs,
-      sidecarVersion: hello.sidecarVersion,
-      platform: hello.platform,
-    });
-    // Every machine gets the team's skills when it connects (and again whenever they change).
-    this.ctx.waitUntil(this.applySkills());
-  }
-
-  private async recordBeat(ws: WebSocket): Promise<void> {
-    const now = Date.now();
-    if (now - this.lastBeatRecordedMs < 5_000) return;
-    this.lastBeatRecordedMs = now;
-    const { machine } = ws.deserializeAttachment() as TunnelAttachment;
-    await teamStub(this.env).machineSeen(machine, now);
+    if (!registered) return;
+    const { skills, recordedSkillsVersion } = registered;
+    // Every machine gets the team's skills when it connects (the sidecar skips a version it applied already).
+    this.ctx.waitUntil(this.applySkills(skills, recordedSkillsVersion));
   }
 
   private async onTunnelGone(ws: WebSocket, code: number): Promise<void> {
@@ -180,10 +189,20 @@ export class MachineObject extends DurableObject<Env> {
     for (const reader of this.readers.values()) reader.fail(problem);
   }
 
-  /** The live, greeted sidecar socket, if any. */
+  /**
+   * The live sidecar socket, if any. A socket whose sidecar has not pinged for three heartbeats is
+   * half-open (the machine vanished without closing): it is closed here, and counts as gone.
+   */
   private tunnel(): WebSocket | null {
     for (const ws of this.ctx.getWebSockets(SIDECAR_TAG)) {
-      if (ws.readyState === WebSocket.OPEN) return ws;
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      const { connectedAtMs, heartbeatMs } = ws.deserializeAttachment() as TunnelAttachment;
+      const lastPing = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? connectedAtMs;
+      if (Date.now() - Math.max(lastPing, connectedAtMs) > 3 * heartbeatMs) {
+        this.ctx.waitUntil(this.onTunnelGone(ws, 1001));
+        continue;
+      }
+      return ws;
     }
     return null;
   }
@@ -202,16 +221,30 @@ export class MachineObject extends DurableObject<Env> {
 
   // ---------------- RPC surface used by the worker ----------------
 
-  /** Bring this machine's skills to the team's latest configuration and record the outcome. */
-  async applySkills(): Promise<void> {
+  /**
+   * The team's fan-out hands each machine the configuration (so 10,000 machines never ask the team
+   * for it); the apply runs after this call has returned, and its outcome is recorded when it changed.
+   */
+  scheduleSkillsApply(skills: StoredSkills): void {
+    this.invocations.rpc++;
+    this.ctx.waitUntil(this.applySkills(skills));
+  }
+
+  /** `recorded`: the version the team's status already shows for this machine (a reconnect), if known. */
+  private async applySkills(latest: StoredSkills, recorded: string | null = null): Promise<void> {
     const ws = this.tunnel();
-    if (!ws) return; // applied when the machine connects
+    if (!ws || latest.version === 0) return; // applied when the machine connects; never configured: nothing to do
     const { machine } = ws.deserializeAttachment() as TunnelAttachment;
-    const team = teamStub(this.env);
-    const latest = await team.getSkills();
-    if (latest.version === 0) return; // never configured: nothing to apply, nothing to remove
     const outcome = await this.call("skills.apply", { version: String(latest.version), config: latest.config }, SKILLS_APPLY_TIMEOUT_MS);
-    await team.recordSkillsApplied(machine, outcome.ok ? { result: outcome.value as SkillsApplyResult } : { error: outcome.problem.detail, version: latest.version });
+    // A reconnect whose apply changed nothing, and whose status the team already holds: no write.
+    if (outcome.ok && (outcome.value as SkillsApplyResult).unchanged && recorded === skillsEtag(latest.version)) return;
+    await teamStub(this.env).recordSkillsApplied(machine, outcome.ok ? { result: outcome.value as SkillsApplyResult } : { error: outcome.problem.detail, version: latest.version });
+  }
+
+  /** For tests and the scale benchmark: how often this object's code ran, and when the runtime last answered a ping. */
+  debugStats(): { invocations: { fetch: number; message: number; close: number; rpc: number }; lastPingMs: number | null } {
+    const ws = this.ctx.getWebSockets(SIDECAR_TAG)[0];
+    return { invocations: { ...this.invocations }, lastPingMs: ws ? (this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? null) : null };
   }
 
   /** The generation new machine tokens are minted with; 1 until the machine's tokens are first revoked. */
@@ -236,11 +269,13 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   isOnline(): boolean {
+    this.invocations.rpc++;
     return this.tunnel() !== null;
   }
 
   /** Call an operation on the sidecar and wait for its answer (or a problem: offline, timeout). */
   async call(op: OpName, args: unknown, timeoutMs: number): Promise<CallOutcome<unknown>> {
+    this.invocations.rpc++;
     const ws = this.tunnel();
     if (!ws) return { ok: false, problem: offline() };
     const id = this.newId();
@@ -267,6 +302,7 @@ export class MachineObject extends DurableObject<Env> {
    * Answers only once the sidecar has accepted the subscription, so an unknown stream is a 404, not an empty stream.
    */
   async openStream(stream: StreamRef, after: number): Promise<Response> {
+    this.invocations.rpc++;
     const ws = this.tunnel();
     if (!ws) return problemResponse(offline());
     const reader = new SseReader(this.newId(), stream, after, (sub) => {

@@ -17,7 +17,16 @@ export function tokenStub(env: Env, id: string): DurableObjectStub<TokenObject> 
   return env.TOKEN.get(env.TOKEN.idFromName(id));
 }
 
-/** The object holding one machine's tunnel. */
-export function machineObject(env: Env, machine: string): DurableObjectStub<MachineObject> {
-  return env.MACHINE.get(env.MACHINE.idFromName(machine));
+/**
+ * The object holding one machine's tunnel. Only the tunnel route passes a location hint: a machine's
+ * object is created by its sidecar's first connection, near where that sidecar connects from.
+ */
+export function machineObject(env: Env, machine: string, locationHint?: DurableObjectLocationHint): DurableObjectStub<MachineObject> {
+  return env.MACHINE.get(env.MACHINE.idFromName(machine), locationHint ? { locationHint } : undefined);
+}
+
+/** Where a Durable Object should be created for a client on this continent (Cloudflare's `request.cf.continent`). */
+export function locationHintFor(continent: unknown): DurableObjectLocationHint | undefined {
+  const hints: Record<string, DurableObjectLocationHint> = { NA: "enam", SA: "sam", EU: "weur", AS: "apac", OC: "oc", AF: "afr" };
+  return typeof continent === "string" ? hints[continent] : undefined;
 }

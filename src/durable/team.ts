@@ -1,12 +1,12 @@
 /**
  * The team's one Durable Object: what is shared by every machine of a deployment.
- * It keeps the registry of machines (so `GET /v1/machines` and the default machine
- * need no scan), the index of issued API tokens (each token's authority is its own object: see
+ * It keeps the registry of machines (written when a sidecar connects or disconnects, never per
+ * request or per heartbeat: docs/architecture.md, "Idle cost"), the index of issued API tokens (each token's authority is its own object: see
  * durable/token.ts) and the audit log, in its SQLite storage.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { LIMITS } from "../protocol/limits";
+import { machineObject } from "./stubs";
 import { sidecarVersionAdvice } from "../protocol/version";
 import type { SkillsApplyResult } from "../protocol/frames";
 import type { AuditEntry, AuditPage, AuditQuery, Machine, SkillsConfig, SkillsMachineStatus, TokenInfo } from "../protocol/resources";
@@ -36,8 +36,10 @@ export const AUDIT_KEEP_MS = 90 * 86_400_000;
 /** An upper bound on issued tokens, so listing them (one call per token object) stays bounded. */
 export const MAX_TOKENS = 1000;
 
-/** A machine whose sidecar has not been heard of for this long is shown as disconnected, whatever its last word. */
-const STALE_AFTER_MS = LIMITS.heartbeatMs * 3;
+/** Machines per alarm run of the skills fan-out and of the liveness refresh. */
+export const FANOUT_BATCH = 200;
+/** How often machines marked connected are asked whether they still are (at most one wake per machine-hour). */
+const REFRESH_EVERY_MS = 60 * 60_000;
 
 type MachineRow = {
   id: string;
@@ -49,6 +51,9 @@ type MachineRow = {
 };
 
 export class TeamObject extends DurableObject<Env> {
+  private invocations = 0;
+  private writes = 0;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS machines (
@@ -76,6 +81,7 @@ export class TeamObject extends DurableObject<Env> {
 
   /** False when the team already has MAX_TOKENS live tokens. */
   registerToken(info: TokenInfo): boolean {
+    this.writes++;
     const live = this.ctx.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM tokens WHERE json_extract(info, '$.revokedAtMs') IS NULL`).one().n;
     if (live >= MAX_TOKENS) return false;
     this.ctx.storage.sql.exec(`INSERT INTO tokens (id, info) VALUES (?, ?)`, info.id, JSON.stringify(info));
@@ -97,6 +103,8 @@ export class TeamObject extends DurableObject<Env> {
   // ---------- the audit log ----------
 
   appendAudit(entry: Omit<AuditEntry, "seq">): void {
+    this.invocations++;
+    this.writes++;
     const sql = this.ctx.storage.sql;
     const cursor = sql.exec(
       `INSERT INTO audit (at_ms, token, role, method, route, machine, status) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
@@ -130,7 +138,12 @@ export class TeamObject extends DurableObject<Env> {
     return { entries, nextBefore: rows.length > limit ? entries.at(-1)!.seq : null };
   }
 
-  machineConnected(m: { id: string; connectedAtMs: number; sidecarVersion: string; platform: string }): void {
+  // ---------- the machines registry (written on connect and disconnect only) ----------
+
+  /** A sidecar greeted its machine's object: one write, and the team's skills in the same answer. */
+  async machineConnected(m: { id: string; connectedAtMs: number; sidecarVersion: string; platform: string }): Promise<{ skills: StoredSkills; recordedSkillsVersion: string | null }> {
+    this.invocations++;
+    this.writes++;
     this.ctx.storage.sql.exec(
       `INSERT INTO machines (id, connected, connected_at_ms, last_seen_ms, sidecar_version, platform) VALUES (?, 1, ?, ?, ?, ?)
        ON CONFLICT(id) DO UPDATE SET connected = 1, connected_at_ms = excluded.connected_at_ms, last_seen_ms = excluded.last_seen_ms,
@@ -141,30 +154,99 @@ export class TeamObject extends DurableObject<Env> {
       m.sidecarVersion,
       m.platform,
     );
-  }
-
-  machineSeen(id: string, atMs: number): void {
-    this.ctx.storage.sql.exec(`UPDATE machines SET last_seen_ms = ?, connected = 1 WHERE id = ?`, atMs, id);
+    await this.ensureAlarm();
+    const recorded = await this.ctx.storage.get<SkillsMachineStatus>(`skills-status:${m.id}`);
+    return { skills: await this.getSkills(), recordedSkillsVersion: recorded && recorded.error === null ? recorded.version : null };
   }
 
   machineDisconnected(id: string, atMs: number): void {
+    this.invocations++;
+    this.writes++;
     this.ctx.storage.sql.exec(`UPDATE machines SET connected = 0, last_seen_ms = ? WHERE id = ?`, atMs, id);
   }
 
-  listMachines(): Machine[] {
-    const now = Date.now();
+  /** Has this machine's sidecar ever connected? (A client's request for any other id creates nothing.) */
+  machineExists(id: string): boolean {
+    this.invocations++;
+    return this.ctx.storage.sql.exec(`SELECT 1 FROM machines WHERE id = ?`, id).toArray().length > 0;
+  }
+
+  /** One page of machines by id, after `after`. */
+  listMachines(page: { limit?: number; after?: string } = {}): { machines: Machine[]; nextAfter: string | null } {
+    this.invocations++;
+    const limit = page.limit ?? 500;
+    const rows = this.ctx.storage.sql
+      .exec<MachineRow>(`SELECT * FROM machines WHERE id > ? ORDER BY id LIMIT ?`, page.after ?? "", limit + 1)
+      .toArray();
+    const machines = rows.slice(0, limit).map((r) => ({
+      id: r.id,
+      connected: r.connected === 1,
+      connectedAtMs: r.connected_at_ms,
+      lastSeenMs: r.last_seen_ms,
+      sidecarVersion: r.sidecar_version,
+      sidecarOutdated: r.sidecar_version !== null && sidecarVersionAdvice(r.sidecar_version).outdated,
+      platform: r.platform,
+    }));
+    return { machines, nextAfter: rows.length > limit ? machines.at(-1)!.id : null };
+  }
+
+  /** The machines of a token's scope (at most 256 ids), by id. */
+  machinesByIds(ids: string[]): Machine[] {
+    this.invocations++;
+    const wanted = new Set(ids);
+    return this.listMachines({ limit: 100_000 }).machines.filter((m) => wanted.has(m.id));
+  }
+
+  // ---------- batched work: skills fan-out and the hourly liveness refresh, one alarm ----------
+
+  private async ensureAlarm(at = Date.now() + REFRESH_EVERY_MS): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * Each run handles one batch, then asks to run again: a change of the skills configuration reaches
+   * FANOUT_BATCH machines per run (each call returns at once; the machine applies on its own time), so
+   * no run comes near the platform's limits however many machines there are. Once an hour, machines marked
+   * connected are asked whether they still are (a deploy can end sockets without a close reaching us).
+   */
+  override async alarm(): Promise<void> {
+    this.invocations++;
+    const fanout = await this.ctx.storage.get<{ version: number; after: string }>("skills-fanout");
+    if (fanout) {
+      const skills = await this.getSkills();
+      const ids = this.connectedIdsAfter(fanout.after, FANOUT_BATCH);
+      await Promise.allSettled(ids.map((id) => machineObject(this.env, id).scheduleSkillsApply(skills)));
+      this.writes++;
+      if (ids.length < FANOUT_BATCH) await this.ctx.storage.delete("skills-fanout");
+      else await this.ctx.storage.put("skills-fanout", { version: skills.version, after: ids.at(-1)! });
+    }
+    let refresh = await this.ctx.storage.get<{ after: string; dueMs: number }>("liveness-refresh");
+    if (!refresh) refresh = { after: "", dueMs: Date.now() + REFRESH_EVERY_MS };
+    if (refresh.dueMs <= Date.now()) {
+      const ids = this.connectedIdsAfter(refresh.after, FANOUT_BATCH);
+      const online = await Promise.all(ids.map((id) => machineObject(this.env, id).isOnline().catch(() => false)));
+      ids.forEach((id, i) => {
+        if (!online[i]) this.machineDisconnected(id, Date.now());
+      });
+      refresh = ids.length < FANOUT_BATCH ? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS } : { after: ids.at(-1)!, dueMs: refresh.dueMs };
+    }
+    this.writes++;
+    await this.ctx.storage.put("liveness-refresh", refresh);
+    const more = (await this.ctx.storage.get("skills-fanout")) !== undefined || refresh.after !== "";
+    await this.ctx.storage.setAlarm(more ? Date.now() : refresh.dueMs);
+  }
+
+  private connectedIdsAfter(after: string, limit: number): string[] {
     return this.ctx.storage.sql
-      .exec<MachineRow>(`SELECT * FROM machines ORDER BY id`)
+      .exec<{ id: string }>(`SELECT id FROM machines WHERE connected = 1 AND id > ? ORDER BY id LIMIT ?`, after, limit)
       .toArray()
-      .map((r) => ({
-        id: r.id,
-        connected: r.connected === 1 && r.last_seen_ms !== null && now - r.last_seen_ms < STALE_AFTER_MS,
-        connectedAtMs: r.connected_at_ms,
-        lastSeenMs: r.last_seen_ms,
-        sidecarVersion: r.sidecar_version,
-        sidecarOutdated: r.sidecar_version !== null && sidecarVersionAdvice(r.sidecar_version).outdated,
-        platform: r.platform,
-      }));
+      .map((r) => r.id);
+  }
+
+  /** For tests and the scale benchmark: how often this object's code ran, and how many storage writes it made. */
+  debugStats(): { invocations: number; writes: number } {
+    return { invocations: this.invocations, writes: this.writes };
   }
 
   // ---------- skills configuration (one per deployment) ----------
@@ -178,7 +260,11 @@ export class TeamObject extends DurableObject<Env> {
     const current = await this.getSkills();
     if (ifMatch !== null && !ifMatchAllows(ifMatch, current.version)) return { ok: false, stored: current };
     const stored: StoredSkills = { version: current.version + 1, config, updatedAtMs: Date.now() };
+    this.writes += 2;
     await this.ctx.storage.put("skills", stored);
+    // Every connected machine gets it, a batch per alarm run, starting now (a newer change restarts the round).
+    await this.ctx.storage.put("skills-fanout", { version: stored.version, after: "" });
+    await this.ctx.storage.setAlarm(Date.now());
     return { ok: true, stored };
   }
 
@@ -186,19 +272,14 @@ export class TeamObject extends DurableObject<Env> {
     const previous = await this.ctx.storage.get<SkillsMachineStatus>(`skills-status:${machine}`);
     const status: SkillsMachineStatus =
       "result" in outcome
-        ? { machine, version: skillsEtag(Number(outcome.result.version)), appliedAtMs: outcome.result.appliedAtMs, skills: outcome.result.skills, errors: outcome.result.errors, error: null }
-        : { machine, version: previous?.version ?? null, appliedAtMs: previous?.appliedAtMs ?? null, skills: previous?.skills ?? [], errors: previous?.errors ?? [], error: `configuration ${skillsEtag(outcome.version)} not applied: ${outcome.error}` };
+        ? { machine, version: skillsEtag(Number(outcome.result.version)), appliedAtMs: outcome.result.appliedAtMs, skills: outcome.result.skills, perAgent: outcome.result.perAgent, errors: outcome.result.errors, error: null }
+        : { machine, version: previous?.version ?? null, appliedAtMs: previous?.appliedAtMs ?? null, skills: previous?.skills ?? [], perAgent: previous?.perAgent ?? {}, errors: previous?.errors ?? [], error: `configuration ${skillsEtag(outcome.version)} not applied: ${outcome.error}` };
+    this.writes++;
     await this.ctx.storage.put(`skills-status:${machine}`, status);
   }
 
   async skillsStatus(): Promise<SkillsMachineStatus[]> {
     const entries = await this.ctx.storage.list<SkillsMachineStatus>({ prefix: "skills-status:" });
     return [...entries.values()].sort((a, b) => a.machine.localeCompare(b.machine));
-  }
-
-  connectedMachineIds(): string[] {
-    return this.listMachines()
-      .filter((m) => m.connected)
-      .map((m) => m.id);
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv, Env } from "../env";
 import { teamStub } from "../durable/stubs";
 import { ProblemError } from "../protocol/problems";
 import { Identifier, type MachineScope, type Role } from "../protocol/resources";
@@ -48,12 +48,43 @@ export async function resolveMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0]
   }
   if (c.env.DEFAULT_MACHINE) return c.env.DEFAULT_MACHINE;
   // Only on this error path is the team asked: the list helps the caller pick.
-  const machines = (await teamStub(c.env).listMachines()).map((m) => m.id);
+  const machines = (await teamStub(c.env).listMachines({ limit: 50 })).machines.map((m) => m.id);
   throw new ProblemError(
     "invalid_request",
     `no machine named: address one as /machines/{machine}/v1/... (or set DEFAULT_MACHINE on the worker)${machines.length ? `; known machines: ${machines.join(", ")}` : ""}`,
     { machines },
   );
+}
+
+/**
+ * Has this machine's sidecar ever connected? Only a sidecar's tunnel creates a machine's object, so a
+ * client's typo must not: the answer comes from the team's registry, remembered by this isolate (a
+ * machine, once known, stays known; an unknown id is asked again after two seconds, or at once when a
+ * sidecar connects through this isolate). Known machines, the per-request case, never reach the team
+ * object twice.
+ */
+const knownMachines = new Set<string>();
+const unknownUntil = new Map<string, number>();
+const UNKNOWN_MEMORY_MS = 2_000;
+
+/** The tunnel route calls this when a sidecar's connection was accepted: its machine exists from now on. */
+export function rememberMachine(machine: string): void {
+  knownMachines.add(machine);
+  unknownUntil.delete(machine);
+}
+
+export async function machineKnown(env: Env, machine: string): Promise<boolean> {
+  if (knownMachines.has(machine)) return true;
+  const now = Date.now();
+  if ((unknownUntil.get(machine) ?? 0) > now) return false;
+  if (await teamStub(env).machineExists(machine)) {
+    knownMachines.add(machine);
+    unknownUntil.delete(machine);
+    return true;
+  }
+  if (unknownUntil.size > 10_000) unknownUntil.clear(); // bounded: a flood of made-up ids cannot grow it
+  unknownUntil.set(machine, now + UNKNOWN_MEMORY_MS);
+  return false;
 }
 
 /** The middleware of a route: the caller's role suffices, and its machine (resolved here, once) is in scope. */
@@ -62,7 +93,10 @@ export function guard(access: Access): MiddlewareHandler<AppEnv> {
     const identity = c.get("identity");
     // The machine first, so that a refusal is audited with the machine it was for.
     const machine = access.machine ? await resolveMachine(c) : null;
-    if (machine !== null) c.set("machine", machine);
+    if (machine !== null) {
+      c.set("machine", machine);
+      if (!(await machineKnown(c.env, machine))) throw new ProblemError("not_found", `no machine '${machine}' has ever connected to this deployment`, { machine });
+    }
     if (!roleAllows(identity.role, access.role)) {
       throw new ProblemError("permission_denied", `this needs the role '${access.role}'; the token '${identity.name}' is '${identity.role}'`, {
         requiredRole: access.role,

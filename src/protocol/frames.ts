@@ -9,7 +9,9 @@
  *    messages, a process's output) from a sequence number; the sidecar answers with
  *    `ev` batches and finally `end`. After a reconnect the worker re-opens every live
  *    subscription from the last sequence it delivered, so nothing is lost or repeated.
- *  - liveness: `hello`/`welcome` when a tunnel opens, `beat` while it lives.
+ *  - liveness: `hello`/`welcome` when a tunnel opens; then the sidecar sends PING_FRAME every
+ *    heartbeat and the runtime itself answers PONG_FRAME (an auto-response): a heartbeat never wakes
+ *    the machine's Durable Object nor runs any of its code (docs/architecture.md, "Idle cost").
  */
 import type { ProblemInit } from "./problems";
 import type {
@@ -27,6 +29,10 @@ import type {
 
 export const TUNNEL_PATH_PREFIX = "/_tunnel/";
 
+/** The heartbeat: exactly these texts, so that the runtime can answer without waking the object. */
+export const PING_FRAME = '{"t":"ping"}';
+export const PONG_FRAME = '{"t":"pong"}';
+
 /** Version of this frame protocol; a sidecar speaking another one is refused with a clear message. */
 export const TUNNEL_PROTOCOL_VERSION = 1;
 
@@ -41,8 +47,13 @@ export interface SkillsApplyArgs {
 
 export interface SkillsApplyResult {
   version: string;
+  /** True when this machine had applied exactly this configuration already: nothing was fetched or copied. */
+  unchanged?: boolean;
   appliedAtMs: number;
+  /** Every skill installed, in any agent's folder. */
   skills: string[];
+  /** Per agent present on the machine: the skills installed in its folder. */
+  perAgent: Record<string, string[]>;
   errors: { source: string; error: string }[];
 }
 
@@ -85,12 +96,11 @@ export interface StreamEnd {
 // ---------- frames ----------
 
 export type SidecarFrame =
-  | { t: "hello"; protocol: number; machine: string; sidecarVersion: string; platform: string }
+  | { t: "hello"; protocol: number; machine: string; sidecarVersion: string; platform: string; heartbeatMs?: number }
   | { t: "res"; id: string; ok: true; value: unknown }
   | { t: "res"; id: string; ok: false; problem: ProblemInit }
   | { t: "ev"; sub: string; events: StreamEvent[]; gap?: { from: number; to: number } }
-  | { t: "end"; sub: string; end: StreamEnd }
-  | { t: "beat" };
+  | { t: "end"; sub: string; end: StreamEnd };
 
 /** What the worker says of a sidecar's version when it greets it. */
 export interface SidecarVersionAdvice {

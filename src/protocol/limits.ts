@@ -13,6 +13,9 @@ export const LIMITS = {
   acpBufferBytes: 32 * 1024 * 1024,
   /** SSE comment keep-alive. */
   keepAliveMs: 15_000,
-  /** Sidecar heartbeat on the tunnel. */
+  /** Sidecar heartbeat on the tunnel (answered by the runtime, not the object); two missed pongs and it redials. */
   heartbeatMs: 20_000,
+  /** After the worker went away (a deploy), sidecars wait a random time up to this before redialing, so that
+   * thousands of machines do not come back in the same instant. */
+  reconnectSpreadMs: 2_000,
 } as const;

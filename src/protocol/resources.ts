@@ -295,7 +295,8 @@ export const SkillsMachineStatus = z
     machine: z.string(),
     version: z.string().nullable().describe("the configuration version (ETag) this machine applied last"),
     appliedAtMs: z.number().int().nullable(),
-    skills: z.array(z.string()),
+    skills: z.array(z.string()).describe("every skill installed on the machine"),
+    perAgent: z.record(z.string(), z.array(z.string())).describe("per agent present on the machine: the skills installed in its folder"),
     errors: z.array(z.object({ source: z.string(), error: z.string() })),
     error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
   })
@@ -314,7 +315,7 @@ export const Machine = z
     id: z.string(),
     connected: z.boolean(),
     connectedAtMs: z.number().int().nullable(),
-    lastSeenMs: z.number().int().nullable(),
+    lastSeenMs: z.number().int().nullable().describe("when its sidecar last connected or disconnected"),
     sidecarVersion: z.string().nullable(),
     sidecarOutdated: z.boolean().describe("older than the sidecar released with this worker: upgrade it"),
     platform: z.string().nullable(),
@@ -322,7 +323,9 @@ export const Machine = z
   .meta({ id: "Machine" });
 export type Machine = z.infer<typeof Machine>;
 
-export const MachineList = z.object({ machines: z.array(Machine) }).meta({ id: "MachineList" });
+export const MachineList = z
+  .object({ machines: z.array(Machine), nextAfter: z.string().nullable().describe("pass as ?after= for the next page; null on the last") })
+  .meta({ id: "MachineList" });
 
 export const AcpServer = z
   .object({ serverId: z.string(), agent: AgentId, createdAtMs: z.number().int(), processId: z.string().optional() })

@@ -1,19 +1,33 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { teamStub } from "../durable/stubs";
 import { errors, json } from "../http/openapi";
-import { MachineList } from "../protocol/resources";
+import { Identifier, MachineList } from "../protocol/resources";
 
-const list = createRoute(declare({ role: "viewer", machine: false }, {
-  method: "get",
-  path: "/machines",
-  summary: "The machines of this deployment (those in the token's scope) and whether their sidecar is connected",
-  responses: { 200: json(MachineList, "known machines, sorted by id"), ...errors() },
-}));
+const list = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/machines",
+      summary: "The machines of this deployment (those in the token's scope) and whether their sidecar is connected, a page at a time",
+      request: {
+        query: z.object({
+          limit: z.coerce.number().int().min(1).max(1000).optional().describe("machines per page (default 500)"),
+          after: Identifier.optional().describe("the nextAfter of the previous page"),
+        }),
+      },
+      responses: { 200: json(MachineList, "known machines, sorted by id"), ...errors("invalid_request") },
+    },
+  ),
+);
 
 export const machineRoutes = new OpenAPIHono<AppEnv>().openapi(list, async (c) => {
   const { machines: scope } = c.get("identity");
-  const machines = await teamStub(c.env).listMachines();
-  return c.json({ machines: scope === "*" ? machines : machines.filter((m) => scope.includes(m.id)) }, 200);
+  const { limit, after } = c.req.valid("query");
+  const team = teamStub(c.env);
+  if (scope !== "*") return c.json({ machines: await team.machinesByIds(scope), nextAfter: null }, 200);
+  return c.json(await team.listMachines({ ...(limit ? { limit } : {}), ...(after ? { after } : {}) }), 200);
 });

@@ -2,9 +2,9 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import type { AppEnv, Env } from "../env";
+import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { machineObject, teamStub } from "../durable/stubs";
+import { teamStub } from "../durable/stubs";
 import { skillsEtag } from "../durable/team";
 import { errors, json, jsonBody } from "../http/openapi";
 import { problem } from "../http/problem";
@@ -44,12 +44,6 @@ const status = createRoute(declare({ role: "viewer", machine: false }, {
   responses: { 200: json(SkillsStatus, "status"), ...errors() },
 }));
 
-/** Tell every connected machine to apply the latest configuration (each records its own outcome). */
-async function pushToMachines(env: Env): Promise<void> {
-  const machines = await teamStub(env).connectedMachineIds();
-  await Promise.allSettled(machines.map((id) => machineObject(env, id).applySkills()));
-}
-
 export const skillsRoutes = new OpenAPIHono<AppEnv>();
 skillsRoutes.use("/config/skills", bodyLimit({ maxSize: MAX_SKILLS_DOCUMENT_BYTES, onError: () => problem("payload_too_large", `a skills configuration is at most ${MAX_SKILLS_DOCUMENT_BYTES} bytes`) }));
 skillsRoutes
@@ -63,7 +57,6 @@ skillsRoutes
     if (!ok) {
       throw new ProblemError("precondition_failed", `the configuration changed since you read it: it is now version ${skillsEtag(stored.version)}`, { etag: skillsEtag(stored.version) });
     }
-    c.executionCtx.waitUntil(pushToMachines(c.env));
     return c.json(stored.config, 200, { ETag: skillsEtag(stored.version) });
   })
   .openapi(status, async (c) => {

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { machineObject, teamStub, tokenStub } from "../durable/stubs";
 import type { StoredToken } from "../durable/token";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
+import { declare, machineKnown } from "../http/access";
 import { errors, json, jsonBody } from "../http/openapi";
 import { newApiToken, sha256Hex } from "../http/secrets";
 import { mintMachineToken } from "../protocol/machine-token";
@@ -87,7 +87,7 @@ const revokeMachine = createRoute(
     path: "/machine-tokens/{machine}",
     summary: "Revoke every token of one machine: its sidecar is disconnected and refused at its next connect; other machines are untouched",
     request: { params: z.object({ machine: Identifier }) },
-    responses: { 200: json(MachineTokensRevoked, "the new generation"), ...errors("permission_denied") },
+    responses: { 200: json(MachineTokensRevoked, "the new generation"), ...errors("permission_denied", "not_found") },
   }),
 );
 
@@ -139,7 +139,8 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
   .openapi(mintMachine, async (c) => {
     const { machine, expiresInSeconds } = c.req.valid("json");
     c.set("machine", machine);
-    const generation = await machineObject(c.env, machine).tokenGeneration();
+    // A machine that never connected has no object yet, and minting its first token creates none.
+    const generation = (await machineKnown(c.env, machine)) ? await machineObject(c.env, machine).tokenGeneration() : 1;
     const expiresAtMs = expiresInSeconds ? Math.ceil((Date.now() + expiresInSeconds * 1000) / 1000) * 1000 : null;
     const token = await mintMachineToken(c.env.TUNNEL_SECRET, machine, { generation, expiresAtMs });
     return c.json({ machine, token, generation, expiresAtMs, connectCommand: connectCommand(new URL(c.req.url).origin, machine, token) }, 201);
@@ -147,6 +148,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
   .openapi(revokeMachine, async (c) => {
     const { machine } = c.req.valid("param");
     c.set("machine", machine);
+    if (!(await machineKnown(c.env, machine))) throw new ProblemError("not_found", `no machine '${machine}' has ever connected: it has no token to revoke`);
     const generation = await machineObject(c.env, machine).revokeTokens();
     return c.json({ machine, generation }, 200);
   });

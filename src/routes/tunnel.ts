@@ -4,8 +4,9 @@
  * then refuses a token of a revoked generation. Every refusal is audited (docs/architecture.md, "Trust").
  */
 import { Hono } from "hono";
-import { machineObject } from "../durable/stubs";
+import { locationHintFor, machineObject } from "../durable/stubs";
 import type { AppEnv } from "../env";
+import { rememberMachine } from "../http/access";
 import { recordAudit } from "../http/audit";
 import { bearerToken } from "../http/auth";
 import { problem } from "../http/problem";
@@ -29,7 +30,9 @@ export const tunnelRoutes = new Hono<AppEnv>().get("/_tunnel/:machine", async (c
   headers.set("x-machine-id", machine);
   headers.set("x-token-generation", String(check.claims.generation));
   headers.delete("authorization"); // the Durable Object never needs the secret
-  const res = await machineObject(c.env, machine).fetch(new Request(c.req.url, { headers }));
+  const continent = (c.req.raw as Request & { cf?: { continent?: unknown } }).cf?.continent;
+  const res = await machineObject(c.env, machine, locationHintFor(continent)).fetch(new Request(c.req.url, { headers }));
   if (res.status === 401) recordAudit(c, { ...who, status: 401 }); // a revoked generation
+  if (res.status === 101) rememberMachine(machine);
   return res;
 });
