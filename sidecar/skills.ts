@@ -63,6 +63,7 @@ export class SkillsApplier {
     const fingerprint = JSON.stringify({ config, targets });
     const manifest = await this.readManifest();
     if (!force && manifest.applied?.version === version && manifest.applied.fingerprint === fingerprint) {
+      log.info(`configuration ${version} is applied already: nothing fetched or copied`);
       return { ...manifest.applied.result, unchanged: true };
     }
     const work = await mkdtemp(join(tmpdir(), "agent-runtime-skills-"));
@@ -132,6 +133,10 @@ export class SkillsApplier {
         continue;
       }
       const staging = join(target, `${STAGING}${name}`);
+      if (isInside(target, dir)) {
+        errors.push({ source: `skill ${name}`, error: `${dir} holds the skills folder ${target} itself: not a skill folder` });
+        continue;
+      }
       try {
         await copySkill(dir, staging);
       } catch (err) {
@@ -280,6 +285,12 @@ async function copySkill(from: string, to: string): Promise<void> {
 
 function describe(source: SkillSource): string {
   return `${source.type}:${source.source}${source.ref ? `@${source.ref}` : ""}${source.subpath ? `/${source.subpath}` : ""}`;
+}
+
+/** Is `path` the folder `dir` or inside it? */
+function isInside(path: string, dir: string): boolean {
+  const [p, d] = [resolve(path), resolve(dir)];
+  return p === d || p.startsWith(d + sep);
 }
 
 async function exists(path: string): Promise<boolean> {

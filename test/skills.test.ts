@@ -4,12 +4,15 @@
  * local bare repository made here: no network).
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
-type Status = { version: string; machines: { machine: string; version: string | null; skills: string[]; errors: { source: string; error: string }[]; error: string | null }[] };
+type Status = {
+  version: string;
+  machines: { machine: string; version: string | null; appliedAtMs: number | null; skills: string[]; perAgent: Record<string, string[]>; errors: { source: string; error: string }[]; error: string | null }[];
+};
 
 let rt: Runtime;
 let repo: string;
@@ -183,5 +186,73 @@ describe("concurrency and persistence", () => {
     await Promise.all([rt.sidecars.get("m1")!.connected(20_000), rt.sidecars.get("m2")!.connected(20_000)]);
     await waitFor(async () => (await status()).machines.every((m) => m.version === etag && m.skills.join() === "review"), "the configuration after the restart");
     expect((await readdir(mockSkills("m1"))).sort()).toEqual(["my-own-skill", "review"]);
+  });
+});
+
+describe("the apply itself", () => {
+  async function applied(config: unknown): Promise<Status["machines"][number]> {
+    const res = await put(config);
+    expect(res.status).toBe(200);
+    const etag = res.headers.get("etag");
+    const s = await waitFor(async () => {
+      const current = await status();
+      return current.machines.every((m) => m.version === etag) ? current : null;
+    }, "the configuration everywhere");
+    return s.machines.find((m) => m.machine === "m1")!;
+  }
+
+  it("installs each good skill and reports each bad one on its own: a FIFO, a linked SKILL.md, a name the API refuses", async () => {
+    const source = join(rt.dir, "hostile-skills");
+    for (const dir of ["alpha", "fifo-skill", "link-skill", "-dash"]) await mkdir(join(source, dir), { recursive: true });
+    await writeFile(join(source, "alpha", "SKILL.md"), "# Alpha");
+    await writeFile(join(source, "fifo-skill", "SKILL.md"), "# Has a FIFO");
+    execFileSync("mkfifo", [join(source, "fifo-skill", "pipe")]);
+    await writeFile(join(rt.dir, "elsewhere.md"), "# Somewhere else");
+    await symlink(join(rt.dir, "elsewhere.md"), join(source, "link-skill", "SKILL.md"));
+    await writeFile(join(source, "-dash", "SKILL.md"), "# Dash");
+
+    const m1 = await applied({ sources: [{ type: "local", source }] });
+    expect(m1.skills).toEqual(["alpha"]);
+    expect(m1.perAgent).toEqual({ mock: ["alpha"] });
+    const text = m1.errors.map((e) => `${e.source}: ${e.error}`).join("\n");
+    expect(text).toMatch(/skill fifo-skill: .*pipe is not a file or a folder/);
+    expect(text).toContain("the SKILL.md of 'link-skill' is not a plain file");
+    expect(text).toContain("'-dash' is not a valid skill name");
+    // On disk: the good one, whole; the user's own folder; nothing half-copied, nothing staged.
+    expect((await readdir(mockSkills("m1"))).sort()).toEqual(["alpha", "my-own-skill"]);
+    expect(await readFile(join(mockSkills("m1"), "alpha", "SKILL.md"), "utf8")).toBe("# Alpha");
+
+    // Emptying the configuration removes exactly what was installed, and complains about nothing.
+    const empty = await applied({ sources: [] });
+    expect(empty).toMatchObject({ skills: [], errors: [], perAgent: { mock: [] } });
+    expect(await readdir(mockSkills("m1"))).toEqual(["my-own-skill"]);
+  });
+
+  it("names a root skill after its folder, even with a trailing slash; a ~ source holding the skills folder fails alone", async () => {
+    const solo = join(rt.dir, "solo");
+    await mkdir(solo, { recursive: true });
+    await writeFile(join(solo, "SKILL.md"), "# Solo");
+    await writeFile(join(homes.m1!, "SKILL.md"), "# A SKILL.md at HOME");
+    const m1 = await applied({ sources: [{ type: "local", source: `${solo}/` }, { type: "local", source: "~" }] });
+    expect(m1.skills).toContain("solo");
+    expect(m1.skills).not.toContain("");
+    expect(m1.errors.map((e) => e.error).join("\n")).toContain("holds the skills folder");
+    expect((await readdir(mockSkills("m1"))).sort()).toEqual(["my-own-skill", "solo"]);
+  });
+
+  it("a reconnect with an unchanged configuration fetches and copies nothing", async () => {
+    const m1 = await applied({ sources: [{ type: "git", source: repo, subpath: "pack", skills: ["review"] }] });
+    const gitRuns = async () =>
+      ((await (await rt.api("/machines/m1/v1/processes")).json()) as { processes: { label?: string }[] }).processes.filter((p) => p.label === "skills:git").length;
+    const before = await gitRuns();
+    const sidecar = rt.sidecars.get("m1")!;
+    const skipped = () => sidecar.logs().split("is applied already").length - 1;
+    const skippedBefore = skipped();
+    sidecar.child.kill("SIGUSR2"); // drop the tunnel: it reconnects and is handed the configuration again
+    await sidecar.connected();
+    await waitFor(async () => skipped() > skippedBefore, "the sidecar to skip the configuration it has");
+    expect(await gitRuns()).toBe(before);
+    const after = (await status()).machines.find((m) => m.machine === "m1")!;
+    expect(after.appliedAtMs).toBe(m1.appliedAtMs);
   });
 });
