@@ -17,6 +17,7 @@ export interface Env {
   ACP_TIMEOUT_MS?: string;
   RECONNECT_GRACE_MS?: string;
   INSTALL_TIMEOUT_MS?: string;
+  SSE_IDLE_CLOSE_MS?: string;
   /** Cloudflare Access (optional): the application's audience tag and team domain, and who gets which role. */
   CF_ACCESS_AUD?: string;
   CF_ACCESS_TEAM_DOMAIN?: string;

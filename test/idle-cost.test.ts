@@ -158,3 +158,34 @@ describe("the machines list", () => {
     expect(all.machines.map((m) => m.id)).toEqual([...all.machines.map((m) => m.id)].sort());
   });
 });
+
+describe("an SSE reader on a quiet stream", () => {
+  it("is ended after SSE_IDLE_CLOSE_MS without events, with a retry hint and where to resume", async () => {
+    const quiet = await startRuntime({ machines: ["local"], vars: { SSE_IDLE_CLOSE_MS: "700" } });
+    try {
+      const init = await quiet.api("/v1/acp/quiet?agent=mock", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }),
+      });
+      expect(init.status).toBe(200);
+      const session = await quiet.api("/v1/acp/quiet", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: quiet.dir, mcpServers: [] } }),
+      });
+      expect(session.status).toBe(200);
+      const started = Date.now();
+      const stream = await quiet.api("/v1/acp/quiet", { headers: { accept: "text/event-stream" } });
+      const text = await stream.text(); // ends by itself: the stream goes quiet
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(text).toMatch(/: idle for 700 ms; reconnect with Last-Event-ID: \d+ for more\nretry: 10000\n\n$/);
+      // The server is still there: a reader that comes back resumes.
+      expect((await quiet.api("/v1/acp")).status).toBe(200);
+      const list = (await (await quiet.api("/v1/acp")).json()) as { servers: { serverId: string }[] };
+      expect(list.servers.map((s) => s.serverId)).toContain("quiet");
+    } finally {
+      await quiet.dispose();
+    }
+  });
+});

@@ -305,11 +305,17 @@ export class MachineObject extends DurableObject<Env> {
     this.invocations.rpc++;
     const ws = this.tunnel();
     if (!ws) return problemResponse(offline());
-    const reader = new SseReader(this.newId(), stream, after, (sub) => {
-      this.readers.delete(sub);
-      const live = this.tunnel();
-      if (live) this.send(live, { t: "unsub", sub });
-    });
+    const reader = new SseReader(
+      this.newId(),
+      stream,
+      after,
+      (sub) => {
+        this.readers.delete(sub);
+        const live = this.tunnel();
+        if (live) this.send(live, { t: "unsub", sub });
+      },
+      numberVar(this.env.SSE_IDLE_CLOSE_MS, LIMITS.sseIdleCloseMs),
+    );
     this.readers.set(reader.sub, reader);
     this.send(ws, reader.subscribeFrame());
     const accepted = await reader.accepted(numberVar(this.env.RECONNECT_GRACE_MS, LIMITS.reconnectGraceMs));

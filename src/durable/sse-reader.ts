@@ -29,6 +29,7 @@ export class SseReader {
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private readonly body: ReadableStream<Uint8Array>;
   private readonly keepAlive: ReturnType<typeof setInterval>;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
   private acceptedResolve: ((outcome: CallOutcome<void>) => void) | null = null;
   private acceptedOutcome: CallOutcome<void> | null = null;
@@ -38,6 +39,8 @@ export class SseReader {
     private readonly stream: StreamRef,
     after: number,
     private readonly onClose: (sub: string) => void,
+    /** A stream with no event for this long is ended (its reader reconnects when it wants more). */
+    private readonly idleCloseMs: number = LIMITS.sseIdleCloseMs,
   ) {
     this.lastSeq = after;
     this.body = new ReadableStream<Uint8Array>(
@@ -50,6 +53,20 @@ export class SseReader {
       new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
     );
     this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), LIMITS.keepAliveMs);
+    this.armIdle();
+  }
+
+  /**
+   * A reader that stays attached to a stream where nothing happens would keep the machine's object in
+   * memory for ever (a laptop that went to sleep never closes its connection). After idleCloseMs without
+   * an event the stream ends with a `retry:` hint; a client resumes with Last-Event-ID and loses nothing.
+   */
+  private armIdle(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.write(`: idle for ${this.idleCloseMs} ms; reconnect with Last-Event-ID: ${this.lastSeq} for more\nretry: 10000\n\n`);
+      this.close();
+    }, this.idleCloseMs);
   }
 
   subscribeFrame(): WorkerFrame {
@@ -94,7 +111,10 @@ export class SseReader {
       this.lastSeq = seq;
       text += `id: ${seq}\nevent: message\ndata: ${json}\n\n`;
     }
-    if (text) this.write(text);
+    if (text) {
+      this.write(text);
+      this.armIdle();
+    }
   }
 
   end(end: StreamEnd): void {
@@ -141,6 +161,7 @@ export class SseReader {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.keepAlive);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     try {
       this.controller.close();
     } catch {

@@ -13,6 +13,8 @@ export const LIMITS = {
   acpBufferBytes: 32 * 1024 * 1024,
   /** SSE comment keep-alive. */
   keepAliveMs: 15_000,
+  /** An SSE stream without any event for this long is ended with a `retry:` hint (worker var SSE_IDLE_CLOSE_MS). */
+  sseIdleCloseMs: 10 * 60_000,
   /** Sidecar heartbeat on the tunnel (answered by the runtime, not the object); two missed pongs and it redials. */
   heartbeatMs: 20_000,
   /** After the worker went away (a deploy), sidecars wait a random time up to this before redialing, so that
