@@ -13,13 +13,14 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { buildAll } from "../scripts/build";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
+import { findDescendant, percentile, privateMb, rssMb } from "./proc";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const STREAM_EVENTS = Number(process.env.BENCH_STREAM_EVENTS ?? 10_000);
 const STREAM_BYTES = 200;
 const CONCURRENT = 20;
 const COLD_STARTS = 10;
-const MOCK_AGENT = join(ROOT, "dist", "mock-agent.js");
+const MOCK_AGENT = join(ROOT, "sidecar", "dist", "mock-agent.js");
 const SANDBOX_AGENT_BIN = join(ROOT, "node_modules", "@sandbox-agent", "cli-linux-x64", "bin", "sandbox-agent");
 
 interface Figures {
@@ -39,38 +40,6 @@ interface Figures {
 }
 
 // ---------------------------------------------------------------- helpers
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function rssMb(pid: number | undefined): Promise<number> {
-  if (!pid) return NaN;
-  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
-  return Math.round((kb / 1024) * 10) / 10;
-}
-
-/** Memory only this process holds (private pages): RSS minus what it shares with every Node process (the binary). */
-async function privateMb(pid: number | undefined): Promise<number> {
-  if (!pid) return NaN;
-  const rollup = await readFile(`/proc/${pid}/smaps_rollup`, "utf8").catch(() => "");
-  const kb = [...rollup.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-  return Math.round((kb / 1024) * 10) / 10;
-}
-
-/** Children of a process (recursively), by command name match. */
-async function findDescendant(pid: number, name: RegExp): Promise<number | undefined> {
-  const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "")).trim().split(/\s+/).filter(Boolean).map(Number);
-  for (const child of children) {
-    const cmd = await readFile(`/proc/${child}/cmdline`, "utf8").catch(() => "");
-    if (name.test(cmd)) return child;
-    const deeper = await findDescendant(child, name);
-    if (deeper) return deeper;
-  }
-  return undefined;
-}
 
 const initialize = (id: number) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
 const newSession = (id: number) => ({ jsonrpc: "2.0", id, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });

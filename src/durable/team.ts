@@ -38,8 +38,8 @@ export const MAX_TOKENS = 1000;
 
 /** Machines per alarm run of the skills fan-out and of the liveness refresh. */
 export const FANOUT_BATCH = 200;
-/** How often machines marked connected are asked whether they still are (at most one wake per machine-hour). */
-const REFRESH_EVERY_MS = 60 * 60_000;
+/** How often machines marked connected are asked whether they still are: one wake per machine every six hours. */
+const REFRESH_EVERY_MS = 6 * 60 * 60_000;
 
 type MachineRow = {
   id: string;
@@ -207,7 +207,7 @@ export class TeamObject extends DurableObject<Env> {
   /**
    * Each run handles one batch, then asks to run again: a change of the skills configuration reaches
    * FANOUT_BATCH machines per run (each call returns at once; the machine applies on its own time), so
-   * no run comes near the platform's limits however many machines there are. Once an hour, machines marked
+   * no run comes near the platform's limits however many machines there are. Every six hours, machines marked
    * connected are asked whether they still are (a deploy can end sockets without a close reaching us).
    */
   override async alarm(): Promise<void> {
