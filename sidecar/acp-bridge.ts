@@ -220,12 +220,7 @@ export class AcpServers {
   async delete(serverId: string): Promise<boolean> {
     const server = this.live.get(serverId);
     if (!server) return false;
-    server.process.child.kill("SIGTERM");
-    const killTimer = setTimeout(() => {
-      if (server.process.running) server.process.child.kill("SIGKILL");
-    }, 3000);
-    await server.process.exited;
-    clearTimeout(killTimer);
+    await server.process.terminate();
     return true;
   }
 }

@@ -1,9 +1,10 @@
 /**
  * A sidecar killed outright (SIGKILL, power loss) cannot stop its children. So it writes down
- * every child it starts — pid and the kernel's start time for that pid, so a reused pid is never
- * mistaken for ours — and the next sidecar on this machine stops whatever is still running.
+ * every child it starts — its pid, which is also its process group, and the kernel's start time for
+ * that pid, so a reused pid is never mistaken for ours — and the next sidecar on this machine stops
+ * whatever of those groups is still running, leader or not.
  */
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { logger } from "./log";
 
@@ -14,15 +15,39 @@ interface Entry {
   startTime: string;
 }
 
-/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot (Linux). */
-export function processStartTime(pid: number): string | null {
+/** Fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses), or null. */
+function statFields(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may contain spaces and parentheses: count fields after the last ')'.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return null;
   }
+}
+
+/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot (Linux). */
+export function processStartTime(pid: number): string | null {
+  return statFields(pid)?.[19] ?? null;
+}
+
+/**
+ * The processes of a group that started no earlier than its leader did: those are the leader's
+ * (a group id reused later would only hold processes started after a newer leader, which has its own pid).
+ */
+function groupMembers(pgid: number, leaderStart: string): number[] {
+  const members: number[] = [];
+  let pids: string[] = [];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return members;
+  }
+  for (const name of pids) {
+    const fields = statFields(Number(name));
+    // Field 5 is the process group; field 22 the start time.
+    if (fields && Number(fields[2]) === pgid && BigInt(fields[19] ?? "0") >= BigInt(leaderStart)) members.push(Number(name));
+  }
+  return members;
 }
 
 export class ChildRegistry {
@@ -44,12 +69,16 @@ export class ChildRegistry {
     }
     let reaped = 0;
     for (const { pid, startTime } of entries) {
-      if (processStartTime(pid) !== startTime) continue; // gone, or the pid now belongs to someone else
-      try {
-        process.kill(pid, "SIGKILL");
-        reaped++;
-      } catch {
-        // exited meanwhile
+      const leaderAlive = processStartTime(pid) === startTime;
+      // The leader may be gone while what it started lives on in its group.
+      const members = groupMembers(pid, startTime).filter((member) => member !== pid || leaderAlive);
+      for (const member of members) {
+        try {
+          process.kill(member, "SIGKILL");
+          reaped++;
+        } catch {
+          // exited meanwhile
+        }
       }
     }
     if (reaped) log.warn(`stopped ${reaped} process(es) left running by a sidecar that did not shut down cleanly`);

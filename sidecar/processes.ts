@@ -110,10 +110,27 @@ export class ManagedProcess {
     else this.backend.child.stdin?.end();
   }
 
+  /**
+   * Signal the process's whole group: every child leads its own process group (a terminal's child leads
+   * its session), so what it started itself (`sh -c "…; sleep 300"`) goes with it.
+   */
   kill(signal: NodeJS.Signals): void {
-    if (!this.running) return;
-    if (this.backend.kind === "pty") this.backend.pty.kill(signal);
-    else this.backend.child.kill(signal);
+    if (this.info.pid) signalGroup(this.info.pid, signal);
+  }
+
+  /**
+   * The one way to stop a process: SIGTERM to its group, SIGKILL to the group after `graceMs` if the
+   * leader is still there, and in any case to whatever of the group outlived its leader.
+   */
+  async terminate(graceMs = 3000): Promise<void> {
+    if (this.running) {
+      this.kill("SIGTERM");
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+    }
+    this.kill("SIGKILL");
+    await this.exited;
   }
 
   get running(): boolean {
@@ -223,7 +240,7 @@ export class ProcessManager {
 
   signal(id: string, signal: "SIGTERM" | "SIGKILL"): ManagedProcess {
     const proc = this.get(id);
-    proc.kill(signal);
+    if (proc.running) proc.kill(signal);
     return proc;
   }
 
@@ -242,14 +259,10 @@ export class ProcessManager {
     }
   }
 
-  /** SIGTERM everything still running, then SIGKILL what did not go within the grace period. */
+  /** Terminate everything still running, all at once: nothing the runtime started outlives it. */
   async stopAll(graceMs = 3000): Promise<void> {
     const running = [...this.processes.values()].filter((p) => p.running);
-    for (const proc of running) proc.kill("SIGTERM");
-    const timeout = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), graceMs).unref());
-    await Promise.race([Promise.all(running.map((p) => p.exited)), timeout]);
-    for (const proc of running) proc.kill("SIGKILL");
-    await Promise.race([Promise.all(running.map((p) => p.exited)), new Promise((r) => setTimeout(r, 1000).unref())]);
+    await Promise.all(running.map((p) => p.terminate(graceMs)));
   }
 }
 
@@ -259,6 +272,8 @@ async function startPipes(options: SpawnOptions): Promise<Backend> {
     env: { ...process.env, ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
     shell: false,
+    // Its own process group (and session), so that it and everything it starts are stopped together.
+    detached: true,
   });
   // A command that cannot be started reports it through 'error' (ENOENT, EACCES), not by throwing.
   const failed = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
@@ -283,6 +298,15 @@ async function startPty(options: SpawnOptions): Promise<Backend> {
     return { kind: "pty", pty };
   } catch (err) {
     throw startFailure(options.command, undefined, errorText(err));
+  }
+}
+
+/** Signal a process group; a group already gone is fine. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ESRCH") log.warn(`could not signal process group ${pgid}: ${errorText(err)}`);
   }
 }
 

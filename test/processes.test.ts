@@ -2,6 +2,7 @@
  * Processes through the worker and the real sidecar: spawn, exit codes, signals, logs and
  * follow, input, PTY, sorting, limits, and the agent processes the runtime starts itself.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSse, rpc } from "./acp-helpers";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
@@ -236,3 +237,44 @@ function alive(pid: number): boolean {
     return false;
   }
 }
+
+/** Live processes of a process group (Linux /proc). */
+function groupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const name of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid && fields[0] !== "Z") members.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return members;
+}
+
+describe("process groups", () => {
+  it("kill stops the process and what it started, even when they ignore SIGTERM", async () => {
+    const res = await rt.api("/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "sh", args: ["-c", "trap '' TERM; sleep 300; echo never"] }) });
+    const proc = (await res.json()) as Proc;
+    await waitFor(async () => groupMembers(proc.pid!).length >= 2, "sh and its sleep");
+    expect((await rt.api(`/v1/processes/${proc.id}/kill`, { method: "POST" })).status).toBe(200);
+    await waitFor(async () => groupMembers(proc.pid!).length === 0, "the whole group to be gone");
+  });
+
+  it("a sidecar killed outright has the groups it left reaped by the next one, even those whose leader is gone", async () => {
+    const own = await startRuntime({ machines: ["local"] });
+    try {
+      const res = await own.api("/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "sh", args: ["-c", "sleep 301 & sleep 302"] }) });
+      const proc = (await res.json()) as Proc;
+      await waitFor(async () => groupMembers(proc.pid!).length >= 3, "sh and both sleeps");
+      expect(await own.sidecars.get("local")!.stop("SIGKILL")).toBeNull();
+      process.kill(proc.pid!, "SIGKILL"); // the leader dies too; its group lives on
+      await waitFor(async () => groupMembers(proc.pid!).length === 2, "the leader gone, the sleeps still there");
+      await own.addSidecar("local"); // same data folder: it reads what the killed one wrote down
+      await waitFor(async () => groupMembers(proc.pid!).length === 0, "the next sidecar to reap the group");
+    } finally {
+      await own.dispose();
+    }
+  });
+});

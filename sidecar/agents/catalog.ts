@@ -147,7 +147,7 @@ export class AgentCatalog {
     } catch (err) {
       return { options: null, error: errorText(err) };
     } finally {
-      proc.kill("SIGTERM");
+      void proc.terminate();
     }
   }
 }
