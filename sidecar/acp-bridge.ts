@@ -7,6 +7,7 @@
  */
 import { createInterface } from "node:readline";
 import type { AcpPostResult, StreamEnd } from "../src/protocol/frames";
+import { PendingCalls } from "../src/protocol/pending-calls";
 import { ProblemError } from "../src/protocol/problems";
 import type { AcpServer as AcpServerInfo, AgentId } from "../src/protocol/resources";
 import { EventLog, type EventLogLimits } from "./event-log";
@@ -40,15 +41,12 @@ export function spawnAgentProcess(processes: ProcessManager, launch: AgentLaunch
   });
 }
 
-interface Waiting {
-  resolve: (result: AcpPostResult) => void;
-  reject: (err: ProblemError) => void;
-}
 
 export class AcpServer {
   readonly createdAtMs = Date.now();
   readonly log: EventLog;
-  private readonly waiting = new Map<string, Waiting>();
+  /** Client requests waiting for the agent's response, by JSON-RPC id (as JSON text). */
+  private readonly waiting = new PendingCalls<string, AcpPostResult>();
 
   constructor(
     readonly serverId: string,
@@ -78,39 +76,44 @@ export class AcpServer {
     if (typeof msg !== "object" || msg === null) return;
     const m = msg as { id?: unknown; method?: unknown };
     if (m.method === undefined && m.id !== undefined) {
-      const waiter = this.waiting.get(JSON.stringify(m.id));
-      if (waiter) {
-        this.waiting.delete(JSON.stringify(m.id));
-        waiter.resolve({ status: 200, body: line });
-        return;
-      }
+      if (this.waiting.settle(JSON.stringify(m.id), { ok: true, value: { status: 200, body: line } })) return;
     }
     this.log.append(line);
   }
 
-  /** Write one client message; for a request, resolve with the agent's response. */
-  post(message: string, awaitId: string | number | null): Promise<AcpPostResult> {
-    if (!this.process.running) {
-      return Promise.reject(new ProblemError("agent_process_exited", `the agent process of '${this.serverId}' has exited`));
-    }
+  /**
+   * Write one client message; for a request, resolve with the agent's response. `signal` is the
+   * worker giving up (a deadline): the request stops waiting and its id is free for a retry.
+   */
+  async post(message: string, awaitId: string | number | null, signal?: AbortSignal): Promise<AcpPostResult> {
+    if (!this.process.running) throw new ProblemError("agent_process_exited", `the agent process of '${this.serverId}' has exited`);
     if (awaitId === null) {
-      this.process.child.stdin!.write(message + "\n");
-      return Promise.resolve({ status: 202 });
+      await this.writeLine(message);
+      return { status: 202 };
     }
     const key = JSON.stringify(awaitId); // the same key the agent's response line is looked up by
-    if (this.waiting.has(key)) {
-      return Promise.reject(new ProblemError("conflict", `a request with id ${key} is already waiting for its answer on '${this.serverId}'`));
+    if (this.waiting.has(key)) throw new ProblemError("conflict", `a request with id ${key} is already waiting for its answer on '${this.serverId}'`);
+    const answer = this.waiting.wait(key, undefined, null);
+    signal?.addEventListener("abort", () => this.waiting.settle(key, { ok: false, problem: { code: "timeout", detail: `the caller stopped waiting for request ${key}` } }), { once: true });
+    try {
+      await this.writeLine(message);
+    } catch (err) {
+      this.waiting.settle(key, { ok: false, problem: (err as ProblemError).toInit() });
     }
-    return new Promise((resolve, reject) => {
-      this.waiting.set(key, { resolve, reject });
-      this.process.child.stdin!.write(message + "\n");
-    });
+    const outcome = await answer;
+    if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
+    return outcome.value;
+  }
+
+  /** One line to the agent's stdin, resolved once it is handed to the OS: a slow agent slows its callers, not our memory. */
+  private writeLine(message: string): Promise<void> {
+    const stdin = this.process.child.stdin!;
+    return new Promise((resolve, reject) => stdin.write(message + "\n", (err) => (err ? reject(new ProblemError("agent_process_exited", `could not write to the agent of '${this.serverId}': ${err.message}`)) : resolve())));
   }
 
   /** The process is gone: fail every waiting call and close the stream. */
   finish(end: StreamEnd, reason: ProblemError): void {
-    for (const waiter of this.waiting.values()) waiter.reject(reason);
-    this.waiting.clear();
+    this.waiting.settleAll(() => ({ ok: false, problem: reason.toInit() }));
     this.log.end(end);
   }
 }
@@ -150,8 +153,8 @@ export class AcpServers {
     return () => this.createdListeners.delete(listener);
   }
 
-  async post(serverId: string, agent: AgentId | undefined, message: string, awaitId: string | number | null): Promise<AcpPostResult> {
-    return (await this.serverFor(serverId, agent)).post(message, awaitId);
+  async post(serverId: string, agent: AgentId | undefined, message: string, awaitId: string | number | null, signal?: AbortSignal): Promise<AcpPostResult> {
+    return (await this.serverFor(serverId, agent)).post(message, awaitId, signal);
   }
 
   private async serverFor(serverId: string, agent: AgentId | undefined): Promise<AcpServer> {

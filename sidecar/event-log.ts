@@ -55,7 +55,17 @@ export class EventLog {
   }
 
   /** Everything after `after`, at most `max` entries, and the range a reader missed if the log dropped it. */
-  since(after: number, max = Infinity): { events: StreamEvent[]; gap?: { from: number; to: number } } {
+  /**
+   * Entries after `after`: at most `max` of them and, past the first, at most `maxBytes` of JSON. An
+   * entry larger than `maxEntryBytes` is never returned: it is reported as a gap of its own (`tooLarge`),
+   * so one huge message cannot make a frame the tunnel refuses (docs/architecture.md, "Frames").
+   */
+  since(
+    after: number,
+    max = Infinity,
+    maxBytes = Infinity,
+    maxEntryBytes = Infinity,
+  ): { events: StreamEvent[]; gap?: { from: number; to: number; tooLarge?: boolean } } {
     const dropped = this.droppedThrough;
     let gap: { from: number; to: number } | undefined;
     let from = after + 1;
@@ -66,8 +76,16 @@ export class EventLog {
     const events: StreamEvent[] = [];
     if (this.items.length === this.head) return { events, ...(gap ? { gap } : {}) };
     const first = this.items[this.head]!.seq;
+    let bytes = 0;
     for (let i = this.head + (from - first); i < this.items.length && events.length < max; i++) {
       const item = this.items[i]!;
+      if (item.json.length > maxEntryBytes) {
+        // Deliver what came before first; the oversized entry is then a gap of its own.
+        if (events.length || gap) break;
+        return { events, gap: { from: item.seq, to: item.seq, tooLarge: true } };
+      }
+      if (events.length && bytes + item.json.length > maxBytes) break;
+      bytes += item.json.length;
       events.push([item.seq, item.json]);
     }
     return { events, ...(gap ? { gap } : {}) };

@@ -110,7 +110,7 @@ export class Sidecar {
 
   private handlers(): OpHandlers {
     return {
-      "acp.post": ({ serverId, agent, message, awaitId }) => this.acp.post(serverId, agent, message, awaitId),
+      "acp.post": ({ serverId, agent, message, awaitId }, { signal }) => this.acp.post(serverId, agent, message, awaitId, signal),
       "acp.delete": async ({ serverId }) => ({ deleted: await this.acp.delete(serverId) }),
       "acp.list": async () => ({ servers: this.acp.list() }),
       "agents.list": (args) => this.agents.list(args),

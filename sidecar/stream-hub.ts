@@ -5,7 +5,13 @@
  * subscription re-opened after a reconnect simply starts from the worker's cursor.
  */
 import type { SidecarFrame, StreamRef } from "../src/protocol/frames";
+import { LIMITS } from "../src/protocol/limits";
 import type { EventLog } from "./event-log";
+
+/** One frame's worth of a log after `cursor`: bounded by count and bytes. */
+function batch(log: EventLog, cursor: number) {
+  return log.since(cursor, MAX_EVENTS_PER_FRAME, MAX_FRAME_EVENT_BYTES, MAX_EVENT_BYTES);
+}
 
 export type ResolvedStream =
   /** A stream that exists (or existed: `goneWhenCaughtUp` makes a caught-up reader a 404). */
@@ -15,6 +21,12 @@ export type ResolvedStream =
   | null;
 
 export type StreamResolver = (ref: StreamRef) => ResolvedStream;
+
+/** The cursor after a batch: its last event, or past a gap that held a single oversized entry. */
+function advance(cursor: number, events: [number, string][], gap?: { to: number; tooLarge?: boolean }): number {
+  if (events.length) return events[events.length - 1]![0];
+  return gap?.tooLarge ? Math.max(cursor, gap.to) : cursor;
+}
 
 interface Subscription {
   ref: StreamRef;
@@ -26,6 +38,9 @@ interface Subscription {
 
 /** Enough to amortize a frame, small enough not to build megabyte strings (memory) or stall other streams. */
 const MAX_EVENTS_PER_FRAME = 256;
+/** Frames are bounded by bytes too; one message bigger than a frame may be is reported as a gap instead. */
+const MAX_FRAME_EVENT_BYTES = 1024 * 1024;
+const MAX_EVENT_BYTES = LIMITS.maxFrameBytes - 64 * 1024;
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 /** A reader waiting for a server that never comes is released after this long. */
 const WAIT_LIMIT_MS = 60_000;
@@ -76,8 +91,8 @@ export class StreamHub {
     }
     s.log = log;
     s.detach = log.onChange(() => this.schedule(sub, s));
-    const { events, gap } = log.since(s.cursor, MAX_EVENTS_PER_FRAME);
-    if (events.length) s.cursor = events[events.length - 1]![0];
+    const { events, gap } = batch(log, s.cursor);
+    s.cursor = advance(s.cursor, events, gap);
     this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
     this.schedule(sub, s);
   }
@@ -97,9 +112,9 @@ export class StreamHub {
       setTimeout(() => this.flush(sub, s), 5);
       return;
     }
-    const { events, gap } = s.log.since(s.cursor, MAX_EVENTS_PER_FRAME);
+    const { events, gap } = batch(s.log, s.cursor);
     if (events.length || gap) {
-      if (events.length) s.cursor = events[events.length - 1]![0];
+      s.cursor = advance(s.cursor, events, gap);
       this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
     }
     if (s.cursor < s.log.lastSeq) {
@@ -118,11 +133,12 @@ export class StreamHub {
     for (const [sub, s] of this.subs) {
       if (!s.log || s.cursor >= s.log.lastSeq) continue;
       for (;;) {
-        const { events, gap } = s.log.since(s.cursor, MAX_EVENTS_PER_FRAME);
+        const { events, gap } = batch(s.log, s.cursor);
         if (!events.length && !gap) break;
-        if (events.length) s.cursor = events[events.length - 1]![0];
+        const before = s.cursor;
+        s.cursor = advance(s.cursor, events, gap);
         this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
-        if (!events.length) break;
+        if (s.cursor === before) break;
       }
     }
   }

@@ -3,6 +3,7 @@
  * token, greets, serves calls and stream subscriptions, and comes back by itself with
  * backoff whenever the connection drops.
  */
+import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import {
   parseFrame,
@@ -24,7 +25,12 @@ import { StreamHub, type StreamResolver } from "./stream-hub";
 
 const log = logger("tunnel");
 
-export type OpHandlers = { [N in OpName]?: (args: OpArgs<N>) => Promise<OpResult<N>> };
+/** What a handler learns of its call besides the arguments: `signal` aborts when the worker cancels it. */
+export interface CallContext {
+  signal: AbortSignal;
+}
+
+export type OpHandlers = { [N in OpName]?: (args: OpArgs<N>, ctx: CallContext) => Promise<OpResult<N>> };
 
 export interface TunnelOptions {
   url: string;
@@ -69,7 +75,9 @@ export class TunnelClient {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private lastPongMs = 0;
-  private readonly calls = new Map<string, { answer: Promise<string>; answeredAt: number | null }>();
+  private readonly calls = new Map<string, { answer: Promise<string>; answeredAt: number | null; cancel: AbortController }>();
+  /** This process's identity in every hello: the worker fails calls meant for an earlier process instead of re-sending them here. */
+  private readonly bootId = randomUUID();
   private sweeper: NodeJS.Timeout | null = null;
   private readonly hub: StreamHub;
 
@@ -125,6 +133,7 @@ export class TunnelClient {
         sidecarVersion: this.options.sidecarVersion,
         platform: `${process.platform}-${process.arch} node-${process.version}`,
         heartbeatMs: this.heartbeatMs,
+        bootId: this.bootId,
       });
     });
     ws.on("message", (data) => {
@@ -201,6 +210,10 @@ export class TunnelClient {
       case "unsub":
         this.hub.unsubscribe(frame.sub);
         return;
+      case "cancel":
+        // The worker gave up on this call: stop what it started (an ACP request stops waiting).
+        this.calls.get(frame.id)?.cancel.abort();
+        return;
       case "bye":
         log.error(`the worker closed the tunnel: ${frame.reason}`);
         return;
@@ -233,13 +246,15 @@ export class TunnelClient {
   private async serveCall(id: string, op: OpName, args: unknown): Promise<void> {
     let call = this.calls.get(id);
     if (!call) {
-      const entry: { answer: Promise<string>; answeredAt: number | null } = { answer: this.run(id, op, args), answeredAt: null };
+      const cancel = new AbortController();
+      const entry: { answer: Promise<string>; answeredAt: number | null; cancel: AbortController } = { answer: this.run(id, op, args, cancel.signal), answeredAt: null, cancel };
       void entry.answer.then(() => (entry.answeredAt = Date.now()));
       this.calls.set(id, entry);
       call = entry;
       this.sweeper ??= setInterval(() => this.forgetOldCalls(), CALL_MEMORY_MS / 4).unref();
     }
     const answer = await call.answer;
+    if (call.cancel.signal.aborted) return; // nobody waits for it any more
     this.hub.flushAll(); // what the agent wrote before this answer goes first
     this.sendText(answer); // if the tunnel is down now, the worker asks again after reconnecting
   }
@@ -249,12 +264,15 @@ export class TunnelClient {
     for (const [id, call] of this.calls) if (call.answeredAt !== null && call.answeredAt < before) this.calls.delete(id);
   }
 
-  private async run(id: string, op: OpName, args: unknown): Promise<string> {
-    const handler = this.options.handlers[op] as ((a: unknown) => Promise<unknown>) | undefined;
+  private async run(id: string, op: OpName, args: unknown, signal: AbortSignal): Promise<string> {
+    const handler = this.options.handlers[op] as ((a: unknown, ctx: CallContext) => Promise<unknown>) | undefined;
     try {
       if (!handler) throw new ProblemError("not_found", `this sidecar does not know the operation '${op}'; update it`);
-      const value = await handler(args);
-      return JSON.stringify({ t: "res", id, ok: true, value } satisfies SidecarFrame);
+      const value = await handler(args, { signal });
+      const text = JSON.stringify({ t: "res", id, ok: true, value } satisfies SidecarFrame);
+      // An answer the tunnel cannot carry is refused, never sent (the worker would close the tunnel).
+      if (text.length > LIMITS.maxFrameBytes) throw new ProblemError("payload_too_large", `the answer to ${op} is larger than the tunnel carries (${LIMITS.maxFrameBytes} bytes)`);
+      return text;
     } catch (err) {
       const problem =
         err instanceof ProblemError

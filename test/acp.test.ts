@@ -160,6 +160,10 @@ describe("statuses of POST /v1/acp/{server_id}", () => {
       const res = await rpc(quick, "t", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 20 250" }] } });
       expect(res.status).toBe(504);
       expect(errorCode(await problemOf(res))).toBe("timeout");
+      // The deadline reached the sidecar too: the id is free again, so a retry with it is not a 409.
+      const retry = await rpc(quick, "t", { jsonrpc: "2.0", id: 3, method: "session/new", params: { cwd: quick.dir, mcpServers: [] } });
+      expect(retry.status).toBe(200);
+      expect(((await retry.json()) as { id: number }).id).toBe(3);
     } finally {
       await quick.dispose();
     }
@@ -252,5 +256,26 @@ describe("a bounded buffer with a clear rule", () => {
     } finally {
       await small.dispose();
     }
+  });
+});
+
+describe("a message larger than the tunnel carries", () => {
+  it("becomes an error event for that stream; the tunnel stays up and the turn ends", async () => {
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } };
+    expect((await rpc(rt, "huge", init, "?agent=mock")).status).toBe(200);
+    const s = (await (await rpc(rt, "huge", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as { result: { sessionId: string } };
+    const reconnectsBefore = rt.sidecars.get("local")!.logs().split("tunnel closed").length;
+    const reading = readSse(rt, "huge", { until: (events) => events.some((e) => e.event === "error") && events.filter((e) => e.event === "message").length >= 3, timeoutMs: 30_000 });
+    const turn = await rpc(rt, "huge", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/stream 1 9000000" }] } });
+    expect(turn.status).toBe(200);
+    expect(((await turn.json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
+    const after = await rpc(rt, "huge", { jsonrpc: "2.0", id: 4, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "still here" }] } });
+    expect(after.status).toBe(200);
+    const events = await reading;
+    const error = events.find((e) => e.event === "error")!.data as { type: string; detail: string };
+    expect(error.type).toBe("urn:agent-runtime:error:stream_error");
+    expect(error.detail).toContain("larger than the tunnel carries");
+    expect(rt.sidecars.get("local")!.logs().split("tunnel closed").length).toBe(reconnectsBefore);
+    await rt.api("/v1/acp/huge", { method: "DELETE" });
   });
 });

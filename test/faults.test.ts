@@ -156,4 +156,48 @@ describe("tunnel ownership", () => {
     const status = await rt.api("/v1/acp");
     expect(status.status, await status.clone().text()).toBe(503);
   });
+
+  it("a call in flight when the sidecar restarts fails with 503 machine_restarted, is never run again, and readers are told at once", async () => {
+    rt = await startRuntime({ machines: ["local"], vars: { RECONNECT_GRACE_MS: "15000" } });
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } };
+    expect((await rpc(rt, "doomed", init, "?agent=mock")).status).toBe(200);
+    const s = (await (await rpc(rt, "doomed", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as { result: { sessionId: string } };
+    const prompt = rpc(rt, "doomed", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 40 250" }] } });
+    await readSse(rt, "doomed", { until: (events) => events.some((e) => JSON.stringify(e.data).includes("tick 1")) });
+    // A reader attached (its stream open) before the sidecar dies.
+    const stream = await rt.api("/v1/acp/doomed", { headers: { accept: "text/event-stream" } });
+    expect(stream.status).toBe(200);
+    const reader = (async () => {
+      let text = "";
+      const decoder = new TextDecoder();
+      const body = stream.body!.getReader();
+      while (!text.includes("event: error")) {
+        const { value, done } = await body.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      await body.cancel();
+      return text;
+    })();
+    expect(await rt.sidecars.get("local")!.stop("SIGKILL")).toBeNull();
+    await rt.addSidecar("local"); // a new sidecar process, back well within the grace period
+    const answer = await prompt;
+    expect(answer.status).toBe(503);
+    expect(errorCode(await problemOf(answer))).toBe("machine_restarted");
+    expect(await reader).toMatch(/event: error\ndata: \{"type":"urn:agent-runtime:error:machine_restarted"/);
+    // Nothing was started again on the new sidecar: no server, no agent process for it.
+    const servers = (await (await rt.api("/v1/acp")).json()) as { servers: { serverId: string }[] };
+    expect(servers.servers.map((x) => x.serverId)).not.toContain("doomed");
+    const processes = (await (await rt.api("/v1/processes")).json()) as { processes: { label?: string }[] };
+    expect(processes.processes.filter((p) => p.label === "acp:doomed")).toEqual([]);
+  });
+
+  it("a call made while the tunnel is reconnecting waits for it instead of failing", async () => {
+    rt = await startRuntime({ machines: ["local"] });
+    const sidecar = rt.sidecars.get("local")!;
+    sidecar.child.kill("SIGUSR2"); // drop the tunnel; the sidecar redials by itself
+    const during = await rt.api("/v1/processes");
+    expect(during.status).toBe(200);
+    await sidecar.connected();
+  });
 });

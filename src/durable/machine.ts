@@ -23,6 +23,7 @@ import {
 } from "../protocol/frames";
 import { LIMITS } from "../protocol/limits";
 import { sidecarVersionAdvice } from "../protocol/version";
+import { PendingCalls } from "../protocol/pending-calls";
 import type { ProblemInit } from "../protocol/problems";
 import { teamStub } from "./stubs";
 import { skillsEtag, type StoredSkills } from "./team";
@@ -30,10 +31,11 @@ import { SseReader } from "./sse-reader";
 
 export type CallOutcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
 
-interface PendingCall {
+interface CallInFlight {
   frame: string;
-  resolve: (outcome: CallOutcome<unknown>) => void;
-  timer: ReturnType<typeof setTimeout>;
+  op: OpName;
+  /** The sidecar instance (boot id) it was sent to; null while it waits for a sidecar to come back. */
+  sentTo: string | null;
 }
 
 interface TunnelAttachment {
@@ -51,7 +53,9 @@ const SIDECAR_TAG = "sidecar";
 const SKILLS_APPLY_TIMEOUT_MS = 5 * 60_000;
 
 export class MachineObject extends DurableObject<Env> {
-  private readonly pending = new Map<string, PendingCall>();
+  private readonly pending = new PendingCalls<string, unknown, CallInFlight>();
+  /** The boot id of the sidecar instance last greeted: a different one means it restarted. */
+  private sidecarBoot: string | null = null;
   private readonly readers = new Map<string, SseReader>();
   /** Call/subscription ids: unique per instance, so a re-sent id always means "the same call". */
   private readonly idPrefix = crypto.randomUUID().slice(0, 8);
@@ -100,14 +104,10 @@ export class MachineObject extends DurableObject<Env> {
     const frame = parseFrame<SidecarFrame>(message);
     if (!frame) return;
     switch (frame.t) {
-      case "res": {
-        const call = this.pending.get(frame.id);
-        if (!call) return; // answered already (a re-sent call) or timed out
-        this.pending.delete(frame.id);
-        clearTimeout(call.timer);
-        call.resolve(frame.ok ? { ok: true, value: frame.value } : { ok: false, problem: frame.problem });
+      case "res":
+        // Answered already (a re-sent call), timed out or cancelled: nothing waits, nothing to do.
+        this.pending.settle(frame.id, frame.ok ? { ok: true, value: frame.value } : { ok: false, problem: frame.problem });
         return;
-      }
       case "ev":
         this.readers.get(frame.sub)?.deliver(frame.events, frame.gap);
         return;
@@ -153,13 +153,32 @@ export class MachineObject extends DurableObject<Env> {
     this.send(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
     if (this.graceTimer) clearTimeout(this.graceTimer);
     this.graceTimer = null;
-    // What was in flight when the tunnel dropped goes out again, in order.
-    for (const call of this.pending.values()) ws.send(call.frame);
-    for (const reader of this.readers.values()) this.send(ws, reader.subscribeFrame());
+    this.resumeAfterHello(ws, hello.bootId ?? null);
     if (!registered) return;
     const { skills, recordedSkillsVersion } = registered;
     // Every machine gets the team's skills when it connects (the sidecar skips a version it applied already).
     this.ctx.waitUntil(this.applySkills(skills, recordedSkillsVersion));
+  }
+
+  /**
+   * After a hello: calls and streams go on. The same sidecar instance gets what was in flight again (it
+   * answers a call it ran already from memory, never twice). A restarted instance never sees a call meant
+   * for the one that is gone: those fail with 503 machine_restarted, and its readers are told at once.
+   * Calls made while no sidecar was there go out now.
+   */
+  private resumeAfterHello(ws: WebSocket, bootId: string | null): void {
+    const restarted = this.sidecarBoot !== null && bootId !== this.sidecarBoot;
+    this.sidecarBoot = bootId;
+    if (restarted) {
+      const problem: ProblemInit = { code: "machine_restarted", detail: "the machine's sidecar restarted while this call was in flight; it was not run again, retry it if it is safe to" };
+      this.pending.settleAll((call) => (call.sentTo !== null ? { ok: false, problem } : null));
+      for (const reader of [...this.readers.values()]) reader.fail({ ...problem, detail: "the machine's sidecar restarted: this stream's source is gone" });
+    }
+    for (const [id, call] of this.pending.waiting()) {
+      this.pending.setMeta(id, { ...call, sentTo: bootId });
+      ws.send(call.frame);
+    }
+    for (const reader of this.readers.values()) this.send(ws, reader.subscribeFrame());
   }
 
   private async onTunnelGone(ws: WebSocket, code: number): Promise<void> {
@@ -169,24 +188,22 @@ export class MachineObject extends DurableObject<Env> {
       // already closed
     }
     if (this.tunnel()) return; // replaced by a newer socket: nothing changed for callers
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.graceTimer = null;
+    // A sidecar that said goodbye (1000) is not coming back soon: what is in flight fails now. Otherwise it
+    // gets a moment to come back, and calls made meanwhile wait for it like those in flight.
+    if (code === 1000) this.failInFlight();
+    else this.graceTimer = setTimeout(() => this.failInFlight(), numberVar(this.env.RECONNECT_GRACE_MS, LIMITS.reconnectGraceMs));
     const { machine } = ws.deserializeAttachment() as TunnelAttachment;
     await teamStub(this.env).machineDisconnected(machine, Date.now());
-    if (this.pending.size === 0 && this.readers.size === 0) return;
-    // Give the sidecar a moment to come back before failing what is in flight.
-    if (this.graceTimer) clearTimeout(this.graceTimer);
-    this.graceTimer = setTimeout(() => this.failInFlight(), numberVar(this.env.RECONNECT_GRACE_MS, LIMITS.reconnectGraceMs));
   }
 
   private failInFlight(): void {
     this.graceTimer = null;
     if (this.tunnel()) return;
     const problem: ProblemInit = { code: "machine_offline", detail: "the machine's sidecar disconnected and did not come back in time" };
-    for (const [id, call] of this.pending) {
-      clearTimeout(call.timer);
-      this.pending.delete(id);
-      call.resolve({ ok: false, problem });
-    }
-    for (const reader of this.readers.values()) reader.fail(problem);
+    this.pending.settleAll(() => ({ ok: false, problem }));
+    for (const reader of [...this.readers.values()]) reader.fail(problem);
   }
 
   /**
@@ -277,24 +294,27 @@ export class MachineObject extends DurableObject<Env> {
   async call(op: OpName, args: unknown, timeoutMs: number): Promise<CallOutcome<unknown>> {
     this.invocations.rpc++;
     const ws = this.tunnel();
-    if (!ws) return { ok: false, problem: offline() };
+    // No sidecar and none expected back soon: offline at once. Within a reconnect's grace, the call waits.
+    if (!ws && !this.graceTimer) return { ok: false, problem: offline() };
     const id = this.newId();
     const frame = JSON.stringify({ t: "req", id, op, args } satisfies WorkerFrame);
     if (frame.length > LIMITS.maxFrameBytes) {
       return { ok: false, problem: { code: "payload_too_large", detail: `the request is larger than ${LIMITS.maxFrameBytes} bytes` } };
     }
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        resolve({ ok: false, problem: { code: "timeout", detail: `no answer from the machine within ${timeoutMs} ms (${op})` } });
-      }, timeoutMs);
-      this.pending.set(id, { frame, resolve, timer });
+    const answer = this.pending.wait(id, { frame, op, sentTo: ws ? this.sidecarBoot : null }, timeoutMs, (callId, call) => {
+      // The sidecar stops waiting too: what the call started is cancelled, and its id is free again.
+      const live = call.sentTo !== null ? this.tunnel() : null;
+      if (live) this.send(live, { t: "cancel", id: callId });
+      return { code: "timeout", detail: `no answer from the machine within ${timeoutMs} ms (${op})` };
+    });
+    if (ws) {
       try {
         ws.send(frame);
       } catch {
         // The socket is closing under us: the call stays pending and goes out again on reconnect.
       }
-    });
+    }
+    return answer;
   }
 
   /**
@@ -304,7 +324,7 @@ export class MachineObject extends DurableObject<Env> {
   async openStream(stream: StreamRef, after: number): Promise<Response> {
     this.invocations.rpc++;
     const ws = this.tunnel();
-    if (!ws) return problemResponse(offline());
+    if (!ws && !this.graceTimer) return problemResponse(offline());
     const reader = new SseReader(
       this.newId(),
       stream,
@@ -317,7 +337,7 @@ export class MachineObject extends DurableObject<Env> {
       numberVar(this.env.SSE_IDLE_CLOSE_MS, LIMITS.sseIdleCloseMs),
     );
     this.readers.set(reader.sub, reader);
-    this.send(ws, reader.subscribeFrame());
+    if (ws) this.send(ws, reader.subscribeFrame()); // else: subscribed when the sidecar is back
     const accepted = await reader.accepted(numberVar(this.env.RECONNECT_GRACE_MS, LIMITS.reconnectGraceMs));
     if (!accepted.ok) {
       this.readers.delete(reader.sub);

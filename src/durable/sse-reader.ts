@@ -3,7 +3,7 @@
  * `text/event-stream` frames, remembers the last sequence it delivered (so a reconnected
  * tunnel resumes exactly there) and keeps the connection alive with comments.
  */
-import type { StreamEnd, StreamEvent, StreamRef, WorkerFrame } from "../protocol/frames";
+import type { StreamEnd, StreamEvent, StreamGap, StreamRef, WorkerFrame } from "../protocol/frames";
 import { LIMITS } from "../protocol/limits";
 import { problemBody, type ProblemInit } from "../protocol/problems";
 import type { CallOutcome } from "./machine";
@@ -96,15 +96,18 @@ export class SseReader {
     return new Response(this.body, { headers: SSE_HEADERS });
   }
 
-  deliver(events: StreamEvent[], gap?: { from: number; to: number }): void {
+  deliver(events: StreamEvent[], gap?: StreamGap): void {
     this.settle({ ok: true, value: undefined });
     let text = "";
-    if (gap) {
+    if (gap && gap.to > this.lastSeq) {
       text += errorEvent({
         code: "stream_error",
-        detail: `messages ${gap.from}..${gap.to} were dropped: the buffer limit was reached before they were read`,
-        extensions: { dropped: gap },
+        detail: gap.tooLarge
+          ? `message ${gap.from} was larger than the tunnel carries (${LIMITS.maxFrameBytes} bytes) and was not delivered`
+          : `messages ${gap.from}..${gap.to} were dropped: the buffer limit was reached before they were read`,
+        extensions: { dropped: { from: gap.from, to: gap.to } },
       });
+      if (gap.tooLarge) this.lastSeq = gap.to; // resume after it, never before it
     }
     for (const [seq, json] of events) {
       if (seq <= this.lastSeq) continue; // a replay after reconnect may overlap what was already delivered

@@ -93,13 +93,29 @@ export interface StreamEnd {
   json: string;
 }
 
+/** Messages a reader will never get: dropped from a full buffer, or (`tooLarge`) one too big for a frame. */
+export interface StreamGap {
+  from: number;
+  to: number;
+  tooLarge?: boolean;
+}
+
 // ---------- frames ----------
 
 export type SidecarFrame =
-  | { t: "hello"; protocol: number; machine: string; sidecarVersion: string; platform: string; heartbeatMs?: number }
+  | {
+      t: "hello";
+      protocol: number;
+      machine: string;
+      sidecarVersion: string;
+      platform: string;
+      heartbeatMs?: number;
+      /** Random per sidecar process: a new one means the sidecar restarted, and calls meant for the old one fail. */
+      bootId?: string;
+    }
   | { t: "res"; id: string; ok: true; value: unknown }
   | { t: "res"; id: string; ok: false; problem: ProblemInit }
-  | { t: "ev"; sub: string; events: StreamEvent[]; gap?: { from: number; to: number } }
+  | { t: "ev"; sub: string; events: StreamEvent[]; gap?: StreamGap }
   | { t: "end"; sub: string; end: StreamEnd };
 
 /** What the worker says of a sidecar's version when it greets it. */
@@ -116,6 +132,8 @@ export type WorkerFrame =
   | { t: "req"; id: string; op: OpName; args: unknown }
   | { t: "sub"; sub: string; stream: StreamRef; after: number }
   | { t: "unsub"; sub: string }
+  /** The worker gave up on a call (its deadline passed): the sidecar stops what it started and forgets the id. */
+  | { t: "cancel"; id: string }
   | { t: "bye"; reason: string };
 
 /** Parse a frame without trusting it: anything that is not an object with a string `t` is null. */

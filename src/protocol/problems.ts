@@ -22,6 +22,7 @@ export const PROBLEMS = {
   agent_process_exited: { status: 500, title: "Agent process exited" },
   stream_error: { status: 502, title: "Stream error" },
   machine_offline: { status: 503, title: "Machine offline" },
+  machine_restarted: { status: 503, title: "Machine restarted" },
   timeout: { status: 504, title: "Timed out" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
