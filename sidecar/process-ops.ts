@@ -7,7 +7,10 @@ import type { ProcessManager } from "./processes";
 import type { ResolvedStream } from "./stream-hub";
 import type { OpHandlers } from "./tunnel";
 
-export function processHandlers(processes: ProcessManager): OpHandlers {
+type ProcessOp = Extract<keyof OpHandlers, `processes.${string}`>;
+
+/** The process operations of the handler table (the sidecar's table adds the others, and must be total). */
+export function processHandlers(processes: ProcessManager): Pick<OpHandlers, ProcessOp> {
   return {
     "processes.list": async () => ({ processes: processes.list() }),
     "processes.get": async ({ id }) => processes.get(id).info,

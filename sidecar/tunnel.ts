@@ -6,7 +6,8 @@
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import {
-  parseFrame,
+  parseOpArgs,
+  parseWorkerFrame,
   PING_FRAME,
   PONG_FRAME,
   TUNNEL_PATH_PREFIX,
@@ -30,7 +31,8 @@ export interface CallContext {
   signal: AbortSignal;
 }
 
-export type OpHandlers = { [N in OpName]?: (args: OpArgs<N>, ctx: CallContext) => Promise<OpResult<N>> };
+/** Every operation's handler: total, so an operation the worker may call and the sidecar lacks is a type error. */
+export type OpHandlers = { [N in OpName]: (args: OpArgs<N>, ctx: CallContext) => Promise<OpResult<N>> };
 
 export interface TunnelOptions {
   url: string;
@@ -191,7 +193,14 @@ export class TunnelClient {
   }
 
   private onFrame(text: string): void {
-    const frame = parseFrame<WorkerFrame>(text);
+    const parsed = parseWorkerFrame(text);
+    if (!parsed.ok) {
+      // Said and logged, never dropped silently: a worker and a sidecar that disagree must show it.
+      log.error(`the worker sent a frame this sidecar cannot read: ${parsed.error}`);
+      this.send({ t: "bad", error: parsed.error });
+      return;
+    }
+    const frame = parsed.frame;
     if (!frame) return;
     switch (frame.t) {
       case "welcome":
@@ -216,6 +225,9 @@ export class TunnelClient {
         return;
       case "bye":
         log.error(`the worker closed the tunnel: ${frame.reason}`);
+        return;
+      case "bad":
+        log.error(`the worker could not read a frame of this sidecar: ${frame.error}`);
         return;
     }
   }
@@ -264,11 +276,12 @@ export class TunnelClient {
     for (const [id, call] of this.calls) if (call.answeredAt !== null && call.answeredAt < before) this.calls.delete(id);
   }
 
-  private async run(id: string, op: OpName, args: unknown, signal: AbortSignal): Promise<string> {
-    const handler = this.options.handlers[op] as ((a: unknown, ctx: CallContext) => Promise<unknown>) | undefined;
+  private async run<N extends OpName>(id: string, op: N, rawArgs: unknown, signal: AbortSignal): Promise<string> {
     try {
-      if (!handler) throw new ProblemError("not_found", `this sidecar does not know the operation '${op}'; update it`);
-      const value = await handler(args, { signal });
+      const args = parseOpArgs(op, rawArgs);
+      if (!args.ok) throw new ProblemError("invalid_request", `the arguments of ${op} are not what this sidecar reads (${args.error}); update the sidecar or the worker`);
+      const handler: OpHandlers[N] = this.options.handlers[op];
+      const value = await handler(args.args, { signal });
       const text = JSON.stringify({ t: "res", id, ok: true, value } satisfies SidecarFrame);
       // An answer the tunnel cannot carry is refused, never sent (the worker would close the tunnel).
       if (text.length > LIMITS.maxFrameBytes) throw new ProblemError("payload_too_large", `the answer to ${op} is larger than the tunnel carries (${LIMITS.maxFrameBytes} bytes)`);
@@ -279,7 +292,7 @@ export class TunnelClient {
           ? err.toInit()
           : { code: "internal" as const, detail: `the sidecar failed on ${op}: ${errorText(err)}` };
       if (!(err instanceof ProblemError)) log.error(`${op} failed: ${errorText(err)}`);
-      return JSON.stringify({ t: "res", id, ok: false, problem } satisfies SidecarFrame);
+      return JSON.stringify({ t: "err", id, problem } satisfies SidecarFrame);
     }
   }
 

@@ -126,6 +126,22 @@ describe("tunnel", () => {
     expect(errorCode(await problemOf(plain))).toBe("token_invalid");
   });
 
+  it("answers a frame it cannot read with a `bad` frame naming why, and keeps the tunnel open", async () => {
+    const token = await mintMachineToken(rt.tunnelSecret, "raw-frames");
+    const ws = new WebSocket(`${rt.url.replace("http", "ws")}/_tunnel/raw-frames`, { headers: { authorization: `Bearer ${token}` } });
+    const frames: { t: string; error?: string }[] = [];
+    ws.on("message", (data) => frames.push(JSON.parse(data.toString()) as { t: string; error?: string }));
+    await new Promise<void>((resolve) => ws.on("open", () => resolve()));
+    ws.send(JSON.stringify({ t: "hello", protocol: 1, machine: "raw-frames", sidecarVersion: "0.1.0", platform: "test" }));
+    await waitFor(async () => frames.some((f) => f.t === "welcome"), "the welcome");
+    ws.send('{"t":"res","id":"nobody","ok":"yes"}');
+    ws.send("not json at all");
+    await waitFor(async () => frames.filter((f) => f.t === "bad").length === 2, "two bad-frame answers");
+    expect(frames.filter((f) => f.t === "bad").map((f) => f.error)).toEqual([expect.stringContaining('frame "res" refused'), expect.stringContaining("not JSON")]);
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+    ws.close();
+  });
+
   it("a sidecar refused for its token exits with code 2 and says why", async () => {
     const { startSidecar } = await import("../dev/runtime");
     const bad = await startSidecar({ url: rt.url, machine: "delta", tunnelSecret: "not-the-secret", dataDir: `${rt.dir}/delta` });

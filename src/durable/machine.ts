@@ -8,14 +8,18 @@
  *  - stream readers remember the last sequence they delivered, and re-subscribe from it.
  */
 import { DurableObject } from "cloudflare:workers";
+import { z } from "zod";
 import { numberVar, type Env } from "../env";
 import { problemResponse } from "../http/problem";
 import {
-  parseFrame,
+  parseOpResult,
+  parseSidecarFrame,
   PING_FRAME,
   PONG_FRAME,
   TUNNEL_PROTOCOL_VERSION,
+  type OpArgs,
   type OpName,
+  type OpResult,
   type SidecarFrame,
   type SkillsApplyResult,
   type StreamRef,
@@ -38,14 +42,21 @@ interface CallInFlight {
   sentTo: string | null;
 }
 
-interface TunnelAttachment {
-  machine: string;
-  connectedAtMs: number;
-  hello: boolean;
+/** What a sidecar's socket carries across hibernation; read only through `attachmentOf`, which checks it. */
+const TunnelAttachment = z.object({
+  machine: z.string(),
+  connectedAtMs: z.number(),
+  hello: z.boolean(),
   /** The generation of the machine token this sidecar connected with. */
-  generation: number;
+  generation: z.number().int(),
   /** How often the sidecar pings (from its hello); three intervals without a ping and the tunnel is dead. */
-  heartbeatMs: number;
+  heartbeatMs: z.number().int(),
+});
+type TunnelAttachment = z.infer<typeof TunnelAttachment>;
+
+/** The one accessor of a socket's attachment: parsed, so a socket from an older deployment cannot mislead us. */
+function attachmentOf(ws: WebSocket): TunnelAttachment {
+  return TunnelAttachment.parse(ws.deserializeAttachment());
 }
 
 const SIDECAR_TAG = "sidecar";
@@ -101,12 +112,31 @@ export class MachineObject extends DurableObject<Env> {
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     this.invocations.message++;
     if (typeof message !== "string") return;
-    const frame = parseFrame<SidecarFrame>(message);
-    if (!frame) return;
+    const parsed = parseSidecarFrame(message);
+    if (!parsed.ok) {
+      // A sidecar that sends what we cannot read is told so, and it is logged: never dropped silently.
+      console.error(`machine tunnel: ${parsed.error}`);
+      this.send(ws, { t: "bad", error: parsed.error });
+      return;
+    }
+    const frame = parsed.frame;
     switch (frame.t) {
-      case "res":
+      case "res": {
         // Answered already (a re-sent call), timed out or cancelled: nothing waits, nothing to do.
-        this.pending.settle(frame.id, frame.ok ? { ok: true, value: frame.value } : { ok: false, problem: frame.problem });
+        const call = this.pending.meta(frame.id);
+        if (!call) return;
+        const result = parseOpResult(call.op, frame.value);
+        this.pending.settle(
+          frame.id,
+          result.ok ? { ok: true, value: result.value } : { ok: false, problem: { code: "stream_error", detail: `the sidecar's answer to ${call.op} is not what this worker reads (${result.error}); update the sidecar` } },
+        );
+        return;
+      }
+      case "err":
+        this.pending.settle(frame.id, { ok: false, problem: frame.problem });
+        return;
+      case "bad":
+        console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
         return;
       case "ev":
         this.readers.get(frame.sub)?.deliver(frame.events, frame.gap);
@@ -130,7 +160,7 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   private async onHello(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }>): Promise<void> {
-    const attachment = ws.deserializeAttachment() as TunnelAttachment;
+    const attachment = attachmentOf(ws);
     if (hello.protocol !== TUNNEL_PROTOCOL_VERSION || hello.machine !== attachment.machine) {
       const reason =
         hello.machine !== attachment.machine
@@ -194,7 +224,7 @@ export class MachineObject extends DurableObject<Env> {
     // gets a moment to come back, and calls made meanwhile wait for it like those in flight.
     if (code === 1000) this.failInFlight();
     else this.graceTimer = setTimeout(() => this.failInFlight(), numberVar(this.env.RECONNECT_GRACE_MS, LIMITS.reconnectGraceMs));
-    const { machine } = ws.deserializeAttachment() as TunnelAttachment;
+    const { machine } = attachmentOf(ws);
     await teamStub(this.env).machineDisconnected(machine, Date.now());
   }
 
@@ -213,7 +243,7 @@ export class MachineObject extends DurableObject<Env> {
   private tunnel(): WebSocket | null {
     for (const ws of this.ctx.getWebSockets(SIDECAR_TAG)) {
       if (ws.readyState !== WebSocket.OPEN) continue;
-      const { connectedAtMs, heartbeatMs } = ws.deserializeAttachment() as TunnelAttachment;
+      const { connectedAtMs, heartbeatMs } = attachmentOf(ws);
       const lastPing = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? connectedAtMs;
       if (Date.now() - Math.max(lastPing, connectedAtMs) > 3 * heartbeatMs) {
         this.ctx.waitUntil(this.onTunnelGone(ws, 1001));
@@ -251,11 +281,11 @@ export class MachineObject extends DurableObject<Env> {
   private async applySkills(latest: StoredSkills, recorded: string | null = null): Promise<void> {
     const ws = this.tunnel();
     if (!ws || latest.version === 0) return; // applied when the machine connects; never configured: nothing to do
-    const { machine } = ws.deserializeAttachment() as TunnelAttachment;
+    const { machine } = attachmentOf(ws);
     const outcome = await this.call("skills.apply", { version: String(latest.version), config: latest.config }, SKILLS_APPLY_TIMEOUT_MS);
     // A reconnect whose apply changed nothing, and whose status the team already holds: no write.
-    if (outcome.ok && (outcome.value as SkillsApplyResult).unchanged && recorded === skillsEtag(latest.version)) return;
-    await teamStub(this.env).recordSkillsApplied(machine, outcome.ok ? { result: outcome.value as SkillsApplyResult } : { error: outcome.problem.detail, version: latest.version });
+    if (outcome.ok && outcome.value.unchanged && recorded === skillsEtag(latest.version)) return;
+    await teamStub(this.env).recordSkillsApplied(machine, outcome.ok ? { result: outcome.value } : { error: outcome.problem.detail, version: latest.version });
   }
 
   /** For tests and the scale benchmark: how often this object's code ran, and when the runtime last answered a ping. */
@@ -274,7 +304,7 @@ export class MachineObject extends DurableObject<Env> {
     const generation = (await this.tokenGeneration()) + 1;
     await this.ctx.storage.put("token-generation", generation);
     for (const ws of this.ctx.getWebSockets(SIDECAR_TAG)) {
-      if ((ws.deserializeAttachment() as TunnelAttachment).generation < generation) {
+      if ((attachmentOf(ws)).generation < generation) {
         try {
           ws.close(4001, "this machine's token was revoked");
         } catch {
@@ -291,7 +321,7 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   /** Call an operation on the sidecar and wait for its answer (or a problem: offline, timeout). */
-  async call(op: OpName, args: unknown, timeoutMs: number): Promise<CallOutcome<unknown>> {
+  async call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs: number): Promise<CallOutcome<OpResult<N>>> {
     this.invocations.rpc++;
     const ws = this.tunnel();
     // No sidecar and none expected back soon: offline at once. Within a reconnect's grace, the call waits.
@@ -314,7 +344,8 @@ export class MachineObject extends DurableObject<Env> {
         // The socket is closing under us: the call stays pending and goes out again on reconnect.
       }
     }
-    return answer;
+    // The value was parsed against OPS[op].result when its frame came in: this only tells TypeScript so.
+    return answer as Promise<CallOutcome<OpResult<N>>>;
   }
 
   /**

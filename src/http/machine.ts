@@ -23,8 +23,9 @@ export function acpTimeout(c: Context<AppEnv>): number {
 /** Call an operation on the request's machine; a refusal or fault comes back as a thrown ProblemError. */
 export async function relay<N extends OpName>(c: Context<AppEnv>, op: N, args: OpArgs<N>, timeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<OpResult<N>> {
   const stub = machineStub(c);
-  // The stub is typed loosely (RPC types do not carry generics); the op map types both ends here.
-  const outcome = (await stub.call(op, args, timeoutMs)) as CallOutcome<unknown>;
+  // The machine object parsed the sidecar's answer against OPS[op].result; RPC stubs do not carry the
+  // method's type parameter, so the outcome's type is restated here, not its data.
+  const outcome = (await stub.call(op, args, timeoutMs)) as CallOutcome<OpResult<N>>;
   if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
-  return outcome.value as OpResult<N>;
+  return outcome.value;
 }

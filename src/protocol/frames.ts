@@ -12,12 +12,17 @@
  *  - liveness: `hello`/`welcome` when a tunnel opens; then the sidecar sends PING_FRAME every
  *    heartbeat and the runtime itself answers PONG_FRAME (an auto-response): a heartbeat never wakes
  *    the machine's Durable Object nor runs any of its code (docs/architecture.md, "Idle cost").
+ *
+ * Every frame is a zod schema, parsed (never cast) by whichever end receives it; every operation has
+ * a schema for its arguments (parsed by the sidecar) and for its result (parsed by the worker).
  */
-import type { ProblemInit } from "./problems";
-import type {
+import { z } from "zod";
+import { PROBLEMS, type ProblemCode } from "./problems";
+import {
   AcpServerList,
   AgentId,
   AgentInfo,
+  AgentList,
   InstallRequest,
   InstallResult,
   Process,
@@ -38,111 +43,165 @@ export const TUNNEL_PROTOCOL_VERSION = 1;
 
 // ---------- operations the worker calls on a sidecar ----------
 
-export type AcpPostResult = { status: 200; body: string } | { status: 202 };
+export const AcpPostResult = z.union([z.object({ status: z.literal(200), body: z.string() }), z.object({ status: z.literal(202) })]);
+export type AcpPostResult = z.infer<typeof AcpPostResult>;
 
-export interface SkillsApplyArgs {
-  version: string;
-  config: SkillsConfig;
-}
+export const SkillsApplyArgs = z.object({ version: z.string(), config: SkillsConfig });
+export type SkillsApplyArgs = z.infer<typeof SkillsApplyArgs>;
 
-export interface SkillsApplyResult {
-  version: string;
+export const SkillsApplyResult = z.object({
+  version: z.string(),
   /** True when this machine had applied exactly this configuration already: nothing was fetched or copied. */
-  unchanged?: boolean;
-  appliedAtMs: number;
+  unchanged: z.boolean().optional(),
+  appliedAtMs: z.number(),
   /** Every skill installed, in any agent's folder. */
-  skills: string[];
+  skills: z.array(z.string()),
   /** Per agent present on the machine: the skills installed in its folder. */
-  perAgent: Record<string, string[]>;
-  errors: { source: string; error: string }[];
-}
+  perAgent: z.record(z.string(), z.array(z.string())),
+  errors: z.array(z.object({ source: z.string(), error: z.string() })),
+});
+export type SkillsApplyResult = z.infer<typeof SkillsApplyResult>;
 
-/** Every operation: its arguments and its result. Both ends are typed from this one map. */
-export interface Ops {
+const Nothing = z.object({}).strict();
+const Id = z.string().min(1).max(256);
+const Deleted = z.object({ deleted: z.boolean() });
+
+/**
+ * Every operation: the schema of its arguments and of its result. Total: the sidecar's handler table
+ * must name every operation (`satisfies OpHandlers`), so a missing one is a type error, not a 404 at run time.
+ */
+export const OPS = {
   /** `awaitId`: the id of a request whose response the caller waits for; null for notifications and responses. */
-  "acp.post": { args: { serverId: string; agent?: AgentId; message: string; awaitId: string | number | null }; result: AcpPostResult };
-  "acp.delete": { args: { serverId: string }; result: { deleted: boolean } };
-  "acp.list": { args: Record<string, never>; result: AcpServerList };
-  "agents.list": { args: { config: boolean; noCache: boolean }; result: { agents: AgentInfo[] } };
-  "agents.get": { args: { agent: AgentId; config: boolean; noCache: boolean }; result: AgentInfo };
-  "agents.install": { args: { agent: AgentId; request: InstallRequest }; result: InstallResult };
-  "processes.list": { args: Record<string, never>; result: ProcessList };
-  "processes.get": { args: { id: string }; result: Process };
-  "processes.spawn": { args: SpawnRequest; result: Process };
-  "processes.input": { args: { id: string; data: string; encoding: "utf8" | "base64"; eof: boolean }; result: { written: number } };
-  "processes.signal": { args: { id: string; signal: "SIGTERM" | "SIGKILL" }; result: Process };
-  "processes.delete": { args: { id: string }; result: { deleted: boolean } };
-  "processes.logs": { args: { id: string; after: number }; result: ProcessLogs };
-  "skills.apply": { args: SkillsApplyArgs; result: SkillsApplyResult };
-}
-export type OpName = keyof Ops;
-export type OpArgs<N extends OpName> = Ops[N]["args"];
-export type OpResult<N extends OpName> = Ops[N]["result"];
+  "acp.post": {
+    args: z.object({ serverId: Id, agent: AgentId.optional(), message: z.string(), awaitId: z.union([z.string(), z.number(), z.null()]) }),
+    result: AcpPostResult,
+  },
+  "acp.delete": { args: z.object({ serverId: Id }), result: Deleted },
+  "acp.list": { args: Nothing, result: AcpServerList },
+  "agents.list": { args: z.object({ config: z.boolean(), noCache: z.boolean() }), result: AgentList },
+  "agents.get": { args: z.object({ agent: AgentId, config: z.boolean(), noCache: z.boolean() }), result: AgentInfo },
+  "agents.install": { args: z.object({ agent: AgentId, request: InstallRequest }), result: InstallResult },
+  "processes.list": { args: Nothing, result: ProcessList },
+  "processes.get": { args: z.object({ id: Id }), result: Process },
+  "processes.spawn": { args: SpawnRequest, result: Process },
+  "processes.input": { args: z.object({ id: Id, data: z.string(), encoding: z.enum(["utf8", "base64"]), eof: z.boolean() }), result: z.object({ written: z.number() }) },
+  "processes.signal": { args: z.object({ id: Id, signal: z.enum(["SIGTERM", "SIGKILL"]) }), result: Process },
+  "processes.delete": { args: z.object({ id: Id }), result: Deleted },
+  "processes.logs": { args: z.object({ id: Id, after: z.number().int().min(0) }), result: ProcessLogs },
+  "skills.apply": { args: SkillsApplyArgs, result: SkillsApplyResult },
+} as const satisfies Record<string, { args: z.ZodType; result: z.ZodType }>;
+
+export type OpName = keyof typeof OPS;
+export type OpArgs<N extends OpName> = z.output<(typeof OPS)[N]["args"]>;
+export type OpResult<N extends OpName> = z.output<(typeof OPS)[N]["result"]>;
+const OpNameSchema = z.enum(Object.keys(OPS) as [OpName, ...OpName[]]);
 
 // ---------- streams ----------
 
-export type StreamRef = { kind: "acp"; serverId: string } | { kind: "logs"; processId: string };
+export const StreamRef = z.discriminatedUnion("kind", [z.object({ kind: z.literal("acp"), serverId: Id }), z.object({ kind: z.literal("logs"), processId: Id })]);
+export type StreamRef = z.infer<typeof StreamRef>;
 
 /** One streamed item: its sequence number in its stream and its JSON text (sent as-is, never re-encoded). */
+export const StreamEvent = z.tuple([z.number().int(), z.string()]);
 export type StreamEvent = [seq: number, json: string];
 
 /** Why a stream ended: the ACP server exited or was deleted, the process exited, or it never existed. */
-export interface StreamEnd {
-  code: "exited" | "deleted" | "not_found";
+export const StreamEnd = z.object({
+  code: z.enum(["exited", "deleted", "not_found"]),
   /** JSON text for a final SSE event (what exited and how). */
-  json: string;
-}
+  json: z.string(),
+});
+export type StreamEnd = z.infer<typeof StreamEnd>;
 
 /** Messages a reader will never get: dropped from a full buffer, or (`tooLarge`) one too big for a frame. */
-export interface StreamGap {
-  from: number;
-  to: number;
-  tooLarge?: boolean;
-}
+export const StreamGap = z.object({ from: z.number().int(), to: z.number().int(), tooLarge: z.boolean().optional() });
+export type StreamGap = z.infer<typeof StreamGap>;
 
 // ---------- frames ----------
 
-export type SidecarFrame =
-  | {
-      t: "hello";
-      protocol: number;
-      machine: string;
-      sidecarVersion: string;
-      platform: string;
-      heartbeatMs?: number;
-      /** Random per sidecar process: a new one means the sidecar restarted, and calls meant for the old one fail. */
-      bootId?: string;
-    }
-  | { t: "res"; id: string; ok: true; value: unknown }
-  | { t: "res"; id: string; ok: false; problem: ProblemInit }
-  | { t: "ev"; sub: string; events: StreamEvent[]; gap?: StreamGap }
-  | { t: "end"; sub: string; end: StreamEnd };
+const ProblemInitSchema = z.object({
+  code: z.enum(Object.keys(PROBLEMS) as [ProblemCode, ...ProblemCode[]]),
+  detail: z.string(),
+  extensions: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const SidecarFrame = z.discriminatedUnion("t", [
+  z.object({
+    t: z.literal("hello"),
+    protocol: z.number().int(),
+    machine: z.string(),
+    sidecarVersion: z.string().max(64),
+    platform: z.string().max(256),
+    heartbeatMs: z.number().int().min(100).max(600_000).optional(),
+    /** Random per sidecar process: a new one means the sidecar restarted, and calls meant for the old one fail. */
+    bootId: z.string().max(64).optional(),
+  }),
+  z.object({ t: z.literal("res"), id: Id, ok: z.literal(true), value: z.unknown() }),
+  z.object({ t: z.literal("err"), id: Id, problem: ProblemInitSchema }),
+  z.object({ t: z.literal("ev"), sub: Id, events: z.array(StreamEvent), gap: StreamGap.optional() }),
+  z.object({ t: z.literal("end"), sub: Id, end: StreamEnd }),
+  /** The sidecar could not read a frame the worker sent (a bug on one side): said, not dropped silently. */
+  z.object({ t: z.literal("bad"), error: z.string().max(2000) }),
+]);
+export type SidecarFrame = z.infer<typeof SidecarFrame>;
 
 /** What the worker says of a sidecar's version when it greets it. */
-export interface SidecarVersionAdvice {
+export const SidecarVersionAdvice = z.object({
   /** The sidecar version this worker was released with. */
-  latest: string;
-  outdated: boolean;
+  latest: z.string(),
+  outdated: z.boolean(),
   /** How to upgrade, when outdated. */
-  upgrade: string | null;
+  upgrade: z.string().nullable(),
+});
+export type SidecarVersionAdvice = z.infer<typeof SidecarVersionAdvice>;
+
+export const WorkerFrame = z.discriminatedUnion("t", [
+  z.object({ t: z.literal("welcome"), machine: z.string(), sidecar: SidecarVersionAdvice.optional() }),
+  z.object({ t: z.literal("req"), id: Id, op: OpNameSchema, args: z.unknown() }),
+  z.object({ t: z.literal("sub"), sub: Id, stream: StreamRef, after: z.number().int().min(0) }),
+  z.object({ t: z.literal("unsub"), sub: Id }),
+  /** The worker gave up on a call (its deadline passed): the sidecar stops what it started and forgets the id. */
+  z.object({ t: z.literal("cancel"), id: Id }),
+  z.object({ t: z.literal("bye"), reason: z.string() }),
+  /** The worker could not read a frame the sidecar sent: said, not dropped silently. */
+  z.object({ t: z.literal("bad"), error: z.string().max(2000) }),
+]);
+export type WorkerFrame = z.infer<typeof WorkerFrame>;
+
+export type Parsed<F> = { ok: true; frame: F } | { ok: false; error: string };
+
+function parseWith<F>(schema: z.ZodType<F>, text: string): Parsed<F> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, error: `not JSON: ${text.slice(0, 80)}` };
+  }
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return { ok: true, frame: parsed.data };
+  const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(frame)"}: ${i.message}`);
+  return { ok: false, error: `frame ${JSON.stringify((value as { t?: unknown } | null)?.t ?? null)} refused: ${issues.join("; ")}` };
 }
 
-export type WorkerFrame =
-  | { t: "welcome"; machine: string; sidecar?: SidecarVersionAdvice }
-  | { t: "req"; id: string; op: OpName; args: unknown }
-  | { t: "sub"; sub: string; stream: StreamRef; after: number }
-  | { t: "unsub"; sub: string }
-  /** The worker gave up on a call (its deadline passed): the sidecar stops what it started and forgets the id. */
-  | { t: "cancel"; id: string }
-  | { t: "bye"; reason: string };
+/** A frame from the sidecar, parsed; what does not parse is named, for the log and the answer. */
+export function parseSidecarFrame(text: string): Parsed<SidecarFrame> {
+  return parseWith(SidecarFrame, text);
+}
 
-/** Parse a frame without trusting it: anything that is not an object with a string `t` is null. */
-export function parseFrame<F extends { t: string }>(text: string): F | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === "object" && value !== null && typeof (value as { t?: unknown }).t === "string") return value as F;
-  } catch {
-    // fall through: a malformed frame is dropped by the caller, never thrown across the socket handler
-  }
-  return null;
+export function parseWorkerFrame(text: string): Parsed<WorkerFrame> {
+  return parseWith(WorkerFrame, text);
+}
+
+/** An operation's arguments, parsed against its schema (the sidecar does this before any handler runs). */
+export function parseOpArgs<N extends OpName>(op: N, args: unknown): { ok: true; args: OpArgs<N> } | { ok: false; error: string } {
+  const parsed = OPS[op].args.safeParse(args);
+  if (parsed.success) return { ok: true, args: parsed.data as OpArgs<N> };
+  return { ok: false, error: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(args)"}: ${i.message}`).join("; ") };
+}
+
+/** An operation's result, parsed against its schema (the worker does this before answering anyone). */
+export function parseOpResult<N extends OpName>(op: N, value: unknown): { ok: true; value: OpResult<N> } | { ok: false; error: string } {
+  const parsed = OPS[op].result.safeParse(value);
+  if (parsed.success) return { ok: true, value: parsed.data as OpResult<N> };
+  return { ok: false, error: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`).join("; ") };
 }
