@@ -43,7 +43,12 @@ interface Figures {
 
 const initialize = (id: number) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
 const newSession = (id: number) => ({ jsonrpc: "2.0", id, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });
-const prompt = (id: number, sessionId: string, text: string) => ({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text }] } });
+const prompt = (id: number, sessionId: string, text: string) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "session/prompt",
+  params: { sessionId, prompt: [{ type: "text", text }] },
+});
 
 // ---------------------------------------------------------------- direct stdio
 
@@ -70,7 +75,7 @@ class StdioClient {
   call(msg: { id: number }): Promise<unknown> {
     return new Promise((resolve) => {
       this.waiting.set(msg.id, resolve);
-      this.child.stdin!.write(JSON.stringify(msg) + "\n");
+      this.child.stdin!.write(`${JSON.stringify(msg)}\n`);
     });
   }
 
@@ -112,19 +117,23 @@ async function benchDirect(): Promise<Figures> {
 
   // 20 agent processes, a prompt each, at once.
   const clients = Array.from({ length: CONCURRENT }, () => new StdioClient());
-  const sessions = await Promise.all(clients.map(async (c) => {
-    await c.call(initialize(1));
-    return ((await c.call(newSession(2))) as { result: { sessionId: string } }).result.sessionId;
-  }));
+  const sessions = await Promise.all(
+    clients.map(async (c) => {
+      await c.call(initialize(1));
+      return ((await c.call(newSession(2))) as { result: { sessionId: string } }).result.sessionId;
+    }),
+  );
   const c0 = performance.now();
-  const latencies = await Promise.all(clients.map(async (c, i) => {
-    const t = performance.now();
-    await c.call(prompt(3, sessions[i]!, "/stream 200 200"));
-    return performance.now() - t;
-  }));
+  const latencies = await Promise.all(
+    clients.map(async (c, i) => {
+      const t = performance.now();
+      await c.call(prompt(3, sessions[i]!, "/stream 200 200"));
+      return performance.now() - t;
+    }),
+  );
   const concurrentTotalMs = performance.now() - c0;
   const rssLoaded = (await Promise.all(clients.map((c) => rssMb(c.child.pid)))).reduce((a, b) => a + b, 0);
-  clients.forEach((c) => c.close());
+  for (const c of clients) c.close();
 
   const colds: number[] = [];
   for (let i = 0; i < COLD_STARTS; i++) {
@@ -195,7 +204,10 @@ async function readUpdates(target: HttpTarget, serverId: string, n: number, star
   const delivery: Delivery = { count: 0, lastAt: performance.now() };
   let tail = "";
   let settled = false;
-  void quietAfter.then(() => (settled = true), () => (settled = true));
+  void quietAfter.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   const watchdog = setInterval(() => {
     if (settled && performance.now() - delivery.lastAt > 1000) controller.abort();
   }, 100);
@@ -250,7 +262,13 @@ async function benchHttp(target: HttpTarget): Promise<Figures> {
   let promptDone!: Promise<unknown>;
   let promptSent!: () => void;
   const sent = new Promise<void>((r) => (promptSent = r));
-  const reading = readUpdates(target, "stream", STREAM_EVENTS, readerUp, sent.then(() => promptDone));
+  const reading = readUpdates(
+    target,
+    "stream",
+    STREAM_EVENTS,
+    readerUp,
+    sent.then(() => promptDone),
+  );
   await up;
   const t0 = performance.now();
   promptDone = post(target, "stream", prompt(3, sid, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`));
@@ -267,22 +285,30 @@ async function benchHttp(target: HttpTarget): Promise<Figures> {
   const sessions = await Promise.all(ids.map((id) => session(target, id)));
   const c0 = performance.now();
   let delivered200 = 0;
-  const latencies = await Promise.all(ids.map(async (id, i) => {
-    let ready!: () => void;
-    const open = new Promise<void>((r) => (ready = r));
-    let answered!: Promise<unknown>;
-    let go!: () => void;
-    const sentPrompt = new Promise<void>((r) => (go = r));
-    const events = readUpdates(target, id, 200, ready, sentPrompt.then(() => answered));
-    await open;
-    const t = performance.now();
-    answered = post(target, id, prompt(3, sessions[i]!, "/stream 200 200"));
-    go();
-    await answered;
-    const got = await events;
-    delivered200 += got.count;
-    return got.lastAt - t;
-  }));
+  const latencies = await Promise.all(
+    ids.map(async (id, i) => {
+      let ready!: () => void;
+      const open = new Promise<void>((r) => (ready = r));
+      let answered!: Promise<unknown>;
+      let go!: () => void;
+      const sentPrompt = new Promise<void>((r) => (go = r));
+      const events = readUpdates(
+        target,
+        id,
+        200,
+        ready,
+        sentPrompt.then(() => answered),
+      );
+      await open;
+      const t = performance.now();
+      answered = post(target, id, prompt(3, sessions[i]!, "/stream 200 200"));
+      go();
+      await answered;
+      const got = await events;
+      delivered200 += got.count;
+      return got.lastAt - t;
+    }),
+  );
   const concurrentTotalMs = performance.now() - c0;
   const rssLoaded = await target.rss();
   console.error(`bench:   ${target.name}: concurrency done`);
@@ -316,7 +342,13 @@ async function benchHttp(target: HttpTarget): Promise<Figures> {
 
 async function waitHealthy(url: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    if (await fetch(`${url}/v1/health`).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(`${url}/v1/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${url} did not come up`);
@@ -337,7 +369,12 @@ async function withSandboxAgent<T>(run: (target: HttpTarget) => Promise<T>): Pro
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitHealthy(base);
-    return await run({ name: "sandbox-agent", base, headers: {}, rss: async () => ({ server: await rssMb(child.pid), "server private": await privateMb(child.pid) }) });
+    return await run({
+      name: "sandbox-agent",
+      base,
+      headers: {},
+      rss: async () => ({ server: await rssMb(child.pid), "server private": await privateMb(child.pid) }),
+    });
   } finally {
     child.kill("SIGTERM");
     await rm(home, { recursive: true, force: true });
@@ -383,19 +420,26 @@ function report(direct: Figures, reference: Figures, ours: Figures): string {
     [`${CONCURRENT} servers at once, p99 (ms)`, (f) => f.concurrentP99Ms, "lower", 0],
     ["cold start to first response p50 (ms)", (f) => f.coldStartMs, "lower", 1],
   ];
-  const lines = [
-    `| figure | direct stdio | sandbox-agent | this project | ÷ direct | ÷ sandbox-agent |`,
-    `|---|---:|---:|---:|---:|---:|`,
-  ];
+  const lines = [`| figure | direct stdio | sandbox-agent | this project | ÷ direct | ÷ sandbox-agent |`, `|---|---:|---:|---:|---:|---:|`];
   for (const [name, get, , digits] of rows) {
-    lines.push(`| ${name} | ${fmt(get(direct), digits)} | ${fmt(get(reference), digits)} | ${fmt(get(ours), digits)} | ${fmt(get(ours) / get(direct))}× | ${fmt(get(ours) / get(reference))}× |`);
+    lines.push(
+      `| ${name} | ${fmt(get(direct), digits)} | ${fmt(get(reference), digits)} | ${fmt(get(ours), digits)} | ${fmt(get(ours) / get(direct))}× | ${fmt(get(ours) / get(reference))}× |`,
+    );
   }
   const rss = (f: Figures) => Object.entries(f).filter(([k]) => k.startsWith("rss"));
   lines.push("", "| memory (RSS, MB) | idle | with 20 live servers |", "|---|---:|---:|");
-  for (const [name, f] of [["direct stdio (agents only)", direct], ["sandbox-agent", reference], ["this project", ours]] as const) {
+  for (const [name, f] of [
+    ["direct stdio (agents only)", direct],
+    ["sandbox-agent", reference],
+    ["this project", ours],
+  ] as const) {
     void rss;
-    const idle = Object.entries(f.rssIdleMb).map(([k, v]) => `${k} ${fmt(v, 1)}`).join(", ");
-    const loaded = Object.entries(f.rssLoadedMb).map(([k, v]) => `${k} ${fmt(v, 1)}`).join(", ");
+    const idle = Object.entries(f.rssIdleMb)
+      .map(([k, v]) => `${k} ${fmt(v, 1)}`)
+      .join(", ");
+    const loaded = Object.entries(f.rssLoadedMb)
+      .map(([k, v]) => `${k} ${fmt(v, 1)}`)
+      .join(", ");
     lines.push(`| ${name} | ${idle} | ${loaded} |`);
   }
   const targets = [
@@ -410,7 +454,9 @@ function report(direct: Figures, reference: Figures, ours: Figures): string {
 await buildAll();
 console.error(`bench: ${RTT_CALLS} round trips, ${STREAM_EVENTS} streamed updates, ${CONCURRENT} concurrent servers, ${COLD_STARTS} cold starts each`);
 // BENCH_ONLY_OURS=1 skips the other two (for iterating on this project; ratios then come from the last full run).
-const previous = process.env.BENCH_ONLY_OURS ? (JSON.parse(await readFile(join(ROOT, "bench", "results", "latest.json"), "utf8")) as { direct: Figures; sandboxAgent: Figures }) : null;
+const previous = process.env.BENCH_ONLY_OURS
+  ? (JSON.parse(await readFile(join(ROOT, "bench", "results", "latest.json"), "utf8")) as { direct: Figures; sandboxAgent: Figures })
+  : null;
 console.error("bench: direct stdio ...");
 const direct = previous?.direct ?? (await benchDirect());
 console.error("bench: sandbox-agent ...");
@@ -420,6 +466,14 @@ const ours = await withThisProject(benchHttp);
 const table = report(direct, reference, ours);
 console.log(table);
 await mkdir(join(ROOT, "bench", "results"), { recursive: true });
-const machine = { cpus: (await import("node:os")).cpus().length, cpuModel: (await import("node:os")).cpus()[0]?.model ?? "?", node: process.version, memGb: Math.round((await import("node:os")).totalmem() / 2 ** 30) };
-await writeFile(join(ROOT, "bench", "results", "latest.json"), JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, thisProject: ours }, null, 2));
+const machine = {
+  cpus: (await import("node:os")).cpus().length,
+  cpuModel: (await import("node:os")).cpus()[0]?.model ?? "?",
+  node: process.version,
+  memGb: Math.round((await import("node:os")).totalmem() / 2 ** 30),
+};
+await writeFile(
+  join(ROOT, "bench", "results", "latest.json"),
+  JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, thisProject: ours }, null, 2),
+);
 console.error("bench: figures written to bench/results/latest.json");

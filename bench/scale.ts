@@ -52,10 +52,22 @@ class SimSidecar {
 
   connect(): Promise<void> {
     return new Promise((resolve) => {
-      const ws = new WebSocket(`${this.url.replace(/^http/, "ws")}/_tunnel/${this.machine}`, { headers: { authorization: `Bearer ${this.token}` }, perMessageDeflate: false });
+      const ws = new WebSocket(`${this.url.replace(/^http/, "ws")}/_tunnel/${this.machine}`, {
+        headers: { authorization: `Bearer ${this.token}` },
+        perMessageDeflate: false,
+      });
       this.ws = ws;
       ws.on("open", () =>
-        ws.send(JSON.stringify({ t: "hello", protocol: TUNNEL_PROTOCOL_VERSION, machine: this.machine, sidecarVersion: LATEST_SIDECAR_VERSION, platform: "bench", heartbeatMs: HEARTBEAT_MS })),
+        ws.send(
+          JSON.stringify({
+            t: "hello",
+            protocol: TUNNEL_PROTOCOL_VERSION,
+            machine: this.machine,
+            sidecarVersion: LATEST_SIDECAR_VERSION,
+            platform: "bench",
+            heartbeatMs: HEARTBEAT_MS,
+          }),
+        ),
       );
       ws.on("message", (data) => {
         const text = data.toString();
@@ -73,7 +85,14 @@ class SimSidecar {
           // Like the real sidecar: a version it applied already is answered as unchanged.
           const unchanged = this.lastSkillsVersion === frame.args!.version;
           this.lastSkillsVersion = frame.args!.version;
-          ws.send(JSON.stringify({ t: "res", id: frame.id, ok: true, value: { version: frame.args!.version, appliedAtMs: Date.now(), skills: [], perAgent: {}, errors: [], ...(unchanged ? { unchanged } : {}) } }));
+          ws.send(
+            JSON.stringify({
+              t: "res",
+              id: frame.id,
+              ok: true,
+              value: { version: frame.args!.version, appliedAtMs: Date.now(), skills: [], perAgent: {}, errors: [], ...(unchanged ? { unchanged } : {}) },
+            }),
+          );
         }
       });
       ws.on("error", () => undefined);
@@ -106,7 +125,10 @@ async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
 }
 
-async function machineTotals(worker: RunningWorker, sims: SimSidecar[]): Promise<{ invocations: number; fetch: number; message: number; close: number; rpc: number }> {
+async function machineTotals(
+  worker: RunningWorker,
+  sims: SimSidecar[],
+): Promise<{ invocations: number; fetch: number; message: number; close: number; rpc: number }> {
   const ns = await worker.mf.getDurableObjectNamespace("MACHINE");
   const totals = { invocations: 0, fetch: 0, message: 0, close: 0, rpc: 0 };
   await inBatches(sims, 100, async (sim) => {
@@ -131,8 +153,15 @@ async function main(): Promise<void> {
   const persistTo = join(dir, "state");
   let worker = await startWorker({ secrets, persistTo });
   const port = Number(new URL(worker.url).port);
-  const api = (path: string, init: RequestInit = {}) => fetch(`${worker.url}${path}`, { ...init, headers: { authorization: `Bearer ${secrets.API_TOKEN}`, "content-type": "application/json", ...init.headers } });
-  const sims = await Promise.all(Array.from({ length: N }, async (_, i) => new SimSidecar(`sim-${String(i).padStart(5, "0")}`, await mintMachineToken(secrets.TUNNEL_SECRET, `sim-${String(i).padStart(5, "0")}`), worker.url)));
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${worker.url}${path}`, { ...init, headers: { authorization: `Bearer ${secrets.API_TOKEN}`, "content-type": "application/json", ...init.headers } });
+  const sims = await Promise.all(
+    Array.from(
+      { length: N },
+      async (_, i) =>
+        new SimSidecar(`sim-${String(i).padStart(5, "0")}`, await mintMachineToken(secrets.TUNNEL_SECRET, `sim-${String(i).padStart(5, "0")}`), worker.url),
+    ),
+  );
   const figures: Record<string, number | string> = { machines: N, idleSeconds: IDLE_SECONDS, heartbeatMs: HEARTBEAT_MS };
   try {
     process.stderr.write(`connecting ${N} simulated sidecars…\n`);
@@ -144,9 +173,19 @@ async function main(): Promise<void> {
     // ---- idle
     process.stderr.write(`idle for ${IDLE_SECONDS} s…\n`);
     await new Promise((r) => setTimeout(r, 2_000)); // let the connect-time skills round settle
-    const [machinesBefore, teamBefore, cpuBefore, pongsBefore] = [await machineTotals(worker, sims), await teamTotals(worker), await cpuSeconds(workerd), sims.reduce((n, s) => n + s.pongs, 0)];
+    const [machinesBefore, teamBefore, cpuBefore, pongsBefore] = [
+      await machineTotals(worker, sims),
+      await teamTotals(worker),
+      await cpuSeconds(workerd),
+      sims.reduce((n, s) => n + s.pongs, 0),
+    ];
     await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
-    const [machinesAfter, teamAfter, cpuAfter, pongsAfter] = [await machineTotals(worker, sims), await teamTotals(worker), await cpuSeconds(workerd), sims.reduce((n, s) => n + s.pongs, 0)];
+    const [machinesAfter, teamAfter, cpuAfter, pongsAfter] = [
+      await machineTotals(worker, sims),
+      await teamTotals(worker),
+      await cpuSeconds(workerd),
+      sims.reduce((n, s) => n + s.pongs, 0),
+    ];
     const machineHours = (N * IDLE_SECONDS) / 3600;
     figures.pingsAnswered = pongsAfter - pongsBefore;
     figures.machineInvocationsPerIdleMachineHour = (machinesAfter.invocations - machinesBefore.invocations) / machineHours;
@@ -227,9 +266,9 @@ async function main(): Promise<void> {
     ["team calls / writes per reconnect", `${figures.teamCallsPerReconnect} / ${figures.teamWritesPerReconnect}`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
-  process.stdout.write(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n") + "\n");
+  process.stdout.write(`${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n`);
   await mkdir(join(ROOT, "bench", "results"), { recursive: true });
-  await writeFile(join(ROOT, "bench", "results", "scale.json"), JSON.stringify({ atIso: new Date().toISOString(), figures }, null, 2) + "\n");
+  await writeFile(join(ROOT, "bench", "results", "scale.json"), `${JSON.stringify({ atIso: new Date().toISOString(), figures }, null, 2)}\n`);
 }
 
 await main();

@@ -36,13 +36,16 @@ export function ensureDevVars(path = `${ROOT}/.dev.vars`): Secrets {
     }
   }
   let changed = false;
-  for (const [key, prefix] of [["API_TOKEN", "at"], ["TUNNEL_SECRET", "ts"]] as const) {
+  for (const [key, prefix] of [
+    ["API_TOKEN", "at"],
+    ["TUNNEL_SECRET", "ts"],
+  ] as const) {
     if (!vars.get(key)) {
       vars.set(key, newSecret(prefix));
       changed = true;
     }
   }
-  if (changed) writeFileSync(path, [...vars].map(([k, v]) => `${k}="${v}"`).join("\n") + "\n", { mode: 0o600 });
+  if (changed) writeFileSync(path, `${[...vars].map(([k, v]) => `${k}="${v}"`).join("\n")}\n`, { mode: 0o600 });
   return { API_TOKEN: vars.get("API_TOKEN")!, TUNNEL_SECRET: vars.get("TUNNEL_SECRET")! };
 }
 
@@ -103,7 +106,7 @@ function forwardRuntimeOutput(from: Readable, to: NodeJS.WritableStream): void {
       return;
     }
     skipStack = false;
-    to.write(line + "\n");
+    to.write(`${line}\n`);
   });
 }
 
@@ -133,7 +136,18 @@ export async function startSidecar(options: SidecarOptions): Promise<SidecarProc
   const token = options.token ?? (await mintMachineToken(options.tunnelSecret, options.machine));
   const child = spawn(
     process.execPath,
-    [SIDECAR_BUNDLE, "connect", "--url", options.url, "--machine", options.machine, "--token-stdin", "--data-dir", options.dataDir, ...(options.workdir ? ["--workdir", options.workdir] : [])],
+    [
+      SIDECAR_BUNDLE,
+      "connect",
+      "--url",
+      options.url,
+      "--machine",
+      options.machine,
+      "--token-stdin",
+      "--data-dir",
+      options.dataDir,
+      ...(options.workdir ? ["--workdir", options.workdir] : []),
+    ],
     { env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"] },
   );
   // The token goes in through a pipe: never an argument or a variable, which agents could read.

@@ -41,7 +41,6 @@ export function spawnAgentProcess(processes: ProcessManager, launch: AgentLaunch
   });
 }
 
-
 export class AcpServer {
   readonly createdAtMs = Date.now();
   readonly log: EventLog;
@@ -94,7 +93,11 @@ export class AcpServer {
     const key = JSON.stringify(awaitId); // the same key the agent's response line is looked up by
     if (this.waiting.has(key)) throw new ProblemError("conflict", `a request with id ${key} is already waiting for its answer on '${this.serverId}'`);
     const answer = this.waiting.wait(key, undefined, null);
-    signal?.addEventListener("abort", () => this.waiting.settle(key, { ok: false, problem: { code: "timeout", detail: `the caller stopped waiting for request ${key}` } }), { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => this.waiting.settle(key, { ok: false, problem: { code: "timeout", detail: `the caller stopped waiting for request ${key}` } }),
+      { once: true },
+    );
     try {
       await this.writeLine(message);
     } catch (err) {
@@ -108,7 +111,11 @@ export class AcpServer {
   /** One line to the agent's stdin, resolved once it is handed to the OS: a slow agent slows its callers, not our memory. */
   private writeLine(message: string): Promise<void> {
     const stdin = this.process.child.stdin!;
-    return new Promise((resolve, reject) => stdin.write(message + "\n", (err) => (err ? reject(new ProblemError("agent_process_exited", `could not write to the agent of '${this.serverId}': ${err.message}`)) : resolve())));
+    return new Promise((resolve, reject) =>
+      stdin.write(`${message}\n`, (err) =>
+        err ? reject(new ProblemError("agent_process_exited", `could not write to the agent of '${this.serverId}': ${err.message}`)) : resolve(),
+      ),
+    );
   }
 
   /** The process is gone: fail every waiting call and close the stream. */
@@ -159,7 +166,7 @@ export class AcpServers {
 
   private async serverFor(serverId: string, agent: AgentId | undefined): Promise<AcpServer> {
     const existing = this.live.get(serverId) ?? (await this.starting.get(serverId));
-    if (existing && existing.process.running) {
+    if (existing?.process.running) {
       if (agent && agent !== existing.agent) {
         throw new ProblemError("conflict", `server '${serverId}' runs agent '${existing.agent}', not '${agent}'`);
       }
@@ -179,13 +186,13 @@ export class AcpServers {
 
   private async start(serverId: string, agent: AgentId): Promise<AcpServer> {
     const proc = await spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`).catch((err: unknown) => {
-        // The agent is installed but its process cannot start: the upstream of this relay is broken (502),
-        // as sandbox-agent answers it. A full machine stays a 429.
-        if (err instanceof ProblemError && err.code !== "too_many_processes") {
-          throw new ProblemError("stream_error", `failed to start the agent process of '${agent}': ${err.message}`);
-        }
-        throw err;
-      });
+      // The agent is installed but its process cannot start: the upstream of this relay is broken (502),
+      // as sandbox-agent answers it. A full machine stays a 429.
+      if (err instanceof ProblemError && err.code !== "too_many_processes") {
+        throw new ProblemError("stream_error", `failed to start the agent process of '${agent}': ${err.message}`);
+      }
+      throw err;
+    });
     const server = new AcpServer(serverId, agent, proc, this.limits);
     this.ended.delete(serverId);
     this.live.set(serverId, server);

@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   });
   const command = positionals[0];
   if (values.help || !command) {
-    process.stdout.write(HELP + "\n");
+    process.stdout.write(`${HELP}\n`);
     process.exit(values.help ? 0 : 1);
   }
   if (!["connect", "token", "login", "status", "service"].includes(command)) fail(`unknown command '${command}'`);
@@ -222,7 +222,7 @@ async function statusReport(configDir: string, dataDir: string): Promise<string>
     if (installed) agents.push(`${agent} ${installed.native?.version ?? installed.agentProcess?.version ?? ""}`.trim());
   }
   lines.push(`agents:     mock (built in)${agents.length ? `, ${agents.join(", ")}` : ""}`);
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 async function serviceCommand(action: "install" | "uninstall" | "status", spec: ServiceSpec): Promise<string> {
@@ -234,7 +234,9 @@ async function serviceCommand(action: "install" | "uninstall" | "status", spec: 
     fail(`run 'login' first: the service connects with what login stores in ${spec.configDir}`);
   }
   if (action === "install" && /[\\/]_npx[\\/]/.test(spec.script)) {
-    process.stderr.write(`note: ${spec.script} is in npx's cache, which npm may clean; for a service, 'npm install -g agent-runtime-sidecar' and run 'agent-runtime-sidecar service install' again\n`);
+    process.stderr.write(
+      `note: ${spec.script} is in npx's cache, which npm may clean; for a service, 'npm install -g agent-runtime-sidecar' and run 'agent-runtime-sidecar service install' again\n`,
+    );
   }
   const report = action === "install" ? await installService(spec) : await uninstallService(spec);
   const out = [`${action === "install" ? "wrote" : "removed"} ${report.path}`];
@@ -242,7 +244,7 @@ async function serviceCommand(action: "install" | "uninstall" | "status", spec: 
   if (report.failed) out.push(`failed: ${report.failed}`);
   if (report.toRun.length) out.push(`${report.failed ? "then run" : "now run"}:`, ...report.toRun.map((c) => `  ${c}`));
   if (action === "install") out.push(`logs: ${report.logs}`);
-  return out.join("\n") + "\n";
+  return `${out.join("\n")}\n`;
 }
 
 function positiveInteger(flag: string, value: string | undefined): number | undefined {

@@ -35,7 +35,7 @@ export async function saveCredentials(dir: string, credentials: Credentials): Pr
   const path = join(dir, "credentials.json");
   const staged = `${path}.${process.pid}.tmp`;
   // Written whole under a temporary name, then renamed: a crash never leaves half a file.
-  await writeFile(staged, JSON.stringify(Credentials.parse(credentials), null, 2) + "\n", { mode: 0o600 });
+  await writeFile(staged, `${JSON.stringify(Credentials.parse(credentials), null, 2)}\n`, { mode: 0o600 });
   await rename(staged, path);
   return path;
 }

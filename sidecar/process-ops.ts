@@ -2,7 +2,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { homedir } from "node:os";
 import { ProblemError } from "../src/protocol/problems";
-import type { LogEntry } from "../src/protocol/resources";
 import type { ProcessManager } from "./processes";
 import type { ResolvedStream } from "./stream-hub";
 import type { OpHandlers } from "./tunnel";

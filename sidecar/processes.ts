@@ -317,10 +317,21 @@ function startFailure(command: string, code: string | undefined, message: string
 }
 
 async function findExecutable(command: string, path: string): Promise<boolean> {
-  const candidates = command.includes("/") ? [command] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, command));
+  const candidates = command.includes("/")
+    ? [command]
+    : path
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, command));
   for (const candidate of candidates) {
     if (!isAbsolute(candidate) && !command.includes("/")) continue;
-    if (await access(candidate, fsConstants.X_OK).then(() => true, () => false)) return true;
+    if (
+      await access(candidate, fsConstants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
   }
   return false;
 }

@@ -154,7 +154,10 @@ export function serviceCommands(spec: ServiceSpec, action: "install" | "uninstal
 /** Can this session talk to its service manager? (Not in a container without systemd, for instance.) */
 export function serviceManagerReachable(platform: ServicePlatform): boolean {
   if (platform !== process.platform) return false;
-  const probe = platform === "linux" ? spawnSync("systemctl", ["--user", "show-environment"], { stdio: "ignore", timeout: 5000 }) : spawnSync("launchctl", ["print", `gui/${process.getuid?.()}`], { stdio: "ignore", timeout: 5000 });
+  const probe =
+    platform === "linux"
+      ? spawnSync("systemctl", ["--user", "show-environment"], { stdio: "ignore", timeout: 5000 })
+      : spawnSync("launchctl", ["print", `gui/${process.getuid?.()}`], { stdio: "ignore", timeout: 5000 });
   return probe.status === 0;
 }
 
@@ -200,7 +203,8 @@ export async function uninstallService(spec: ServiceSpec): Promise<ServiceReport
 export function serviceState(spec: ServiceSpec): { path: string; installed: boolean; active: string } {
   const path = servicePath(spec);
   const installed = existsSync(path);
-  if (!installed || !serviceManagerReachable(spec.platform)) return { path, installed, active: installed ? "unknown (no service manager reachable from here)" : "not installed" };
+  if (!installed || !serviceManagerReachable(spec.platform))
+    return { path, installed, active: installed ? "unknown (no service manager reachable from here)" : "not installed" };
   const probe =
     spec.platform === "linux"
       ? spawnSync("systemctl", ["--user", "is-active", SERVICE_NAME], { encoding: "utf8", timeout: 5000 })

@@ -61,7 +61,16 @@ export class Sidecar {
   constructor(readonly options: SidecarOptions) {
     const dataDir = options.dataDir ?? defaultDataDir();
     this.dataDir = dataDir;
-    this.status = { pid: process.pid, url: options.url, machine: options.machine, sidecarVersion: SIDECAR_VERSION, state: "connecting", sinceMs: Date.now(), lastError: null, upgrade: null };
+    this.status = {
+      pid: process.pid,
+      url: options.url,
+      machine: options.machine,
+      sidecarVersion: SIDECAR_VERSION,
+      state: "connecting",
+      sinceMs: Date.now(),
+      lastError: null,
+      upgrade: null,
+    };
     const workdir = options.workdir ?? process.cwd();
     const home = options.home ?? homedir();
     const children = new ChildRegistry(dataDir);
@@ -105,7 +114,9 @@ export class Sidecar {
       upgrade: change.upgrade !== undefined ? change.upgrade : this.status.upgrade,
     };
     const snapshot = this.status;
-    this.statusWrites = this.statusWrites.then(() => writeStatus(this.dataDir, snapshot)).catch((err: unknown) => log.warn(`could not write the status file: ${String(err)}`));
+    this.statusWrites = this.statusWrites
+      .then(() => writeStatus(this.dataDir, snapshot))
+      .catch((err: unknown) => log.warn(`could not write the status file: ${String(err)}`));
   }
 
   private handlers(): OpHandlers {

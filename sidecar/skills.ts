@@ -76,7 +76,8 @@ export class SkillsApplier {
           const selected = await selectSkills(root, source);
           for (const error of selected.errors) errors.push({ source: describe(source), error });
           for (const [name, dir] of selected.skills) {
-            if (found.has(name)) errors.push({ source: describe(source), error: `skill '${name}' is provided by an earlier source too; the first one is used` });
+            if (found.has(name))
+              errors.push({ source: describe(source), error: `skill '${name}' is provided by an earlier source too; the first one is used` });
             else found.set(name, dir);
           }
         } catch (err) {
@@ -241,7 +242,8 @@ async function selectSkills(root: string, source: SkillSource): Promise<{ skills
   const consider = async (name: string, dir: string) => {
     const marker = await lstat(join(dir, "SKILL.md")).catch(() => null);
     if (!marker) return;
-    if (!SkillName.safeParse(name).success) errors.push(`'${name}' is not a valid skill name (letters, digits, '.', '_' or '-', not starting with '.' or '-'); skipped`);
+    if (!SkillName.safeParse(name).success)
+      errors.push(`'${name}' is not a valid skill name (letters, digits, '.', '_' or '-', not starting with '.' or '-'); skipped`);
     else if (!marker.isFile()) errors.push(`the SKILL.md of '${name}' is not a plain file (a link is not followed); skipped`);
     else all.set(name, dir);
   };
@@ -275,7 +277,8 @@ async function copySkill(from: string, to: string): Promise<void> {
       else if (info.isFile()) {
         files++;
         bytes += info.size;
-        if (files > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES) throw new Error(`more than ${MAX_SKILL_FILES} files or ${MAX_SKILL_BYTES / 1024 / 1024} MiB: not a skill folder`);
+        if (files > MAX_SKILL_FILES || bytes > MAX_SKILL_BYTES)
+          throw new Error(`more than ${MAX_SKILL_FILES} files or ${MAX_SKILL_BYTES / 1024 / 1024} MiB: not a skill folder`);
         await copyFile(path, join(dest, entry));
       } else throw new Error(`${path} is not a file or a folder (a FIFO, socket or device): the skill is not installed`);
     }

@@ -31,7 +31,7 @@ export async function writeStatus(dataDir: string, status: SidecarStatus): Promi
   await mkdir(dataDir, { recursive: true });
   const path = statusPath(dataDir);
   const staged = `${path}.${process.pid}.tmp`;
-  await writeFile(staged, JSON.stringify(status, null, 2) + "\n");
+  await writeFile(staged, `${JSON.stringify(status, null, 2)}\n`);
   await rename(staged, path);
 }
 

@@ -16,7 +16,6 @@ import {
   type OpName,
   type OpResult,
   type SidecarFrame,
-  type WorkerFrame,
 } from "../src/protocol/frames";
 import { LIMITS } from "../src/protocol/limits";
 import { ProblemError } from "../src/protocol/problems";
@@ -84,7 +83,11 @@ export class TunnelClient {
   private readonly hub: StreamHub;
 
   constructor(private readonly options: TunnelOptions) {
-    this.hub = new StreamHub(options.streams, (frame) => this.send(frame), () => this.ws?.bufferedAmount ?? 0);
+    this.hub = new StreamHub(
+      options.streams,
+      (frame) => this.send(frame),
+      () => this.ws?.bufferedAmount ?? 0,
+    );
   }
 
   get tunnelUrl(): string {
@@ -259,7 +262,11 @@ export class TunnelClient {
     let call = this.calls.get(id);
     if (!call) {
       const cancel = new AbortController();
-      const entry: { answer: Promise<string>; answeredAt: number | null; cancel: AbortController } = { answer: this.run(id, op, args, cancel.signal), answeredAt: null, cancel };
+      const entry: { answer: Promise<string>; answeredAt: number | null; cancel: AbortController } = {
+        answer: this.run(id, op, args, cancel.signal),
+        answeredAt: null,
+        cancel,
+      };
       void entry.answer.then(() => (entry.answeredAt = Date.now()));
       this.calls.set(id, entry);
       call = entry;
@@ -279,18 +286,17 @@ export class TunnelClient {
   private async run<N extends OpName>(id: string, op: N, rawArgs: unknown, signal: AbortSignal): Promise<string> {
     try {
       const args = parseOpArgs(op, rawArgs);
-      if (!args.ok) throw new ProblemError("invalid_request", `the arguments of ${op} are not what this sidecar reads (${args.error}); update the sidecar or the worker`);
+      if (!args.ok)
+        throw new ProblemError("invalid_request", `the arguments of ${op} are not what this sidecar reads (${args.error}); update the sidecar or the worker`);
       const handler: OpHandlers[N] = this.options.handlers[op];
       const value = await handler(args.args, { signal });
       const text = JSON.stringify({ t: "res", id, ok: true, value } satisfies SidecarFrame);
       // An answer the tunnel cannot carry is refused, never sent (the worker would close the tunnel).
-      if (text.length > LIMITS.maxFrameBytes) throw new ProblemError("payload_too_large", `the answer to ${op} is larger than the tunnel carries (${LIMITS.maxFrameBytes} bytes)`);
+      if (text.length > LIMITS.maxFrameBytes)
+        throw new ProblemError("payload_too_large", `the answer to ${op} is larger than the tunnel carries (${LIMITS.maxFrameBytes} bytes)`);
       return text;
     } catch (err) {
-      const problem =
-        err instanceof ProblemError
-          ? err.toInit()
-          : { code: "internal" as const, detail: `the sidecar failed on ${op}: ${errorText(err)}` };
+      const problem = err instanceof ProblemError ? err.toInit() : { code: "internal" as const, detail: `the sidecar failed on ${op}: ${errorText(err)}` };
       if (!(err instanceof ProblemError)) log.error(`${op} failed: ${errorText(err)}`);
       return JSON.stringify({ t: "err", id, problem } satisfies SidecarFrame);
     }

@@ -32,7 +32,11 @@ export function v1App() {
   v1.route("/", agentRoutes);
   v1.route("/", skillsRoutes);
   v1.route("/", trustRoutes);
-  v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer", description: "an API token (API_TOKEN, or one issued by POST /v1/tokens)" });
+  v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "an API token (API_TOKEN, or one issued by POST /v1/tokens)",
+  });
   // Generated from the same zod schemas that validate requests: no shape is written twice.
   v1.doc31("/openapi.json", {
     openapi: "3.1.0",

@@ -142,7 +142,12 @@ describe("statuses of POST /v1/acp/{server_id}", () => {
     const session = (await (await rpc(rt, "dies", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
       result: { sessionId: string };
     };
-    const res = await rpc(rt, "dies", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: session.result.sessionId, prompt: [{ type: "text", text: "/exit 3" }] } });
+    const res = await rpc(rt, "dies", {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: session.result.sessionId, prompt: [{ type: "text", text: "/exit 3" }] },
+    });
     expect(res.status).toBe(500);
     expect(await problemOf(res)).toMatchObject({ exitCode: 3 });
     // Freed: without ?agent= it is a new server that needs one; with it, a fresh process answers.
@@ -156,8 +161,15 @@ describe("statuses of POST /v1/acp/{server_id}", () => {
     const quick = await startRuntime({ machines: ["local"], vars: { ACP_TIMEOUT_MS: "2000" } });
     try {
       expect((await rpc(quick, "t", init, "?agent=mock")).status).toBe(200);
-      const s = (await (await rpc(quick, "t", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: quick.dir, mcpServers: [] } })).json()) as { result: { sessionId: string } };
-      const res = await rpc(quick, "t", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 20 250" }] } });
+      const s = (await (await rpc(quick, "t", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: quick.dir, mcpServers: [] } })).json()) as {
+        result: { sessionId: string };
+      };
+      const res = await rpc(quick, "t", {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "session/prompt",
+        params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 20 250" }] },
+      });
       expect(res.status).toBe(504);
       expect(errorCode(await problemOf(res))).toBe("timeout");
       // The deadline reached the sidecar too: the id is free again, so a retry with it is not a 409.
@@ -179,8 +191,15 @@ describe("statuses of POST /v1/acp/{server_id}", () => {
 describe("the SSE stream", () => {
   async function promptSession(serverId: string, promptText: string): Promise<string> {
     expect((await rpc(rt, serverId, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }, "?agent=mock")).status).toBe(200);
-    const s = (await (await rpc(rt, serverId, { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as { result: { sessionId: string } };
-    const res = await rpc(rt, serverId, { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: promptText }] } });
+    const s = (await (await rpc(rt, serverId, { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
+      result: { sessionId: string };
+    };
+    const res = await rpc(rt, serverId, {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: promptText }] },
+    });
     expect(res.status).toBe(200);
     return s.result.sessionId;
   }
@@ -225,9 +244,16 @@ describe("the SSE stream", () => {
   it("loses nothing when the tunnel drops in the middle of a prompt", async () => {
     const sidecar = rt.sidecars.get("local")!;
     expect((await rpc(rt, "drop", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }, "?agent=mock")).status).toBe(200);
-    const s = (await (await rpc(rt, "drop", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as { result: { sessionId: string } };
+    const s = (await (await rpc(rt, "drop", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
+      result: { sessionId: string };
+    };
     const reading = readSse(rt, "drop", { until: (events) => events.length >= 40 });
-    const prompt = rpc(rt, "drop", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 40 15" }] } });
+    const prompt = rpc(rt, "drop", {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 40 15" }] },
+    });
     await new Promise((r) => setTimeout(r, 200));
     process.kill(sidecar.child.pid!, "SIGUSR2"); // cut the tunnel mid-stream
     const res = await prompt; // the POST in flight survives the drop and is answered once
@@ -248,8 +274,15 @@ describe("a bounded buffer with a clear rule", () => {
     try {
       await small.addSidecar("local", { AGENT_RUNTIME_ACP_BUFFER_EVENTS: "10" });
       expect((await rpc(small, "tiny", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }, "?agent=mock")).status).toBe(200);
-      const s = (await (await rpc(small, "tiny", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: small.dir, mcpServers: [] } })).json()) as { result: { sessionId: string } };
-      await rpc(small, "tiny", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/stream 25 10" }] } });
+      const s = (await (await rpc(small, "tiny", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: small.dir, mcpServers: [] } })).json()) as {
+        result: { sessionId: string };
+      };
+      await rpc(small, "tiny", {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "session/prompt",
+        params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/stream 25 10" }] },
+      });
       const events = await readSse(small, "tiny", { until: (evs) => evs.filter((e) => e.event === "message").length >= 10 });
       expect(events[0]).toMatchObject({ event: "error", data: { type: "urn:agent-runtime:error:stream_error", dropped: { from: 1, to: 15 } } });
       expect(events.filter((e) => e.event === "message").map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, i) => i + 16));
@@ -263,13 +296,28 @@ describe("a message larger than the tunnel carries", () => {
   it("becomes an error event for that stream; the tunnel stays up and the turn ends", async () => {
     const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } };
     expect((await rpc(rt, "huge", init, "?agent=mock")).status).toBe(200);
-    const s = (await (await rpc(rt, "huge", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as { result: { sessionId: string } };
+    const s = (await (await rpc(rt, "huge", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
+      result: { sessionId: string };
+    };
     const reconnectsBefore = rt.sidecars.get("local")!.logs().split("tunnel closed").length;
-    const reading = readSse(rt, "huge", { until: (events) => events.some((e) => e.event === "error") && events.filter((e) => e.event === "message").length >= 3, timeoutMs: 30_000 });
-    const turn = await rpc(rt, "huge", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/stream 1 9000000" }] } });
+    const reading = readSse(rt, "huge", {
+      until: (events) => events.some((e) => e.event === "error") && events.filter((e) => e.event === "message").length >= 3,
+      timeoutMs: 30_000,
+    });
+    const turn = await rpc(rt, "huge", {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/stream 1 9000000" }] },
+    });
     expect(turn.status).toBe(200);
     expect(((await turn.json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
-    const after = await rpc(rt, "huge", { jsonrpc: "2.0", id: 4, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "still here" }] } });
+    const after = await rpc(rt, "huge", {
+      jsonrpc: "2.0",
+      id: 4,
+      method: "session/prompt",
+      params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "still here" }] },
+    });
     expect(after.status).toBe(200);
     const events = await reading;
     const error = events.find((e) => e.event === "error")!.data as { type: string; detail: string };

@@ -15,10 +15,29 @@ const CODEX_ACP_VERSION = "0.16.0";
 
 /** Credentials the tests must not inherit from whoever runs them. */
 const NO_KEYS = Object.fromEntries(
-  ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENCODE_API_KEY", "AMP_API_KEY"].map((k) => [k, ""]),
+  [
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "CODEX_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENCODE_API_KEY",
+    "AMP_API_KEY",
+  ].map((k) => [k, ""]),
 );
 
-type Info = { id: string; installed: boolean; credentialsAvailable: boolean; capabilities: Record<string, boolean>; version?: string | null; path?: string | null; configError?: string | null; configOptions?: unknown[] | null; serverStatus?: { status: string } };
+type Info = {
+  id: string;
+  installed: boolean;
+  credentialsAvailable: boolean;
+  capabilities: Record<string, boolean>;
+  version?: string | null;
+  path?: string | null;
+  configError?: string | null;
+  configOptions?: unknown[] | null;
+  serverStatus?: { status: string };
+};
 
 let rt: Runtime;
 let home: string;
@@ -107,7 +126,10 @@ describe("install validation", () => {
 
   it("says the built-in mock needs no install", async () => {
     const res = await install("mock", {});
-    expect(await res.json()).toEqual({ already_installed: true, artifacts: [{ kind: "agent_process", path: "builtin:mock", source: "builtin", version: "1.0.0" }] });
+    expect(await res.json()).toEqual({
+      already_installed: true,
+      artifacts: [{ kind: "agent_process", path: "builtin:mock", source: "builtin", version: "1.0.0" }],
+    });
   });
 });
 
@@ -147,14 +169,22 @@ describe("a real install from the npm registry", () => {
     expect((await stat(result.artifacts[1]!.path)).isFile()).toBe(true);
 
     // Two reinstalls at once are serialized and both succeed.
-    const [r1, r2] = await Promise.all([install("codex", { reinstall: true, agentVersion: CODEX_VERSION, agentProcessVersion: CODEX_ACP_VERSION }), install("codex", { reinstall: true, agentVersion: CODEX_VERSION, agentProcessVersion: CODEX_ACP_VERSION })]);
+    const [r1, r2] = await Promise.all([
+      install("codex", { reinstall: true, agentVersion: CODEX_VERSION, agentProcessVersion: CODEX_ACP_VERSION }),
+      install("codex", { reinstall: true, agentVersion: CODEX_VERSION, agentProcessVersion: CODEX_ACP_VERSION }),
+    ]);
     expect([r1.status, r2.status]).toEqual([200, 200]);
     expect(((await r1.json()) as typeof result).already_installed).toBe(false);
     await r2.body?.cancel();
     expect((await stat(result.artifacts[1]!.path)).isFile()).toBe(true);
 
     // The relay launches the installed adapter; without a key the agent refuses clearly, no hang.
-    const init = await rpc(rt, "codex-1", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=codex");
+    const init = await rpc(
+      rt,
+      "codex-1",
+      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } },
+      "?agent=codex",
+    );
     expect(init.status).toBe(200);
     expect(((await init.json()) as { result: { agentInfo: { name: string } } }).result.agentInfo.name).toBe("codex-acp");
     const session = await rpc(rt, "codex-1", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } });

@@ -76,7 +76,9 @@ describe("the dashboard", () => {
     await page.fill("#connect-machine", "new-laptop");
     await page.click("#connect-form button[type=submit]");
     await page.waitForSelector("#connect-out:not([hidden])");
-    expect(await page.textContent("#connect-command")).toMatch(/^echo 'mt2\.new-laptop\.1\.0\.[A-Za-z0-9_-]+' \| npx agent-runtime-sidecar login --url 'http:\/\/127\.0\.0\.1:\d+' --machine 'new-laptop' && npx agent-runtime-sidecar connect$/);
+    expect(await page.textContent("#connect-command")).toMatch(
+      /^echo 'mt2\.new-laptop\.1\.0\.[A-Za-z0-9_-]+' \| npx agent-runtime-sidecar login --url 'http:\/\/127\.0\.0\.1:\d+' --machine 'new-laptop' && npx agent-runtime-sidecar connect$/,
+    );
 
     await page.fill("#token-name", "reader-rita");
     await page.selectOption("#token-role", "viewer");
@@ -101,7 +103,11 @@ describe("the dashboard", () => {
   });
 
   it("shows a viewer no admin pages and no way to change the team's skills", async () => {
-    const res = await rt.api("/v1/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "viewer-vera", role: "viewer" }) });
+    const res = await rt.api("/v1/tokens", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "viewer-vera", role: "viewer" }),
+    });
     const { token } = (await res.json()) as { token: string };
     const viewerPage = await browser.newPage();
     try {

@@ -46,7 +46,13 @@ const texts = (events: { event: string; data: unknown }[]) =>
 describe("the sidecar killed outright in the middle of a prompt", () => {
   it("answers the caller 503, leaves no agent running, and reaps its other children when it comes back", async () => {
     rt = await startRuntime({ machines: ["local"], vars: { RECONNECT_GRACE_MS: "1500" } });
-    const sleeper = (await (await rt.api("/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "sleep", args: ["300"] }) })).json()) as Proc;
+    const sleeper = (await (
+      await rt.api("/v1/processes", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ command: "sleep", args: ["300"] }),
+      })
+    ).json()) as Proc;
     const session = await openSession(rt, "victim");
     const agent = ((await (await rt.api("/v1/processes")).json()) as { processes: Proc[] }).processes.find((p) => p.label === "acp:victim")!;
     const inFlight = rpc(rt, "victim", slowPrompt(3, session, 100, 50));
@@ -161,8 +167,15 @@ describe("tunnel ownership", () => {
     rt = await startRuntime({ machines: ["local"], vars: { RECONNECT_GRACE_MS: "15000" } });
     const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } };
     expect((await rpc(rt, "doomed", init, "?agent=mock")).status).toBe(200);
-    const s = (await (await rpc(rt, "doomed", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as { result: { sessionId: string } };
-    const prompt = rpc(rt, "doomed", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 40 250" }] } });
+    const s = (await (await rpc(rt, "doomed", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
+      result: { sessionId: string };
+    };
+    const prompt = rpc(rt, "doomed", {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 40 250" }] },
+    });
     await readSse(rt, "doomed", { until: (events) => events.some((e) => JSON.stringify(e.data).includes("tick 1")) });
     // A reader attached (its stream open) before the sidecar dies.
     const stream = await rt.api("/v1/acp/doomed", { headers: { accept: "text/event-stream" } });

@@ -127,10 +127,17 @@ describe("a machine nobody connected", () => {
       expect(res.status, path).toBe(404);
       expect(errorCode(await problemOf(res))).toBe("not_found");
     }
-    const post = await rt.api("/machines/typo/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "true" }) });
+    const post = await rt.api("/machines/typo/v1/processes", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ command: "true" }),
+    });
     expect(post.status).toBe(404);
     // Minting a first token for a new machine creates nothing either; revoking an unknown machine is 404.
-    expect((await rt.api("/v1/machine-tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ machine: "typo" }) })).status).toBe(201);
+    expect(
+      (await rt.api("/v1/machine-tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ machine: "typo" }) }))
+        .status,
+    ).toBe(201);
     expect((await rt.api("/v1/machine-tokens/typo", { method: "DELETE" })).status).toBe(404);
     expect(existsSync(objectFile("typo"))).toBe(false);
     expect((await readdir(join(rt.dir, "state", "do", "-MachineObject"))).some((f) => f.startsWith(ns.idFromName("typo").toString()))).toBe(false);

@@ -45,7 +45,12 @@ describe("load", () => {
           const id = nextId++;
           const message =
             i % 10 === 9
-              ? { jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId: sessions[client % servers.length]!, prompt: [{ type: "text", text: "/stream 50 200" }] } }
+              ? {
+                  jsonrpc: "2.0",
+                  id,
+                  method: "session/prompt",
+                  params: { sessionId: sessions[client % servers.length]!, prompt: [{ type: "text", text: "/stream 50 200" }] },
+                }
               : { jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: 1 } };
           const res = await rpc(rt, server, message);
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
@@ -63,7 +68,12 @@ describe("load", () => {
 
   it("keeps only the newest messages past the buffer limit and tells a late reader what it missed", async () => {
     const sid = await session("overflow");
-    const res = await rpc(rt, "overflow", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: sid, prompt: [{ type: "text", text: "/stream 5000 100" }] } });
+    const res = await rpc(rt, "overflow", {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: sid, prompt: [{ type: "text", text: "/stream 5000 100" }] },
+    });
     expect(res.status).toBe(200);
     const events = await readSse(rt, "overflow", { until: (evs) => evs.filter((e) => e.event === "message").length >= 2000 });
     expect(events[0]).toMatchObject({ event: "error", data: { dropped: { from: 1, to: 3000 } } });
@@ -78,7 +88,12 @@ describe("load", () => {
     const res = await rt.api("/v1/acp/slow-reader", { headers: { accept: "text/event-stream" }, signal: controller.signal });
     expect(res.status).toBe(200);
     // 40,000 messages of ~1 KB (~45 MB of SSE) while this reader reads nothing.
-    const prompt = await rpc(rt, "slow-reader", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: sid, prompt: [{ type: "text", text: "/stream 40000 1000" }] } });
+    const prompt = await rpc(rt, "slow-reader", {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: sid, prompt: [{ type: "text", text: "/stream 40000 1000" }] },
+    });
     expect(prompt.status).toBe(200);
     const text = await res.text(); // now read what was queued: it ends with the error, then the stream closes
     const lastError = text.lastIndexOf("event: error");

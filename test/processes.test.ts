@@ -7,7 +7,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSse, rpc } from "./acp-helpers";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
-type Proc = { id: string; command: string; args: string[]; status: string; owner: string; exitCode?: number | null; signal?: string | null; exitedAtMs?: number | null; pid: number | null; tty: boolean; interactive: boolean; cwd: string; createdAtMs: number; label?: string };
+type Proc = {
+  id: string;
+  command: string;
+  args: string[];
+  status: string;
+  owner: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  exitedAtMs?: number | null;
+  pid: number | null;
+  tty: boolean;
+  interactive: boolean;
+  cwd: string;
+  createdAtMs: number;
+  label?: string;
+};
 
 let rt: Runtime;
 
@@ -214,9 +229,19 @@ describe("shutdown", () => {
   it("stops every child when the sidecar stops: no orphans", async () => {
     const own = await startRuntime({ machines: ["local"] });
     try {
-      const res = await own.api("/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "sh", args: ["-c", "trap '' TERM; sleep 300"] }) });
+      const res = await own.api("/v1/processes", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ command: "sh", args: ["-c", "trap '' TERM; sleep 300"] }),
+      });
       const stubborn = (await res.json()) as Proc;
-      const plain = (await (await own.api("/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "sleep", args: ["300"] }) })).json()) as Proc;
+      const plain = (await (
+        await own.api("/v1/processes", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ command: "sleep", args: ["300"] }),
+        })
+      ).json()) as Proc;
       expect((await rpc(own, "agent", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }, "?agent=mock")).status).toBe(200);
       const { processes } = (await (await own.api("/v1/processes")).json()) as { processes: Proc[] };
       const pids = processes.map((p) => p.pid!);
@@ -255,7 +280,11 @@ function groupMembers(pgid: number): number[] {
 
 describe("process groups", () => {
   it("kill stops the process and what it started, even when they ignore SIGTERM", async () => {
-    const res = await rt.api("/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "sh", args: ["-c", "trap '' TERM; sleep 300; echo never"] }) });
+    const res = await rt.api("/v1/processes", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ command: "sh", args: ["-c", "trap '' TERM; sleep 300; echo never"] }),
+    });
     const proc = (await res.json()) as Proc;
     await waitFor(async () => groupMembers(proc.pid!).length >= 2, "sh and its sleep");
     expect((await rt.api(`/v1/processes/${proc.id}/kill`, { method: "POST" })).status).toBe(200);
@@ -265,7 +294,11 @@ describe("process groups", () => {
   it("a sidecar killed outright has the groups it left reaped by the next one, even those whose leader is gone", async () => {
     const own = await startRuntime({ machines: ["local"] });
     try {
-      const res = await own.api("/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "sh", args: ["-c", "sleep 301 & sleep 302"] }) });
+      const res = await own.api("/v1/processes", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ command: "sh", args: ["-c", "sleep 301 & sleep 302"] }),
+      });
       const proc = (await res.json()) as Proc;
       await waitFor(async () => groupMembers(proc.pid!).length >= 3, "sh and both sleeps");
       expect(await own.sidecars.get("local")!.stop("SIGKILL")).toBeNull();

@@ -51,7 +51,9 @@ describe("the README's examples", () => {
     const file = join(ROOT, "test", `.readme-example-${process.pid}.ts`);
     writeFileSync(file, example("acp-http-client"));
     try {
-      const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), file], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+      const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), file], {
+        env: { ...process.env, URL: rt.url, TOKEN: rt.token },
+      });
       expect(stdout).toContain("Permission granted: wrote hello.txt");
       expect(stdout).toContain("stopReason: end_turn");
     } finally {
@@ -73,8 +75,29 @@ describe("the sidecar's command line", () => {
   it("--help explains every flag with its environment variable and the exit codes", async () => {
     const { code, stdout } = await sidecar(["--help"]);
     expect(code).toBe(0);
-    for (const flag of ["login", "connect", "--url", "--machine", "--token-stdin", "--token-file", "--config-dir", "--data-dir", "--workdir", "--log-level", "--help"]) expect(stdout).toContain(flag);
-    for (const variable of ["AGENT_RUNTIME_URL", "AGENT_RUNTIME_MACHINE", "AGENT_RUNTIME_CONFIG_DIR", "AGENT_RUNTIME_DATA_DIR", "AGENT_RUNTIME_WORKDIR", "SIDECAR_LOG_LEVEL"]) expect(stdout).toContain(variable);
+    for (const flag of [
+      "login",
+      "connect",
+      "--url",
+      "--machine",
+      "--token-stdin",
+      "--token-file",
+      "--config-dir",
+      "--data-dir",
+      "--workdir",
+      "--log-level",
+      "--help",
+    ])
+      expect(stdout).toContain(flag);
+    for (const variable of [
+      "AGENT_RUNTIME_URL",
+      "AGENT_RUNTIME_MACHINE",
+      "AGENT_RUNTIME_CONFIG_DIR",
+      "AGENT_RUNTIME_DATA_DIR",
+      "AGENT_RUNTIME_WORKDIR",
+      "SIDECAR_LOG_LEVEL",
+    ])
+      expect(stdout).toContain(variable);
     expect(stdout).toMatch(/Exit codes: 0 .*; 1 bad usage; 2 /);
   });
 

@@ -51,23 +51,44 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (connect?.pid) process.kill(-connect.pid, "SIGTERM");
+  if (connect?.pid && connect.exitCode === null && connect.signalCode === null) {
+    const exited = new Promise((resolve) => connect!.once("exit", resolve));
+    process.kill(-connect.pid, "SIGTERM");
+    await exited;
+  }
   await rt?.dispose();
-  await rm(work, { recursive: true, force: true });
+  // The sidecar's children may still be closing files in the folder for a moment.
+  await rm(work, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 });
 
 describe("the sidecar package", () => {
   it("ships only what runs: the two bundles, the README and the license", async () => {
     const { stdout } = await run("tar", ["-tzf", tarball]);
-    expect(stdout.trim().split("\n").sort()).toEqual(["package/LICENSE", "package/README.md", "package/dist/mock-agent.js", "package/dist/sidecar.js", "package/package.json"]);
-    const manifest = JSON.parse((await run("tar", ["-xzOf", tarball, "package/package.json"])).stdout) as { name: string; version: string; bin: Record<string, string>; dependencies: Record<string, string>; private?: boolean };
+    expect(stdout.trim().split("\n").sort()).toEqual([
+      "package/LICENSE",
+      "package/README.md",
+      "package/dist/mock-agent.js",
+      "package/dist/sidecar.js",
+      "package/package.json",
+    ]);
+    const manifest = JSON.parse((await run("tar", ["-xzOf", tarball, "package/package.json"])).stdout) as {
+      name: string;
+      version: string;
+      bin: Record<string, string>;
+      dependencies: Record<string, string>;
+      private?: boolean;
+    };
     expect(manifest).toMatchObject({ name: "agent-runtime-sidecar", version: LATEST_SIDECAR_VERSION, bin: { "agent-runtime-sidecar": "dist/sidecar.js" } });
     expect(manifest.private).toBeUndefined();
     expect(Object.keys(manifest.dependencies)).toEqual(["@lydell/node-pty"]);
   });
 
   it("installs from the tarball into an empty folder and connects by the README's steps, as a new machine, serving an ACP round trip", async () => {
-    const minted = await rt.api("/v1/machine-tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ machine: "laptop" }) });
+    const minted = await rt.api("/v1/machine-tokens", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ machine: "laptop" }),
+    });
     const { token } = (await minted.json()) as { token: string };
     let output = "";
     connect = spawn("bash", ["-euc", example("connect")], {
@@ -91,10 +112,16 @@ describe("the sidecar package", () => {
     const machines = (await (await rt.api("/v1/machines")).json()) as { machines: { id: string; connected: boolean; sidecarOutdated: boolean }[] };
     expect(machines.machines).toContainEqual(expect.objectContaining({ id: "laptop", connected: true, sidecarOutdated: false }));
     const post = (id: number, method: string, params: unknown, query = "") =>
-      rt.api(`/machines/laptop/v1/acp/packaged${query}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id, method, params }) });
+      rt.api(`/machines/laptop/v1/acp/packaged${query}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+      });
     expect((await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock")).status).toBe(200);
     const session = (await (await post(2, "session/new", { cwd: machineDir, mcpServers: [] })).json()) as { result: { sessionId: string } };
-    const prompt = (await (await post(3, "session/prompt", { sessionId: session.result.sessionId, prompt: [{ type: "text", text: "hi from the package" }] })).json()) as { result: { stopReason: string } };
+    const prompt = (await (
+      await post(3, "session/prompt", { sessionId: session.result.sessionId, prompt: [{ type: "text", text: "hi from the package" }] })
+    ).json()) as { result: { stopReason: string } };
     expect(prompt.result.stopReason).toBe("end_turn");
     expect((await rt.api("/machines/laptop/v1/acp/packaged", { method: "DELETE" })).status).toBe(204);
   }, 180_000);
@@ -115,7 +142,9 @@ describe("the sidecar package", () => {
     expect(installed.stdout).toContain(`wrote ${unitPath}`);
     expect(installed.stdout).toContain("journalctl --user -u agent-runtime-sidecar");
     const unit = readFileSync(unitPath, "utf8");
-    expect(unit).toContain(`ExecStart="${process.execPath}" "${join(machineDir, "node_modules", "agent-runtime-sidecar", "dist", "sidecar.js")}" "connect" "--config-dir" "${join(home, ".config", "agent-runtime")}"`);
+    expect(unit).toContain(
+      `ExecStart="${process.execPath}" "${join(machineDir, "node_modules", "agent-runtime-sidecar", "dist", "sidecar.js")}" "connect" "--config-dir" "${join(home, ".config", "agent-runtime")}"`,
+    );
     expect(unit).toMatch(/^Restart=on-failure$/m);
     expect(unit).toMatch(/^RestartPreventExitStatus=2 3$/m);
     expect(unit).toMatch(/^WantedBy=default.target$/m);
@@ -140,7 +169,10 @@ describe("the sidecar package", () => {
   });
 
   it("`npx file:<tarball>` and `npx --package <tarball>` run it too", async () => {
-    for (const args of [["--yes", `file:${tarball}`, "--help"], ["--yes", "--package", tarball, "agent-runtime-sidecar", "--help"]]) {
+    for (const args of [
+      ["--yes", `file:${tarball}`, "--help"],
+      ["--yes", "--package", tarball, "agent-runtime-sidecar", "--help"],
+    ]) {
       const { stdout } = await run("npx", args, { cwd: work, env: userEnv() });
       expect(stdout, args.join(" ")).toContain("agent-runtime-sidecar login --url");
     }

@@ -11,7 +11,15 @@ import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./har
 
 type Status = {
   version: string;
-  machines: { machine: string; version: string | null; appliedAtMs: number | null; skills: string[]; perAgent: Record<string, string[]>; errors: { source: string; error: string }[]; error: string | null }[];
+  machines: {
+    machine: string;
+    version: string | null;
+    appliedAtMs: number | null;
+    skills: string[];
+    perAgent: Record<string, string[]>;
+    errors: { source: string; error: string }[];
+    error: string | null;
+  }[];
 };
 
 let rt: Runtime;
@@ -22,7 +30,12 @@ const homes: Record<string, string> = {};
 async function makeSkillsRepo(root: string): Promise<string> {
   const work = join(root, "skills-work");
   const bare = join(root, "skills.git");
-  const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync("git", args, {
+      cwd,
+      stdio: "pipe",
+      env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
+    });
   for (const [dir, body] of [
     ["pack/review", "# Review\nReview code carefully."],
     ["pack/deploy", "# Deploy\nShip it."],
@@ -184,7 +197,10 @@ describe("concurrency and persistence", () => {
     expect(await after.json()).toEqual(config);
     // The sidecars reconnect by themselves and apply it again on connect.
     await Promise.all([rt.sidecars.get("m1")!.connected(20_000), rt.sidecars.get("m2")!.connected(20_000)]);
-    await waitFor(async () => (await status()).machines.every((m) => m.version === etag && m.skills.join() === "review"), "the configuration after the restart");
+    await waitFor(
+      async () => (await status()).machines.every((m) => m.version === etag && m.skills.join() === "review"),
+      "the configuration after the restart",
+    );
     expect((await readdir(mockSkills("m1"))).sort()).toEqual(["my-own-skill", "review"]);
   });
 });
@@ -233,7 +249,12 @@ describe("the apply itself", () => {
     await mkdir(solo, { recursive: true });
     await writeFile(join(solo, "SKILL.md"), "# Solo");
     await writeFile(join(homes.m1!, "SKILL.md"), "# A SKILL.md at HOME");
-    const m1 = await applied({ sources: [{ type: "local", source: `${solo}/` }, { type: "local", source: "~" }] });
+    const m1 = await applied({
+      sources: [
+        { type: "local", source: `${solo}/` },
+        { type: "local", source: "~" },
+      ],
+    });
     expect(m1.skills).toContain("solo");
     expect(m1.skills).not.toContain("");
     expect(m1.errors.map((e) => e.error).join("\n")).toContain("holds the skills folder");
@@ -243,7 +264,8 @@ describe("the apply itself", () => {
   it("a reconnect with an unchanged configuration fetches and copies nothing", async () => {
     const m1 = await applied({ sources: [{ type: "git", source: repo, subpath: "pack", skills: ["review"] }] });
     const gitRuns = async () =>
-      ((await (await rt.api("/machines/m1/v1/processes")).json()) as { processes: { label?: string }[] }).processes.filter((p) => p.label === "skills:git").length;
+      ((await (await rt.api("/machines/m1/v1/processes")).json()) as { processes: { label?: string }[] }).processes.filter((p) => p.label === "skills:git")
+        .length;
     const before = await gitRuns();
     const sidecar = rt.sidecars.get("m1")!;
     const skipped = () => sidecar.logs().split("is applied already").length - 1;

@@ -11,7 +11,10 @@ import { startSidecar } from "../dev/runtime";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
 type Token = { id: string; name: string; role: string; token: string; machines: string[] | "*"; expiresAtMs: number | null };
-type Audit = { entries: { seq: number; token: string; role: string | null; method: string; route: string; machine: string | null; status: number }[]; nextBefore: number | null };
+type Audit = {
+  entries: { seq: number; token: string; role: string | null; method: string; route: string; machine: string | null; status: number }[];
+  nextBefore: number | null;
+};
 
 let rt: Runtime;
 let home: string;
@@ -97,7 +100,10 @@ describe("issued tokens", () => {
     expect((await as(member.token, "/v1/tokens", { method: "POST", body: JSON.stringify({ name: "x", role: "admin" }) })).status).toBe(403);
 
     const entries = await audit("token=member-mia");
-    expect(entries.filter((e) => e.route === "/machines/{machine}/v1/processes" && e.machine === "b").map((e) => [e.method, e.status])).toContainEqual(["POST", 403]);
+    expect(entries.filter((e) => e.route === "/machines/{machine}/v1/processes" && e.machine === "b").map((e) => [e.method, e.status])).toContainEqual([
+      "POST",
+      403,
+    ]);
     expect(entries.filter((e) => e.method === "POST" && e.status === 201).map((e) => e.machine)).toEqual(["a", "a"]);
   });
 
@@ -160,13 +166,25 @@ describe("machine tokens", () => {
     const health = (await (await rt.api("/machines/b/v1/health")).json()) as { machine: { connected: boolean } };
     expect(health.machine.connected).toBe(true);
 
-    const minted = await rt.api("/v1/machine-tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ machine: "a" }) });
+    const minted = await rt.api("/v1/machine-tokens", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ machine: "a" }),
+    });
     expect(minted.status).toBe(201);
     const { token, generation, connectCommand } = (await minted.json()) as { token: string; generation: number; connectCommand: string };
     expect(generation).toBe(2);
     expect(connectCommand).toContain("login --url");
     expect(connectCommand).not.toMatch(/--token\b/);
-    const again = await startSidecar({ url: rt.url, machine: "a", tunnelSecret: rt.tunnelSecret, token, dataDir: join(rt.dir, "data-a"), workdir: rt.dir, env: { HOME: home } });
+    const again = await startSidecar({
+      url: rt.url,
+      machine: "a",
+      tunnelSecret: rt.tunnelSecret,
+      token,
+      dataDir: join(rt.dir, "data-a"),
+      workdir: rt.dir,
+      env: { HOME: home },
+    });
     rt.sidecars.set("a", again);
     await again.connected();
 
@@ -180,12 +198,20 @@ describe("machine tokens", () => {
 
   it("a process spawned on the machine finds the machine token nowhere it can read", async () => {
     const sidecar = rt.sidecars.get("a")!;
-    const minted = await rt.api("/v1/machine-tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ machine: "a" }) });
+    const minted = await rt.api("/v1/machine-tokens", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ machine: "a" }),
+    });
     const { token } = (await minted.json()) as { token: string };
     // What the running sidecar holds: its token is the one it connected with; any token of `a` shares its MAC prefix.
     const tokenPrefix = token.split(".").slice(0, 3).join(".");
     const script = 'env; tr "\\0" "\\n" < /proc/$PPID/environ; tr "\\0" " " < /proc/$PPID/cmdline; ls -l /proc/$PPID/fd; echo DONE';
-    const spawned = await rt.api("/machines/a/v1/processes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ command: "sh", args: ["-c", script] }) });
+    const spawned = await rt.api("/machines/a/v1/processes", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ command: "sh", args: ["-c", script] }),
+    });
     const { id, pid } = (await spawned.json()) as { id: string; pid: number };
     expect(pid).toBeGreaterThan(0);
     const output = await waitFor(async () => {

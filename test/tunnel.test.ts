@@ -137,7 +137,10 @@ describe("tunnel", () => {
     ws.send('{"t":"res","id":"nobody","ok":"yes"}');
     ws.send("not json at all");
     await waitFor(async () => frames.filter((f) => f.t === "bad").length === 2, "two bad-frame answers");
-    expect(frames.filter((f) => f.t === "bad").map((f) => f.error)).toEqual([expect.stringContaining('frame "res" refused'), expect.stringContaining("not JSON")]);
+    expect(frames.filter((f) => f.t === "bad").map((f) => f.error)).toEqual([
+      expect.stringContaining('frame "res" refused'),
+      expect.stringContaining("not JSON"),
+    ]);
     expect(ws.readyState).toBe(WebSocket.OPEN);
     ws.close();
   });
@@ -205,7 +208,9 @@ describe("secrets", () => {
       const text = logs.entries.map((e) => e.data).join("");
       return text.includes("PATH=") ? text : null;
     }, "the env output");
-    const answers = await Promise.all(["/v1/machines", "/machines/alpha/v1/agents", "/machines/alpha/v1/processes", "/v1/config/skills/status"].map(async (p) => (await rt.api(p)).text()));
+    const answers = await Promise.all(
+      ["/v1/machines", "/machines/alpha/v1/agents", "/machines/alpha/v1/processes", "/v1/config/skills/status"].map(async (p) => (await rt.api(p)).text()),
+    );
     for (const secret of [rt.token, rt.tunnelSecret, machineToken]) {
       expect(env).not.toContain(secret);
       for (const answer of answers) expect(answer).not.toContain(secret);
@@ -275,7 +280,18 @@ describe("the OpenAPI document", () => {
         for (const [, response] of errors) expect(Object.keys(response.content ?? {})).toEqual(["application/problem+json"]);
       }
     }
-    for (const name of ["JsonRpcMessage", "InstallRequest", "InstallResult", "Artifact", "Process", "AgentInfo", "Capabilities", "SkillsConfig", "SkillSource", "Problem"]) {
+    for (const name of [
+      "JsonRpcMessage",
+      "InstallRequest",
+      "InstallResult",
+      "Artifact",
+      "Process",
+      "AgentInfo",
+      "Capabilities",
+      "SkillsConfig",
+      "SkillSource",
+      "Problem",
+    ]) {
       expect(doc.components.schemas).toHaveProperty(name);
     }
     expect(doc.components.securitySchemes).toHaveProperty("bearer");

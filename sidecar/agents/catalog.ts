@@ -69,7 +69,13 @@ export class AgentCatalog {
     if (env.length === 0 && files.length === 0) return true; // needs none
     if (env.some((name) => (this.env[name] ?? "").trim() !== "")) return true;
     for (const file of files) {
-      if (await access(join(this.home, file)).then(() => true, () => false)) return true;
+      if (
+        await access(join(this.home, file)).then(
+          () => true,
+          () => false,
+        )
+      )
+        return true;
     }
     return false;
   }
@@ -110,7 +116,7 @@ export class AgentCatalog {
    * options it offers. Slow by nature, hence only with `config=true`; a failure is `configError`.
    */
   private async probeConfigOptions(agent: AgentId): Promise<{ options: unknown[] | null; error: string | null }> {
-    let proc;
+    let proc: Awaited<ReturnType<typeof spawnAgentProcess>>;
     try {
       proc = await spawnAgentProcess(this.processes, await this.launcher(agent), `probe:${agent}`);
     } catch (err) {
@@ -138,7 +144,7 @@ export class AgentCatalog {
           if (msg.error) reject(new Error(msg.error.message ?? `${method} failed`));
           else resolve(msg.result ?? {});
         });
-        child.stdin!.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+        child.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
       });
     try {
       await call(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });

@@ -144,7 +144,10 @@ export class Installer {
     await proc.exited;
     if (proc.info.exitCode !== 0) {
       const stderr = proc.outputText("stderr").trim().split("\n").slice(-8).join("\n");
-      throw new ProblemError("install_failed", `npm ${args[0]} failed for agent '${agent}' (exit ${proc.info.exitCode ?? proc.info.signal}): ${stderr || "no output"}`);
+      throw new ProblemError(
+        "install_failed",
+        `npm ${args[0]} failed for agent '${agent}' (exit ${proc.info.exitCode ?? proc.info.signal}): ${stderr || "no output"}`,
+      );
     }
     return proc.outputText("stdout").trim();
   }

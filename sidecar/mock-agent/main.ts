@@ -38,7 +38,14 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(timer), reject(new Cancelled())), { once: true });
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(new Cancelled());
+      },
+      { once: true },
+    );
   });
 }
 
@@ -66,7 +73,13 @@ async function sayInChunks(client: AgentContext, sessionId: string, text: string
 
 async function permissionTurn(client: AgentContext, session: Session, signal: AbortSignal): Promise<void> {
   const toolCallId = "mock-tool-1";
-  const toolCall = { toolCallId, title: "Write hello.txt", kind: "edit" as const, status: "pending" as const, locations: [{ path: `${session.cwd}/hello.txt` }] };
+  const toolCall = {
+    toolCallId,
+    title: "Write hello.txt",
+    kind: "edit" as const,
+    status: "pending" as const,
+    locations: [{ path: `${session.cwd}/hello.txt` }],
+  };
   await client.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "tool_call", ...toolCall } });
   const answer: RequestPermissionResponse = await client.request(
     methods.client.session.requestPermission,
@@ -96,7 +109,11 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
       return permissionTurn(client, session, signal);
     case "/read": {
       const path = rest.join(" ");
-      const file = await client.request(methods.client.fs.readTextFile, { sessionId: session.id, path }, { cancellationSignal: signal, stopWaitingOnCancel: true });
+      const file = await client.request(
+        methods.client.fs.readTextFile,
+        { sessionId: session.id, path },
+        { cancellationSignal: signal, stopWaitingOnCancel: true },
+      );
       return say(client, session.id, `Read ${path}: ${file.content}`);
     }
     case "/stream": {
@@ -159,5 +176,7 @@ const app = agent({ name: "mock" })
     sessions.get(params.sessionId)?.turn?.abort();
   });
 
-const connection = app.connect(ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));
+const connection = app.connect(
+  ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
+);
 void connection.closed.then(() => process.exit(0));

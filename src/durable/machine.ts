@@ -21,7 +21,6 @@ import {
   type OpName,
   type OpResult,
   type SidecarFrame,
-  type SkillsApplyResult,
   type StreamRef,
   type WorkerFrame,
 } from "../protocol/frames";
@@ -128,7 +127,15 @@ export class MachineObject extends DurableObject<Env> {
         const result = parseOpResult(call.op, frame.value);
         this.pending.settle(
           frame.id,
-          result.ok ? { ok: true, value: result.value } : { ok: false, problem: { code: "stream_error", detail: `the sidecar's answer to ${call.op} is not what this worker reads (${result.error}); update the sidecar` } },
+          result.ok
+            ? { ok: true, value: result.value }
+            : {
+                ok: false,
+                problem: {
+                  code: "stream_error",
+                  detail: `the sidecar's answer to ${call.op} is not what this worker reads (${result.error}); update the sidecar`,
+                },
+              },
         );
         return;
       }
@@ -200,7 +207,10 @@ export class MachineObject extends DurableObject<Env> {
     const restarted = this.sidecarBoot !== null && bootId !== this.sidecarBoot;
     this.sidecarBoot = bootId;
     if (restarted) {
-      const problem: ProblemInit = { code: "machine_restarted", detail: "the machine's sidecar restarted while this call was in flight; it was not run again, retry it if it is safe to" };
+      const problem: ProblemInit = {
+        code: "machine_restarted",
+        detail: "the machine's sidecar restarted while this call was in flight; it was not run again, retry it if it is safe to",
+      };
       this.pending.settleAll((call) => (call.sentTo !== null ? { ok: false, problem } : null));
       for (const reader of [...this.readers.values()]) reader.fail({ ...problem, detail: "the machine's sidecar restarted: this stream's source is gone" });
     }
@@ -304,7 +314,7 @@ export class MachineObject extends DurableObject<Env> {
     const generation = (await this.tokenGeneration()) + 1;
     await this.ctx.storage.put("token-generation", generation);
     for (const ws of this.ctx.getWebSockets(SIDECAR_TAG)) {
-      if ((attachmentOf(ws)).generation < generation) {
+      if (attachmentOf(ws).generation < generation) {
         try {
           ws.close(4001, "this machine's token was revoked");
         } catch {

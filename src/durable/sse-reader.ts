@@ -77,7 +77,10 @@ export class SseReader {
   accepted(timeoutMs: number): Promise<CallOutcome<void>> {
     if (this.acceptedOutcome) return Promise.resolve(this.acceptedOutcome);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.settle({ ok: false, problem: { code: "timeout", detail: "the machine did not open the stream in time" } }), timeoutMs);
+      const timer = setTimeout(
+        () => this.settle({ ok: false, problem: { code: "timeout", detail: "the machine did not open the stream in time" } }),
+        timeoutMs,
+      );
       this.acceptedResolve = (outcome) => {
         clearTimeout(timer);
         resolve(outcome);

@@ -122,26 +122,36 @@ export class TeamObject extends DurableObject<Env> {
   }
 
   readAudit(query: AuditQuery): AuditPage {
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (query.before !== undefined) (where.push("seq < ?"), params.push(query.before));
-    if (query.token !== undefined) (where.push("token = ?"), params.push(query.token));
-    if (query.machine !== undefined) (where.push("machine = ?"), params.push(query.machine));
-    if (query.status !== undefined) (where.push("status = ?"), params.push(query.status));
-    if (query.sinceMs !== undefined) (where.push("at_ms >= ?"), params.push(query.sinceMs));
+    const filters: [string, string | number | undefined][] = [
+      ["seq < ?", query.before],
+      ["token = ?", query.token],
+      ["machine = ?", query.machine],
+      ["status = ?", query.status],
+      ["at_ms >= ?", query.sinceMs],
+    ];
+    const used = filters.filter((f): f is [string, string | number] => f[1] !== undefined);
+    const where = used.map(([clause]) => clause);
+    const params = used.map(([, value]) => value);
     const limit = query.limit ?? 100;
     type Row = { seq: number; at_ms: number; token: string; role: AuditEntry["role"]; method: string; route: string; machine: string | null; status: number };
     const rows = this.ctx.storage.sql
       .exec<Row>(`SELECT * FROM audit ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC LIMIT ?`, ...params, limit + 1)
       .toArray();
-    const entries = rows.slice(0, limit).map((r) => ({ seq: r.seq, atMs: r.at_ms, token: r.token, role: r.role, method: r.method, route: r.route, machine: r.machine, status: r.status }));
+    const entries = rows
+      .slice(0, limit)
+      .map((r) => ({ seq: r.seq, atMs: r.at_ms, token: r.token, role: r.role, method: r.method, route: r.route, machine: r.machine, status: r.status }));
     return { entries, nextBefore: rows.length > limit ? entries.at(-1)!.seq : null };
   }
 
   // ---------- the machines registry (written on connect and disconnect only) ----------
 
   /** A sidecar greeted its machine's object: one write, and the team's skills in the same answer. */
-  async machineConnected(m: { id: string; connectedAtMs: number; sidecarVersion: string; platform: string }): Promise<{ skills: StoredSkills; recordedSkillsVersion: string | null }> {
+  async machineConnected(m: {
+    id: string;
+    connectedAtMs: number;
+    sidecarVersion: string;
+    platform: string;
+  }): Promise<{ skills: StoredSkills; recordedSkillsVersion: string | null }> {
     this.invocations++;
     this.writes++;
     this.ctx.storage.sql.exec(
@@ -175,9 +185,7 @@ export class TeamObject extends DurableObject<Env> {
   listMachines(page: { limit?: number; after?: string } = {}): { machines: Machine[]; nextAfter: string | null } {
     this.invocations++;
     const limit = page.limit ?? 500;
-    const rows = this.ctx.storage.sql
-      .exec<MachineRow>(`SELECT * FROM machines WHERE id > ? ORDER BY id LIMIT ?`, page.after ?? "", limit + 1)
-      .toArray();
+    const rows = this.ctx.storage.sql.exec<MachineRow>(`SELECT * FROM machines WHERE id > ? ORDER BY id LIMIT ?`, page.after ?? "", limit + 1).toArray();
     const machines = rows.slice(0, limit).map((r) => ({
       id: r.id,
       connected: r.connected === 1,
@@ -225,7 +233,13 @@ export class TeamObject extends DurableObject<Env> {
     if (!refresh) refresh = { after: "", dueMs: Date.now() + REFRESH_EVERY_MS };
     if (refresh.dueMs <= Date.now()) {
       const ids = this.connectedIdsAfter(refresh.after, FANOUT_BATCH);
-      const online = await Promise.all(ids.map((id) => machineObject(this.env, id).isOnline().catch(() => false)));
+      const online = await Promise.all(
+        ids.map((id) =>
+          machineObject(this.env, id)
+            .isOnline()
+            .catch(() => false),
+        ),
+      );
       ids.forEach((id, i) => {
         if (!online[i]) this.machineDisconnected(id, Date.now());
       });
@@ -272,8 +286,24 @@ export class TeamObject extends DurableObject<Env> {
     const previous = await this.ctx.storage.get<SkillsMachineStatus>(`skills-status:${machine}`);
     const status: SkillsMachineStatus =
       "result" in outcome
-        ? { machine, version: skillsEtag(Number(outcome.result.version)), appliedAtMs: outcome.result.appliedAtMs, skills: outcome.result.skills, perAgent: outcome.result.perAgent, errors: outcome.result.errors, error: null }
-        : { machine, version: previous?.version ?? null, appliedAtMs: previous?.appliedAtMs ?? null, skills: previous?.skills ?? [], perAgent: previous?.perAgent ?? {}, errors: previous?.errors ?? [], error: `configuration ${skillsEtag(outcome.version)} not applied: ${outcome.error}` };
+        ? {
+            machine,
+            version: skillsEtag(Number(outcome.result.version)),
+            appliedAtMs: outcome.result.appliedAtMs,
+            skills: outcome.result.skills,
+            perAgent: outcome.result.perAgent,
+            errors: outcome.result.errors,
+            error: null,
+          }
+        : {
+            machine,
+            version: previous?.version ?? null,
+            appliedAtMs: previous?.appliedAtMs ?? null,
+            skills: previous?.skills ?? [],
+            perAgent: previous?.perAgent ?? {},
+            errors: previous?.errors ?? [],
+            error: `configuration ${skillsEtag(outcome.version)} not applied: ${outcome.error}`,
+          };
     this.writes++;
     await this.ctx.storage.put(`skills-status:${machine}`, status);
   }

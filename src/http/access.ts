@@ -95,7 +95,8 @@ export function guard(access: Access): MiddlewareHandler<AppEnv> {
     const machine = access.machine ? await resolveMachine(c) : null;
     if (machine !== null) {
       c.set("machine", machine);
-      if (!(await machineKnown(c.env, machine))) throw new ProblemError("not_found", `no machine '${machine}' has ever connected to this deployment`, { machine });
+      if (!(await machineKnown(c.env, machine)))
+        throw new ProblemError("not_found", `no machine '${machine}' has ever connected to this deployment`, { machine });
     }
     if (!roleAllows(identity.role, access.role)) {
       throw new ProblemError("permission_denied", `this needs the role '${access.role}'; the token '${identity.name}' is '${identity.role}'`, {

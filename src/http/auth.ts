@@ -26,7 +26,10 @@ export function bearerToken(header: string | undefined | null): string | null {
 export function isApiToken(configured: string | undefined, presented: string | null): boolean {
   if (!presented || !configured) return false;
   let ok = false;
-  for (const token of configured.split(",").map((t) => t.trim()).filter(Boolean)) {
+  for (const token of configured
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean)) {
     if (timingSafeEqualText(presented, token)) ok = true;
   }
   return ok;

@@ -44,7 +44,10 @@ export function roleForEmail(rules: string | undefined, email: string): Role | n
   return domainRole;
 }
 
-export async function accessIdentity(env: Env, assertion: string): Promise<{ ok: true; identity: Identity } | { ok: false; detail: string; presented: string }> {
+export async function accessIdentity(
+  env: Env,
+  assertion: string,
+): Promise<{ ok: true; identity: Identity } | { ok: false; detail: string; presented: string }> {
   let email: unknown;
   let expiresAtMs: number | null = null;
   try {
@@ -52,9 +55,14 @@ export async function accessIdentity(env: Env, assertion: string): Promise<{ ok:
     email = payload.email;
     expiresAtMs = typeof payload.exp === "number" ? payload.exp * 1000 : null;
   } catch (err) {
-    return { ok: false, detail: `the Cloudflare Access assertion is not valid (${err instanceof Error ? err.message : "unreadable"})`, presented: "(Access assertion)" };
+    return {
+      ok: false,
+      detail: `the Cloudflare Access assertion is not valid (${err instanceof Error ? err.message : "unreadable"})`,
+      presented: "(Access assertion)",
+    };
   }
-  if (typeof email !== "string" || !email.includes("@")) return { ok: false, detail: "the Cloudflare Access assertion names no email", presented: "(Access assertion)" };
+  if (typeof email !== "string" || !email.includes("@"))
+    return { ok: false, detail: "the Cloudflare Access assertion names no email", presented: "(Access assertion)" };
   const role = roleForEmail(env.CF_ACCESS_ROLES, email);
   if (!role) return { ok: false, detail: `${email} has no role here (CF_ACCESS_ROLES)`, presented: email };
   return { ok: true, identity: { name: email, role, machines: "*", tokenId: null, expiresAtMs } };

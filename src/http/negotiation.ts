@@ -3,7 +3,7 @@
  * (as HTTP says); `*\/*` and `type/*` match; `q=0` refuses.
  */
 export function accepts(accept: string | undefined, mediaType: string): boolean {
-  if (!accept || !accept.trim()) return true;
+  if (!accept?.trim()) return true;
   const [type] = mediaType.split("/");
   return accept.split(",").some((part) => {
     const [range = "", ...params] = part.trim().toLowerCase().split(";");

@@ -10,7 +10,7 @@ export function describeIssues(error: ZodError): { detail: string; errors: { fie
   return { detail, errors };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a hook shared by every route, whatever its input and path types
 export const validationHook: Hook<any, AppEnv, any, any> = (result) => {
   if (result.success) return;
   const { detail, errors } = describeIssues(result.error as ZodError);

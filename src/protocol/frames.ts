@@ -84,7 +84,10 @@ export const OPS = {
   "processes.list": { args: Nothing, result: ProcessList },
   "processes.get": { args: z.object({ id: Id }), result: Process },
   "processes.spawn": { args: SpawnRequest, result: Process },
-  "processes.input": { args: z.object({ id: Id, data: z.string(), encoding: z.enum(["utf8", "base64"]), eof: z.boolean() }), result: z.object({ written: z.number() }) },
+  "processes.input": {
+    args: z.object({ id: Id, data: z.string(), encoding: z.enum(["utf8", "base64"]), eof: z.boolean() }),
+    result: z.object({ written: z.number() }),
+  },
   "processes.signal": { args: z.object({ id: Id, signal: z.enum(["SIGTERM", "SIGKILL"]) }), result: Process },
   "processes.delete": { args: z.object({ id: Id }), result: Deleted },
   "processes.logs": { args: z.object({ id: Id, after: z.number().int().min(0) }), result: ProcessLogs },
@@ -98,7 +101,10 @@ const OpNameSchema = z.enum(Object.keys(OPS) as [OpName, ...OpName[]]);
 
 // ---------- streams ----------
 
-export const StreamRef = z.discriminatedUnion("kind", [z.object({ kind: z.literal("acp"), serverId: Id }), z.object({ kind: z.literal("logs"), processId: Id })]);
+export const StreamRef = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("acp"), serverId: Id }),
+  z.object({ kind: z.literal("logs"), processId: Id }),
+]);
 export type StreamRef = z.infer<typeof StreamRef>;
 
 /** One streamed item: its sequence number in its stream and its JSON text (sent as-is, never re-encoded). */
@@ -196,12 +202,24 @@ export function parseWorkerFrame(text: string): Parsed<WorkerFrame> {
 export function parseOpArgs<N extends OpName>(op: N, args: unknown): { ok: true; args: OpArgs<N> } | { ok: false; error: string } {
   const parsed = OPS[op].args.safeParse(args);
   if (parsed.success) return { ok: true, args: parsed.data as OpArgs<N> };
-  return { ok: false, error: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(args)"}: ${i.message}`).join("; ") };
+  return {
+    ok: false,
+    error: parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join(".") || "(args)"}: ${i.message}`)
+      .join("; "),
+  };
 }
 
 /** An operation's result, parsed against its schema (the worker does this before answering anyone). */
 export function parseOpResult<N extends OpName>(op: N, value: unknown): { ok: true; value: OpResult<N> } | { ok: false; error: string } {
   const parsed = OPS[op].result.safeParse(value);
   if (parsed.success) return { ok: true, value: parsed.data as OpResult<N> };
-  return { ok: false, error: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`).join("; ") };
+  return {
+    ok: false,
+    error: parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`)
+      .join("; "),
+  };
 }

@@ -6,7 +6,10 @@ const secret = "ts_test-secret";
 describe("machine tokens", () => {
   it("verify for their machine only, carrying generation and expiry", async () => {
     const token = await mintMachineToken(secret, "lap.top", { generation: 3, expiresAtMs: 4_102_444_800_000 });
-    expect(await verifyMachineToken(secret, "lap.top", token, 0)).toEqual({ ok: true, claims: { machine: "lap.top", generation: 3, expiresAtMs: 4_102_444_800_000 } });
+    expect(await verifyMachineToken(secret, "lap.top", token, 0)).toEqual({
+      ok: true,
+      claims: { machine: "lap.top", generation: 3, expiresAtMs: 4_102_444_800_000 },
+    });
     expect((await verifyMachineToken(secret, "lap", token)).ok).toBe(false);
     expect((await verifyMachineToken("another-secret", "lap.top", token)).ok).toBe(false);
   });

@@ -37,7 +37,8 @@ export class PendingCalls<K, T, M = undefined> {
           ? null
           : setTimeout(() => {
               const entry = this.entries.get(key);
-              if (entry) this.settle(key, { ok: false, problem: onDeadline?.(key, entry.meta) ?? { code: "timeout", detail: `no answer within ${timeoutMs} ms` } });
+              if (entry)
+                this.settle(key, { ok: false, problem: onDeadline?.(key, entry.meta) ?? { code: "timeout", detail: `no answer within ${timeoutMs} ms` } });
             }, timeoutMs);
       this.entries.set(key, { meta, resolve, timer });
     });

@@ -7,7 +7,7 @@ import { z } from "zod";
 
 // ---------- safe values (checked at the door, before anything reaches a shell or a path) ----------
 
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
 /** An identifier chosen by a client (server ids, machine ids): plain, short, no path or option tricks. */
@@ -89,9 +89,7 @@ export const Artifact = z
   .meta({ id: "Artifact" });
 export type Artifact = z.infer<typeof Artifact>;
 
-export const InstallResult = z
-  .object({ already_installed: z.boolean(), artifacts: z.array(Artifact) })
-  .meta({ id: "InstallResult" });
+export const InstallResult = z.object({ already_installed: z.boolean(), artifacts: z.array(Artifact) }).meta({ id: "InstallResult" });
 export type InstallResult = z.infer<typeof InstallResult>;
 
 // ---------- 2.4 process ----------
@@ -121,19 +119,31 @@ export type Process = z.infer<typeof Process>;
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name");
 /** An argument or environment value: any text but NUL, which no operating system can pass to a process. */
-const ProcessText = z.string().max(65536).refine((v) => !v.includes("\u0000"), "must not contain NUL bytes");
+const ProcessText = z
+  .string()
+  .max(65536)
+  .refine((v) => !v.includes("\u0000"), "must not contain NUL bytes");
 
 export const SpawnRequest = z
   .object({
-    command: z.string().min(1).max(4096).refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters"),
+    command: z
+      .string()
+      .min(1)
+      .max(4096)
+      .refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters"),
     args: z.array(ProcessText).max(1024).optional(),
-    cwd: z.string().min(1).max(4096).refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters").optional(),
+    cwd: z
+      .string()
+      .min(1)
+      .max(4096)
+      .refine((v) => !CONTROL_CHARS.test(v), "must not contain control characters")
+      .optional(),
     env: z.record(EnvName, ProcessText).optional(),
     tty: z.boolean().optional(),
     interactive: z.boolean().optional(),
   })
   .strict()
-  .meta({ id: "SpawnRequest", description: "Runs `command` with `args` directly (no shell; use [\"sh\", \"-c\", …] for one)." });
+  .meta({ id: "SpawnRequest", description: 'Runs `command` with `args` directly (no shell; use ["sh", "-c", …] for one).' });
 export type SpawnRequest = z.infer<typeof SpawnRequest>;
 
 export const ProcessInput = z
@@ -150,9 +160,7 @@ export const LogEntry = z
   .meta({ id: "LogEntry" });
 export type LogEntry = z.infer<typeof LogEntry>;
 
-export const ProcessLogs = z
-  .object({ entries: z.array(LogEntry), nextSeq: z.number().int(), droppedThrough: z.number().int() })
-  .meta({ id: "ProcessLogs" });
+export const ProcessLogs = z.object({ entries: z.array(LogEntry), nextSeq: z.number().int(), droppedThrough: z.number().int() }).meta({ id: "ProcessLogs" });
 export type ProcessLogs = z.infer<typeof ProcessLogs>;
 
 export const ProcessList = z.object({ processes: z.array(Process) }).meta({ id: "ProcessList" });
@@ -266,7 +274,11 @@ export const SkillSource = z
       ctx.addIssue({ code: "custom", path: ["source"], message: "the user and host of a git source must not start with '-'" });
     }
     if (s.type === "git" && (!GIT_SOURCE.test(s.source) || s.source.includes("::"))) {
-      ctx.addIssue({ code: "custom", path: ["source"], message: "a git source is an https://, ssh://, git:// or file:// URL, user@host:path, or an absolute path" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["source"],
+        message: "a git source is an https://, ssh://, git:// or file:// URL, user@host:path, or an absolute path",
+      });
     }
     if (s.type === "github" && (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(s.source) || s.source.split("/").some((part) => part === "." || part === ".."))) {
       ctx.addIssue({ code: "custom", path: ["source"], message: "a github source is 'owner/repo'" });
@@ -303,9 +315,7 @@ export const SkillsMachineStatus = z
   .meta({ id: "SkillsMachineStatus" });
 export type SkillsMachineStatus = z.infer<typeof SkillsMachineStatus>;
 
-export const SkillsStatus = z
-  .object({ version: z.string(), machines: z.array(SkillsMachineStatus) })
-  .meta({ id: "SkillsStatus" });
+export const SkillsStatus = z.object({ version: z.string(), machines: z.array(SkillsMachineStatus) }).meta({ id: "SkillsStatus" });
 export type SkillsStatus = z.infer<typeof SkillsStatus>;
 
 // ---------- beyond the document: machines and ACP servers ----------
@@ -353,7 +363,11 @@ const TokenName = z
   .describe("who or what holds the token (shown in the audit log)");
 
 /** At most ten years: a token that should never expire has no expiry. */
-const ExpiresIn = z.number().int().min(1).max(10 * 365 * 86_400);
+const ExpiresIn = z
+  .number()
+  .int()
+  .min(1)
+  .max(10 * 365 * 86_400);
 
 export const TokenCreateRequest = z
   .object({

@@ -11,50 +11,89 @@ import { accepts } from "../http/negotiation";
 
 const ServerParams = z.object({ server_id: Identifier });
 
-const post = createRoute(declare({ role: "member", machine: true }, {
-  method: "post",
-  path: "/acp/{server_id}",
-  summary: "Send one JSON-RPC message to an ACP server (the first POST for an id starts it)",
-  request: {
-    params: ServerParams,
-    query: z.object({ agent: AgentId.optional().describe("agent to start; required on the first POST for a server id") }),
-    body: jsonBody(JsonRpcMessage),
-  },
-  responses: {
-    200: json(JsonRpcMessage, "the agent's response to a request"),
-    202: { description: "a notification or a response was delivered to the agent" },
-    ...errors("invalid_request", "unsupported_agent", "agent_not_installed", "not_acceptable", "conflict", "payload_too_large", "unsupported_media_type", "agent_process_exited", "machine_offline", "timeout"),
-  },
-}));
+const post = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/acp/{server_id}",
+      summary: "Send one JSON-RPC message to an ACP server (the first POST for an id starts it)",
+      request: {
+        params: ServerParams,
+        query: z.object({ agent: AgentId.optional().describe("agent to start; required on the first POST for a server id") }),
+        body: jsonBody(JsonRpcMessage),
+      },
+      responses: {
+        200: json(JsonRpcMessage, "the agent's response to a request"),
+        202: { description: "a notification or a response was delivered to the agent" },
+        ...errors(
+          "invalid_request",
+          "unsupported_agent",
+          "agent_not_installed",
+          "not_acceptable",
+          "conflict",
+          "payload_too_large",
+          "unsupported_media_type",
+          "agent_process_exited",
+          "machine_offline",
+          "timeout",
+        ),
+      },
+    },
+  ),
+);
 
-const stream = createRoute(declare({ role: "viewer", machine: true }, {
-  method: "get",
-  path: "/acp/{server_id}",
-  summary: "Server-sent events: every message the agent writes (notifications and its requests to the client)",
-  request: {
-    params: ServerParams,
-    headers: z.object({ "last-event-id": z.string().regex(/^\d{1,15}$/, "must be a sequence number").optional() }),
-  },
-  responses: {
-    200: { description: "text/event-stream of `event: message` with `id: <seq>`; `event: end` when the agent exits", content: { "text/event-stream": { schema: z.string() } } },
-    ...errors("not_found", "not_acceptable", "machine_offline"),
-  },
-}));
+const stream = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/acp/{server_id}",
+      summary: "Server-sent events: every message the agent writes (notifications and its requests to the client)",
+      request: {
+        params: ServerParams,
+        headers: z.object({
+          "last-event-id": z
+            .string()
+            .regex(/^\d{1,15}$/, "must be a sequence number")
+            .optional(),
+        }),
+      },
+      responses: {
+        200: {
+          description: "text/event-stream of `event: message` with `id: <seq>`; `event: end` when the agent exits",
+          content: { "text/event-stream": { schema: z.string() } },
+        },
+        ...errors("not_found", "not_acceptable", "machine_offline"),
+      },
+    },
+  ),
+);
 
-const remove = createRoute(declare({ role: "member", machine: true }, {
-  method: "delete",
-  path: "/acp/{server_id}",
-  summary: "Stop an ACP server's agent process (idempotent)",
-  request: { params: ServerParams },
-  responses: { 204: { description: "stopped, or was not running" }, ...errors(...MACHINE_ERRORS) },
-}));
+const remove = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "delete",
+      path: "/acp/{server_id}",
+      summary: "Stop an ACP server's agent process (idempotent)",
+      request: { params: ServerParams },
+      responses: { 204: { description: "stopped, or was not running" }, ...errors(...MACHINE_ERRORS) },
+    },
+  ),
+);
 
-const list = createRoute(declare({ role: "viewer", machine: true }, {
-  method: "get",
-  path: "/acp",
-  summary: "The live ACP servers of the machine",
-  responses: { 200: json(AcpServerList, "live servers"), ...errors(...MACHINE_ERRORS) },
-}));
+const list = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/acp",
+      summary: "The live ACP servers of the machine",
+      responses: { 200: json(AcpServerList, "live servers"), ...errors(...MACHINE_ERRORS) },
+    },
+  ),
+);
 
 export const acpRoutes = new OpenAPIHono<AppEnv>()
   .openapi(post, async (c) => {
@@ -64,13 +103,18 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
     const { server_id } = c.req.valid("param");
     const { agent } = c.req.valid("query");
     const message = c.req.valid("json");
-    const result = await relay(c, "acp.post", {
-      serverId: server_id,
-      ...(agent ? { agent } : {}),
-      message: JSON.stringify(message),
-      // The sidecar routes the answer by this id: sent along so it need not parse the message again.
-      awaitId: isJsonRpcRequest(message) ? (message.id as string | number) : null,
-    }, acpTimeout(c));
+    const result = await relay(
+      c,
+      "acp.post",
+      {
+        serverId: server_id,
+        ...(agent ? { agent } : {}),
+        message: JSON.stringify(message),
+        // The sidecar routes the answer by this id: sent along so it need not parse the message again.
+        awaitId: isJsonRpcRequest(message) ? (message.id as string | number) : null,
+      },
+      acpTimeout(c),
+    );
     if (result.status === 202) return c.body(null, 202);
     return c.body(result.body, 200, { "content-type": "application/json" });
   })

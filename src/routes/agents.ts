@@ -16,32 +16,47 @@ const InfoQuery = z.object({
   no_cache: QueryFlag.describe("bypass the version cache"),
 });
 
-const list = createRoute(declare({ role: "viewer", machine: true }, {
-  method: "get",
-  path: "/agents",
-  summary: "Every agent this runtime knows, as installed on the machine",
-  request: { query: InfoQuery },
-  responses: { 200: json(AgentList, "agents"), ...errors(...MACHINE_ERRORS) },
-}));
+const list = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/agents",
+      summary: "Every agent this runtime knows, as installed on the machine",
+      request: { query: InfoQuery },
+      responses: { 200: json(AgentList, "agents"), ...errors(...MACHINE_ERRORS) },
+    },
+  ),
+);
 
-const get = createRoute(declare({ role: "viewer", machine: true }, {
-  method: "get",
-  path: "/agents/{agent}",
-  summary: "One agent: installed, credentials, capabilities; with config=true its version, path and config options",
-  request: { params: AgentParams, query: InfoQuery },
-  responses: { 200: json(AgentInfo, "the agent"), ...errors(...MACHINE_ERRORS, "unsupported_agent") },
-}));
+const get = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/agents/{agent}",
+      summary: "One agent: installed, credentials, capabilities; with config=true its version, path and config options",
+      request: { params: AgentParams, query: InfoQuery },
+      responses: { 200: json(AgentInfo, "the agent"), ...errors(...MACHINE_ERRORS, "unsupported_agent") },
+    },
+  ),
+);
 
-const install = createRoute(declare({ role: "member", machine: true }, {
-  method: "post",
-  path: "/agents/{agent}/install",
-  summary: "Install an agent (and its ACP adapter) from the npm registry on the machine",
-  request: { params: AgentParams, body: { ...jsonBody(InstallRequest), required: false } },
-  responses: {
-    200: json(InstallResult, "what is installed now"),
-    ...errors(...MACHINE_ERRORS, "unsupported_agent", "install_failed", "unsupported_media_type"),
-  },
-}));
+const install = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/agents/{agent}/install",
+      summary: "Install an agent (and its ACP adapter) from the npm registry on the machine",
+      request: { params: AgentParams, body: { ...jsonBody(InstallRequest), required: false } },
+      responses: {
+        200: json(InstallResult, "what is installed now"),
+        ...errors(...MACHINE_ERRORS, "unsupported_agent", "install_failed", "unsupported_media_type"),
+      },
+    },
+  ),
+);
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async (c) => {

@@ -10,74 +10,114 @@ import { Identifier, Process, ProcessInput, ProcessList, ProcessLogs, SpawnReque
 
 const IdParams = z.object({ id: Identifier });
 
-const list = createRoute(declare({ role: "viewer", machine: true }, {
-  method: "get",
-  path: "/processes",
-  summary: "All processes the runtime tracks, running and exited, sorted by id",
-  responses: { 200: json(ProcessList, "processes"), ...errors(...MACHINE_ERRORS) },
-}));
-
-const spawn = createRoute(declare({ role: "member", machine: true }, {
-  method: "post",
-  path: "/processes",
-  summary: "Start a process (no shell unless you run one)",
-  request: { body: jsonBody(SpawnRequest) },
-  responses: {
-    201: json(Process, "started"),
-    ...errors(...MACHINE_ERRORS, "not_found", "too_many_processes", "unsupported_media_type", "payload_too_large"),
-  },
-}));
-
-const get = createRoute(declare({ role: "viewer", machine: true }, {
-  method: "get",
-  path: "/processes/{id}",
-  summary: "One process",
-  request: { params: IdParams },
-  responses: { 200: json(Process, "the process"), ...errors(...MACHINE_ERRORS, "not_found") },
-}));
-
-const logs = createRoute(declare({ role: "viewer", machine: true }, {
-  method: "get",
-  path: "/processes/{id}/logs",
-  summary: "stdout/stderr with sequence numbers; follow=true streams SSE until the process exits",
-  request: {
-    params: IdParams,
-    query: z.object({ follow: QueryFlag, after: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number") }),
-    headers: z.object({ "last-event-id": z.string().regex(/^\d{1,15}$/, "must be a sequence number").optional() }),
-  },
-  responses: {
-    200: {
-      description: "the log entries, or with follow=true an SSE stream of `event: message` (a LogEntry) and a final `event: end`",
-      content: { "application/json": { schema: ProcessLogs }, "text/event-stream": { schema: z.string() } },
+const list = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/processes",
+      summary: "All processes the runtime tracks, running and exited, sorted by id",
+      responses: { 200: json(ProcessList, "processes"), ...errors(...MACHINE_ERRORS) },
     },
-    ...errors(...MACHINE_ERRORS, "not_found", "not_acceptable"),
-  },
-}));
+  ),
+);
 
-const input = createRoute(declare({ role: "member", machine: true }, {
-  method: "post",
-  path: "/processes/{id}/input",
-  summary: "Write to an interactive process's stdin",
-  request: { params: IdParams, body: jsonBody(ProcessInput) },
-  responses: { 200: json(z.object({ written: z.number().int() }), "bytes written"), ...errors(...MACHINE_ERRORS, "not_found", "payload_too_large") },
-}));
+const spawn = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/processes",
+      summary: "Start a process (no shell unless you run one)",
+      request: { body: jsonBody(SpawnRequest) },
+      responses: {
+        201: json(Process, "started"),
+        ...errors(...MACHINE_ERRORS, "not_found", "too_many_processes", "unsupported_media_type", "payload_too_large"),
+      },
+    },
+  ),
+);
+
+const get = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/processes/{id}",
+      summary: "One process",
+      request: { params: IdParams },
+      responses: { 200: json(Process, "the process"), ...errors(...MACHINE_ERRORS, "not_found") },
+    },
+  ),
+);
+
+const logs = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/processes/{id}/logs",
+      summary: "stdout/stderr with sequence numbers; follow=true streams SSE until the process exits",
+      request: {
+        params: IdParams,
+        query: z.object({ follow: QueryFlag, after: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number") }),
+        headers: z.object({
+          "last-event-id": z
+            .string()
+            .regex(/^\d{1,15}$/, "must be a sequence number")
+            .optional(),
+        }),
+      },
+      responses: {
+        200: {
+          description: "the log entries, or with follow=true an SSE stream of `event: message` (a LogEntry) and a final `event: end`",
+          content: { "application/json": { schema: ProcessLogs }, "text/event-stream": { schema: z.string() } },
+        },
+        ...errors(...MACHINE_ERRORS, "not_found", "not_acceptable"),
+      },
+    },
+  ),
+);
+
+const input = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/processes/{id}/input",
+      summary: "Write to an interactive process's stdin",
+      request: { params: IdParams, body: jsonBody(ProcessInput) },
+      responses: { 200: json(z.object({ written: z.number().int() }), "bytes written"), ...errors(...MACHINE_ERRORS, "not_found", "payload_too_large") },
+    },
+  ),
+);
 
 const signal = (path: "stop" | "kill", summary: string) =>
-  createRoute(declare({ role: "member", machine: true }, {
-    method: "post",
-    path: `/processes/{id}/${path}`,
-    summary,
-    request: { params: IdParams },
-    responses: { 200: json(Process, "the process after the signal took effect"), ...errors(...MACHINE_ERRORS, "not_found") },
-  }));
+  createRoute(
+    declare(
+      { role: "member", machine: true },
+      {
+        method: "post",
+        path: `/processes/{id}/${path}`,
+        summary,
+        request: { params: IdParams },
+        responses: { 200: json(Process, "the process after the signal took effect"), ...errors(...MACHINE_ERRORS, "not_found") },
+      },
+    ),
+  );
 
-const remove = createRoute(declare({ role: "member", machine: true }, {
-  method: "delete",
-  path: "/processes/{id}",
-  summary: "Forget an exited process (409 while it runs)",
-  request: { params: IdParams },
-  responses: { 204: { description: "forgotten" }, ...errors(...MACHINE_ERRORS, "not_found") },
-}));
+const remove = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "delete",
+      path: "/processes/{id}",
+      summary: "Forget an exited process (409 while it runs)",
+      request: { params: IdParams },
+      responses: { 204: { description: "forgotten" }, ...errors(...MACHINE_ERRORS, "not_found") },
+    },
+  ),
+);
 
 export const processRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async (c) => c.json(await relay(c, "processes.list", {}), 200))
