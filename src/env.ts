@@ -28,8 +28,3 @@ export interface Env {
 }
 
 export type AppEnv = { Bindings: Env; Variables: { machine: string; identity: Identity } };
-
-export function numberVar(value: string | undefined, fallback: number): number {
-  const n = value === undefined || value === "" ? NaN : Number(value);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-}

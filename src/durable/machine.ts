@@ -9,7 +9,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
-import { numberVar, type Env } from "../env";
+import type { Env } from "../env";
+import { settings } from "../settings";
 import { problemResponse } from "../http/problem";
 import {
   parseOpResult,
@@ -29,7 +30,7 @@ import { sidecarVersionAdvice } from "../protocol/version";
 import { PendingCalls } from "../protocol/pending-calls";
 import type { ProblemInit } from "../protocol/problems";
 import { teamStub } from "./stubs";
-import { skillsEtag, type StoredSkills } from "./team";
+import { skillsEtag, type StoredSkills } from "./skills-version";
 import { SseReader } from "./sse-reader";
 
 export type CallOutcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
@@ -233,7 +234,7 @@ export class MachineObject extends DurableObject<Env> {
     // A sidecar that said goodbye (1000) is not coming back soon: what is in flight fails now. Otherwise it
     // gets a moment to come back, and calls made meanwhile wait for it like those in flight.
     if (code === 1000) this.failInFlight();
-    else this.graceTimer = setTimeout(() => this.failInFlight(), numberVar(this.env.RECONNECT_GRACE_MS, LIMITS.reconnectGraceMs));
+    else this.graceTimer = setTimeout(() => this.failInFlight(), settings(this.env).reconnectGraceMs);
     const { machine } = attachmentOf(ws);
     await teamStub(this.env).machineDisconnected(machine, Date.now());
   }
@@ -375,11 +376,11 @@ export class MachineObject extends DurableObject<Env> {
         const live = this.tunnel();
         if (live) this.send(live, { t: "unsub", sub });
       },
-      numberVar(this.env.SSE_IDLE_CLOSE_MS, LIMITS.sseIdleCloseMs),
+      settings(this.env).sseIdleCloseMs,
     );
     this.readers.set(reader.sub, reader);
     if (ws) this.send(ws, reader.subscribeFrame()); // else: subscribed when the sidecar is back
-    const accepted = await reader.accepted(numberVar(this.env.RECONNECT_GRACE_MS, LIMITS.reconnectGraceMs));
+    const accepted = await reader.accepted(settings(this.env).reconnectGraceMs);
     if (!accepted.ok) {
       this.readers.delete(reader.sub);
       return problemResponse(accepted.problem);

@@ -6,29 +6,11 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { ifMatchAllows, skillsEtag, type StoredSkills } from "./skills-version";
 import { machineObject } from "./stubs";
 import { sidecarVersionAdvice } from "../protocol/version";
 import type { SkillsApplyResult } from "../protocol/frames";
 import type { AuditEntry, AuditPage, AuditQuery, Machine, SkillsConfig, SkillsMachineStatus, TokenInfo } from "../protocol/resources";
-
-export interface StoredSkills {
-  /** Increases with every change; the ETag is `"<version>"`. */
-  version: number;
-  config: SkillsConfig;
-  updatedAtMs: number | null;
-}
-
-export function skillsEtag(version: number): string {
-  return `"${version}"`;
-}
-
-/** Does an If-Match header allow writing over this version? (`*`, or one of the listed ETags.) */
-export function ifMatchAllows(header: string, version: number): boolean {
-  return header
-    .split(",")
-    .map((t) => t.trim().replace(/^W\//, ""))
-    .some((t) => t === "*" || t === skillsEtag(version));
-}
 
 /** The audit log keeps the newest entries, at most this many and at most this old (docs/architecture.md, "Trust"). */
 export const AUDIT_KEEP_ENTRIES = 100_000;

@@ -6,6 +6,7 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../env";
+import { settings } from "../settings";
 import { teamStub } from "../durable/stubs";
 import { ProblemError } from "../protocol/problems";
 import { Identifier, type MachineScope, type Role } from "../protocol/resources";
@@ -46,7 +47,8 @@ export async function resolveMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0]
     if (!Identifier.safeParse(named).success) throw new ProblemError("invalid_request", `'${named.slice(0, 64)}' is not a machine id`);
     return named;
   }
-  if (c.env.DEFAULT_MACHINE) return c.env.DEFAULT_MACHINE;
+  const defaultMachine = settings(c.env).defaultMachine;
+  if (defaultMachine) return defaultMachine;
   // Only on this error path is the team asked: the list helps the caller pick.
   const machines = (await teamStub(c.env).listMachines({ limit: 50 })).machines.map((m) => m.id);
   throw new ProblemError(

@@ -10,7 +10,8 @@ import { tokenStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
 import { ProblemError } from "../protocol/problems";
 import type { Identity } from "./access";
-import { accessIdentity, accessConfigured } from "./cf-access";
+import { settings } from "../settings";
+import { accessIdentity } from "./cf-access";
 import { problem } from "./problem";
 import { recordAudit } from "./audit";
 import { apiTokenId, sha256Hex, timingSafeEqualText } from "./secrets";
@@ -23,13 +24,10 @@ export function bearerToken(header: string | undefined | null): string | null {
 }
 
 /** Every configured API token is compared (in constant time), so timing says nothing about which one matched. */
-export function isApiToken(configured: string | undefined, presented: string | null): boolean {
-  if (!presented || !configured) return false;
+export function isApiToken(configured: string[], presented: string | null): boolean {
+  if (!presented) return false;
   let ok = false;
-  for (const token of configured
-    .split(",")
-    .map((t) => t.trim())
-    .filter(Boolean)) {
+  for (const token of configured) {
     if (timingSafeEqualText(presented, token)) ok = true;
   }
   return ok;
@@ -42,7 +40,7 @@ type Verdict = { ok: true; identity: Identity } | { ok: false; detail: string; p
 async function identify(c: Context<AppEnv>): Promise<Verdict> {
   const token = bearerToken(c.req.header("authorization"));
   if (token) {
-    if (isApiToken(c.env.API_TOKEN, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
+    if (isApiToken(settings(c.env).apiTokens, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
     const id = apiTokenId(token);
     if (!id) return { ok: false, detail: "the bearer token is not valid", presented: "(unknown token)" };
     const check = await tokenStub(c.env, id).check(await sha256Hex(token), Date.now());
@@ -54,8 +52,9 @@ async function identify(c: Context<AppEnv>): Promise<Verdict> {
     return { ok: true, identity: { name: t.name, role: t.role, machines: t.machines, tokenId: t.id, expiresAtMs: t.expiresAtMs } };
   }
   const assertion = c.req.header("cf-access-jwt-assertion");
-  if (assertion && accessConfigured(c.env)) {
-    const verdict = await accessIdentity(c.env, assertion);
+  const access = settings(c.env).access;
+  if (assertion && access) {
+    const verdict = await accessIdentity(access, assertion);
     return verdict.ok ? verdict : { ok: false, detail: verdict.detail, presented: verdict.presented };
   }
   return { ok: false, detail: "send 'Authorization: Bearer <token>'", presented: "(no token)" };

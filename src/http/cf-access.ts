@@ -5,23 +5,13 @@
  * CF_ACCESS_ROLES names. An email with no role is refused: being let through Access is not enough.
  */
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from "jose";
-import type { Env } from "../env";
+import type { WorkerSettings } from "../settings";
 import { Role } from "../protocol/resources";
 import type { Identity } from "./access";
 
-export function accessConfigured(env: Env): boolean {
-  return Boolean(env.CF_ACCESS_AUD && env.CF_ACCESS_TEAM_DOMAIN);
-}
-
-function issuer(env: Env): string {
-  const domain = env.CF_ACCESS_TEAM_DOMAIN!.replace(/\/+$/, "");
-  return domain.startsWith("http") ? domain : `https://${domain}`;
-}
-
 /** One key set per certificate URL for the life of the isolate: jose caches the keys and refetches on an unknown `kid`. */
 const keySets = new Map<string, JWTVerifyGetKey>();
-function keySet(env: Env): JWTVerifyGetKey {
-  const url = env.CF_ACCESS_CERTS_URL || `${issuer(env)}/cdn-cgi/access/certs`;
+function keySet(url: string): JWTVerifyGetKey {
   let set = keySets.get(url);
   if (!set) {
     set = createRemoteJWKSet(new URL(url), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 });
@@ -45,13 +35,13 @@ export function roleForEmail(rules: string | undefined, email: string): Role | n
 }
 
 export async function accessIdentity(
-  env: Env,
+  access: NonNullable<WorkerSettings["access"]>,
   assertion: string,
 ): Promise<{ ok: true; identity: Identity } | { ok: false; detail: string; presented: string }> {
   let email: unknown;
   let expiresAtMs: number | null = null;
   try {
-    const { payload } = await jwtVerify(assertion, keySet(env), { audience: env.CF_ACCESS_AUD!, issuer: issuer(env), algorithms: ["RS256"] });
+    const { payload } = await jwtVerify(assertion, keySet(access.certsUrl), { audience: access.audience, issuer: access.issuer, algorithms: ["RS256"] });
     email = payload.email;
     expiresAtMs = typeof payload.exp === "number" ? payload.exp * 1000 : null;
   } catch (err) {
@@ -63,7 +53,7 @@ export async function accessIdentity(
   }
   if (typeof email !== "string" || !email.includes("@"))
     return { ok: false, detail: "the Cloudflare Access assertion names no email", presented: "(Access assertion)" };
-  const role = roleForEmail(env.CF_ACCESS_ROLES, email);
+  const role = roleForEmail(access.roles ?? undefined, email);
   if (!role) return { ok: false, detail: `${email} has no role here (CF_ACCESS_ROLES)`, presented: email };
   return { ok: true, identity: { name: email, role, machines: "*", tokenId: null, expiresAtMs } };
 }

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import { machineObject } from "../durable/stubs";
 import type { CallOutcome } from "../durable/machine";
-import { numberVar, type AppEnv } from "../env";
+import type { AppEnv } from "../env";
+import { settings } from "../settings";
 import type { OpArgs, OpName, OpResult } from "../protocol/frames";
-import { LIMITS } from "../protocol/limits";
 import { ProblemError } from "../protocol/problems";
 
 /** The machine of this request, as the route's guard resolved and checked it (http/access.ts). */
@@ -17,7 +17,7 @@ export function machineStub(c: Context<AppEnv>) {
 const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 
 export function acpTimeout(c: Context<AppEnv>): number {
-  return numberVar(c.env.ACP_TIMEOUT_MS, LIMITS.acpTimeoutMs);
+  return settings(c.env).acpTimeoutMs;
 }
 
 /** Call an operation on the request's machine; a refusal or fault comes back as a thrown ProblemError. */

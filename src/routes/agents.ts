@@ -1,14 +1,12 @@
 /** Agents on the machine: what is installed, credentials, capabilities; real installs from npm (DESIGN.md §5). */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
-import { numberVar, type AppEnv } from "../env";
+import type { AppEnv } from "../env";
+import { settings } from "../settings";
 import { declare } from "../http/access";
 import { relay } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import { AgentId, AgentInfo, AgentList, InstallRequest, InstallResult } from "../protocol/resources";
-
-/** An install downloads packages: it may take minutes, and the request waits for it. */
-const DEFAULT_INSTALL_TIMEOUT_MS = 15 * 60_000;
 
 const AgentParams = z.object({ agent: AgentId });
 const InfoQuery = z.object({
@@ -69,6 +67,6 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(install, async (c) => {
     const request = c.req.valid("json") ?? {};
-    const timeout = numberVar(c.env.INSTALL_TIMEOUT_MS, DEFAULT_INSTALL_TIMEOUT_MS);
+    const timeout = settings(c.env).installTimeoutMs;
     return c.json(await relay(c, "agents.install", { agent: c.req.valid("param").agent, request }, timeout), 200);
   });

@@ -5,7 +5,7 @@ import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { teamStub } from "../durable/stubs";
-import { skillsEtag } from "../durable/team";
+import { skillsEtag } from "../durable/skills-version";
 import { errors, json, jsonBody } from "../http/openapi";
 import { problem } from "../http/problem";
 import { ProblemError } from "../protocol/problems";

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { machineObject, teamStub, tokenStub } from "../durable/stubs";
 import type { StoredToken } from "../durable/token";
 import type { AppEnv } from "../env";
+import { settings } from "../settings";
 import { declare, machineKnown } from "../http/access";
 import { errors, json, jsonBody } from "../http/openapi";
 import { newApiToken, sha256Hex } from "../http/secrets";
@@ -142,7 +143,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
     // A machine that never connected has no object yet, and minting its first token creates none.
     const generation = (await machineKnown(c.env, machine)) ? await machineObject(c.env, machine).tokenGeneration() : 1;
     const expiresAtMs = expiresInSeconds ? Math.ceil((Date.now() + expiresInSeconds * 1000) / 1000) * 1000 : null;
-    const token = await mintMachineToken(c.env.TUNNEL_SECRET, machine, { generation, expiresAtMs });
+    const token = await mintMachineToken(settings(c.env).tunnelSecret, machine, { generation, expiresAtMs });
     return c.json({ machine, token, generation, expiresAtMs, connectCommand: connectCommand(new URL(c.req.url).origin, machine, token) }, 201);
   })
   .openapi(revokeMachine, async (c) => {

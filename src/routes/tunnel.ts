@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { locationHintFor, machineObject } from "../durable/stubs";
 import type { AppEnv } from "../env";
+import { settings } from "../settings";
 import { rememberMachine } from "../http/access";
 import { recordAudit } from "../http/audit";
 import { bearerToken } from "../http/auth";
@@ -17,7 +18,7 @@ export const tunnelRoutes = new Hono<AppEnv>().get("/_tunnel/:machine", async (c
   const machine = c.req.param("machine");
   if (!Identifier.safeParse(machine).success) return problem("invalid_request", "not a machine id");
   const token = bearerToken(c.req.header("authorization"));
-  const check = token ? await verifyMachineToken(c.env.TUNNEL_SECRET, machine, token) : null;
+  const check = token ? await verifyMachineToken(settings(c.env).tunnelSecret, machine, token) : null;
   const who = { token: `machine token of '${machine}'${check?.ok ? ` (generation ${check.claims.generation})` : ""}`, role: null };
   if (!check?.ok) {
     recordAudit(c, { ...who, status: 401 });

@@ -1,0 +1,87 @@
+/**
+ * The worker's routes in-process (`app.request`), with the Durable Objects they call stood in by small
+ * recorders: authentication, the default machine, validation and errors, without workerd. What needs
+ * the real objects and a sidecar is in test/*.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { createApp } from "./app";
+import type { Env } from "./env";
+
+const API_TOKEN = "at_in-process-test-token";
+
+function fakeEnv(vars: Partial<Env> = {}) {
+  const audit: { token: string; status: number; route: string; method: string }[] = [];
+  const team = {
+    appendAudit: async (entry: (typeof audit)[number]) => void audit.push(entry),
+    listMachines: async () => ({ machines: [{ id: "laptop" }, { id: "desktop" }], nextAfter: null }),
+    machineExists: async () => false,
+  };
+  const namespace = (stub: unknown) => ({ idFromName: (name: string) => name, get: () => stub });
+  const env = { API_TOKEN, TUNNEL_SECRET: "ts_x", TEAM: namespace(team), MACHINE: namespace({}), TOKEN: namespace({}), ...vars } as unknown as Env;
+  const waiting: Promise<unknown>[] = [];
+  const ctx = { waitUntil: (p: Promise<unknown>) => void waiting.push(p), passThroughOnException: () => undefined, props: {} } as unknown as ExecutionContext;
+  return { env, ctx, audit, settled: () => Promise.all(waiting) };
+}
+
+const app = createApp();
+
+describe("the worker in-process", () => {
+  it("answers health without a token", async () => {
+    const { env, ctx } = fakeEnv();
+    const res = await app.request("/v1/health", {}, env, ctx);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
+  });
+
+  it("refuses a missing or unknown token with 401, WWW-Authenticate and an audit entry", async () => {
+    const { env, ctx, audit, settled } = fakeEnv();
+    const missing = await app.request("/v1/processes", {}, env, ctx);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get("content-type")).toBe("application/problem+json");
+    expect(missing.headers.get("www-authenticate")).toBe('Bearer realm="agent-runtime"');
+    const wrong = await app.request("/v1/processes", { headers: { authorization: "Bearer nope" } }, env, ctx);
+    expect(wrong.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    await settled();
+    expect(audit.map((a) => [a.token, a.status, a.method, a.route])).toEqual([
+      ["(no token)", 401, "GET", "/v1/processes"],
+      ["(unknown token)", 401, "GET", "/v1/processes"],
+    ]);
+  });
+
+  it("never guesses a machine: without DEFAULT_MACHINE, /v1 is a 400 listing the machines", async () => {
+    const { env, ctx } = fakeEnv();
+    const res = await app.request("/v1/processes", { headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ machines: ["laptop", "desktop"], type: "urn:agent-runtime:error:invalid_request" });
+  });
+
+  it("answers a machine nobody connected with 404, before reaching any machine object", async () => {
+    const { env, ctx } = fakeEnv({ DEFAULT_MACHINE: "ghost" });
+    const res = await app.request("/v1/processes", { headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx);
+    expect(res.status).toBe(404);
+    expect((await res.json()) as { detail: string }).toMatchObject({ detail: "no machine 'ghost' has ever connected to this deployment" });
+  });
+
+  it("validates bodies with the route's schema, naming the field", async () => {
+    const { env, ctx } = fakeEnv();
+    const res = await app.request(
+      "/v1/tokens",
+      {
+        method: "POST",
+        headers: { authorization: `Bearer ${API_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "x", role: "root" }),
+      },
+      env,
+      ctx,
+    );
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { errors: { field: string }[] }).errors.map((e) => e.field)).toEqual(["role"]);
+  });
+
+  it("answers an unknown route with a 404 problem", async () => {
+    const { env, ctx } = fakeEnv();
+    const res = await app.request("/v2/nothing", {}, env, ctx);
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * The worker's settings, parsed once per isolate from its bindings (wrangler.toml vars and secrets):
+ * every other module reads these typed values, never the raw strings. A value that does not parse
+ * falls back to its default, as an unset one does, so a typo cannot stop the worker.
+ */
+import { z } from "zod";
+import type { Env } from "./env";
+import { LIMITS } from "./protocol/limits";
+
+const positive = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v) => {
+      const n = v === undefined || v.trim() === "" ? Number.NaN : Number(v);
+      return Number.isFinite(n) && n > 0 ? n : fallback;
+    });
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v?.trim() ? v.trim() : null));
+
+const Settings = z.object({
+  /** The bootstrap admin tokens (API_TOKEN, comma separated). */
+  API_TOKEN: z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? "")
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  TUNNEL_SECRET: z
+    .string()
+    .optional()
+    .transform((v) => v ?? ""),
+  DEFAULT_MACHINE: optionalText,
+  ACP_TIMEOUT_MS: positive(LIMITS.acpTimeoutMs),
+  RECONNECT_GRACE_MS: positive(LIMITS.reconnectGraceMs),
+  INSTALL_TIMEOUT_MS: positive(15 * 60_000),
+  SSE_IDLE_CLOSE_MS: positive(LIMITS.sseIdleCloseMs),
+  CF_ACCESS_AUD: optionalText,
+  CF_ACCESS_TEAM_DOMAIN: optionalText,
+  CF_ACCESS_CERTS_URL: optionalText,
+  CF_ACCESS_ROLES: optionalText,
+});
+
+export interface WorkerSettings {
+  apiTokens: string[];
+  tunnelSecret: string;
+  defaultMachine: string | null;
+  acpTimeoutMs: number;
+  reconnectGraceMs: number;
+  installTimeoutMs: number;
+  sseIdleCloseMs: number;
+  /** Cloudflare Access, when both its audience and team domain are set. */
+  access: { audience: string; issuer: string; certsUrl: string; roles: string | null } | null;
+}
+
+const cache = new WeakMap<Env, WorkerSettings>();
+
+export function settings(env: Env): WorkerSettings {
+  const cached = cache.get(env);
+  if (cached) return cached;
+  const s = Settings.parse(env);
+  const issuer = s.CF_ACCESS_TEAM_DOMAIN
+    ? (s.CF_ACCESS_TEAM_DOMAIN.startsWith("http") ? s.CF_ACCESS_TEAM_DOMAIN : `https://${s.CF_ACCESS_TEAM_DOMAIN}`).replace(/\/+$/, "")
+    : null;
+  const parsed: WorkerSettings = {
+    apiTokens: s.API_TOKEN,
+    tunnelSecret: s.TUNNEL_SECRET,
+    defaultMachine: s.DEFAULT_MACHINE,
+    acpTimeoutMs: s.ACP_TIMEOUT_MS,
+    reconnectGraceMs: s.RECONNECT_GRACE_MS,
+    installTimeoutMs: s.INSTALL_TIMEOUT_MS,
+    sseIdleCloseMs: s.SSE_IDLE_CLOSE_MS,
+    access:
+      s.CF_ACCESS_AUD && issuer
+        ? { audience: s.CF_ACCESS_AUD, issuer, certsUrl: s.CF_ACCESS_CERTS_URL ?? `${issuer}/cdn-cgi/access/certs`, roles: s.CF_ACCESS_ROLES }
+        : null,
+  };
+  cache.set(env, parsed);
+  return parsed;
+}
