@@ -40,3 +40,11 @@ export const QueryFlag = z
   .transform((v) => v === "true" || v === "1");
 
 export const MACHINE_ERRORS = ["machine_offline", "timeout", "conflict", "invalid_request"] as const;
+
+/** `Last-Event-ID` of an SSE reader resuming a stream: a sequence number. */
+export const LastEventIdHeader = z.object({
+  "last-event-id": z
+    .string()
+    .regex(/^\d{1,15}$/, "must be a sequence number")
+    .optional(),
+});

@@ -185,8 +185,7 @@ function parseWith<F>(schema: z.ZodType<F>, text: string): Parsed<F> {
   }
   const parsed = schema.safeParse(value);
   if (parsed.success) return { ok: true, frame: parsed.data };
-  const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(frame)"}: ${i.message}`);
-  return { ok: false, error: `frame ${JSON.stringify((value as { t?: unknown } | null)?.t ?? null)} refused: ${issues.join("; ")}` };
+  return { ok: false, error: `frame ${JSON.stringify((value as { t?: unknown } | null)?.t ?? null)} refused: ${issuesText(parsed.error, "(frame)")}` };
 }
 
 /** A frame from the sidecar, parsed; what does not parse is named, for the log and the answer. */
@@ -201,25 +200,19 @@ export function parseWorkerFrame(text: string): Parsed<WorkerFrame> {
 /** An operation's arguments, parsed against its schema (the sidecar does this before any handler runs). */
 export function parseOpArgs<N extends OpName>(op: N, args: unknown): { ok: true; args: OpArgs<N> } | { ok: false; error: string } {
   const parsed = OPS[op].args.safeParse(args);
-  if (parsed.success) return { ok: true, args: parsed.data as OpArgs<N> };
-  return {
-    ok: false,
-    error: parsed.error.issues
-      .slice(0, 3)
-      .map((i) => `${i.path.join(".") || "(args)"}: ${i.message}`)
-      .join("; "),
-  };
+  return parsed.success ? { ok: true, args: parsed.data as OpArgs<N> } : { ok: false, error: issuesText(parsed.error, "(args)") };
 }
 
 /** An operation's result, parsed against its schema (the worker does this before answering anyone). */
 export function parseOpResult<N extends OpName>(op: N, value: unknown): { ok: true; value: OpResult<N> } | { ok: false; error: string } {
   const parsed = OPS[op].result.safeParse(value);
-  if (parsed.success) return { ok: true, value: parsed.data as OpResult<N> };
-  return {
-    ok: false,
-    error: parsed.error.issues
-      .slice(0, 3)
-      .map((i) => `${i.path.join(".") || "(result)"}: ${i.message}`)
-      .join("; "),
-  };
+  return parsed.success ? { ok: true, value: parsed.data as OpResult<N> } : { ok: false, error: issuesText(parsed.error, "(result)") };
+}
+
+/** The first few issues of a refusal, each with where it is: enough to see which side is out of date. */
+function issuesText(error: z.ZodError, root: string): string {
+  return error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join(".") || root}: ${i.message}`)
+    .join("; ");
 }

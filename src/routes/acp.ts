@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { acpTimeout, relay, machineStub } from "../http/machine";
-import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
+import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { ProblemError } from "../protocol/problems";
 import { AcpServerList, AgentId, Identifier, isJsonRpcRequest, JsonRpcMessage } from "../protocol/resources";
 import { accepts } from "../http/negotiation";
@@ -52,12 +52,7 @@ const stream = createRoute(
       summary: "Server-sent events: every message the agent writes (notifications and its requests to the client)",
       request: {
         params: ServerParams,
-        headers: z.object({
-          "last-event-id": z
-            .string()
-            .regex(/^\d{1,15}$/, "must be a sequence number")
-            .optional(),
-        }),
+        headers: LastEventIdHeader,
       },
       responses: {
         200: {

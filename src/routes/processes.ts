@@ -5,7 +5,7 @@ import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
-import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
+import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import { Identifier, Process, ProcessInput, ProcessList, ProcessLogs, SpawnRequest } from "../protocol/resources";
 
 const IdParams = z.object({ id: Identifier });
@@ -61,12 +61,7 @@ const logs = createRoute(
       request: {
         params: IdParams,
         query: z.object({ follow: QueryFlag, after: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number") }),
-        headers: z.object({
-          "last-event-id": z
-            .string()
-            .regex(/^\d{1,15}$/, "must be a sequence number")
-            .optional(),
-        }),
+        headers: LastEventIdHeader,
       },
       responses: {
         200: {
