@@ -27,4 +27,12 @@ export interface Env {
   CF_ACCESS_ROLES?: string;
 }
 
-export type AppEnv = { Bindings: Env; Variables: { machine: string; identity: Identity } };
+export type AppEnv = {
+  Bindings: Env;
+  Variables: {
+    machine: string;
+    identity: Identity;
+    /** Set by a route whose successful call is part of a session already audited (an ACP message after the first). */
+    auditQuiet: boolean;
+  };
+};

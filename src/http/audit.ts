@@ -31,11 +31,16 @@ export function recordAudit(c: Context<AppEnv>, who: { token: string; role: Audi
   c.executionCtx.waitUntil(teamStub(c.env).appendAudit(entry));
 }
 
-/** After the handler: audit what changed something, and what was refused (403), whatever the method. */
+/**
+ * After the handler: audit what changed something, and what was refused (403), whatever the method.
+ * An ACP session is audited where it starts (the POST naming its agent) and ends (DELETE), not at every
+ * message of the conversation; a message that fails is audited.
+ */
 export const auditTrail: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
   const status = c.res.status;
   if (READS.has(c.req.method) && status !== 403) return;
+  if (c.get("auditQuiet") && status < 400) return;
   const identity = c.get("identity");
   recordAudit(c, { token: identity?.name ?? "(unknown)", role: identity?.role ?? null, status });
 };

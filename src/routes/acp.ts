@@ -98,6 +98,7 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
     const { server_id } = c.req.valid("param");
     const { agent } = c.req.valid("query");
     const message = c.req.valid("json");
+    if (!agent) c.set("auditQuiet", true); // a message within a session its first POST (which named the agent) audited
     const result = await relay(
       c,
       "acp.post",
