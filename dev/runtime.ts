@@ -151,6 +151,7 @@ export async function startSidecar(options: SidecarOptions): Promise<SidecarProc
     { env: { ...process.env, ...options.env }, stdio: ["pipe", "pipe", "pipe"] },
   );
   // The token goes in through a pipe: never an argument or a variable, which agents could read.
+  child.stdin!.on("error", () => undefined); // a sidecar that exits at once (bad usage) never reads it
   child.stdin!.end(`${token}\n`);
   let logs = "";
   const waiters = new Set<() => void>();

@@ -2,11 +2,17 @@
 import { isAbsolute, resolve } from "node:path";
 import { homedir } from "node:os";
 import { ProblemError } from "../src/protocol/problems";
+import type { ProcessRunRequest, ProcessRunResponse } from "../src/protocol/resources";
 import type { ProcessManager } from "./processes";
 import type { ResolvedStream } from "./stream-hub";
 import type { OpHandlers } from "./tunnel";
 
 type ProcessOp = Extract<keyof OpHandlers, `processes.${string}`>;
+
+/** A relative working folder is taken from HOME; none means the sidecar's own. */
+function resolveCwd(cwd: string | undefined): string {
+  return cwd ? (isAbsolute(cwd) ? cwd : resolve(homedir(), cwd)) : process.cwd();
+}
 
 /** The process operations of the handler table (the sidecar's table adds the others, and must be total). */
 export function processHandlers(processes: ProcessManager): Pick<OpHandlers, ProcessOp> {
@@ -14,7 +20,7 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
     "processes.list": async () => ({ processes: processes.list() }),
     "processes.get": async ({ id }) => processes.get(id).info,
     "processes.spawn": async (req) => {
-      const cwd = req.cwd ? (isAbsolute(req.cwd) ? req.cwd : resolve(homedir(), req.cwd)) : process.cwd();
+      const cwd = resolveCwd(req.cwd);
       const proc = await processes.spawn({
         command: req.command,
         args: req.args ?? [],
@@ -27,6 +33,7 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
       if (!proc.info.interactive) proc.endInput();
       return proc.info;
     },
+    "processes.run": (req) => runToEnd(processes, req),
     "processes.input": async ({ id, data, encoding, eof }) => {
       const proc = processes.get(id);
       if (!proc.running) throw new ProblemError("conflict", `process '${id}' has exited`);
@@ -58,6 +65,73 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
         droppedThrough: proc.output.droppedThrough,
       };
     },
+  };
+}
+
+/** What one stream of a run keeps: the first `cap` bytes, and whether there was more. */
+class Capture {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  truncated = false;
+  constructor(private readonly cap: number) {}
+  add(chunk: Buffer): void {
+    const room = this.cap - this.kept;
+    if (chunk.length > room) this.truncated = true;
+    if (room <= 0) return;
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(part);
+    this.kept += part.length;
+  }
+  text(): string {
+    // A cut in the middle of a character becomes U+FFFD, never an exception.
+    return Buffer.concat(this.chunks).toString("utf8");
+  }
+}
+
+const RUN_DEFAULT_TIMEOUT_MS = 60_000;
+const RUN_DEFAULT_MAX_OUTPUT = 1024 * 1024;
+
+/**
+ * A one-shot run: spawned like any process (tracked, in its own group, reaped if the sidecar dies),
+ * fed `stdin`, stopped as a group at its deadline, answered with its output, then forgotten.
+ */
+async function runToEnd(processes: ProcessManager, req: ProcessRunRequest): Promise<ProcessRunResponse> {
+  const started = Date.now();
+  const proc = await processes.spawn({
+    command: req.command,
+    args: req.args ?? [],
+    cwd: resolveCwd(req.cwd ?? undefined),
+    ...(req.env ? { env: req.env } : {}),
+    owner: "user",
+    interactive: true,
+    tty: false,
+    label: "run",
+    rawStdout: true,
+  });
+  const cap = req.maxOutputBytes ?? RUN_DEFAULT_MAX_OUTPUT;
+  const stdout = new Capture(cap);
+  const stderr = new Capture(cap);
+  proc.child.stdout!.on("data", (chunk: Buffer) => stdout.add(chunk));
+  proc.child.stderr!.on("data", (chunk: Buffer | string) => stderr.add(Buffer.from(chunk)));
+  if (req.stdin) await proc.write(Buffer.from(req.stdin, "utf8")).catch(() => undefined); // it may not read it
+  proc.endInput();
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    void proc.terminate(2000);
+  }, req.timeoutMs ?? RUN_DEFAULT_TIMEOUT_MS);
+  await proc.exited;
+  clearTimeout(deadline);
+  processes.delete(proc.info.id);
+  return {
+    exitCode: timedOut ? null : (proc.info.exitCode ?? null),
+    signal: proc.info.signal ?? null,
+    stdout: stdout.text(),
+    stderr: stderr.text(),
+    stdoutTruncated: stdout.truncated,
+    stderrTruncated: stderr.truncated,
+    timedOut,
+    durationMs: Date.now() - started,
   };
 }
 

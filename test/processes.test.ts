@@ -311,3 +311,72 @@ describe("process groups", () => {
     }
   });
 });
+
+describe("a one-shot run", () => {
+  type Run = {
+    exitCode: number | null;
+    signal: string | null;
+    stdout: string;
+    stderr: string;
+    stdoutTruncated: boolean;
+    stderrTruncated: boolean;
+    timedOut: boolean;
+    durationMs: number;
+  };
+  const run = async (body: unknown) => {
+    const res = await rt.api("/v1/processes/run", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Run };
+  };
+
+  it("answers exit code, stdout and stderr apart, and the duration; the process is not left listed", async () => {
+    const { status, body } = await run({ command: "sh", args: ["-c", "echo out; echo err >&2; exit 3"] });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      exitCode: 3,
+      signal: null,
+      stdout: "out\n",
+      stderr: "err\n",
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      timedOut: false,
+    });
+    expect(body.durationMs).toBeGreaterThanOrEqual(0);
+    const { processes } = (await (await rt.api("/v1/processes")).json()) as { processes: Proc[] };
+    expect(processes.filter((p) => p.label === "run")).toEqual([]);
+  });
+
+  it("feeds stdin, and keeps binary-safe text", async () => {
+    const { body } = await run({ command: "cat", stdin: "héllo\nwörld" });
+    expect(body).toMatchObject({ exitCode: 0, stdout: "héllo\nwörld" });
+  });
+
+  it("stops the whole process group at timeoutMs and says so", async () => {
+    const { body } = await run({ command: "sh", args: ["-c", "trap '' TERM; sleep 30; echo never"], timeoutMs: 300 });
+    expect(body).toMatchObject({ timedOut: true, exitCode: null, stdout: "" });
+    expect(body.durationMs).toBeLessThan(10_000);
+  });
+
+  it("keeps at most maxOutputBytes of each stream and flags the cut", async () => {
+    const { body } = await run({
+      command: "sh",
+      args: ["-c", "head -c 5000 /dev/zero | tr '\\0' x; head -c 10 /dev/zero | tr '\\0' y >&2"],
+      maxOutputBytes: 100,
+    });
+    expect(body.stdout).toBe("x".repeat(100));
+    expect(body.stdoutTruncated).toBe(true);
+    expect(body).toMatchObject({ stderr: "y".repeat(10), stderrTruncated: false, exitCode: 0 });
+  });
+
+  it("refuses bad input with a 4xx problem: a missing command, NUL in args, a timeout out of range", async () => {
+    for (const [body, status] of [
+      [{ command: "definitely-not-a-command-here" }, 404],
+      [{ command: "ls", args: ["a\u0000b"] }, 400],
+      [{ command: "ls", timeoutMs: 0 }, 400],
+      [{ command: "ls", shell: true }, 400],
+    ] as const) {
+      const res = await rt.api("/v1/processes/run", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      expect(res.status, JSON.stringify(body)).toBe(status);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+    }
+  });
+});

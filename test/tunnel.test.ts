@@ -243,6 +243,7 @@ describe("the OpenAPI document", () => {
         "GET /acp",
         "GET /processes",
         "POST /processes",
+        "POST /processes/run",
         "GET /processes/{id}",
         "DELETE /processes/{id}",
         "GET /processes/{id}/logs",

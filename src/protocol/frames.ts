@@ -28,6 +28,8 @@ import {
   Process,
   ProcessList,
   ProcessLogs,
+  ProcessRunRequest,
+  ProcessRunResponse,
   SkillsConfig,
   SpawnRequest,
 } from "./resources";
@@ -84,6 +86,7 @@ export const OPS = {
   "processes.list": { args: Nothing, result: ProcessList },
   "processes.get": { args: z.object({ id: Id }), result: Process },
   "processes.spawn": { args: SpawnRequest, result: Process },
+  "processes.run": { args: ProcessRunRequest, result: ProcessRunResponse },
   "processes.input": {
     args: z.object({ id: Id, data: z.string(), encoding: z.enum(["utf8", "base64"]), eof: z.boolean() }),
     result: z.object({ written: z.number() }),

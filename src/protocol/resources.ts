@@ -146,6 +146,46 @@ export const SpawnRequest = z
   .meta({ id: "SpawnRequest", description: 'Runs `command` with `args` directly (no shell; use ["sh", "-c", …] for one).' });
 export type SpawnRequest = z.infer<typeof SpawnRequest>;
 
+/** A one-shot run (`POST /v1/processes/run`): as the sandbox-agent SDK sends it, plus `stdin`. */
+export const ProcessRunRequest = z
+  .object({
+    command: SpawnRequest.shape.command,
+    args: SpawnRequest.shape.args,
+    cwd: SpawnRequest.shape.cwd.nullable(),
+    env: SpawnRequest.shape.env,
+    stdin: z
+      .string()
+      .max(1024 * 1024)
+      .optional()
+      .describe("written to the process's standard input, which is then closed"),
+    timeoutMs: z.number().int().min(1).max(3_600_000).nullable().optional().describe("default 60,000; the process group is stopped when it passes"),
+    maxOutputBytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(4 * 1024 * 1024)
+      .nullable()
+      .optional()
+      .describe("per stream; default 1 MiB; what is beyond is not kept"),
+  })
+  .strict()
+  .meta({ id: "ProcessRunRequest", description: "Runs `command` with `args` (no shell) to its end and answers with its output." });
+export type ProcessRunRequest = z.infer<typeof ProcessRunRequest>;
+
+export const ProcessRunResponse = z
+  .object({
+    exitCode: z.number().int().nullable().describe("null when it ended by a signal (see `signal`) or timed out"),
+    signal: z.string().nullable(),
+    stdout: z.string(),
+    stderr: z.string(),
+    stdoutTruncated: z.boolean(),
+    stderrTruncated: z.boolean(),
+    timedOut: z.boolean(),
+    durationMs: z.number().int(),
+  })
+  .meta({ id: "ProcessRunResponse" });
+export type ProcessRunResponse = z.infer<typeof ProcessRunResponse>;
+
 export const ProcessInput = z
   .object({
     data: z.string(),

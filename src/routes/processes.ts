@@ -6,7 +6,7 @@ import { declare } from "../http/access";
 import { machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
-import { Identifier, Process, ProcessInput, ProcessList, ProcessLogs, SpawnRequest } from "../protocol/resources";
+import { Identifier, Process, ProcessInput, ProcessList, ProcessLogs, ProcessRunRequest, ProcessRunResponse, SpawnRequest } from "../protocol/resources";
 
 const IdParams = z.object({ id: Identifier });
 
@@ -32,6 +32,22 @@ const spawn = createRoute(
       request: { body: jsonBody(SpawnRequest) },
       responses: {
         201: json(Process, "started"),
+        ...errors(...MACHINE_ERRORS, "not_found", "too_many_processes", "unsupported_media_type", "payload_too_large"),
+      },
+    },
+  ),
+);
+
+const run = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/processes/run",
+      summary: "Run a command to its end (no shell) and answer with its exit code and output",
+      request: { body: jsonBody(ProcessRunRequest) },
+      responses: {
+        200: json(ProcessRunResponse, "how it ended and what it wrote (each stream up to maxOutputBytes)"),
         ...errors(...MACHINE_ERRORS, "not_found", "too_many_processes", "unsupported_media_type", "payload_too_large"),
       },
     },
@@ -117,6 +133,11 @@ const remove = createRoute(
 export const processRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async (c) => c.json(await relay(c, "processes.list", {}), 200))
   .openapi(spawn, async (c) => c.json(await relay(c, "processes.spawn", c.req.valid("json")), 201))
+  .openapi(run, async (c) => {
+    const request = c.req.valid("json");
+    // The machine answers when the process ends, at the latest a little after its own deadline.
+    return c.json(await relay(c, "processes.run", request, (request.timeoutMs ?? 60_000) + 30_000), 200);
+  })
   .openapi(get, async (c) => c.json(await relay(c, "processes.get", { id: c.req.valid("param").id }), 200))
   .openapi(logs, async (c) => {
     const { id } = c.req.valid("param");
