@@ -2,8 +2,8 @@
 import { isAbsolute, resolve } from "node:path";
 import { homedir } from "node:os";
 import { ProblemError } from "../src/protocol/problems";
-import type { ProcessRunRequest, ProcessRunResponse } from "../src/protocol/resources";
-import type { ProcessManager } from "./processes";
+import type { ProcessConfig, ProcessRunRequest, ProcessRunResponse } from "../src/protocol/resources";
+import type { ProcessLimits, ProcessManager } from "./processes";
 import type { ResolvedStream } from "./stream-hub";
 import type { OpHandlers } from "./tunnel";
 
@@ -33,7 +33,23 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
       if (!proc.info.interactive) proc.endInput();
       return proc.info;
     },
-    "processes.run": (req) => runToEnd(processes, req),
+    "processes.run": (req, { signal }) => runToEnd(processes, req, signal),
+    "processes.config.get": async () => processConfig(processes.limits),
+    "processes.config.set": async (update) => {
+      const next = { ...processConfig(processes.limits), ...update };
+      if (next.defaultRunTimeoutMs > next.maxRunTimeoutMs)
+        throw new ProblemError("invalid_request", "defaultRunTimeoutMs must not be larger than maxRunTimeoutMs");
+      processes.limits = {
+        maxRunning: next.maxConcurrentProcesses,
+        maxInputBytes: next.maxInputBytesPerRequest,
+        maxLogBytes: next.maxLogBytesPerProcess,
+        maxOutputBytes: next.maxOutputBytes,
+        defaultRunTimeoutMs: next.defaultRunTimeoutMs,
+        maxRunTimeoutMs: next.maxRunTimeoutMs,
+        maxExitedKept: next.maxExitedKept,
+      };
+      return processConfig(processes.limits);
+    },
     "processes.input": async ({ id, data, encoding, eof }) => {
       const proc = processes.get(id);
       if (!proc.running) throw new ProblemError("conflict", `process '${id}' has exited`);
@@ -88,14 +104,28 @@ class Capture {
   }
 }
 
-const RUN_DEFAULT_TIMEOUT_MS = 60_000;
-const RUN_DEFAULT_MAX_OUTPUT = 1024 * 1024;
+/** The limits as the API names them. */
+function processConfig(limits: ProcessLimits): ProcessConfig {
+  return {
+    maxConcurrentProcesses: limits.maxRunning,
+    maxInputBytesPerRequest: limits.maxInputBytes,
+    maxLogBytesPerProcess: limits.maxLogBytes,
+    maxOutputBytes: limits.maxOutputBytes,
+    defaultRunTimeoutMs: limits.defaultRunTimeoutMs,
+    maxRunTimeoutMs: limits.maxRunTimeoutMs,
+    maxExitedKept: limits.maxExitedKept,
+  };
+}
 
 /**
  * A one-shot run: spawned like any process (tracked, in its own group, reaped if the sidecar dies),
  * fed `stdin`, stopped as a group at its deadline, answered with its output, then forgotten.
  */
-async function runToEnd(processes: ProcessManager, req: ProcessRunRequest): Promise<ProcessRunResponse> {
+async function runToEnd(processes: ProcessManager, req: ProcessRunRequest, cancelled: AbortSignal): Promise<ProcessRunResponse> {
+  const { maxRunTimeoutMs, defaultRunTimeoutMs, maxOutputBytes } = processes.limits;
+  if (req.timeoutMs && req.timeoutMs > maxRunTimeoutMs) throw new ProblemError("invalid_request", `timeoutMs is at most ${maxRunTimeoutMs} on this machine`);
+  if (req.maxOutputBytes && req.maxOutputBytes > maxOutputBytes)
+    throw new ProblemError("invalid_request", `maxOutputBytes is at most ${maxOutputBytes} on this machine`);
   const started = Date.now();
   const proc = await processes.spawn({
     command: req.command,
@@ -108,7 +138,7 @@ async function runToEnd(processes: ProcessManager, req: ProcessRunRequest): Prom
     label: "run",
     rawStdout: true,
   });
-  const cap = req.maxOutputBytes ?? RUN_DEFAULT_MAX_OUTPUT;
+  const cap = req.maxOutputBytes ?? maxOutputBytes;
   const stdout = new Capture(cap);
   const stderr = new Capture(cap);
   proc.child.stdout!.on("data", (chunk: Buffer) => stdout.add(chunk));
@@ -119,7 +149,9 @@ async function runToEnd(processes: ProcessManager, req: ProcessRunRequest): Prom
   const deadline = setTimeout(() => {
     timedOut = true;
     void proc.terminate(2000);
-  }, req.timeoutMs ?? RUN_DEFAULT_TIMEOUT_MS);
+  }, req.timeoutMs ?? defaultRunTimeoutMs);
+  // The worker gave up waiting (its own deadline): nobody will read the answer, so stop the run now.
+  cancelled.addEventListener("abort", () => void proc.terminate(2000), { once: true });
   await proc.exited;
   clearTimeout(deadline);
   processes.delete(proc.info.id);

@@ -22,6 +22,10 @@ export interface ProcessLimits {
   maxExitedKept: number;
   maxLogBytes: number;
   maxInputBytes: number;
+  /** One-shot runs: output kept per stream, and their deadline by default and at most. */
+  maxOutputBytes: number;
+  defaultRunTimeoutMs: number;
+  maxRunTimeoutMs: number;
 }
 
 export const DEFAULT_PROCESS_LIMITS: ProcessLimits = {
@@ -29,6 +33,9 @@ export const DEFAULT_PROCESS_LIMITS: ProcessLimits = {
   maxExitedKept: 256,
   maxLogBytes: 4 * 1024 * 1024,
   maxInputBytes: 1024 * 1024,
+  maxOutputBytes: 1024 * 1024,
+  defaultRunTimeoutMs: 60_000,
+  maxRunTimeoutMs: 60 * 60_000,
 };
 
 export interface SpawnOptions {
@@ -173,7 +180,7 @@ export class ProcessManager {
   private counter = 0;
 
   constructor(
-    readonly limits: ProcessLimits = DEFAULT_PROCESS_LIMITS,
+    public limits: ProcessLimits = DEFAULT_PROCESS_LIMITS,
     /** Where children are written down, so a sidecar that was killed outright has its children reaped on restart. */
     private readonly registry?: ChildRegistry,
   ) {}

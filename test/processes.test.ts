@@ -380,3 +380,42 @@ describe("a one-shot run", () => {
     }
   });
 });
+
+describe("the process limits of a machine", () => {
+  it("are read and changed at run time through /v1/processes/config, and enforced", async () => {
+    const get = async () => (await (await rt.api("/v1/processes/config")).json()) as Record<string, number>;
+    const before = await get();
+    expect(before).toMatchObject({ maxConcurrentProcesses: 150, maxLogBytesPerProcess: 4096, maxInputBytesPerRequest: 1024, defaultRunTimeoutMs: 60_000 });
+    const set = (body: unknown) =>
+      rt.api("/v1/processes/config", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const changed = await set({ maxOutputBytes: 8, defaultRunTimeoutMs: 500 });
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toMatchObject({ ...before, maxOutputBytes: 8, defaultRunTimeoutMs: 500 });
+    expect(await get()).toMatchObject({ maxOutputBytes: 8, defaultRunTimeoutMs: 500 });
+
+    const run = async (body: unknown) =>
+      rt.api("/v1/processes/run", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const capped = (await (await run({ command: "sh", args: ["-c", "echo 0123456789; sleep 30"] })).json()) as {
+      stdout: string;
+      stdoutTruncated: boolean;
+      timedOut: boolean;
+    };
+    expect(capped).toMatchObject({ stdout: "01234567", stdoutTruncated: true, timedOut: true }); // the new default cap and deadline
+    expect((await run({ command: "true", maxOutputBytes: 9 })).status).toBe(400);
+    expect((await set({ defaultRunTimeoutMs: 10, maxRunTimeoutMs: 5 })).status).toBe(400);
+    expect((await set({ maxConcurrentProcesses: "many" })).status).toBe(400);
+    expect((await set(before)).status).toBe(200);
+    expect(await get()).toEqual(before);
+  });
+
+  it("filter the list by owner", async () => {
+    const all = (await (await rt.api("/v1/processes")).json()) as { processes: Proc[] };
+    const system = (await (await rt.api("/v1/processes?owner=system")).json()) as { processes: Proc[] };
+    const user = (await (await rt.api("/v1/processes?owner=user")).json()) as { processes: Proc[] };
+    expect(system.processes.every((p) => p.owner === "system")).toBe(true);
+    expect(user.processes.every((p) => p.owner === "user")).toBe(true);
+    expect(system.processes.length + user.processes.length).toBe(all.processes.length);
+    expect(user.processes.length).toBeGreaterThan(0);
+    expect((await rt.api("/v1/processes?owner=root")).status).toBe(400);
+  });
+});

@@ -244,6 +244,8 @@ describe("the OpenAPI document", () => {
         "GET /processes",
         "POST /processes",
         "POST /processes/run",
+        "GET /processes/config",
+        "POST /processes/config",
         "GET /processes/{id}",
         "DELETE /processes/{id}",
         "GET /processes/{id}/logs",

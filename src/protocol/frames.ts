@@ -27,6 +27,8 @@ import {
   InstallResult,
   Process,
   ProcessList,
+  ProcessConfig,
+  ProcessConfigUpdate,
   ProcessLogs,
   ProcessRunRequest,
   ProcessRunResponse,
@@ -87,6 +89,8 @@ export const OPS = {
   "processes.get": { args: z.object({ id: Id }), result: Process },
   "processes.spawn": { args: SpawnRequest, result: Process },
   "processes.run": { args: ProcessRunRequest, result: ProcessRunResponse },
+  "processes.config.get": { args: Nothing, result: ProcessConfig },
+  "processes.config.set": { args: ProcessConfigUpdate, result: ProcessConfig },
   "processes.input": {
     args: z.object({ id: Id, data: z.string(), encoding: z.enum(["utf8", "base64"]), eof: z.boolean() }),
     result: z.object({ written: z.number() }),

@@ -158,7 +158,14 @@ export const ProcessRunRequest = z
       .max(1024 * 1024)
       .optional()
       .describe("written to the process's standard input, which is then closed"),
-    timeoutMs: z.number().int().min(1).max(3_600_000).nullable().optional().describe("default 60,000; the process group is stopped when it passes"),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 3_600_000)
+      .nullable()
+      .optional()
+      .describe("default and maximum: the machine's /v1/processes/config; the process group is stopped when it passes"),
     maxOutputBytes: z
       .number()
       .int()
@@ -185,6 +192,43 @@ export const ProcessRunResponse = z
   })
   .meta({ id: "ProcessRunResponse" });
 export type ProcessRunResponse = z.infer<typeof ProcessRunResponse>;
+
+/** The limits a machine enforces on processes (`/v1/processes/config`), with the sandbox-agent SDK's names. */
+export const ProcessConfig = z
+  .object({
+    maxConcurrentProcesses: z.number().int().min(1).max(10_000),
+    maxInputBytesPerRequest: z
+      .number()
+      .int()
+      .min(1)
+      .max(8 * 1024 * 1024),
+    maxLogBytesPerProcess: z
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024 * 1024),
+    maxOutputBytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(4 * 1024 * 1024),
+    defaultRunTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 3_600_000),
+    maxRunTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 3_600_000),
+    maxExitedKept: z.number().int().min(0).max(100_000),
+  })
+  .meta({ id: "ProcessConfig" });
+export type ProcessConfig = z.infer<typeof ProcessConfig>;
+
+/** A change of some of those limits; what is not named stays as it is. */
+export const ProcessConfigUpdate = ProcessConfig.partial().strict().meta({ id: "ProcessConfigUpdate" });
 
 export const ProcessInput = z
   .object({

@@ -6,9 +6,47 @@ import { declare } from "../http/access";
 import { machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
-import { Identifier, Process, ProcessInput, ProcessList, ProcessLogs, ProcessRunRequest, ProcessRunResponse, SpawnRequest } from "../protocol/resources";
+import {
+  Identifier,
+  Process,
+  ProcessInput,
+  ProcessConfig,
+  ProcessConfigUpdate,
+  ProcessList,
+  ProcessLogs,
+  ProcessRunRequest,
+  ProcessRunResponse,
+  SpawnRequest,
+} from "../protocol/resources";
 
 const IdParams = z.object({ id: Identifier });
+
+const OwnerQuery = z.object({ owner: z.enum(["user", "system", "desktop"]).optional().describe("only the processes of this owner") });
+
+const getConfig = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/processes/config",
+      summary: "The limits this machine enforces on processes",
+      responses: { 200: json(ProcessConfig, "the limits"), ...errors(...MACHINE_ERRORS) },
+    },
+  ),
+);
+
+const setConfig = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/processes/config",
+      summary: "Change some of this machine's process limits (until its sidecar restarts)",
+      request: { body: jsonBody(ProcessConfigUpdate) },
+      responses: { 200: json(ProcessConfig, "the limits now"), ...errors(...MACHINE_ERRORS, "unsupported_media_type") },
+    },
+  ),
+);
 
 const list = createRoute(
   declare(
@@ -17,6 +55,7 @@ const list = createRoute(
       method: "get",
       path: "/processes",
       summary: "All processes the runtime tracks, running and exited, sorted by id",
+      request: { query: OwnerQuery },
       responses: { 200: json(ProcessList, "processes"), ...errors(...MACHINE_ERRORS) },
     },
   ),
@@ -131,7 +170,14 @@ const remove = createRoute(
 );
 
 export const processRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(list, async (c) => c.json(await relay(c, "processes.list", {}), 200))
+  // Before /processes/{id}: "config" would otherwise be taken for a process id.
+  .openapi(getConfig, async (c) => c.json(await relay(c, "processes.config.get", {}), 200))
+  .openapi(setConfig, async (c) => c.json(await relay(c, "processes.config.set", c.req.valid("json")), 200))
+  .openapi(list, async (c) => {
+    const { owner } = c.req.valid("query");
+    const { processes } = await relay(c, "processes.list", {});
+    return c.json({ processes: owner ? processes.filter((p) => p.owner === owner) : processes }, 200);
+  })
   .openapi(spawn, async (c) => c.json(await relay(c, "processes.spawn", c.req.valid("json")), 201))
   .openapi(run, async (c) => {
     const request = c.req.valid("json");
