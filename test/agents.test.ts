@@ -3,7 +3,7 @@
  * The install test downloads @openai/codex and @zed-industries/codex-acp at pinned versions (npm's
  * cache makes later runs fast).
  */
-import { chmod, mkdir, realpath, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, realpath, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CAPABILITY_NAMES } from "../src/protocol/resources";
@@ -124,6 +124,33 @@ describe("install validation", () => {
     expect(processes.filter((p) => p.label?.startsWith("install:") || p.command === "npm")).toEqual([]); // npm never ran
   });
 
+  it("refuses a version the registry does not have before installing anything: nothing half-installed", { timeout: 60_000 }, async () => {
+    const res = await install("codex", { agentProcessVersion: "99.99.99" });
+    expect(res.status).toBe(400);
+    const problem = await problemOf(res);
+    expect(problem).toMatchObject({ package: "@zed-industries/codex-acp", version: "99.99.99" });
+    expect(problem.detail).toContain("no version of @zed-industries/codex-acp matches '99.99.99'");
+    // The CLI's version was resolved too, but nothing was downloaded: no package folder, no record.
+    const agentDir = join(rt.dir, "data-local", "agents", "codex");
+    const left = await readdir(agentDir).catch(() => [] as string[]);
+    expect(left).toEqual([]);
+    expect((await info("codex")).installed).toBe(false);
+  });
+
+  it("says why amp cannot be installed: 502 package_unavailable naming its packages, and configError", async () => {
+    const res = await install("amp", {});
+    expect(res.status).toBe(502);
+    const problem = await problemOf(res);
+    expect(errorCode(problem)).toBe("package_unavailable");
+    expect(problem).toMatchObject({ packages: ["@ampcode/cli", "@superagenticai/acp-amp"] });
+    expect(problem.detail).toContain("no ACP adapter");
+    const amp = await info("amp");
+    expect(amp.installed).toBe(false);
+    expect(amp.configError).toContain("no ACP adapter");
+    const { processes } = (await (await rt.api("/v1/processes")).json()) as { processes: { label?: string }[] };
+    expect(processes.filter((p) => p.label === "install:amp")).toEqual([]); // npm never ran
+  });
+
   it("says the built-in mock needs no install", async () => {
     const res = await install("mock", {});
     expect(await res.json()).toEqual({
@@ -135,6 +162,7 @@ describe("install validation", () => {
 
 describe("a real install from the npm registry", () => {
   it("installs codex and its ACP adapter at pinned versions, idempotently, and launches it", { timeout: 240_000 }, async () => {
+    const earlier = new Set(((await (await rt.api("/v1/processes")).json()) as { processes: { id: string }[] }).processes.map((p) => p.id));
     const first = await install("codex", { agentVersion: CODEX_VERSION, agentProcessVersion: CODEX_ACP_VERSION });
     expect(first.status).toBe(200);
     const result = (await first.json()) as { already_installed: boolean; artifacts: { kind: string; path: string; source: string; version: string }[] };
@@ -150,8 +178,10 @@ describe("a real install from the npm registry", () => {
     expect(again).toEqual({ ...result, already_installed: true });
 
     // Installs ran as tracked system processes.
-    const { processes } = (await (await rt.api("/v1/processes")).json()) as { processes: { label?: string; owner: string; exitCode?: number | null }[] };
-    const installs = processes.filter((p) => p.label === "install:codex");
+    const { processes } = (await (await rt.api("/v1/processes")).json()) as {
+      processes: { id: string; label?: string; owner: string; exitCode?: number | null }[];
+    };
+    const installs = processes.filter((p) => p.label === "install:codex" && !earlier.has(p.id));
     expect(installs.length).toBeGreaterThanOrEqual(2);
     expect(installs.every((p) => p.owner === "system" && p.exitCode === 0)).toBe(true);
 
@@ -163,8 +193,8 @@ describe("a real install from the npm registry", () => {
 
     // A failed install (a version that does not exist) leaves the previous one working.
     const broken = await install("codex", { agentProcessVersion: "0.0.1-does-not-exist" });
-    expect(broken.status).toBe(500);
-    expect(errorCode(await problemOf(broken))).toBe("install_failed");
+    expect(broken.status).toBe(400); // the registry has no such version: the request cannot be met
+    expect(errorCode(await problemOf(broken))).toBe("invalid_request");
     expect((await info("codex")).installed).toBe(true);
     expect((await stat(result.artifacts[1]!.path)).isFile()).toBe(true);
 

@@ -45,6 +45,7 @@ export class AgentCatalog {
       capabilities: def.capabilities,
       serverStatus: this.serverStatus(agent),
     };
+    if (def.unavailable) return { ...info, configError: def.unavailable, ...(opts.config ? { configOptions: null, path: null, version: null } : {}) };
     if (!opts.config) return info;
     const path = await this.binaryPath(agent);
     info.path = path;

@@ -30,6 +30,8 @@ export interface AgentDefinition {
   };
   /** Where the agent reads skills (relative to HOME), if it has skills. */
   skillsDir?: string;
+  /** Why it cannot be installed and driven at all today (no ACP-speaking package on the registry). */
+  unavailable?: string;
 }
 
 function caps(enabled: CapabilityName[]): Capabilities {
@@ -97,8 +99,10 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
   amp: {
     id: "amp",
     name: "Amp",
-    native: { name: "@sourcegraph/amp", bin: "amp" },
+    native: { name: "@ampcode/cli", bin: "amp" },
     acpAdapter: { name: "@superagenticai/acp-amp", bin: "acp-amp" },
+    unavailable:
+      "Amp speaks no ACP, and no ACP adapter for it is published on the npm registry (@superagenticai/acp-amp is not there; @sourcegraph/amp became @ampcode/cli, a CLI without ACP): it cannot be installed or driven through this runtime until one is",
     launch: { from: "acpAdapter", args: [] },
     capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "planMode" && c !== "images")),
     credentials: { env: ["AMP_API_KEY"], files: [".local/share/amp/secrets.json"] },

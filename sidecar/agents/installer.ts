@@ -62,27 +62,43 @@ export class Installer {
     if (def.launch.from === "builtin") {
       return { already_installed: true, artifacts: [{ kind: "agent_process", path: "builtin:mock", source: "builtin", version: "1.0.0" }] };
     }
+    if (def.unavailable) throw new ProblemError("package_unavailable", def.unavailable, { packages: [def.native?.name, def.acpAdapter?.name].filter(Boolean) });
     const current = (await this.installed(agent)) ?? {};
     const wanted: { kind: Artifact["kind"]; pkg: NpmPackage; requested: string | undefined; key: keyof InstalledAgent }[] = [];
     if (def.native) wanted.push({ kind: "native_agent", pkg: def.native, requested: request.agentVersion, key: "native" });
     if (def.acpAdapter) wanted.push({ kind: "agent_process", pkg: def.acpAdapter, requested: request.agentProcessVersion, key: "agentProcess" });
 
-    let didSomething = false;
-    const artifacts: Artifact[] = [];
-    const next: InstalledAgent = { ...current };
+    // Every version is resolved before anything is installed: a package or version the registry does not
+    // have fails the install before the first download, so an agent is never left half-installed.
+    const plan: { w: (typeof wanted)[number]; keep: InstalledArtifact | null; version: string | null }[] = [];
     for (const w of wanted) {
       const have = current[w.key];
       // Nothing asked for and something is installed: keep it (use reinstall or a version to change it).
-      if (have && have.package === w.pkg.name && w.requested === undefined && !request.reinstall) {
-        artifacts.push({ kind: w.kind, path: have.path, source: "npm", version: have.version });
-        continue;
+      if (have && have.package === w.pkg.name && w.requested === undefined && !request.reinstall) plan.push({ w, keep: have, version: null });
+      else plan.push({ w, keep: null, version: await this.resolveVersion(agent, w.pkg.name, VersionSpec.parse(w.requested ?? "latest")) });
+    }
+
+    let didSomething = false;
+    const artifacts: Artifact[] = [];
+    const next: InstalledAgent = { ...current };
+    const freshTargets: string[] = [];
+    try {
+      for (const { w, keep, version } of plan) {
+        if (keep) {
+          artifacts.push({ kind: w.kind, path: keep.path, source: "npm", version: keep.version });
+          continue;
+        }
+        const artifact = await this.installPackage(agent, w.pkg, version!, request.reinstall === true);
+        if (artifact.fresh) freshTargets.push(artifact.target);
+        didSomething ||= artifact.fresh;
+        next[w.key] = { package: w.pkg.name, version: version!, path: artifact.path };
+        artifacts.push({ kind: w.kind, path: artifact.path, source: "npm", version: version! });
       }
-      const spec = VersionSpec.parse(w.requested ?? "latest"); // defence in depth: the worker validated already
-      const version = await this.resolveVersion(agent, w.pkg.name, spec);
-      const artifact = await this.installPackage(agent, w.pkg, version, request.reinstall === true);
-      didSomething ||= artifact.fresh;
-      next[w.key] = { package: w.pkg.name, version, path: artifact.path };
-      artifacts.push({ kind: w.kind, path: artifact.path, source: "npm", version });
+    } catch (err) {
+      // What this attempt installed goes too (but never a version in use): the agent stays as it was.
+      const inUse = new Set([current.native?.path, current.agentProcess?.path].filter(Boolean).map((path) => path!.split("/node_modules/")[0]));
+      await Promise.all(freshTargets.filter((target) => !inUse.has(target)).map((target) => rm(target, { recursive: true, force: true })));
+      throw err;
     }
     await mkdir(this.agentDir(agent), { recursive: true });
     await writeFile(join(this.agentDir(agent), "current.json"), JSON.stringify(next, null, 2));
@@ -91,7 +107,14 @@ export class Installer {
 
   /** A dist-tag or range becomes the exact version npm would install. */
   private async resolveVersion(agent: AgentId, name: string, spec: string): Promise<string> {
-    const out = await this.npm(agent, ["view", `${name}@${spec}`, "version", "--json"], this.dataDir);
+    const out = await this.npm(agent, ["view", `${name}@${spec}`, "version", "--json"], this.dataDir).catch((err: ProblemError) => {
+      // The registry does not have the package at all: not our failure, and not the caller's.
+      if (/No match found for version/.test(err.message))
+        throw new ProblemError("invalid_request", `no version of ${name} matches '${spec}'`, { package: name, version: spec });
+      if (/\bE404\b|404 Not Found/.test(err.message))
+        throw new ProblemError("package_unavailable", `${name} is not on the npm registry this machine uses`, { package: name });
+      throw err;
+    });
     let parsed: unknown;
     try {
       parsed = JSON.parse(out || "null");
@@ -99,14 +122,19 @@ export class Installer {
       parsed = null;
     }
     const version = Array.isArray(parsed) ? parsed[parsed.length - 1] : parsed;
-    if (typeof version !== "string") throw new ProblemError("install_failed", `no version of ${name} matches '${spec}'`);
+    if (typeof version !== "string") throw new ProblemError("invalid_request", `no version of ${name} matches '${spec}'`, { package: name, version: spec });
     return version;
   }
 
-  private async installPackage(agent: AgentId, pkg: NpmPackage, version: string, reinstall: boolean): Promise<{ path: string; fresh: boolean }> {
+  private async installPackage(
+    agent: AgentId,
+    pkg: NpmPackage,
+    version: string,
+    reinstall: boolean,
+  ): Promise<{ path: string; fresh: boolean; target: string }> {
     const target = join(this.agentDir(agent), pkg.name.replace("/", "__"), version);
     const bin = join(target, "node_modules", ".bin", pkg.bin);
-    if (!reinstall && (await exists(join(target, ".installed")))) return { path: bin, fresh: false };
+    if (!reinstall && (await exists(join(target, ".installed")))) return { path: bin, fresh: false, target };
     const staging = `${target}.staging-${process.pid}-${Date.now()}`;
     await mkdir(staging, { recursive: true });
     await writeFile(join(staging, "package.json"), JSON.stringify({ name: `agent-runtime-${agent}`, private: true }));
@@ -124,7 +152,7 @@ export class Installer {
       throw err;
     }
     log.info(`${agent}: installed ${pkg.name}@${version}`);
-    return { path: bin, fresh: true };
+    return { path: bin, fresh: true, target };
   }
 
   /** Run npm (no shell) as a tracked system process; its output is visible in the process logs. */

@@ -21,6 +21,7 @@ export const PROBLEMS = {
   install_failed: { status: 500, title: "Install failed" },
   agent_process_exited: { status: 500, title: "Agent process exited" },
   stream_error: { status: 502, title: "Stream error" },
+  package_unavailable: { status: 502, title: "Package unavailable" },
   machine_offline: { status: 503, title: "Machine offline" },
   machine_restarted: { status: 503, title: "Machine restarted" },
   timeout: { status: 504, title: "Timed out" },

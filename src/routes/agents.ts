@@ -50,7 +50,7 @@ const install = createRoute(
       request: { params: AgentParams, body: { ...jsonBody(InstallRequest), required: false } },
       responses: {
         200: json(InstallResult, "what is installed now"),
-        ...errors(...MACHINE_ERRORS, "unsupported_agent", "install_failed", "unsupported_media_type"),
+        ...errors(...MACHINE_ERRORS, "unsupported_agent", "install_failed", "package_unavailable", "unsupported_media_type"),
       },
     },
   ),
