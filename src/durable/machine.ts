@@ -54,9 +54,10 @@ const TunnelAttachment = z.object({
 });
 type TunnelAttachment = z.infer<typeof TunnelAttachment>;
 
-/** The one accessor of a socket's attachment: parsed, so a socket from an older deployment cannot mislead us. */
-function attachmentOf(ws: WebSocket): TunnelAttachment {
-  return TunnelAttachment.parse(ws.deserializeAttachment());
+/** The one accessor of a socket's attachment: parsed, so a socket from an older deployment cannot mislead us (null). */
+function attachmentOf(ws: WebSocket): TunnelAttachment | null {
+  const parsed = TunnelAttachment.safeParse(ws.deserializeAttachment());
+  return parsed.success ? parsed.data : null;
 }
 
 const SIDECAR_TAG = "sidecar";
@@ -169,6 +170,10 @@ export class MachineObject extends DurableObject<Env> {
 
   private async onHello(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }>): Promise<void> {
     const attachment = attachmentOf(ws);
+    if (!attachment) {
+      ws.close(4003, "this connection's state is unreadable; reconnect");
+      return;
+    }
     if (hello.protocol !== TUNNEL_PROTOCOL_VERSION || hello.machine !== attachment.machine) {
       const reason =
         hello.machine !== attachment.machine
@@ -235,8 +240,8 @@ export class MachineObject extends DurableObject<Env> {
     // gets a moment to come back, and calls made meanwhile wait for it like those in flight.
     if (code === 1000) this.failInFlight();
     else this.graceTimer = setTimeout(() => this.failInFlight(), settings(this.env).reconnectGraceMs);
-    const { machine } = attachmentOf(ws);
-    await teamStub(this.env).machineDisconnected(machine, Date.now());
+    const machine = attachmentOf(ws)?.machine;
+    if (machine) await teamStub(this.env).machineDisconnected(machine, Date.now());
   }
 
   private failInFlight(): void {
@@ -254,7 +259,12 @@ export class MachineObject extends DurableObject<Env> {
   private tunnel(): WebSocket | null {
     for (const ws of this.ctx.getWebSockets(SIDECAR_TAG)) {
       if (ws.readyState !== WebSocket.OPEN) continue;
-      const { connectedAtMs, heartbeatMs } = attachmentOf(ws);
+      const attachment = attachmentOf(ws);
+      if (!attachment) {
+        ws.close(4003, "this connection's state is unreadable; reconnect");
+        continue;
+      }
+      const { connectedAtMs, heartbeatMs } = attachment;
       const lastPing = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? connectedAtMs;
       if (Date.now() - Math.max(lastPing, connectedAtMs) > 3 * heartbeatMs) {
         this.ctx.waitUntil(this.onTunnelGone(ws, 1001));
@@ -291,8 +301,8 @@ export class MachineObject extends DurableObject<Env> {
   /** `recorded`: the version the team's status already shows for this machine (a reconnect), if known. */
   private async applySkills(latest: StoredSkills, recorded: string | null = null): Promise<void> {
     const ws = this.tunnel();
-    if (!ws || latest.version === 0) return; // applied when the machine connects; never configured: nothing to do
-    const { machine } = attachmentOf(ws);
+    const machine = ws ? attachmentOf(ws)?.machine : undefined;
+    if (!ws || !machine || latest.version === 0) return; // applied when the machine connects; never configured: nothing to do
     const outcome = await this.call("skills.apply", { version: String(latest.version), config: latest.config }, SKILLS_APPLY_TIMEOUT_MS);
     // A reconnect whose apply changed nothing, and whose status the team already holds: no write.
     if (outcome.ok && outcome.value.unchanged && recorded === skillsEtag(latest.version)) return;
@@ -315,7 +325,7 @@ export class MachineObject extends DurableObject<Env> {
     const generation = (await this.tokenGeneration()) + 1;
     await this.ctx.storage.put("token-generation", generation);
     for (const ws of this.ctx.getWebSockets(SIDECAR_TAG)) {
-      if (attachmentOf(ws).generation < generation) {
+      if ((attachmentOf(ws)?.generation ?? 0) < generation) {
         try {
           ws.close(4001, "this machine's token was revoked");
         } catch {

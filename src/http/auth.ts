@@ -8,7 +8,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { tokenStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { ProblemError } from "../protocol/problems";
 import type { Identity } from "./access";
 import { settings } from "../settings";
 import { accessIdentity } from "./cf-access";
@@ -77,10 +76,3 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("identity", verdict.identity);
   await next();
 };
-
-/** For code paths that must have an identity (after `authenticate`). */
-export function identityOf(c: Context<AppEnv>): Identity {
-  const identity = c.get("identity");
-  if (!identity) throw new ProblemError("token_invalid", "no identity on this request");
-  return identity;
-}
