@@ -1,5 +1,13 @@
 import type { Runtime } from "./harness";
 
+/** Start a mock agent's ACP server (`initialize`, `session/new`) and answer its session id. */
+export async function openSession(rt: Runtime, serverId: string): Promise<string> {
+  const init = await rpc(rt, serverId, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=mock");
+  if (init.status !== 200) throw new Error(`initialize answered ${init.status}: ${await init.text()}`);
+  const res = await rpc(rt, serverId, { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } });
+  return ((await res.json()) as { result: { sessionId: string } }).result.sessionId;
+}
+
 /** POST one JSON-RPC message to an ACP server with plain fetch. */
 export function rpc(rt: Runtime, serverId: string, message: unknown, query = "", headers: Record<string, string> = {}): Promise<Response> {
   return rt.api(`/v1/acp/${serverId}${query}`, {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { AcpHttpClient } from "acp-http-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
-import { readSse, rpc } from "./acp-helpers";
+import { openSession, readSse, rpc } from "./acp-helpers";
 
 let rt: Runtime;
 
@@ -160,15 +160,12 @@ describe("statuses of POST /v1/acp/{server_id}", () => {
     // Long enough for a cold start on a busy machine, far shorter than the turn below (20 × 250 ms).
     const quick = await startRuntime({ machines: ["local"], vars: { ACP_TIMEOUT_MS: "2000" } });
     try {
-      expect((await rpc(quick, "t", init, "?agent=mock")).status).toBe(200);
-      const s = (await (await rpc(quick, "t", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: quick.dir, mcpServers: [] } })).json()) as {
-        result: { sessionId: string };
-      };
+      const sessionId = await openSession(quick, "t");
       const res = await rpc(quick, "t", {
         jsonrpc: "2.0",
         id: 3,
         method: "session/prompt",
-        params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 20 250" }] },
+        params: { sessionId: sessionId, prompt: [{ type: "text", text: "/slow 20 250" }] },
       });
       expect(res.status).toBe(504);
       expect(errorCode(await problemOf(res))).toBe("timeout");
@@ -294,11 +291,7 @@ describe("a bounded buffer with a clear rule", () => {
 
 describe("a message larger than the tunnel carries", () => {
   it("becomes an error event for that stream; the tunnel stays up and the turn ends", async () => {
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } };
-    expect((await rpc(rt, "huge", init, "?agent=mock")).status).toBe(200);
-    const s = (await (await rpc(rt, "huge", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
-      result: { sessionId: string };
-    };
+    const sessionId = await openSession(rt, "huge");
     const reconnectsBefore = rt.sidecars.get("local")!.logs().split("tunnel closed").length;
     const reading = readSse(rt, "huge", {
       until: (events) => events.some((e) => e.event === "error") && events.filter((e) => e.event === "message").length >= 3,
@@ -308,7 +301,7 @@ describe("a message larger than the tunnel carries", () => {
       jsonrpc: "2.0",
       id: 3,
       method: "session/prompt",
-      params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/stream 1 9000000" }] },
+      params: { sessionId: sessionId, prompt: [{ type: "text", text: "/stream 1 9000000" }] },
     });
     expect(turn.status).toBe(200);
     expect(((await turn.json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
@@ -316,7 +309,7 @@ describe("a message larger than the tunnel carries", () => {
       jsonrpc: "2.0",
       id: 4,
       method: "session/prompt",
-      params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "still here" }] },
+      params: { sessionId: sessionId, prompt: [{ type: "text", text: "still here" }] },
     });
     expect(after.status).toBe(200);
     const events = await reading;

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { readSse, rpc } from "./acp-helpers";
+import { openSession, readSse, rpc } from "./acp-helpers";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
 let rt: Runtime | null = null;
@@ -24,12 +24,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function openSession(r: Runtime, serverId: string): Promise<string> {
-  expect((await rpc(r, serverId, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }, "?agent=mock")).status).toBe(200);
-  const res = await rpc(r, serverId, { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: r.dir, mcpServers: [] } });
-  return ((await res.json()) as { result: { sessionId: string } }).result.sessionId;
 }
 
 const slowPrompt = (id: number, sessionId: string, n: number, ms: number) => ({
@@ -165,16 +159,12 @@ describe("tunnel ownership", () => {
 
   it("a call in flight when the sidecar restarts fails with 503 machine_restarted, is never run again, and readers are told at once", async () => {
     rt = await startRuntime({ machines: ["local"], vars: { RECONNECT_GRACE_MS: "15000" } });
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } };
-    expect((await rpc(rt, "doomed", init, "?agent=mock")).status).toBe(200);
-    const s = (await (await rpc(rt, "doomed", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
-      result: { sessionId: string };
-    };
+    const sessionId = await openSession(rt, "doomed");
     const prompt = rpc(rt, "doomed", {
       jsonrpc: "2.0",
       id: 3,
       method: "session/prompt",
-      params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 40 250" }] },
+      params: { sessionId: sessionId, prompt: [{ type: "text", text: "/slow 40 250" }] },
     });
     await readSse(rt, "doomed", { until: (events) => events.some((e) => JSON.stringify(e.data).includes("tick 1")) });
     // A reader attached (its stream open) before the sidecar dies.
