@@ -6,7 +6,7 @@
 import { execFile } from "node:child_process";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
+import { Readable, Writable } from "node:stream";
 import type { AgentId, AgentInfo } from "../../src/protocol/resources";
 import { AgentId as AgentIdSchema } from "../../src/protocol/resources";
 import { spawnAgentProcess, type AcpServers, type AgentLauncher } from "../acp-bridge";
@@ -124,36 +124,38 @@ export class AgentCatalog {
       return { options: null, error: errorText(err) };
     }
     const child = proc.child;
-    const cwd = proc.info.cwd;
     let stderr = "";
-    child.stderr!.on("data", (d: string | Buffer) => (stderr = (stderr + String(d)).slice(-400)));
-    const answers = new Map<number, (msg: { result?: Record<string, unknown>; error?: { message?: string } }) => void>();
-    createInterface({ input: child.stdout! }).on("line", (line) => {
-      try {
-        const msg = JSON.parse(line) as { id?: number; result?: Record<string, unknown>; error?: { message?: string } };
-        if (typeof msg.id === "number") answers.get(msg.id)?.(msg);
-      } catch {
-        // not a protocol line
-      }
+    child.stderr!.on("data", (d: string | Buffer) => {
+      stderr = (stderr + String(d)).slice(-400);
     });
-    const call = (id: number, method: string, params: unknown) =>
-      new Promise<Record<string, unknown>>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${method} timed out`)), PROBE_TIMEOUT_MS);
-        child.once("exit", (code) => reject(new Error(`exited (${code}) during ${method}${stderr ? `: ${stderr.trim()}` : ""}`)));
-        answers.set(id, (msg) => {
-          clearTimeout(timer);
-          if (msg.error) reject(new Error(msg.error.message ?? `${method} failed`));
-          else resolve(msg.result ?? {});
-        });
-        child.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-      });
+    // The ACP SDK's own client speaks to the agent: initialize, then session/new, within the deadline.
+    // Loaded when first needed: most sidecars never probe, and it need not sit in their memory.
+    const { client, methods, ndJsonStream, PROTOCOL_VERSION } = await import("@agentclientprotocol/sdk");
+    const exited = new Promise<never>((_, reject) =>
+      child.once("exit", (code) => reject(new Error(`exited (${code}) during the probe${stderr ? `: ${stderr.trim()}` : ""}`))),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+    });
+    // Whichever loses the race below rejects later with nobody listening: that is expected, not an error.
+    exited.catch(() => undefined);
+    deadline.catch(() => undefined);
+    const stream = ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>);
     try {
-      await call(1, "initialize", { protocolVersion: 1, clientCapabilities: {} });
-      const session = await call(2, "session/new", { cwd, mcpServers: [] });
+      const session = await Promise.race([
+        exited,
+        deadline,
+        client({ name: "agent-runtime-probe" }).connectWith(stream, async (agent) => {
+          await agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+          return agent.request(methods.agent.session.new, { cwd: proc.info.cwd, mcpServers: [] });
+        }),
+      ]);
       return { options: Array.isArray(session.configOptions) ? session.configOptions : [], error: null };
     } catch (err) {
       return { options: null, error: errorText(err) };
     } finally {
+      clearTimeout(timer);
       void proc.terminate();
     }
   }
