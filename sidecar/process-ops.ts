@@ -2,7 +2,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { homedir } from "node:os";
 import { ProblemError } from "../src/protocol/problems";
-import type { ProcessConfig, ProcessRunRequest, ProcessRunResponse } from "../src/protocol/resources";
+import type { LogEntry, ProcessConfig, ProcessRunRequest, ProcessRunResponse } from "../src/protocol/resources";
 import type { ProcessLimits, ProcessManager } from "./processes";
 import type { ResolvedStream } from "./stream-hub";
 import type { OpHandlers } from "./tunnel";
@@ -60,7 +60,7 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
       }
       await proc.write(bytes);
       if (eof) proc.endInput();
-      return { written: bytes.length };
+      return { bytesWritten: bytes.length };
     },
     "processes.signal": async ({ id, signal }) => {
       const proc = processes.signal(id, signal);
@@ -72,14 +72,12 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
       if (!processes.delete(id)) throw new ProblemError("not_found", `no process '${id}'`);
       return { deleted: true };
     },
-    "processes.logs": async ({ id, after }) => {
+    "processes.logs": async ({ id, after, tail, stream }) => {
       const proc = processes.get(id);
-      const { events } = proc.output.since(after);
-      return {
-        entries: events.map(([seq, json]) => ({ seq, ...(JSON.parse(json) as { stream: "stdout" | "stderr"; atMs: number; data: string }) })),
-        nextSeq: proc.output.lastSeq + 1,
-        droppedThrough: proc.output.droppedThrough,
-      };
+      let entries = proc.output.since(after).events.map(([, json]) => JSON.parse(json) as LogEntry);
+      if (stream && stream !== "combined") entries = entries.filter((entry) => entry.stream === stream);
+      if (tail !== undefined) entries = tail === 0 ? [] : entries.slice(-tail);
+      return { processId: id, stream: stream ?? "combined", entries, nextSeq: proc.output.lastSeq + 1, droppedThrough: proc.output.droppedThrough };
     },
   };
 }

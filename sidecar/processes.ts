@@ -3,6 +3,7 @@
  * processes and installs (`owner: "system"`). Nothing is started without being tracked, and
  * nothing tracked outlives the sidecar (stopAll on shutdown).
  */
+import { isUtf8 } from "node:buffer";
 import { spawn, type ChildProcess } from "node:child_process";
 import { access, constants as fsConstants, stat } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
@@ -88,11 +89,10 @@ export class ManagedProcess {
     this.exited = new Promise((resolve) => (this.markExited = resolve));
     this.pieceSize = Math.max(256, Math.floor(maxLogBytes / 4));
     if (backend.kind === "pty") {
-      backend.pty.onData((text) => this.record("stdout", text));
+      backend.pty.onData((text) => this.recordText("pty", text));
     } else {
-      // setEncoding decodes across chunk boundaries, so a multi-byte character is never split.
-      if (!options.rawStdout) backend.child.stdout?.setEncoding("utf8").on("data", (text: string) => this.record("stdout", text));
-      backend.child.stderr?.setEncoding("utf8").on("data", (text: string) => this.record("stderr", text));
+      if (!options.rawStdout) backend.child.stdout?.on("data", (chunk: Buffer) => this.recordBytes("stdout", chunk));
+      backend.child.stderr?.on("data", (chunk: Buffer) => this.recordBytes("stderr", chunk));
     }
   }
 
@@ -144,28 +144,54 @@ export class ManagedProcess {
     return this.info.status === "running";
   }
 
-  /** What the process wrote (of what is still kept), as text; one stream or both interleaved. */
+  /** What the process wrote (of what is still kept), as text; one stream or all interleaved. */
   outputText(stream?: LogEntry["stream"]): string {
     return this.output
       .since(0)
-      .events.map(([, json]) => JSON.parse(json) as Omit<LogEntry, "seq">)
+      .events.map(([, json]) => JSON.parse(json) as LogEntry)
       .filter((entry) => !stream || entry.stream === stream)
-      .map((entry) => entry.data)
+      .map((entry) => (entry.encoding === "base64" ? Buffer.from(entry.data, "base64").toString("utf8") : entry.data))
       .join("");
   }
 
   /** Output is kept in pieces small enough that the byte limit drops old output, never the newest. */
-  private record(stream: LogEntry["stream"], text: string): void {
+  /** Bytes of a multi-byte character cut by a chunk boundary, per stream, held until the rest comes. */
+  private readonly partial: Partial<Record<LogEntry["stream"], Buffer>> = {};
+
+  /**
+   * Raw output: what is valid UTF-8 is kept as text, anything else as base64, so binary output survives
+   * byte for byte. A character cut by a chunk boundary waits for its last bytes.
+   */
+  private recordBytes(stream: LogEntry["stream"], chunk: Buffer): void {
+    const carried = this.partial[stream];
+    const bytes = carried ? Buffer.concat([carried, chunk]) : chunk;
+    const cut = incompleteTail(bytes);
+    this.partial[stream] = cut ? bytes.subarray(bytes.length - cut) : undefined;
+    const body = cut ? bytes.subarray(0, bytes.length - cut) : bytes;
+    if (body.length === 0) return;
+    if (isUtf8(body)) this.recordText(stream, body.toString("utf8"));
+    else this.append(stream, "base64", body.toString("base64"));
+  }
+
+  private recordText(stream: LogEntry["stream"], text: string): void {
+    for (let i = 0; i < text.length; i += this.pieceSize) this.append(stream, "utf8", text.slice(i, i + this.pieceSize));
+  }
+
+  private append(stream: LogEntry["stream"], encoding: LogEntry["encoding"], data: string): void {
     if (this.output.ended) return;
-    const atMs = Date.now();
-    for (let i = 0; i < text.length; i += this.pieceSize) {
-      const entry: Omit<LogEntry, "seq"> = { stream, atMs, data: text.slice(i, i + this.pieceSize) };
-      this.output.append(JSON.stringify(entry));
-    }
+    // The entry carries its own sequence, so a stream passes it through untouched.
+    const entry: LogEntry = { sequence: this.output.lastSeq + 1, timestampMs: Date.now(), stream, encoding, data };
+    this.output.append(JSON.stringify(entry));
   }
 
   onExit(code: number | null, signal: NodeJS.Signals | null): void {
     if (!this.running) return;
+    // Bytes still waiting for the rest of a character never get it: they are kept as they are.
+    for (const stream of ["stdout", "stderr"] as const) {
+      const rest = this.partial[stream];
+      if (rest) this.append(stream, "base64", rest.toString("base64"));
+      this.partial[stream] = undefined;
+    }
     this.info.status = "exited";
     this.info.exitCode = code;
     this.info.signal = signal;
@@ -315,6 +341,17 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ESRCH") log.warn(`could not signal process group ${pgid}: ${errorText(err)}`);
   }
+}
+
+/** How many bytes at the end of `bytes` begin a UTF-8 character that is not complete yet (0 to 3). */
+export function incompleteTail(bytes: Buffer): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: look further back for the lead
+    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return need > back ? back : 0;
+  }
+  return 0;
 }
 
 function startFailure(command: string, code: string | undefined, message: string): ProblemError {

@@ -52,7 +52,7 @@ async function exited(id: string): Promise<Proc> {
 }
 
 async function logText(id: string, stream?: "stdout" | "stderr"): Promise<string> {
-  const { entries } = (await (await rt.api(`/v1/processes/${id}/logs`)).json()) as { entries: { stream: string; data: string; seq: number }[] };
+  const { entries } = (await (await rt.api(`/v1/processes/${id}/logs`)).json()) as { entries: { stream: string; data: string; sequence: number }[] };
   return entries
     .filter((e) => !stream || e.stream === stream)
     .map((e) => e.data)
@@ -137,19 +137,20 @@ describe("logs and input", () => {
   it("follows logs as SSE until the process exits, with sequence numbers", async () => {
     const p = await spawn({ command: "sh", args: ["-c", "for i in 1 2 3; do echo line $i; sleep 0.1; done"] });
     const events = await readSse(rt, "", { path: `/v1/processes/${p.id}/logs?follow=true`, untilEnd: true });
-    const messages = events.filter((e) => e.event === "message");
+    const messages = events.filter((e) => e.event === "log"); // the event the sandbox-agent SDK listens to
     expect(messages.map((e) => (e.data as { data: string }).data).join("")).toBe("line 1\nline 2\nline 3\n");
     expect(messages.map((e) => e.id)).toEqual(messages.map((_, i) => i + 1));
+    expect(messages.map((e) => (e.data as { sequence: number }).sequence)).toEqual(messages.map((e) => e.id));
     expect(events.at(-1)).toMatchObject({ event: "end", data: { id: p.id, exitCode: 0 } });
     // Logs of an exited process still follow: the whole log, then the end.
     const replay = await readSse(rt, "", { path: `/v1/processes/${p.id}/logs?follow=true`, untilEnd: true, lastEventId: 1 });
-    expect(replay.filter((e) => e.event === "message").map((e) => e.id)).toEqual(messages.slice(1).map((e) => e.id));
+    expect(replay.filter((e) => e.event === "log").map((e) => e.id)).toEqual(messages.slice(1).map((e) => e.id));
   });
 
   it("feeds an interactive process's stdin, and refuses input to a non-interactive one", async () => {
     const p = await spawn({ command: "sh", args: ["-c", "read name; echo hello $name"], interactive: true });
-    const written = await post(`/v1/processes/${p.id}/input`, { data: "world\n" });
-    expect(await written.json()).toEqual({ written: 6 });
+    const written = await post(`/v1/processes/${p.id}/input`, { data: "world\n", encoding: "utf8" });
+    expect(await written.json()).toEqual({ bytesWritten: 6 });
     expect(await exited(p.id)).toMatchObject({ exitCode: 0 });
     expect(await logText(p.id)).toBe("hello world\n");
 
@@ -168,10 +169,52 @@ describe("logs and input", () => {
     const p = await spawn({ command: "sh", args: ["-c", "test -t 0 && echo is-a-tty; read x; echo got $x"], tty: true, interactive: true });
     expect(p.tty).toBe(true);
     await waitFor(async () => (await logText(p.id)).includes("is-a-tty"), "the terminal check");
-    await post(`/v1/processes/${p.id}/input`, { data: "abc\r" });
+    await post(`/v1/processes/${p.id}/input`, { data: Buffer.from("abc\r").toString("base64") }); // base64 is the default
     expect(await exited(p.id)).toMatchObject({ exitCode: 0 });
     expect(await logText(p.id)).toContain("got abc");
     expect((await post("/v1/processes", { command: "no-such-command-abc", tty: true })).status).toBe(404);
+  });
+});
+
+describe("logs as the sandbox-agent SDK reads them", () => {
+  type Entry = { sequence: number; timestampMs: number; stream: string; encoding: string; data: string };
+  const logs = async (id: string, query = "") =>
+    (await (await rt.api(`/v1/processes/${id}/logs${query}`)).json()) as { processId: string; stream: string; entries: Entry[] };
+
+  it("keeps binary output byte for byte (base64), and text as text even when a character spans two writes", async () => {
+    const p = await spawn({
+      command: "node",
+      args: [
+        "-e",
+        "process.stdout.write(Buffer.from([0xff, 0x00, 0xfe])); const e = Buffer.from('é'); process.stdout.write(e.subarray(0, 1)); setTimeout(() => process.stdout.write(e.subarray(1)), 100)",
+      ],
+    });
+    await exited(p.id);
+    const { entries, processId } = await logs(p.id);
+    expect(processId).toBe(p.id);
+    const bytes = Buffer.concat(entries.map((e) => Buffer.from(e.data, e.encoding === "base64" ? "base64" : "utf8")));
+    expect([...bytes]).toEqual([0xff, 0x00, 0xfe, 0xc3, 0xa9]);
+    expect(entries.find((e) => e.encoding === "base64")).toBeDefined();
+    expect(entries.filter((e) => e.encoding === "utf8").map((e) => e.data)).toContain("é");
+    for (const e of entries) expect(e).toMatchObject({ stream: "stdout", sequence: expect.any(Number), timestampMs: expect.any(Number) });
+  });
+
+  it("filters by stream, keeps the last n with tail, and starts after since", async () => {
+    const p = await spawn({ command: "sh", args: ["-c", "echo o1; sleep 0.05; echo e1 >&2; sleep 0.05; echo o2; sleep 0.05; echo e2 >&2"] });
+    await exited(p.id);
+    const all = await logs(p.id);
+    expect(all.stream).toBe("combined");
+    expect((await logs(p.id, "?stream=stderr")).entries.map((e) => e.data)).toEqual(["e1\n", "e2\n"]);
+    expect((await logs(p.id, "?stream=stdout&tail=1")).entries.map((e) => e.data)).toEqual(["o2\n"]);
+    const since = all.entries[1]!.sequence;
+    expect((await logs(p.id, `?since=${since}`)).entries.map((e) => e.sequence)).toEqual(all.entries.slice(2).map((e) => e.sequence));
+    expect((await rt.api(`/v1/processes/${p.id}/logs?stream=both`)).status).toBe(400);
+  });
+
+  it("reports a terminal's output as the pty stream", async () => {
+    const p = await spawn({ command: "sh", args: ["-c", "echo on-a-terminal"], tty: true });
+    await exited(p.id);
+    expect((await logs(p.id, "?stream=pty")).entries.map((e) => e.data).join("")).toContain("on-a-terminal");
   });
 });
 
@@ -188,7 +231,7 @@ describe("limits", () => {
 
   it("refuses input over AGENT_RUNTIME_MAX_INPUT_BYTES with 413", async () => {
     const p = await spawn({ command: "cat", interactive: true });
-    const res = await post(`/v1/processes/${p.id}/input`, { data: "x".repeat(2000) });
+    const res = await post(`/v1/processes/${p.id}/input`, { data: "x".repeat(2000), encoding: "utf8" });
     expect(res.status).toBe(413);
     expect(errorCode(await problemOf(res))).toBe("payload_too_large");
     await post(`/v1/processes/${p.id}/kill`);

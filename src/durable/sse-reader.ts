@@ -31,6 +31,8 @@ export class SseReader {
   private readonly keepAlive: ReturnType<typeof setInterval>;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
+  /** ACP messages are `message` events (as acp-http-client reads them), process output `log` events (as the sandbox-agent SDK does). */
+  private readonly eventName: "message" | "log";
   private acceptedResolve: ((outcome: CallOutcome<void>) => void) | null = null;
   private acceptedOutcome: CallOutcome<void> | null = null;
 
@@ -43,6 +45,7 @@ export class SseReader {
     private readonly idleCloseMs: number = LIMITS.sseIdleCloseMs,
   ) {
     this.lastSeq = after;
+    this.eventName = stream.kind === "logs" ? "log" : "message";
     this.body = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
@@ -115,7 +118,7 @@ export class SseReader {
     for (const [seq, json] of events) {
       if (seq <= this.lastSeq) continue; // a replay after reconnect may overlap what was already delivered
       this.lastSeq = seq;
-      text += `id: ${seq}\nevent: message\ndata: ${json}\n\n`;
+      text += `id: ${seq}\nevent: ${this.eventName}\ndata: ${json}\n\n`;
     }
     if (text) {
       this.write(text);

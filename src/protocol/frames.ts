@@ -93,11 +93,19 @@ export const OPS = {
   "processes.config.set": { args: ProcessConfigUpdate, result: ProcessConfig },
   "processes.input": {
     args: z.object({ id: Id, data: z.string(), encoding: z.enum(["utf8", "base64"]), eof: z.boolean() }),
-    result: z.object({ written: z.number() }),
+    result: z.object({ bytesWritten: z.number() }),
   },
   "processes.signal": { args: z.object({ id: Id, signal: z.enum(["SIGTERM", "SIGKILL"]) }), result: Process },
   "processes.delete": { args: z.object({ id: Id }), result: Deleted },
-  "processes.logs": { args: z.object({ id: Id, after: z.number().int().min(0) }), result: ProcessLogs },
+  "processes.logs": {
+    args: z.object({
+      id: Id,
+      after: z.number().int().min(0),
+      tail: z.number().int().min(0).optional(),
+      stream: z.enum(["stdout", "stderr", "pty", "combined"]).optional(),
+    }),
+    result: ProcessLogs,
+  },
   "skills.apply": { args: SkillsApplyArgs, result: SkillsApplyResult },
 } as const satisfies Record<string, { args: z.ZodType; result: z.ZodType }>;
 

@@ -233,18 +233,39 @@ export const ProcessConfigUpdate = ProcessConfig.partial().strict().meta({ id: "
 export const ProcessInput = z
   .object({
     data: z.string(),
-    encoding: z.enum(["utf8", "base64"]).optional(),
+    encoding: z.enum(["base64", "utf8"]).optional().describe("how `data` is encoded; base64 by default (as the sandbox-agent SDK sends it)"),
     eof: z.boolean().optional().describe("close the process's stdin after writing"),
   })
   .strict()
   .meta({ id: "ProcessInput" });
 
+/** Where output came from: a pipe's stdout or stderr, or a terminal's one stream (`pty`). */
+export const LogStream = z.enum(["stdout", "stderr", "pty"]);
+
+/**
+ * One piece of a process's output, as the sandbox-agent SDK reads it. Output that is valid UTF-8 is
+ * `utf8` text; anything else is `base64`, so binary output survives byte for byte.
+ */
 export const LogEntry = z
-  .object({ seq: z.number().int(), stream: z.enum(["stdout", "stderr"]), atMs: z.number().int(), data: z.string() })
+  .object({
+    sequence: z.number().int(),
+    timestampMs: z.number().int(),
+    stream: LogStream,
+    encoding: z.enum(["utf8", "base64"]),
+    data: z.string(),
+  })
   .meta({ id: "LogEntry" });
 export type LogEntry = z.infer<typeof LogEntry>;
 
-export const ProcessLogs = z.object({ entries: z.array(LogEntry), nextSeq: z.number().int(), droppedThrough: z.number().int() }).meta({ id: "ProcessLogs" });
+export const ProcessLogs = z
+  .object({
+    processId: z.string(),
+    stream: z.enum(["stdout", "stderr", "pty", "combined"]),
+    entries: z.array(LogEntry),
+    nextSeq: z.number().int().describe("the sequence the next entry will have"),
+    droppedThrough: z.number().int().describe("entries up to this sequence were dropped (the per-process limit)"),
+  })
+  .meta({ id: "ProcessLogs" });
 export type ProcessLogs = z.infer<typeof ProcessLogs>;
 
 export const ProcessList = z.object({ processes: z.array(Process) }).meta({ id: "ProcessList" });

@@ -112,15 +112,21 @@ const logs = createRoute(
     {
       method: "get",
       path: "/processes/{id}/logs",
-      summary: "stdout/stderr with sequence numbers; follow=true streams SSE until the process exits",
+      summary: "The process's output with sequence numbers (binary output as base64); follow=true streams SSE until the process exits",
       request: {
         params: IdParams,
-        query: z.object({ follow: QueryFlag, after: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number") }),
+        query: z.object({
+          follow: QueryFlag,
+          since: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number"),
+          after: z.coerce.number().int().min(0).optional().describe("the same as since"),
+          tail: z.coerce.number().int().min(0).max(100_000).optional().describe("only the last n entries (not with follow)"),
+          stream: z.enum(["stdout", "stderr", "pty", "combined"]).optional().describe("only this stream (not with follow); default combined"),
+        }),
         headers: LastEventIdHeader,
       },
       responses: {
         200: {
-          description: "the log entries, or with follow=true an SSE stream of `event: message` (a LogEntry) and a final `event: end`",
+          description: "the log entries, or with follow=true an SSE stream of `event: log` (a LogEntry, `id:` its sequence) and a final `event: end`",
           content: { "application/json": { schema: ProcessLogs }, "text/event-stream": { schema: z.string() } },
         },
         ...errors(...MACHINE_ERRORS, "not_found", "not_acceptable"),
@@ -137,7 +143,7 @@ const input = createRoute(
       path: "/processes/{id}/input",
       summary: "Write to an interactive process's stdin",
       request: { params: IdParams, body: jsonBody(ProcessInput) },
-      responses: { 200: json(z.object({ written: z.number().int() }), "bytes written"), ...errors(...MACHINE_ERRORS, "not_found", "payload_too_large") },
+      responses: { 200: json(z.object({ bytesWritten: z.number().int() }), "bytes written"), ...errors(...MACHINE_ERRORS, "not_found", "payload_too_large") },
     },
   ),
 );
@@ -187,18 +193,17 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
   .openapi(get, async (c) => c.json(await relay(c, "processes.get", { id: c.req.valid("param").id }), 200))
   .openapi(logs, async (c) => {
     const { id } = c.req.valid("param");
-    const { follow, after } = c.req.valid("query");
-    const from = Number(c.req.valid("header")["last-event-id"] ?? after ?? 0);
-    if (!follow) return c.json(await relay(c, "processes.logs", { id, after: from }), 200);
-    if (!accepts(c.req.header("accept"), "text/event-stream")) {
-      return c.json(await relay(c, "processes.logs", { id, after: from }), 200);
+    const { follow, since, after, tail, stream } = c.req.valid("query");
+    const from = Number(c.req.valid("header")["last-event-id"] ?? since ?? after ?? 0);
+    if (!follow || !accepts(c.req.header("accept"), "text/event-stream")) {
+      return c.json(await relay(c, "processes.logs", { id, after: from, ...(tail !== undefined ? { tail } : {}), ...(stream ? { stream } : {}) }), 200);
     }
     const stub = machineStub(c);
     return (await stub.openStream({ kind: "logs", processId: id }, from)) as unknown as Response;
   })
   .openapi(input, async (c) => {
     const { data, encoding, eof } = c.req.valid("json");
-    return c.json(await relay(c, "processes.input", { id: c.req.valid("param").id, data, encoding: encoding ?? "utf8", eof: eof ?? false }), 200);
+    return c.json(await relay(c, "processes.input", { id: c.req.valid("param").id, data, encoding: encoding ?? "base64", eof: eof ?? false }), 200);
   })
   .openapi(signal("stop", "SIGTERM; answers once the process has exited (or after 5 s)"), async (c) =>
     c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGTERM" }), 200),
