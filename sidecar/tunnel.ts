@@ -204,7 +204,6 @@ export class TunnelClient {
       return;
     }
     const frame = parsed.frame;
-    if (!frame) return;
     switch (frame.t) {
       case "welcome":
         log.info(`connected to ${this.options.url} as machine '${frame.machine}'`);

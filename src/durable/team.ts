@@ -211,8 +211,8 @@ export class TeamObject extends DurableObject<Env> {
       if (ids.length < FANOUT_BATCH) await this.ctx.storage.delete("skills-fanout");
       else await this.ctx.storage.put("skills-fanout", { version: skills.version, after: ids.at(-1)! });
     }
-    let refresh = await this.ctx.storage.get<{ after: string; dueMs: number }>("liveness-refresh");
-    if (!refresh) refresh = { after: "", dueMs: Date.now() + REFRESH_EVERY_MS };
+    const stored = await this.ctx.storage.get<{ after: string; dueMs: number }>("liveness-refresh");
+    let refresh = stored ?? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS };
     if (refresh.dueMs <= Date.now()) {
       const ids = this.connectedIdsAfter(refresh.after, FANOUT_BATCH);
       const online = await Promise.all(
@@ -227,8 +227,10 @@ export class TeamObject extends DurableObject<Env> {
       });
       refresh = ids.length < FANOUT_BATCH ? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS } : { after: ids.at(-1)!, dueMs: refresh.dueMs };
     }
-    this.writes++;
-    await this.ctx.storage.put("liveness-refresh", refresh);
+    if (refresh !== stored) {
+      this.writes++;
+      await this.ctx.storage.put("liveness-refresh", refresh);
+    }
     const more = (await this.ctx.storage.get("skills-fanout")) !== undefined || refresh.after !== "";
     await this.ctx.storage.setAlarm(more ? Date.now() : refresh.dueMs);
   }
