@@ -78,6 +78,18 @@ describe("the worker in-process", () => {
     expect(((await res.json()) as { errors: { field: string }[] }).errors.map((e) => e.field)).toEqual(["role"]);
   });
 
+  it("answers the SDK's desktop calls with one clear 501 problem", async () => {
+    const { env, ctx } = fakeEnv();
+    for (const [method, path] of [
+      ["GET", "/v1/desktop/screenshot"],
+      ["POST", "/machines/laptop/v1/desktop/mouse/click"],
+    ]) {
+      const res = await app.request(path!, { method, headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx);
+      expect(res.status, path).toBe(501);
+      expect(((await res.json()) as { detail: string }).detail).toContain("not their desktop");
+    }
+  });
+
   it("answers an unknown route with a 404 problem", async () => {
     const { env, ctx } = fakeEnv();
     const res = await app.request("/v2/nothing", {}, env, ctx);

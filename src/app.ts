@@ -16,6 +16,7 @@ import { healthRoutes } from "./routes/health";
 import { machineRoutes } from "./routes/machines";
 import { processRoutes } from "./routes/processes";
 import { skillsRoutes } from "./routes/skills";
+import { desktopRoutes } from "./routes/desktop";
 import { trustRoutes } from "./routes/trust";
 import { tunnelRoutes } from "./routes/tunnel";
 
@@ -32,6 +33,7 @@ export function v1App() {
   v1.route("/", agentRoutes);
   v1.route("/", skillsRoutes);
   v1.route("/", trustRoutes);
+  v1.route("/", desktopRoutes);
   v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",

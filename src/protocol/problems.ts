@@ -18,6 +18,7 @@ export const PROBLEMS = {
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   too_many_processes: { status: 429, title: "Too many processes" },
   internal: { status: 500, title: "Internal error" },
+  not_implemented: { status: 501, title: "Not implemented" },
   install_failed: { status: 500, title: "Install failed" },
   agent_process_exited: { status: 500, title: "Agent process exited" },
   stream_error: { status: 502, title: "Stream error" },
