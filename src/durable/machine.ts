@@ -86,7 +86,11 @@ export class MachineObject extends DurableObject<Env> {
 
   override async fetch(request: Request): Promise<Response> {
     this.invocations.fetch++;
-    const machine = request.headers.get("x-machine-id");
+    // The object's own name is the machine (it is created by idFromName(machine)); the header is checked against it.
+    const machine = this.ctx.id.name ?? request.headers.get("x-machine-id");
+    if (this.ctx.id.name && request.headers.get("x-machine-id") !== this.ctx.id.name) {
+      return problemResponse({ code: "invalid_request", detail: "this tunnel request is not for this machine" });
+    }
     const generation = Number(request.headers.get("x-token-generation"));
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !machine || !Number.isSafeInteger(generation)) {
       return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade from a sidecar" });
