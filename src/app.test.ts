@@ -48,6 +48,16 @@ describe("the worker in-process", () => {
     ]);
   });
 
+  it("takes ?access_token= only on an SSE or WebSocket GET", async () => {
+    const { env, ctx } = fakeEnv({ DEFAULT_MACHINE: "ghost" });
+    const sse = await app.request(`/v1/processes/p1/logs?follow=true&access_token=${API_TOKEN}`, { headers: { accept: "text/event-stream" } }, env, ctx);
+    expect(sse.status).toBe(404); // authenticated: it got as far as the (unknown) machine
+    const plain = await app.request(`/v1/processes?access_token=${API_TOKEN}`, {}, env, ctx);
+    expect(plain.status).toBe(401);
+    const post = await app.request(`/v1/processes?access_token=${API_TOKEN}`, { method: "POST", headers: { accept: "text/event-stream" } }, env, ctx);
+    expect(post.status).toBe(401);
+  });
+
   it("never guesses a machine: without DEFAULT_MACHINE, /v1 is a 400 listing the machines", async () => {
     const { env, ctx } = fakeEnv();
     const res = await app.request("/v1/processes", { headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx);

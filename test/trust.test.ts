@@ -146,6 +146,23 @@ describe("issued tokens", () => {
     expect(entries.map((e) => e.token)).toEqual(expect.arrayContaining(["(unknown token 0123456789abcdef)", "(unknown token)", "(no token)"]));
   });
 
+  it("accepts ?access_token= on an SSE GET only (browsers cannot set headers there), and never records it", async () => {
+    const viewer = await issue({ name: "browser-bea", role: "viewer" });
+    const spawned = await rt.api("/v1/processes", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ command: "echo", args: ["via-sse"] }),
+    });
+    const { id } = (await spawned.json()) as { id: string };
+    const sse = await fetch(`${rt.url}/v1/processes/${id}/logs?follow=true&access_token=${viewer.token}`, { headers: { accept: "text/event-stream" } });
+    expect(sse.status).toBe(200);
+    expect(await sse.text()).toContain("via-sse");
+    const json = await fetch(`${rt.url}/v1/processes?access_token=${viewer.token}`);
+    expect(json.status).toBe(401);
+    const audit = await (await rt.api("/v1/audit?limit=500")).text();
+    expect(audit).not.toContain(viewer.token);
+  });
+
   it("pages the audit log, newest first", async () => {
     const first = (await (await rt.api("/v1/audit?limit=2")).json()) as Audit;
     expect(first.entries).toHaveLength(2);

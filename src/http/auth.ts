@@ -36,8 +36,19 @@ export const BOOTSTRAP_ADMIN: Identity = { name: "API_TOKEN", role: "admin", mac
 
 type Verdict = { ok: true; identity: Identity } | { ok: false; detail: string; presented: string };
 
+/**
+ * Browsers cannot set headers on an EventSource or a WebSocket: for those GETs only (an SSE `Accept` or
+ * a WebSocket upgrade), the token may come as `?access_token=`. It is never recorded (the audit log keeps
+ * route patterns, not URLs) and is refused on every other request.
+ */
+function queryToken(c: Context<AppEnv>): string | null {
+  if (c.req.method !== "GET") return null;
+  const streaming = (c.req.header("accept") ?? "").includes("text/event-stream") || c.req.header("upgrade")?.toLowerCase() === "websocket";
+  return streaming ? (c.req.query("access_token") ?? null) : null;
+}
+
 async function identify(c: Context<AppEnv>): Promise<Verdict> {
-  const token = bearerToken(c.req.header("authorization"));
+  const token = bearerToken(c.req.header("authorization")) ?? queryToken(c);
   if (token) {
     if (isApiToken(settings(c.env).apiTokens, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
     const id = apiTokenId(token);
