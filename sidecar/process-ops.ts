@@ -34,6 +34,10 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
       return proc.info;
     },
     "processes.run": (req, { signal }) => runToEnd(processes, req, signal),
+    "processes.resize": async ({ id, cols, rows }) => {
+      processes.get(id).resize(cols, rows);
+      return { cols, rows };
+    },
     "processes.config.get": async () => processConfig(processes.limits),
     "processes.config.set": async (update) => {
       const next = { ...processConfig(processes.limits), ...update };

@@ -111,6 +111,13 @@ export class ManagedProcess {
     return new Promise((resolve, reject) => stdin.write(bytes, (err) => (err ? reject(err) : resolve())));
   }
 
+  /** A terminal's new size; a process on pipes has none. */
+  resize(cols: number, rows: number): void {
+    if (this.backend.kind !== "pty") throw new ProblemError("conflict", `process '${this.info.id}' has no terminal (it was not started with tty: true)`);
+    if (!this.running) throw new ProblemError("conflict", `process '${this.info.id}' has exited`);
+    this.backend.pty.resize(cols, rows);
+  }
+
   /** End of input: closes stdin, or sends EOF (Ctrl-D) on a terminal. */
   endInput(): void {
     if (this.backend.kind === "pty") this.backend.pty.write("\x04");

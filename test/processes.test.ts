@@ -211,6 +211,21 @@ describe("logs as the sandbox-agent SDK reads them", () => {
     expect((await rt.api(`/v1/processes/${p.id}/logs?stream=both`)).status).toBe(400);
   });
 
+  it("resizes a terminal (the process sees the new size), and refuses a process without one", async () => {
+    const p = await spawn({ command: "sh", args: ["-c", "read x; stty size"], tty: true, interactive: true });
+    const resized = await post(`/v1/processes/${p.id}/terminal/resize`, { cols: 91, rows: 33 });
+    expect(resized.status).toBe(200);
+    expect(await resized.json()).toEqual({ cols: 91, rows: 33 });
+    await post(`/v1/processes/${p.id}/input`, { data: "go\r", encoding: "utf8" });
+    await exited(p.id);
+    expect(await logText(p.id)).toContain("33 91");
+    const pipes = await spawn({ command: "sleep", args: ["5"] });
+    const refused = await post(`/v1/processes/${pipes.id}/terminal/resize`, { cols: 80, rows: 24 });
+    expect(refused.status).toBe(409);
+    expect((await post(`/v1/processes/${pipes.id}/terminal/resize`, { cols: 0, rows: 24 })).status).toBe(400);
+    await post(`/v1/processes/${pipes.id}/kill`);
+  });
+
   it("reports a terminal's output as the pty stream", async () => {
     const p = await spawn({ command: "sh", args: ["-c", "echo on-a-terminal"], tty: true });
     await exited(p.id);

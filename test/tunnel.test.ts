@@ -244,6 +244,7 @@ describe("the OpenAPI document", () => {
         "GET /processes",
         "POST /processes",
         "POST /processes/run",
+        "POST /processes/{id}/terminal/resize",
         "GET /processes/config",
         "POST /processes/config",
         "GET /processes/{id}",

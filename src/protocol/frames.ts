@@ -34,6 +34,7 @@ import {
   ProcessRunResponse,
   SkillsConfig,
   SpawnRequest,
+  TerminalSize,
 } from "./resources";
 
 export const TUNNEL_PATH_PREFIX = "/_tunnel/";
@@ -89,6 +90,7 @@ export const OPS = {
   "processes.get": { args: z.object({ id: Id }), result: Process },
   "processes.spawn": { args: SpawnRequest, result: Process },
   "processes.run": { args: ProcessRunRequest, result: ProcessRunResponse },
+  "processes.resize": { args: z.object({ id: Id, cols: z.number().int(), rows: z.number().int() }), result: TerminalSize },
   "processes.config.get": { args: Nothing, result: ProcessConfig },
   "processes.config.set": { args: ProcessConfigUpdate, result: ProcessConfig },
   "processes.input": {

@@ -230,6 +230,12 @@ export type ProcessConfig = z.infer<typeof ProcessConfig>;
 /** A change of some of those limits; what is not named stays as it is. */
 export const ProcessConfigUpdate = ProcessConfig.partial().strict().meta({ id: "ProcessConfigUpdate" });
 
+/** A terminal's size, in characters (`POST /v1/processes/{id}/terminal/resize`). */
+export const TerminalSize = z
+  .object({ cols: z.number().int().min(1).max(1000), rows: z.number().int().min(1).max(1000) })
+  .strict()
+  .meta({ id: "TerminalSize" });
+
 export const ProcessInput = z
   .object({
     data: z.string(),

@@ -17,6 +17,7 @@ import {
   ProcessRunRequest,
   ProcessRunResponse,
   SpawnRequest,
+  TerminalSize,
 } from "../protocol/resources";
 
 const IdParams = z.object({ id: Identifier });
@@ -162,6 +163,19 @@ const signal = (path: "stop" | "kill", summary: string) =>
     ),
   );
 
+const resize = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/processes/{id}/terminal/resize",
+      summary: "Set the size of a tty process's terminal",
+      request: { params: IdParams, body: jsonBody(TerminalSize) },
+      responses: { 200: json(TerminalSize, "the terminal's size now"), ...errors(...MACHINE_ERRORS, "not_found", "unsupported_media_type") },
+    },
+  ),
+);
+
 const remove = createRoute(
   declare(
     { role: "member", machine: true },
@@ -209,6 +223,7 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
     c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGTERM" }), 200),
   )
   .openapi(signal("kill", "SIGKILL"), async (c) => c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGKILL" }), 200))
+  .openapi(resize, async (c) => c.json(await relay(c, "processes.resize", { id: c.req.valid("param").id, ...c.req.valid("json") }), 200))
   .openapi(remove, async (c) => {
     await relay(c, "processes.delete", { id: c.req.valid("param").id });
     return c.body(null, 204);
