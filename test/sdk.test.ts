@@ -1,7 +1,8 @@
 /**
  * The official `sandbox-agent` SDK 0.4.2, unchanged, against the runtime: named machine and default route.
- * These are the calls of its process and agent half, which this runtime serves; its file, terminal and MCP
- * calls are not served yet, and its desktop calls answer 501 (a developer's machine has its own desktop).
+ * These are the calls of its process and agent half, which this runtime serves (terminal resize included);
+ * its file, terminal-socket and MCP calls are not served yet, and its desktop calls answer 501 (a
+ * developer's machine has its own desktop).
  */
 import { SandboxAgent } from "sandbox-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -56,6 +57,9 @@ describe.each([
     const cat = await sdk.createProcess({ command: "cat", interactive: true });
     expect(await sdk.sendProcessInput(cat.id, { data: Buffer.from("hi\n").toString("base64"), encoding: "base64" })).toEqual({ bytesWritten: 3 });
     await sdk.killProcess(cat.id);
+    const tty = await sdk.createProcess({ command: "sleep", args: ["5"], tty: true });
+    expect(await sdk.resizeProcessTerminal(tty.id, { cols: 100, rows: 30 })).toEqual({ cols: 100, rows: 30 });
+    await sdk.killProcess(tty.id);
     const users = await sdk.listProcesses({ owner: "user" });
     expect(users.processes.map((p) => p.id)).toEqual(expect.arrayContaining([echo.id, cat.id]));
     await waitFor(async () => (await sdk.getProcess(cat.id)).status === "exited", "cat to be killed");
