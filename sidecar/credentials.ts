@@ -3,11 +3,12 @@
  * never an argument or an environment variable, which every process of the user can read
  * (docs/architecture.md, "Trust"; SECURITY.md says what that does and does not protect against).
  */
-import { chmod, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { z } from "zod";
+import { writeFileAtomic } from "./atomic-file";
 
 export const Credentials = z.object({ url: z.string().url(), machine: z.string().min(1), token: z.string().min(1) });
 export type Credentials = z.infer<typeof Credentials>;
@@ -33,10 +34,7 @@ export async function saveCredentials(dir: string, credentials: Credentials): Pr
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
   const path = join(dir, "credentials.json");
-  const staged = `${path}.${process.pid}.tmp`;
-  // Written whole under a temporary name, then renamed: a crash never leaves half a file.
-  await writeFile(staged, `${JSON.stringify(Credentials.parse(credentials), null, 2)}\n`, { mode: 0o600 });
-  await rename(staged, path);
+  await writeFileAtomic(path, `${JSON.stringify(Credentials.parse(credentials), null, 2)}\n`, 0o600);
   return path;
 }
 

@@ -9,12 +9,13 @@
  * others still apply. The same configuration applied again to the same folders does nothing. git runs without a shell, with `--` before
  * user values (which the API has already refused when they look like options).
  */
-import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { basename, join, resolve, sep } from "node:path";
 import type { SkillsApplyArgs, SkillsApplyResult } from "../src/protocol/frames";
 import { SkillName, type SkillSource } from "../src/protocol/resources";
 import { AGENTS } from "./agents/definitions";
+import { writeFileAtomic } from "./atomic-file";
 import { errorText, logger } from "./log";
 import type { ProcessManager } from "./processes";
 
@@ -222,12 +223,8 @@ export class SkillsApplier {
     }
   }
 
-  /** Written whole under another name, then renamed: a crash leaves the old manifest or the new one. */
-  private async writeManifest(manifest: Manifest): Promise<void> {
-    await mkdir(this.dataDir, { recursive: true });
-    const path = join(this.dataDir, "skills-manifest.json");
-    await writeFile(`${path}.tmp`, JSON.stringify(manifest, null, 2));
-    await rename(`${path}.tmp`, path);
+  private writeManifest(manifest: Manifest): Promise<void> {
+    return writeFileAtomic(join(this.dataDir, "skills-manifest.json"), JSON.stringify(manifest, null, 2));
   }
 }
 

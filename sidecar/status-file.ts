@@ -2,9 +2,10 @@
  * What a running sidecar says about itself, for `agent-runtime-sidecar status`: one small JSON file in
  * its data folder, rewritten (whole, then renamed) only when the tunnel's state changes.
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { writeFileAtomic } from "./atomic-file";
 
 export const TunnelState = z.enum(["connecting", "connected", "reconnecting", "refused", "replaced", "stopped"]);
 export type TunnelState = z.infer<typeof TunnelState>;
@@ -27,12 +28,8 @@ export function statusPath(dataDir: string): string {
   return join(dataDir, "status.json");
 }
 
-export async function writeStatus(dataDir: string, status: SidecarStatus): Promise<void> {
-  await mkdir(dataDir, { recursive: true });
-  const path = statusPath(dataDir);
-  const staged = `${path}.${process.pid}.tmp`;
-  await writeFile(staged, `${JSON.stringify(status, null, 2)}\n`);
-  await rename(staged, path);
+export function writeStatus(dataDir: string, status: SidecarStatus): Promise<void> {
+  return writeFileAtomic(statusPath(dataDir), `${JSON.stringify(status, null, 2)}\n`);
 }
 
 export async function readStatus(dataDir: string): Promise<SidecarStatus | null> {

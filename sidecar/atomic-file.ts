@@ -1,0 +1,10 @@
+/** Writing a small file whole: under a temporary name, then renamed, so a crash leaves the old file or the new one. */
+import { mkdir, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+
+export async function writeFileAtomic(path: string, text: string, mode = 0o644): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const staged = `${path}.${process.pid}.tmp`;
+  await writeFile(staged, text, { mode });
+  await rename(staged, path);
+}
