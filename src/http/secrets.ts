@@ -1,4 +1,6 @@
 /** Secrets of the worker: comparing them and making API tokens. WebCrypto only (workerd and Node alike). */
+import { base64url } from "../protocol/machine-token";
+
 const encoder = new TextEncoder();
 
 /** Constant-time comparison of two strings (lengths may leak, contents do not). */
@@ -13,12 +15,6 @@ export function timingSafeEqualText(a: string, b: string): boolean {
 
 function hex(bytes: ArrayBuffer | Uint8Array): string {
   return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /**

@@ -12,7 +12,8 @@
 const PREFIX = "mt2";
 const encoder = new TextEncoder();
 
-function base64url(bytes: ArrayBuffer): string {
+/** Bytes as unpadded base64url (tokens carry it in URLs and headers). */
+export function base64url(bytes: ArrayBuffer | Uint8Array): string {
   let binary = "";
   for (const b of new Uint8Array(bytes)) binary += String.fromCharCode(b);
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");

@@ -39,7 +39,7 @@ const createToken = createRoute(
     path: "/tokens",
     summary: "Issue an API token; its secret is in this answer only",
     request: { body: jsonBody(TokenCreateRequest) },
-    responses: { 201: json(TokenCreated, "the token, with its secret"), ...errors("permission_denied", "invalid_request", "conflict") },
+    responses: { 201: json(TokenCreated, "the token, with its secret"), ...errors("invalid_request", "conflict") },
   }),
 );
 
@@ -48,7 +48,7 @@ const listTokens = createRoute(
     method: "get",
     path: "/tokens",
     summary: "Every issued token (never its secret), oldest first",
-    responses: { 200: json(TokenList, "tokens"), ...errors("permission_denied") },
+    responses: { 200: json(TokenList, "tokens"), ...errors() },
   }),
 );
 
@@ -58,7 +58,7 @@ const revokeToken = createRoute(
     path: "/tokens/{id}",
     summary: "Revoke a token: refused from the next request on",
     request: { params: z.object({ id: z.string().regex(/^[0-9a-f]{16}$/, "a token id") }) },
-    responses: { 200: json(TokenInfo, "the revoked token"), ...errors("permission_denied", "not_found") },
+    responses: { 200: json(TokenInfo, "the revoked token"), ...errors("not_found") },
   }),
 );
 
@@ -68,7 +68,7 @@ const audit = createRoute(
     path: "/audit",
     summary: "The audit log, newest first: every mutating call and every refused token",
     request: { query: AuditQuery },
-    responses: { 200: json(AuditPage, "one page of entries"), ...errors("permission_denied") },
+    responses: { 200: json(AuditPage, "one page of entries"), ...errors() },
   }),
 );
 
@@ -78,7 +78,7 @@ const mintMachine = createRoute(
     path: "/machine-tokens",
     summary: "Mint a machine token (for a sidecar to connect as that machine), with the command that connects it",
     request: { body: jsonBody(MachineTokenRequest) },
-    responses: { 201: json(MachineTokenMinted, "the token: shown this once"), ...errors("permission_denied", "invalid_request") },
+    responses: { 201: json(MachineTokenMinted, "the token: shown this once"), ...errors("invalid_request") },
   }),
 );
 
@@ -88,7 +88,7 @@ const revokeMachine = createRoute(
     path: "/machine-tokens/{machine}",
     summary: "Revoke every token of one machine: its sidecar is disconnected and refused at its next connect; other machines are untouched",
     request: { params: z.object({ machine: Identifier }) },
-    responses: { 200: json(MachineTokensRevoked, "the new generation"), ...errors("permission_denied", "not_found") },
+    responses: { 200: json(MachineTokensRevoked, "the new generation"), ...errors("not_found") },
   }),
 );
 
