@@ -32,6 +32,18 @@ type MachineRow = {
   platform: string | null;
 };
 
+function machineOf(r: MachineRow): Machine {
+  return {
+    id: r.id,
+    connected: r.connected === 1,
+    connectedAtMs: r.connected_at_ms,
+    lastSeenMs: r.last_seen_ms,
+    sidecarVersion: r.sidecar_version,
+    sidecarOutdated: r.sidecar_version !== null && sidecarVersionAdvice(r.sidecar_version).outdated,
+    platform: r.platform,
+  };
+}
+
 export class TeamObject extends DurableObject<Env> {
   private invocations = 0;
   private writes = 0;
@@ -168,23 +180,17 @@ export class TeamObject extends DurableObject<Env> {
     this.invocations++;
     const limit = page.limit ?? 500;
     const rows = this.ctx.storage.sql.exec<MachineRow>(`SELECT * FROM machines WHERE id > ? ORDER BY id LIMIT ?`, page.after ?? "", limit + 1).toArray();
-    const machines = rows.slice(0, limit).map((r) => ({
-      id: r.id,
-      connected: r.connected === 1,
-      connectedAtMs: r.connected_at_ms,
-      lastSeenMs: r.last_seen_ms,
-      sidecarVersion: r.sidecar_version,
-      sidecarOutdated: r.sidecar_version !== null && sidecarVersionAdvice(r.sidecar_version).outdated,
-      platform: r.platform,
-    }));
+    const machines = rows.slice(0, limit).map(machineOf);
     return { machines, nextAfter: rows.length > limit ? machines.at(-1)!.id : null };
   }
 
-  /** The machines of a token's scope (at most 256 ids), by id. */
+  /** The machines of a token's scope (at most 256 ids), by id: only those rows are read. */
   machinesByIds(ids: string[]): Machine[] {
     this.invocations++;
-    const wanted = new Set(ids);
-    return this.listMachines({ limit: 100_000 }).machines.filter((m) => wanted.has(m.id));
+    return this.ctx.storage.sql
+      .exec<MachineRow>(`SELECT * FROM machines WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(ids))
+      .toArray()
+      .map(machineOf);
   }
 
   // ---------- batched work: skills fan-out and the hourly liveness refresh, one alarm ----------
