@@ -67,10 +67,10 @@ function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer" | "
   const pick = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
   return {
     processLimits: pick({
-      maxRunning: num("AGENT_RUNTIME_MAX_PROCESSES"),
+      maxConcurrentProcesses: num("AGENT_RUNTIME_MAX_PROCESSES"),
       maxExitedKept: num("AGENT_RUNTIME_MAX_EXITED_KEPT"),
-      maxLogBytes: num("AGENT_RUNTIME_MAX_LOG_BYTES"),
-      maxInputBytes: num("AGENT_RUNTIME_MAX_INPUT_BYTES"),
+      maxLogBytesPerProcess: num("AGENT_RUNTIME_MAX_LOG_BYTES"),
+      maxInputBytesPerRequest: num("AGENT_RUNTIME_MAX_INPUT_BYTES"),
     }),
     acpBuffer: pick({ maxEvents: num("AGENT_RUNTIME_ACP_BUFFER_EVENTS"), maxBytes: num("AGENT_RUNTIME_ACP_BUFFER_BYTES") }),
     ...pick({ heartbeatMs: num("AGENT_RUNTIME_HEARTBEAT_MS"), reconnectSpreadMs: num("AGENT_RUNTIME_RECONNECT_SPREAD_MS") }),

@@ -2,8 +2,8 @@
 import { isAbsolute, resolve } from "node:path";
 import { homedir } from "node:os";
 import { ProblemError } from "../src/protocol/problems";
-import type { LogEntry, ProcessConfig, ProcessRunRequest, ProcessRunResponse } from "../src/protocol/resources";
-import type { ProcessLimits, ProcessManager } from "./processes";
+import type { LogEntry, ProcessRunRequest, ProcessRunResponse } from "../src/protocol/resources";
+import type { ProcessManager } from "./processes";
 import type { ResolvedStream } from "./stream-hub";
 import type { OpHandlers } from "./tunnel";
 
@@ -38,29 +38,21 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
       processes.get(id).resize(cols, rows);
       return { cols, rows };
     },
-    "processes.config.get": async () => processConfig(processes.limits),
+    "processes.config.get": async () => ({ ...processes.limits }),
     "processes.config.set": async (update) => {
-      const next = { ...processConfig(processes.limits), ...update };
+      const next = { ...processes.limits, ...update };
       if (next.defaultRunTimeoutMs > next.maxRunTimeoutMs)
         throw new ProblemError("invalid_request", "defaultRunTimeoutMs must not be larger than maxRunTimeoutMs");
-      processes.limits = {
-        maxRunning: next.maxConcurrentProcesses,
-        maxInputBytes: next.maxInputBytesPerRequest,
-        maxLogBytes: next.maxLogBytesPerProcess,
-        maxOutputBytes: next.maxOutputBytes,
-        defaultRunTimeoutMs: next.defaultRunTimeoutMs,
-        maxRunTimeoutMs: next.maxRunTimeoutMs,
-        maxExitedKept: next.maxExitedKept,
-      };
-      return processConfig(processes.limits);
+      processes.limits = next;
+      return { ...next };
     },
     "processes.input": async ({ id, data, encoding, eof }) => {
       const proc = processes.get(id);
       if (!proc.running) throw new ProblemError("conflict", `process '${id}' has exited`);
       if (!proc.info.interactive) throw new ProblemError("conflict", `process '${id}' was not started with interactive: true`);
       const bytes = Buffer.from(data, encoding);
-      if (bytes.length > processes.limits.maxInputBytes) {
-        throw new ProblemError("payload_too_large", `input is limited to ${processes.limits.maxInputBytes} bytes per call`);
+      if (bytes.length > processes.limits.maxInputBytesPerRequest) {
+        throw new ProblemError("payload_too_large", `input is limited to ${processes.limits.maxInputBytesPerRequest} bytes per call`);
       }
       await proc.write(bytes);
       if (eof) proc.endInput();
@@ -104,19 +96,6 @@ class Capture {
     // A cut in the middle of a character becomes U+FFFD, never an exception.
     return Buffer.concat(this.chunks).toString("utf8");
   }
-}
-
-/** The limits as the API names them. */
-function processConfig(limits: ProcessLimits): ProcessConfig {
-  return {
-    maxConcurrentProcesses: limits.maxRunning,
-    maxInputBytesPerRequest: limits.maxInputBytes,
-    maxLogBytesPerProcess: limits.maxLogBytes,
-    maxOutputBytes: limits.maxOutputBytes,
-    defaultRunTimeoutMs: limits.defaultRunTimeoutMs,
-    maxRunTimeoutMs: limits.maxRunTimeoutMs,
-    maxExitedKept: limits.maxExitedKept,
-  };
 }
 
 /**

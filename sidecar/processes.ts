@@ -9,7 +9,7 @@ import { access, constants as fsConstants, stat } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import { spawn as spawnPty, type IPty } from "@lydell/node-pty";
-import type { LogEntry } from "../src/protocol/resources";
+import type { LogEntry, ProcessConfig } from "../src/protocol/resources";
 import { ProblemError } from "../src/protocol/problems";
 import type { Process } from "../src/protocol/resources";
 import { EventLog } from "./event-log";
@@ -18,22 +18,14 @@ import { errorText, logger } from "./log";
 
 const log = logger("process");
 
-export interface ProcessLimits {
-  maxRunning: number;
-  maxExitedKept: number;
-  maxLogBytes: number;
-  maxInputBytes: number;
-  /** One-shot runs: output kept per stream, and their deadline by default and at most. */
-  maxOutputBytes: number;
-  defaultRunTimeoutMs: number;
-  maxRunTimeoutMs: number;
-}
+/** The limits a machine enforces, named as the API names them (`/v1/processes/config`). */
+export type ProcessLimits = ProcessConfig;
 
 export const DEFAULT_PROCESS_LIMITS: ProcessLimits = {
-  maxRunning: 64,
+  maxConcurrentProcesses: 64,
   maxExitedKept: 256,
-  maxLogBytes: 4 * 1024 * 1024,
-  maxInputBytes: 1024 * 1024,
+  maxLogBytesPerProcess: 4 * 1024 * 1024,
+  maxInputBytesPerRequest: 1024 * 1024,
   maxOutputBytes: 1024 * 1024,
   defaultRunTimeoutMs: 60_000,
   maxRunTimeoutMs: 60 * 60_000,
@@ -226,14 +218,14 @@ export class ProcessManager {
 
   async spawn(options: SpawnOptions): Promise<ManagedProcess> {
     const running = [...this.processes.values()].filter((p) => p.running).length;
-    if (running >= this.limits.maxRunning) {
-      throw new ProblemError("too_many_processes", `at most ${this.limits.maxRunning} processes may run at once on this machine`);
+    if (running >= this.limits.maxConcurrentProcesses) {
+      throw new ProblemError("too_many_processes", `at most ${this.limits.maxConcurrentProcesses} processes may run at once on this machine`);
     }
     const cwdStat = await stat(options.cwd).catch(() => null);
     if (!cwdStat?.isDirectory()) throw new ProblemError("not_found", `working directory '${options.cwd}' does not exist`);
 
     const backend = options.tty ? await startPty(options) : await startPipes(options);
-    const proc = new ManagedProcess(backend, options, this.newId(), this.limits.maxLogBytes);
+    const proc = new ManagedProcess(backend, options, this.newId(), this.limits.maxLogBytesPerProcess);
     this.processes.set(proc.info.id, proc);
     if (proc.info.pid) this.registry?.add(proc.info.pid);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
