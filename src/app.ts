@@ -66,10 +66,7 @@ export function createApp() {
   app.route("/machines/:machine/v1", v1);
   app.notFound(notFound);
   app.onError((err, c) => {
-    if (err instanceof ProblemError) {
-      // RFC 6750: a refused bearer token is answered with the scheme to use.
-      return problemResponse(err.toInit(), err.code === "token_invalid" ? { "www-authenticate": 'Bearer realm="agent-runtime"' } : undefined);
-    }
+    if (err instanceof ProblemError) return problemResponse(err.toInit());
     if (err instanceof HTTPException) {
       if (err.res) return err.res;
       const code = err.status === 415 ? "unsupported_media_type" : err.status === 413 ? "payload_too_large" : "invalid_request";
