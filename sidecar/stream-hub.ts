@@ -91,9 +91,7 @@ export class StreamHub {
     }
     s.log = log;
     s.detach = log.onChange(() => this.schedule(sub, s));
-    const { events, gap } = batch(log, s.cursor);
-    s.cursor = advance(s.cursor, events, gap);
-    this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
+    this.sendNext(sub, s, log, true); // even empty: it tells the worker the subscription is accepted
     this.schedule(sub, s);
   }
 
@@ -112,11 +110,7 @@ export class StreamHub {
       setTimeout(() => this.flush(sub, s), 5);
       return;
     }
-    const { events, gap } = batch(s.log, s.cursor);
-    if (events.length || gap) {
-      s.cursor = advance(s.cursor, events, gap);
-      this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
-    }
+    this.sendNext(sub, s, s.log);
     if (s.cursor < s.log.lastSeq) {
       this.schedule(sub, s);
     } else if (s.log.ended) {
@@ -132,15 +126,20 @@ export class StreamHub {
   flushAll(): void {
     for (const [sub, s] of this.subs) {
       if (!s.log || s.cursor >= s.log.lastSeq) continue;
-      for (;;) {
-        const { events, gap } = batch(s.log, s.cursor);
-        if (!events.length && !gap) break;
-        const before = s.cursor;
-        s.cursor = advance(s.cursor, events, gap);
-        this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
-        if (s.cursor === before) break;
+      while (this.sendNext(sub, s, s.log)) {
+        // until the subscription has caught up
       }
     }
+  }
+
+  /** Send the next frame's worth of `log` after the cursor; true when the cursor moved. */
+  private sendNext(sub: string, s: Subscription, log: EventLog, evenIfEmpty = false): boolean {
+    const { events, gap } = batch(log, s.cursor);
+    if (!events.length && !gap && !evenIfEmpty) return false;
+    const before = s.cursor;
+    s.cursor = advance(s.cursor, events, gap);
+    this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
+    return s.cursor !== before;
   }
 
   private finish(sub: string, end: { code: "exited" | "deleted" | "not_found"; json: string }): void {
