@@ -7,6 +7,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { AcpServers } from "./acp-bridge";
 import { AgentCatalog } from "./agents/catalog";
+import { MachineFiles } from "./files";
 import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
 import { LIMITS } from "../src/protocol/limits";
@@ -54,6 +55,7 @@ export class Sidecar {
   readonly agents: AgentCatalog;
   readonly tunnel: TunnelClient;
   readonly skills: SkillsApplier;
+  readonly files: MachineFiles;
   private readonly dataDir: string;
   private status: SidecarStatus;
   private statusWrites: Promise<void> = Promise.resolve();
@@ -87,6 +89,7 @@ export class Sidecar {
     this.skills = new SkillsApplier(dataDir, home, this.processes, () =>
       installedSkillsDirs(async (agent) => (await this.installer.installed(agent)) !== null),
     );
+    this.files = new MachineFiles(dataDir, home);
     this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home);
     this.tunnel = new TunnelClient({
       url: options.url,
@@ -133,6 +136,7 @@ export class Sidecar {
       },
       "skills.apply": (args) => this.skills.apply(args),
       ...processHandlers(this.processes),
+      ...this.files.handlers(),
     };
   }
 
@@ -155,6 +159,7 @@ export class Sidecar {
   async stop(): Promise<void> {
     await this.tunnel.stop();
     await this.processes.stopAll();
+    this.files.dispose();
     if (this.status.state !== "refused" && this.status.state !== "replaced") this.recordState({ state: "stopped" });
     await this.statusWrites;
   }

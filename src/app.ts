@@ -17,6 +17,7 @@ import { machineRoutes } from "./routes/machines";
 import { processRoutes } from "./routes/processes";
 import { skillsRoutes } from "./routes/skills";
 import { desktopRoutes } from "./routes/desktop";
+import { fileRoutes, STREAMED_BODY_PATHS } from "./routes/files";
 import { trustRoutes } from "./routes/trust";
 import { tunnelRoutes } from "./routes/tunnel";
 
@@ -26,10 +27,16 @@ export function v1App() {
   v1.route("/", healthRoutes); // the one route without a token
   v1.use("*", authenticate);
   v1.use("*", auditTrail);
-  v1.use("*", bodyLimit({ maxSize: LIMITS.maxBodyBytes, onError: () => problem("payload_too_large", `the body is larger than ${LIMITS.maxBodyBytes} bytes`) }));
+  const jsonBodyLimit = bodyLimit({
+    maxSize: LIMITS.maxBodyBytes,
+    onError: () => problem("payload_too_large", `the body is larger than ${LIMITS.maxBodyBytes} bytes`),
+  });
+  // File bodies stream to the machine in pieces and have their own, larger limit (http/file-transfer.ts).
+  v1.use("*", (c, next) => (STREAMED_BODY_PATHS.some((path) => c.req.path.endsWith(path)) ? next() : jsonBodyLimit(c, next)));
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
   v1.route("/", processRoutes);
+  v1.route("/", fileRoutes);
   v1.route("/", agentRoutes);
   v1.route("/", skillsRoutes);
   v1.route("/", trustRoutes);

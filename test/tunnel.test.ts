@@ -266,6 +266,14 @@ describe("the OpenAPI document", () => {
         "GET /audit",
         "POST /machine-tokens",
         "DELETE /machine-tokens/{machine}",
+        "GET /fs/entries",
+        "GET /fs/file",
+        "PUT /fs/file",
+        "DELETE /fs/entry",
+        "POST /fs/mkdir",
+        "POST /fs/move",
+        "GET /fs/stat",
+        "POST /fs/upload-batch",
       ].sort(),
     );
     // Every route but health declares the role it needs (and whether it acts on one machine).
@@ -294,6 +302,8 @@ describe("the OpenAPI document", () => {
       "Capabilities",
       "SkillsConfig",
       "SkillSource",
+      "FsEntry",
+      "FsStat",
       "Problem",
     ]) {
       expect(doc.components.schemas).toHaveProperty(name);

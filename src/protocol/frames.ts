@@ -17,12 +17,20 @@
  * a schema for its arguments (parsed by the sidecar) and for its result (parsed by the worker).
  */
 import { z } from "zod";
+import { LIMITS } from "./limits";
 import { PROBLEMS, type ProblemCode } from "./problems";
 import {
   AcpServerList,
   AgentId,
   AgentInfo,
   AgentList,
+  FsActionResponse,
+  FsEntry,
+  FsMoveResponse,
+  FsStat,
+  FsUploadBatchResponse,
+  FsWriteResponse,
+  MachinePath,
   InstallRequest,
   InstallResult,
   Process,
@@ -69,7 +77,13 @@ export type SkillsApplyResult = z.infer<typeof SkillsApplyResult>;
 
 const Nothing = z.object({}).strict();
 const Id = z.string().min(1).max(256);
+/** An upload staged on the machine: named by the worker, used as a file name there, so plain. */
+const UploadId = z.string().regex(/^[A-Za-z0-9-]{8,64}$/);
 const Deleted = z.object({ deleted: z.boolean() });
+
+/** A piece of a file read through the tunnel: its bytes as base64, and what the file was when read. */
+export const FileChunk = z.object({ path: z.string(), size: z.number().int().min(0), mtimeMs: z.number(), data: z.string() });
+export type FileChunk = z.infer<typeof FileChunk>;
 
 /**
  * Every operation: the schema of its arguments and of its result. Total: the sidecar's handler table
@@ -109,6 +123,26 @@ export const OPS = {
     result: ProcessLogs,
   },
   "skills.apply": { args: SkillsApplyArgs, result: SkillsApplyResult },
+  "fs.entries": { args: z.object({ path: MachinePath.optional() }), result: z.object({ entries: z.array(FsEntry), truncated: z.boolean() }) },
+  "fs.stat": { args: z.object({ path: MachinePath }), result: FsStat },
+  "fs.mkdir": { args: z.object({ path: MachinePath }), result: FsActionResponse },
+  "fs.delete": { args: z.object({ path: MachinePath, recursive: z.boolean() }), result: FsActionResponse },
+  "fs.move": { args: z.object({ from: MachinePath, to: MachinePath, overwrite: z.boolean() }), result: FsMoveResponse },
+  /** One piece of a file. `expect`: the size and mtime the first piece saw; a file changed since is refused (409), never spliced. */
+  "fs.read": {
+    args: z.object({
+      path: MachinePath,
+      offset: z.number().int().min(0),
+      length: z.number().int().min(1).max(LIMITS.fileChunkBytes),
+      expect: z.object({ size: z.number().int(), mtimeMs: z.number() }).optional(),
+    }),
+    result: FileChunk,
+  },
+  /** Uploads are staged on the machine piece by piece (at `offset`, in order), then committed or unpacked whole. */
+  "fs.upload": { args: z.object({ upload: UploadId, offset: z.number().int().min(0), data: z.string() }), result: z.object({ received: z.number().int() }) },
+  "fs.commit": { args: z.object({ upload: UploadId, path: MachinePath }), result: FsWriteResponse },
+  "fs.unpack": { args: z.object({ upload: UploadId, path: MachinePath }), result: FsUploadBatchResponse },
+  "fs.abort": { args: z.object({ upload: UploadId }), result: z.object({ aborted: z.boolean() }) },
 } as const satisfies Record<string, { args: z.ZodType; result: z.ZodType }>;
 
 export type OpName = keyof typeof OPS;

@@ -1,0 +1,334 @@
+/**
+ * The machine's files, as the tunnel's `fs.*` operations reach them (docs/architecture.md, "Files").
+ *
+ * Reads go out in pieces the worker asks for one at a time, so neither side holds a whole file. Writes
+ * and tar batches are staged under the data folder piece by piece, then committed with one rename (or
+ * unpacked after every entry was checked): a dropped upload, a refused archive or a crash leaves the
+ * target as it was, and staged leftovers are removed when the sidecar starts.
+ */
+import { constants } from "node:fs";
+import { chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
+import { homedir } from "node:os";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { extract, list } from "tar";
+import type { OpArgs, OpResult } from "../src/protocol/frames";
+import { LIMITS } from "../src/protocol/limits";
+import { ProblemError } from "../src/protocol/problems";
+import type { FsStat } from "../src/protocol/resources";
+import { errorText, logger } from "./log";
+import { entryPathInside, refuseTarEntry, type TarEntryHead } from "./tar-entries";
+import type { OpHandlers } from "./tunnel";
+
+const log = logger("files");
+
+type FsOp = Extract<keyof OpHandlers, `fs.${string}`>;
+
+/** An upload nobody added to for this long was abandoned (its caller went away): its staged bytes are removed. */
+const ABANDONED_UPLOAD_MS = 5 * 60_000;
+/** How many written paths an unpacked batch lists (as sandbox-agent does). */
+const LISTED_PATHS = 1024;
+const MAX_TAR_ENTRIES = 100_000;
+
+interface StagedUpload {
+  file: string;
+  received: number;
+  touchedMs: number;
+}
+
+/** A Node file-system error's code, if it has one. */
+function codeOf(err: unknown): string | undefined {
+  return typeof err === "object" && err !== null && "code" in err && typeof err.code === "string" ? err.code : undefined;
+}
+
+/** A file-system failure as the problem the caller gets: 404 missing, 409 exists, 400 wrong kind, 403 refused. */
+export function fsProblem(err: unknown, path: string): ProblemError {
+  if (err instanceof ProblemError) return err;
+  switch (codeOf(err)) {
+    case "ENOENT":
+      return new ProblemError("not_found", `no such file or folder: ${path}`);
+    case "EEXIST":
+      return new ProblemError("conflict", `already exists: ${path}`);
+    case "ENOTEMPTY":
+      return new ProblemError("conflict", `the folder is not empty (delete with recursive=true): ${path}`);
+    case "ENOTDIR":
+      return new ProblemError("invalid_request", `a part of the path is not a folder: ${path}`);
+    case "EISDIR":
+      return new ProblemError("invalid_request", `is a folder: ${path}`);
+    case "EACCES":
+    case "EPERM":
+      return new ProblemError("permission_denied", `the machine's user may not do this: ${path}`);
+    case "ENAMETOOLONG":
+      return new ProblemError("invalid_request", `the path is too long for this machine: ${path}`);
+    default:
+      return new ProblemError("internal", `${path}: ${errorText(err)}`);
+  }
+}
+
+/** The folders above `path`; one of them being a file is the caller's mistake (400), not a conflict. */
+async function makeParents(path: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true }).catch((err: unknown) => {
+    if (codeOf(err) === "EEXIST" || codeOf(err) === "ENOTDIR") throw new ProblemError("invalid_request", `a part of the path is not a folder: ${path}`);
+    throw err;
+  });
+}
+
+async function statOf(path: string): Promise<FsStat & { mtimeMs: number }> {
+  // A link is described by what it points to; a dangling one by itself.
+  const info = await stat(path).catch(async (err: unknown) => {
+    if (codeOf(err) === "ENOENT") return lstat(path);
+    throw err;
+  });
+  return {
+    path,
+    entryType: info.isDirectory() ? "directory" : "file",
+    size: info.isDirectory() ? 0 : info.size,
+    modified: info.mtime.toISOString(),
+    mtimeMs: info.mtimeMs,
+  };
+}
+
+export class MachineFiles {
+  private readonly uploads = new Map<string, StagedUpload>();
+  private readonly stagingDir: string;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    dataDir: string,
+    private readonly home: string = homedir(),
+  ) {
+    this.stagingDir = join(dataDir, "uploads");
+    // Whatever a previous run left staged belongs to calls that can never finish now.
+    void rm(this.stagingDir, { recursive: true, force: true });
+    this.sweeper = setInterval(() => void this.sweepAbandoned(), 60_000);
+    this.sweeper.unref();
+  }
+
+  /** A path as the caller gave it, made absolute: relative paths and `~/…` are taken from HOME. */
+  resolvePath(path: string): string {
+    if (path === "~") return this.home;
+    if (path.startsWith("~/")) return join(this.home, path.slice(2));
+    return isAbsolute(path) ? resolve(path) : resolve(this.home, path);
+  }
+
+  handlers(): Pick<OpHandlers, FsOp> {
+    return {
+      "fs.entries": (args) => this.entries(args.path),
+      "fs.stat": async ({ path }) => {
+        const target = this.resolvePath(path);
+        const { mtimeMs: _mtime, ...info } = await statOf(target).catch((err: unknown) => {
+          throw fsProblem(err, target);
+        });
+        return info;
+      },
+      "fs.mkdir": async ({ path }) => {
+        const target = this.resolvePath(path);
+        await mkdir(target, { recursive: true }).catch((err: unknown) => {
+          throw fsProblem(err, target);
+        });
+        return { path: target };
+      },
+      "fs.delete": (args) => this.delete(args),
+      "fs.move": (args) => this.move(args),
+      "fs.read": (args) => this.read(args),
+      "fs.upload": (args) => this.upload(args),
+      "fs.commit": (args) => this.commit(args),
+      "fs.unpack": (args) => this.unpack(args),
+      "fs.abort": async ({ upload }) => ({ aborted: await this.forget(upload) }),
+    };
+  }
+
+  private async entries(path: string | undefined): Promise<OpResult<"fs.entries">> {
+    const folder = this.resolvePath(path ?? "~");
+    try {
+      const info = await stat(folder);
+      if (!info.isDirectory()) throw new ProblemError("invalid_request", `not a folder: ${folder}`);
+      const names = (await readdir(folder)).sort();
+      const truncated = names.length > LIMITS.maxDirEntries;
+      const entries = await Promise.all(
+        names.slice(0, LIMITS.maxDirEntries).map(async (name) => {
+          const { mtimeMs: _mtime, ...entry } = await statOf(join(folder, name));
+          return { ...entry, name };
+        }),
+      );
+      return { entries, truncated };
+    } catch (err) {
+      throw fsProblem(err, folder);
+    }
+  }
+
+  private async delete({ path, recursive }: OpArgs<"fs.delete">): Promise<OpResult<"fs.delete">> {
+    const target = this.resolvePath(path);
+    try {
+      const info = await lstat(target);
+      if (info.isDirectory()) await (recursive ? rm(target, { recursive: true }) : rmdir(target));
+      else await unlink(target);
+      return { path: target };
+    } catch (err) {
+      throw fsProblem(err, target);
+    }
+  }
+
+  private async move({ from, to, overwrite }: OpArgs<"fs.move">): Promise<OpResult<"fs.move">> {
+    const source = this.resolvePath(from);
+    const target = this.resolvePath(to);
+    try {
+      await lstat(source);
+    } catch (err) {
+      throw fsProblem(err, source);
+    }
+    const existing = await lstat(target).catch(() => null);
+    if (existing && !overwrite) throw new ProblemError("conflict", `already exists: ${target} (move with overwrite: true to replace it)`);
+    try {
+      await makeParents(target);
+      if (existing?.isDirectory()) await rm(target, { recursive: true });
+      await rename(source, target);
+      return { from: source, to: target };
+    } catch (err) {
+      throw fsProblem(err, codeOf(err) === "ENOENT" ? source : target);
+    }
+  }
+
+  private async read({ path, offset, length, expect }: OpArgs<"fs.read">): Promise<OpResult<"fs.read">> {
+    const target = this.resolvePath(path);
+    const handle = await open(target, constants.O_RDONLY).catch((err: unknown) => {
+      throw fsProblem(err, target);
+    });
+    try {
+      const info = await handle.stat();
+      if (info.isDirectory()) throw new ProblemError("invalid_request", `is a folder: ${target}`);
+      if (!info.isFile()) throw new ProblemError("invalid_request", `not a regular file: ${target}`);
+      if (offset === 0 && info.size > LIMITS.maxFileBytes) {
+        throw new ProblemError("payload_too_large", `${target} is ${info.size} bytes; files are read up to ${LIMITS.maxFileBytes} bytes`);
+      }
+      if (expect && (expect.size !== info.size || expect.mtimeMs !== info.mtimeMs)) {
+        throw new ProblemError("conflict", `${target} changed while it was being read`);
+      }
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, info.size - offset)));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
+      return { path: target, size: info.size, mtimeMs: info.mtimeMs, data: buffer.subarray(0, bytesRead).toString("base64") };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private async upload({ upload, offset, data }: OpArgs<"fs.upload">): Promise<OpResult<"fs.upload">> {
+    let staged = this.uploads.get(upload);
+    if (!staged) {
+      if (offset !== 0) throw new ProblemError("conflict", `upload ${upload} is unknown here (it was abandoned, or the sidecar restarted); start it again`);
+      await mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
+      staged = { file: join(this.stagingDir, upload), received: 0, touchedMs: Date.now() };
+      this.uploads.set(upload, staged);
+    }
+    if (offset !== staged.received) throw new ProblemError("conflict", `upload ${upload} is at byte ${staged.received}, not ${offset}`);
+    const bytes = Buffer.from(data, "base64");
+    if (staged.received + bytes.length > LIMITS.maxFileBytes) {
+      await this.forget(upload);
+      throw new ProblemError("payload_too_large", `uploads are limited to ${LIMITS.maxFileBytes} bytes`);
+    }
+    const handle = await open(staged.file, offset === 0 ? "w" : "a", 0o600);
+    try {
+      await handle.write(bytes);
+    } finally {
+      await handle.close();
+    }
+    staged.received += bytes.length;
+    staged.touchedMs = Date.now();
+    return { received: staged.received };
+  }
+
+  /** The staged bytes become the file at `path` in one rename: readers see the old file or the new one. */
+  private async commit({ upload, path }: OpArgs<"fs.commit">): Promise<OpResult<"fs.commit">> {
+    const staged = await this.staged(upload);
+    const target = this.resolvePath(path);
+    try {
+      const existing = await stat(target).catch(() => null);
+      if (existing?.isDirectory()) throw new ProblemError("invalid_request", `is a folder: ${target}`);
+      await makeParents(target);
+      await chmod(staged.file, existing ? existing.mode & 0o7777 : 0o644);
+      await rename(staged.file, target).catch(async (err: unknown) => {
+        if (codeOf(err) !== "EXDEV") throw err;
+        // The data folder is on another file system: copy next to the target first, then rename there.
+        const beside = join(dirname(target), `.${basename(target)}.${upload}.upload`);
+        try {
+          await copyFile(staged.file, beside);
+          await rename(beside, target);
+        } finally {
+          await rm(beside, { force: true });
+        }
+      });
+      return { path: target, bytesWritten: staged.received };
+    } catch (err) {
+      throw fsProblem(err, target);
+    } finally {
+      await this.forget(upload);
+    }
+  }
+
+  /** A staged tar archive unpacked into `path`, after every entry was checked: a refused archive writes nothing. */
+  private async unpack({ upload, path }: OpArgs<"fs.unpack">): Promise<OpResult<"fs.unpack">> {
+    const staged = await this.staged(upload);
+    const folder = this.resolvePath(path);
+    try {
+      const heads: TarEntryHead[] = [];
+      const refusals: string[] = [];
+      try {
+        await list({
+          file: staged.file,
+          strict: true,
+          onReadEntry: (entry) => {
+            const head = { path: entry.path, type: entry.type, linkpath: entry.linkpath };
+            const refused = refuseTarEntry(head);
+            if (refused) refusals.push(refused);
+            else if (heads.length < MAX_TAR_ENTRIES) heads.push(head);
+            else refusals.push(`more than ${MAX_TAR_ENTRIES} entries`);
+            entry.resume();
+          },
+        });
+      } catch (err) {
+        throw new ProblemError("invalid_request", `the body is not a readable tar archive: ${errorText(err)}`);
+      }
+      if (refusals.length > 0) throw new ProblemError("invalid_request", `the archive was not unpacked: ${refusals.slice(0, 3).join("; ")}`);
+      const existing = await stat(folder).catch(() => null);
+      if (existing && !existing.isDirectory()) throw new ProblemError("invalid_request", `not a folder: ${folder}`);
+      await mkdir(folder, { recursive: true });
+      await extract({ file: staged.file, cwd: folder, strict: true, preservePaths: false, unlink: true });
+      const written = heads.map(entryPathInside).filter((relative) => relative !== "");
+      return { paths: written.slice(0, LISTED_PATHS).map((relative) => join(folder, relative)), truncated: written.length > LISTED_PATHS };
+    } catch (err) {
+      throw fsProblem(err, folder);
+    } finally {
+      await this.forget(upload);
+    }
+  }
+
+  private async staged(upload: string): Promise<StagedUpload> {
+    const staged = this.uploads.get(upload);
+    if (staged) return staged;
+    // An empty body sends no piece: commit an empty file.
+    await this.upload({ upload, offset: 0, data: "" });
+    const created = this.uploads.get(upload);
+    if (!created) throw new ProblemError("internal", `upload ${upload} could not be staged`);
+    return created;
+  }
+
+  private async forget(upload: string): Promise<boolean> {
+    const staged = this.uploads.get(upload);
+    if (!staged) return false;
+    this.uploads.delete(upload);
+    await rm(staged.file, { force: true });
+    return true;
+  }
+
+  private async sweepAbandoned(): Promise<void> {
+    const now = Date.now();
+    for (const [upload, staged] of this.uploads) {
+      if (now - staged.touchedMs < ABANDONED_UPLOAD_MS) continue;
+      log.info(`removing upload ${upload}: nothing was added for ${ABANDONED_UPLOAD_MS / 1000} s`);
+      await this.forget(upload);
+    }
+  }
+
+  dispose(): void {
+    clearInterval(this.sweeper);
+  }
+}
