@@ -49,7 +49,8 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
     "processes.input": async ({ id, data, encoding, eof }) => {
       const proc = processes.get(id);
       if (!proc.running) throw new ProblemError("conflict", `process '${id}' has exited`);
-      if (!proc.info.interactive) throw new ProblemError("conflict", `process '${id}' was not started with interactive: true`);
+      // A terminal always has an input side; a process on pipes only when it asked for one.
+      if (!proc.info.interactive && !proc.info.tty) throw new ProblemError("conflict", `process '${id}' was not started with interactive: true`);
       const bytes = Buffer.from(data, encoding);
       if (bytes.length > processes.limits.maxInputBytesPerRequest) {
         throw new ProblemError("payload_too_large", `input is limited to ${processes.limits.maxInputBytesPerRequest} bytes per call`);

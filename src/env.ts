@@ -34,5 +34,7 @@ export type AppEnv = {
     identity: Identity;
     /** Set by a route whose successful call is part of a session already audited (an ACP message after the first). */
     auditQuiet: boolean;
+    /** Set by a GET that acts on the machine (attaching a terminal): audited like a change. */
+    auditRead: boolean;
   };
 };

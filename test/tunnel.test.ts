@@ -274,6 +274,8 @@ describe("the OpenAPI document", () => {
         "POST /fs/move",
         "GET /fs/stat",
         "POST /fs/upload-batch",
+        "GET /processes/{id}/terminal/ws",
+        "POST /tickets",
       ].sort(),
     );
     // Every route but health declares the role it needs (and whether it acts on one machine).

@@ -32,6 +32,19 @@ import type { ProblemInit } from "../protocol/problems";
 import { teamStub } from "./stubs";
 import { skillsEtag, type StoredSkills } from "./skills-version";
 import { SseReader } from "./sse-reader";
+import {
+  closeViewer,
+  deliverToViewer,
+  endViewer,
+  sendControl,
+  subscribeFrame,
+  TERMINAL_PATH_PREFIX,
+  TERMINAL_TAG,
+  TerminalClientFrame,
+  type ViewerAttachment,
+  viewerOf,
+  viewerTag,
+} from "./terminal-viewers";
 
 export type CallOutcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
 
@@ -61,6 +74,8 @@ function attachmentOf(ws: WebSocket): TunnelAttachment | null {
 }
 
 const SIDECAR_TAG = "sidecar";
+/** How long a keystroke or a resize from a terminal viewer may take to reach the process. */
+const VIEWER_CALL_TIMEOUT_MS = 30_000;
 /** Cloning several repositories can take a while. */
 const SKILLS_APPLY_TIMEOUT_MS = 5 * 60_000;
 
@@ -86,6 +101,8 @@ export class MachineObject extends DurableObject<Env> {
 
   override async fetch(request: Request): Promise<Response> {
     this.invocations.fetch++;
+    const path = new URL(request.url).pathname;
+    if (path.startsWith(TERMINAL_PATH_PREFIX)) return this.attachViewer(request, decodeURIComponent(path.slice(TERMINAL_PATH_PREFIX.length)));
     // The object's own name is the machine (it is created by idFromName(machine)); the header is checked against it.
     const machine = this.ctx.id.name ?? request.headers.get("x-machine-id");
     if (this.ctx.id.name && request.headers.get("x-machine-id") !== this.ctx.id.name) {
@@ -116,6 +133,8 @@ export class MachineObject extends DurableObject<Env> {
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     this.invocations.message++;
+    const viewer = viewerOf(ws);
+    if (viewer) return this.onViewerMessage(ws, viewer, message);
     if (typeof message !== "string") return;
     const parsed = parseSidecarFrame(message);
     if (!parsed.ok) {
@@ -151,11 +170,15 @@ export class MachineObject extends DurableObject<Env> {
       case "bad":
         console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
         return;
-      case "ev":
-        this.readers.get(frame.sub)?.deliver(frame.events, frame.gap);
+      case "ev": {
+        const reader = this.readers.get(frame.sub);
+        if (reader) reader.deliver(frame.events, frame.gap);
+        else for (const viewer of this.ctx.getWebSockets(viewerTag(frame.sub))) this.deliverToViewer(viewer, frame.events);
         return;
+      }
       case "end":
         this.readers.get(frame.sub)?.end(frame.end);
+        for (const viewer of this.ctx.getWebSockets(viewerTag(frame.sub))) endViewer(viewer, frame.end);
         return;
       case "hello":
         await this.onHello(ws, frame);
@@ -165,10 +188,14 @@ export class MachineObject extends DurableObject<Env> {
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
     this.invocations.close++;
+    const viewer = viewerOf(ws);
+    if (viewer) return this.detachViewer(ws, viewer);
     await this.onTunnelGone(ws, code);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
+    const viewer = viewerOf(ws);
+    if (viewer) return this.detachViewer(ws, viewer);
     await this.onTunnelGone(ws, 1011);
   }
 
@@ -223,12 +250,17 @@ export class MachineObject extends DurableObject<Env> {
       };
       this.pending.settleAll((call) => (call.sentTo !== null ? { ok: false, problem } : null));
       for (const reader of [...this.readers.values()]) reader.fail({ ...problem, detail: "the machine's sidecar restarted: this stream's source is gone" });
+      this.failViewers("the machine's sidecar restarted: this terminal's process is gone");
     }
     for (const [id, call] of this.pending.waiting()) {
       this.pending.setMeta(id, { ...call, sentTo: bootId });
       ws.send(call.frame);
     }
     for (const reader of this.readers.values()) this.send(ws, reader.subscribeFrame());
+    for (const socket of this.ctx.getWebSockets(TERMINAL_TAG)) {
+      const viewer = viewerOf(socket);
+      if (viewer) this.send(ws, subscribeFrame(viewer));
+    }
   }
 
   private async onTunnelGone(ws: WebSocket, code: number): Promise<void> {
@@ -254,6 +286,64 @@ export class MachineObject extends DurableObject<Env> {
     const problem: ProblemInit = { code: "machine_offline", detail: "the machine's sidecar disconnected and did not come back in time" };
     this.pending.settleAll(() => ({ ok: false, problem }));
     for (const reader of [...this.readers.values()]) reader.fail(problem);
+    this.failViewers(problem.detail);
+  }
+
+  // ---------------- terminal viewers ----------------
+
+  /** The route checked the process (a running tty, docs/architecture.md "Terminals"); this attaches one more viewer. */
+  private attachViewer(request: Request, processId: string): Response {
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !processId) {
+      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade for a process's terminal" });
+    }
+    const ws = this.tunnel();
+    if (!ws && !this.graceTimer) return problemResponse(offline());
+    const { 0: client, 1: server } = new WebSocketPair();
+    const viewer: ViewerAttachment = { kind: "terminal", processId, sub: this.newId(), after: 0, ready: false };
+    this.ctx.acceptWebSocket(server, [TERMINAL_TAG, viewerTag(viewer.sub)]);
+    server.serializeAttachment(viewer);
+    if (ws) this.send(ws, subscribeFrame(viewer)); // else: subscribed when the sidecar is back
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  private deliverToViewer(ws: WebSocket, events: Parameters<typeof deliverToViewer>[2]): void {
+    const viewer = viewerOf(ws);
+    if (viewer) deliverToViewer(ws, viewer, events);
+  }
+
+  private async onViewerMessage(ws: WebSocket, viewer: ViewerAttachment, message: string | ArrayBuffer): Promise<void> {
+    let frame: TerminalClientFrame;
+    try {
+      const parsed = TerminalClientFrame.safeParse(JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message)));
+      if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "invalid");
+      frame = parsed.data;
+    } catch (err) {
+      sendControl(ws, { type: "error", message: `not a terminal frame (input, resize or close): ${err instanceof Error ? err.message : String(err)}` });
+      return;
+    }
+    if (frame.type === "close") {
+      closeViewer(ws, 1000, "closed by the client");
+      this.detachViewer(ws, viewer);
+      return;
+    }
+    const outcome =
+      frame.type === "input"
+        ? await this.call("processes.input", { id: viewer.processId, data: frame.data, encoding: frame.encoding ?? "utf8", eof: false }, VIEWER_CALL_TIMEOUT_MS)
+        : await this.call("processes.resize", { id: viewer.processId, cols: frame.cols, rows: frame.rows }, VIEWER_CALL_TIMEOUT_MS);
+    if (!outcome.ok) sendControl(ws, { type: "error", message: outcome.problem.detail });
+  }
+
+  private detachViewer(ws: WebSocket, viewer: ViewerAttachment): void {
+    closeViewer(ws, 1000, "closed");
+    const live = this.tunnel();
+    if (live) this.send(live, { t: "unsub", sub: viewer.sub });
+  }
+
+  private failViewers(message: string): void {
+    for (const ws of this.ctx.getWebSockets(TERMINAL_TAG)) {
+      sendControl(ws, { type: "error", message });
+      closeViewer(ws, 1011, "the machine went away");
+    }
   }
 
   /**

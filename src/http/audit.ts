@@ -39,7 +39,7 @@ export function recordAudit(c: Context<AppEnv>, who: { token: string; role: Audi
 export const auditTrail: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
   const status = c.res.status;
-  if (READS.has(c.req.method) && status !== 403) return;
+  if (READS.has(c.req.method) && status !== 403 && !c.get("auditRead")) return;
   if (c.get("auditQuiet") && status < 400) return;
   const identity = c.get("identity");
   recordAudit(c, { token: identity?.name ?? "(unknown)", role: identity?.role ?? null, status });

@@ -2,6 +2,7 @@
  * Who is calling (docs/architecture.md, "Trust"). A request proves it with one of:
  *  - `Authorization: Bearer <API_TOKEN>`: the bootstrap admin, a worker secret;
  *  - `Authorization: Bearer art.<id>.<secret>`: an issued token, checked by that token's own Durable Object;
+ *  - `?access_token=<ticket>` on a WebSocket or SSE GET: a one-minute ticket from POST /v1/tickets (http/tickets.ts);
  *  - `Cf-Access-Jwt-Assertion` when Cloudflare Access is configured: the email's role from CF_ACCESS_ROLES.
  * Anything else is 401 with `WWW-Authenticate: Bearer`, and the refusal is audited.
  */
@@ -14,6 +15,7 @@ import { accessIdentity } from "./cf-access";
 import { problem } from "./problem";
 import { recordAudit } from "./audit";
 import { apiTokenId, sha256Hex, timingSafeEqualText } from "./secrets";
+import { isTicket, verifyTicket } from "./tickets";
 
 /** The bearer token of a request, or null when the header is missing or not `Bearer <token>`. */
 export function bearerToken(header: string | undefined | null): string | null {
@@ -48,7 +50,14 @@ function queryToken(c: Context<AppEnv>): string | null {
 }
 
 async function identify(c: Context<AppEnv>): Promise<Verdict> {
-  const token = bearerToken(c.req.header("authorization")) ?? queryToken(c);
+  const header = bearerToken(c.req.header("authorization"));
+  const token = header ?? queryToken(c);
+  if (token && isTicket(token)) {
+    // A ticket opens a stream from a browser; as a bearer header it would be a token that never needed to exist.
+    if (header) return { ok: false, detail: "a ticket is accepted only as ?access_token= on a WebSocket or SSE GET", presented: "(ticket)" };
+    const verdict = await verifyTicket(settings(c.env).tunnelSecret, token);
+    return verdict.ok ? verdict : { ok: false, detail: verdict.reason, presented: "(ticket)" };
+  }
   if (token) {
     if (isApiToken(settings(c.env).apiTokens, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
     const id = apiTokenId(token);

@@ -7,19 +7,8 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { LIMITS } from "../protocol/limits";
 import { ProblemError } from "../protocol/problems";
+import { fromBase64, toBase64 } from "./base64";
 import { relay } from "./machine";
-
-// workerd has the TC39 base64 methods of Uint8Array; TypeScript's lib does not declare them yet.
-type WithBase64 = Uint8Array & { toBase64(): string };
-const Base64Array = Uint8Array as unknown as { fromBase64(text: string): Uint8Array<ArrayBuffer> };
-
-export function toBase64(bytes: Uint8Array): string {
-  return (bytes as WithBase64).toBase64();
-}
-
-export function fromBase64(text: string): Uint8Array<ArrayBuffer> {
-  return Base64Array.fromBase64(text);
-}
 
 /**
  * A file on the machine as a response body. The first piece is read before answering, so a missing file or

@@ -507,6 +507,10 @@ export const TokenInfo = z
 export type TokenInfo = z.infer<typeof TokenInfo>;
 
 export const TokenCreated = TokenInfo.extend({ token: z.string().describe("the secret: shown this once, stored only as a hash") }).meta({ id: "TokenCreated" });
+export const TicketCreated = z
+  .object({ ticket: z.string().describe("for ?access_token= on WebSocket and SSE GETs only"), expiresAtMs: z.number().int() })
+  .meta({ id: "TicketCreated" });
+
 export const TokenList = z.object({ tokens: z.array(TokenInfo) }).meta({ id: "TokenList" });
 
 export const Whoami = z

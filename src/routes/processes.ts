@@ -5,6 +5,8 @@ import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
+import { TERMINAL_PATH_PREFIX } from "../durable/terminal-viewers";
+import { ProblemError } from "../protocol/problems";
 import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import {
   Identifier,
@@ -176,6 +178,23 @@ const resize = createRoute(
   ),
 );
 
+const terminal = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "get",
+      path: "/processes/{id}/terminal/ws",
+      summary:
+        "Attach a WebSocket to a running tty process: its output from the start as binary messages, then live; `ready`/`exit`/`error` JSON frames; send `input`/`resize`/`close` frames. Several viewers may attach at once. Browsers pass `?access_token=` (a ticket from POST /tickets).",
+      request: { params: IdParams },
+      responses: {
+        101: { description: "switching protocols: the terminal is attached" },
+        ...errors(...MACHINE_ERRORS, "not_found"),
+      },
+    },
+  ),
+);
+
 const remove = createRoute(
   declare(
     { role: "member", machine: true },
@@ -224,6 +243,17 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
   )
   .openapi(signal("kill", "SIGKILL"), async (c) => c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGKILL" }), 200))
   .openapi(resize, async (c) => c.json(await relay(c, "processes.resize", { id: c.req.valid("param").id, ...c.req.valid("json") }), 200))
+  .openapi(terminal, async (c) => {
+    const { id } = c.req.valid("param");
+    c.set("auditRead", true); // a terminal is the whole machine: who opened one is on record
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ProblemError("invalid_request", "this route takes a WebSocket upgrade");
+    const process = await relay(c, "processes.get", { id });
+    if (!process.tty)
+      throw new ProblemError("conflict", `process '${id}' has no terminal (start it with tty: true); read its output from /processes/${id}/logs`);
+    if (process.status !== "running") throw new ProblemError("conflict", `process '${id}' has exited; its output is at /processes/${id}/logs`);
+    const upgrade = new Request(`https://machine${TERMINAL_PATH_PREFIX}${encodeURIComponent(id)}`, { headers: { upgrade: "websocket" } });
+    return (await machineStub(c).fetch(upgrade)) as never;
+  })
   .openapi(remove, async (c) => {
     await relay(c, "processes.delete", { id: c.req.valid("param").id });
     return c.body(null, 204);

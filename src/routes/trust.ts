@@ -8,6 +8,7 @@ import { settings } from "../settings";
 import { declare, machineKnown } from "../http/access";
 import { errors, json, jsonBody } from "../http/openapi";
 import { newApiToken, sha256Hex } from "../http/secrets";
+import { mintTicket } from "../http/tickets";
 import { mintMachineToken } from "../protocol/machine-token";
 import { ProblemError } from "../protocol/problems";
 import {
@@ -17,6 +18,7 @@ import {
   MachineTokenMinted,
   MachineTokenRequest,
   MachineTokensRevoked,
+  TicketCreated,
   TokenCreated,
   TokenCreateRequest,
   TokenInfo,
@@ -30,6 +32,18 @@ const whoami = createRoute(
   declare(
     { role: "viewer", machine: false },
     { method: "get", path: "/whoami", summary: "Who this token is: name, role, machine scope", responses: { 200: json(Whoami, "the caller"), ...errors() } },
+  ),
+);
+
+const createTicket = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "post",
+      path: "/tickets",
+      summary: "A one-minute ticket for `?access_token=` on WebSocket and SSE GETs (what a browser uses instead of its token in a URL)",
+      responses: { 201: json(TicketCreated, "the ticket"), ...errors() },
+    },
   ),
 );
 
@@ -102,6 +116,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
     const { name, role, machines, tokenId, expiresAtMs } = c.get("identity");
     return c.json({ name, role, machines, tokenId, expiresAtMs }, 200);
   })
+  .openapi(createTicket, async (c) => c.json(await mintTicket(settings(c.env).tunnelSecret, c.get("identity")), 201))
   .openapi(createToken, async (c) => {
     const request = c.req.valid("json");
     const now = Date.now();
