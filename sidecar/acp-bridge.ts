@@ -5,6 +5,7 @@
  * sequenced log, read by SSE subscribers. When the process exits, waiting calls fail clearly,
  * the log ends with an `exited` event and the id is free again.
  */
+import { z } from "zod";
 import { createInterface } from "node:readline";
 import type { AcpPostResult, StreamEnd } from "../src/protocol/frames";
 import { PendingCalls } from "../src/protocol/pending-calls";
@@ -131,6 +132,14 @@ export interface AcpLimits extends EventLogLimits {
   endedKeptMs: number;
 }
 
+/** The part of a session start the relay reads (the rest of the message is kept as it is). */
+const SessionStart = z
+  .object({
+    method: z.enum(["session/new", "session/load"]),
+    params: z.object({ cwd: z.string(), mcpServers: z.array(z.object({ name: z.string() }).passthrough()) }).passthrough(),
+  })
+  .passthrough();
+
 export class AcpServers {
   private readonly live = new Map<string, AcpServer>();
   private readonly ended = new Map<string, AcpServer>();
@@ -141,6 +150,8 @@ export class AcpServers {
     private readonly processes: ProcessManager,
     private readonly launch: AgentLauncher,
     private readonly limits: AcpLimits,
+    /** MCP servers configured for a folder (sidecar/directory-config.ts): added to every session started there. */
+    private readonly folderMcpServers: (cwd: string) => Promise<{ name: string }[]> = async () => [],
   ) {}
 
   list(): AcpServerInfo[] {
@@ -161,7 +172,30 @@ export class AcpServers {
   }
 
   async post(serverId: string, agent: AgentId | undefined, message: string, awaitId: string | number | null, signal?: AbortSignal): Promise<AcpPostResult> {
-    return (await this.serverFor(serverId, agent)).post(message, awaitId, signal);
+    const server = await this.serverFor(serverId, agent);
+    return server.post(await this.withFolderMcpServers(message), awaitId, signal);
+  }
+
+  /**
+   * A `session/new` or `session/load` for a folder with MCP entries gets them added to its `mcpServers`
+   * (the client's own come first and win on a name). Any other message passes untouched, unparsed.
+   */
+  private async withFolderMcpServers(message: string): Promise<string> {
+    if (!message.includes('"session/new"') && !message.includes('"session/load"')) return message;
+    let value: unknown;
+    try {
+      value = JSON.parse(message);
+    } catch {
+      return message;
+    }
+    const parsed = SessionStart.safeParse(value);
+    if (!parsed.success) return message;
+    const { params } = parsed.data;
+    const extra = await this.folderMcpServers(params.cwd);
+    if (extra.length === 0) return message;
+    const named = new Set(params.mcpServers.map((s) => s.name));
+    const added = extra.filter((s) => !named.has(s.name));
+    return JSON.stringify({ ...parsed.data, params: { ...params, mcpServers: [...params.mcpServers, ...added] } });
   }
 
   private async serverFor(serverId: string, agent: AgentId | undefined): Promise<AcpServer> {

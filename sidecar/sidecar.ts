@@ -7,10 +7,13 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { AcpServers } from "./acp-bridge";
 import { AgentCatalog } from "./agents/catalog";
+import { DirectoryConfig } from "./directory-config";
 import { MachineFiles } from "./files";
+import { installedMcpTargets, McpApplier } from "./mcp";
 import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
 import { LIMITS } from "../src/protocol/limits";
+import type { AgentId } from "../src/protocol/resources";
 import { logger } from "./log";
 import { ChildRegistry } from "./orphans";
 import { installedSkillsDirs, SkillsApplier } from "./skills";
@@ -56,6 +59,8 @@ export class Sidecar {
   readonly tunnel: TunnelClient;
   readonly skills: SkillsApplier;
   readonly files: MachineFiles;
+  readonly mcp: McpApplier;
+  readonly directories: DirectoryConfig;
   private readonly dataDir: string;
   private status: SidecarStatus;
   private statusWrites: Promise<void> = Promise.resolve();
@@ -80,16 +85,23 @@ export class Sidecar {
     this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits }, children);
     this.installer = new Installer(dataDir, this.processes);
     const launcher = createLauncher(this.installer, workdir);
-    this.acp = new AcpServers(this.processes, launcher, {
-      maxEvents: options.acpBuffer?.maxEvents ?? LIMITS.acpBufferEvents,
-      maxBytes: options.acpBuffer?.maxBytes ?? LIMITS.acpBufferBytes,
-      endedKept: 64,
-      endedKeptMs: 120_000,
-    });
-    this.skills = new SkillsApplier(dataDir, home, this.processes, () =>
-      installedSkillsDirs(async (agent) => (await this.installer.installed(agent)) !== null),
-    );
+    const isInstalled = async (agent: AgentId) => (await this.installer.installed(agent)) !== null;
+    const skillsTargets = () => installedSkillsDirs(isInstalled);
     this.files = new MachineFiles(dataDir, home);
+    this.directories = new DirectoryConfig(dataDir, this.processes, skillsTargets, (path) => this.files.resolvePath(path));
+    this.acp = new AcpServers(
+      this.processes,
+      launcher,
+      {
+        maxEvents: options.acpBuffer?.maxEvents ?? LIMITS.acpBufferEvents,
+        maxBytes: options.acpBuffer?.maxBytes ?? LIMITS.acpBufferBytes,
+        endedKept: 64,
+        endedKeptMs: 120_000,
+      },
+      (cwd) => this.directories.mcpServersFor(cwd),
+    );
+    this.skills = new SkillsApplier(dataDir, home, this.processes, skillsTargets);
+    this.mcp = new McpApplier(dataDir, home, () => installedMcpTargets(isInstalled));
     this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home);
     this.tunnel = new TunnelClient({
       url: options.url,
@@ -131,10 +143,16 @@ export class Sidecar {
       "agents.get": (args) => this.agents.get(args.agent, args),
       "agents.install": async ({ agent, request }) => {
         const result = await this.installer.install(agent, request);
-        if (!result.already_installed) void this.skills.reapply(); // a newly installed agent gets the team's skills too
+        if (!result.already_installed) {
+          // A newly installed agent gets the team's skills and MCP servers too.
+          void this.skills.reapply();
+          void this.mcp.reapply();
+        }
         return result;
       },
       "skills.apply": (args) => this.skills.apply(args),
+      "mcp.apply": (args) => this.mcp.apply(args),
+      ...this.directories.handlers(),
       ...processHandlers(this.processes),
       ...this.files.handlers(),
     };

@@ -15,6 +15,7 @@ import { agentRoutes } from "./routes/agents";
 import { healthRoutes } from "./routes/health";
 import { machineRoutes } from "./routes/machines";
 import { processRoutes } from "./routes/processes";
+import { mcpRoutes } from "./routes/mcp";
 import { skillsRoutes } from "./routes/skills";
 import { desktopRoutes } from "./routes/desktop";
 import { fileRoutes, STREAMED_BODY_PATHS } from "./routes/files";
@@ -39,6 +40,7 @@ export function v1App() {
   v1.route("/", fileRoutes);
   v1.route("/", agentRoutes);
   v1.route("/", skillsRoutes);
+  v1.route("/", mcpRoutes);
   v1.route("/", trustRoutes);
   v1.route("/", desktopRoutes);
   v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -276,6 +276,11 @@ describe("the OpenAPI document", () => {
         "POST /fs/upload-batch",
         "GET /processes/{id}/terminal/ws",
         "POST /tickets",
+        "DELETE /config/skills",
+        "GET /config/mcp",
+        "PUT /config/mcp",
+        "DELETE /config/mcp",
+        "GET /config/mcp/status",
       ].sort(),
     );
     // Every route but health declares the role it needs (and whether it acts on one machine).
@@ -306,6 +311,8 @@ describe("the OpenAPI document", () => {
       "SkillSource",
       "FsEntry",
       "FsStat",
+      "McpConfig",
+      "McpServerConfig",
       "Problem",
     ]) {
       expect(doc.components.schemas).toHaveProperty(name);

@@ -4,6 +4,7 @@
  */
 import type { AgentId, Capabilities, CapabilityName } from "../../src/protocol/resources";
 import { CAPABILITY_NAMES } from "../../src/protocol/resources";
+import type { McpFormat } from "../mcp-formats";
 
 export interface NpmPackage {
   /** npm package name. */
@@ -30,6 +31,8 @@ export interface AgentDefinition {
   };
   /** Where the agent reads skills (relative to HOME), if it has skills. */
   skillsDir?: string;
+  /** Where the agent reads its MCP servers (relative to HOME) and in which of the known spellings (sidecar/mcp-formats.ts). */
+  mcpConfig?: { file: string; format: McpFormat };
   /** Why it cannot be installed and driven at all today (no ACP-speaking package on the registry). */
   unavailable?: string;
 }
@@ -67,6 +70,7 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
     capabilities: caps([...FULL_CODING_AGENT, "questions"]),
     credentials: { env: ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"], files: [".claude/.credentials.json"] },
     skillsDir: ".claude/skills",
+    mcpConfig: { file: ".claude.json", format: "claude" },
   },
   codex: {
     id: "codex",
@@ -77,6 +81,7 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
     capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "planMode")),
     credentials: { env: ["OPENAI_API_KEY", "CODEX_API_KEY"], files: [".codex/auth.json"] },
     skillsDir: ".codex/skills",
+    mcpConfig: { file: ".codex/config.toml", format: "codex" },
   },
   gemini: {
     id: "gemini",
@@ -86,6 +91,7 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
     capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "planMode" && c !== "itemStarted")),
     credentials: { env: ["GEMINI_API_KEY", "GOOGLE_API_KEY"], files: [".gemini/oauth_creds.json"] },
     skillsDir: ".gemini/skills",
+    mcpConfig: { file: ".gemini/settings.json", format: "gemini" },
   },
   opencode: {
     id: "opencode",
@@ -95,6 +101,7 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
     capabilities: caps([...FULL_CODING_AGENT, "sharedProcess"]),
     credentials: { env: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY"], files: [".local/share/opencode/auth.json"] },
     skillsDir: ".config/opencode/skills",
+    mcpConfig: { file: ".config/opencode/opencode.json", format: "opencode" },
   },
   amp: {
     id: "amp",
@@ -114,5 +121,7 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
     capabilities: caps(["errorEvents", "permissions", "sessionLifecycle", "streamingDeltas", "textMessages", "toolCalls", "toolResults"]),
     credentials: { env: [], files: [] },
     skillsDir: ".mock-agent/skills",
+    // Spelled as Claude Code's file, so the real path of every apply is exercised without a paid agent.
+    mcpConfig: { file: ".mock-agent/mcp.json", format: "claude" },
   },
 };

@@ -154,7 +154,9 @@ const app = agent({ name: "mock" })
     sessionCounter += 1;
     const id = `mock-session-${sessionCounter}`;
     sessions.set(id, { id, cwd: params.cwd, turn: null });
-    return { sessionId: id };
+    // Which MCP servers the session was given, so tests can see what the relay added for a folder.
+    if (params.mcpServers.length === 0) return { sessionId: id };
+    return { sessionId: id, _meta: { mcpServers: params.mcpServers.map((server) => server.name) } };
   })
   .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
     const session = sessions.get(params.sessionId);

@@ -30,7 +30,7 @@ import { sidecarVersionAdvice } from "../protocol/version";
 import { PendingCalls } from "../protocol/pending-calls";
 import type { ProblemInit } from "../protocol/problems";
 import { teamStub } from "./stubs";
-import { skillsEtag, type StoredSkills } from "./skills-version";
+import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
 import { SseReader } from "./sse-reader";
 import {
   closeViewer,
@@ -76,8 +76,8 @@ function attachmentOf(ws: WebSocket): TunnelAttachment | null {
 const SIDECAR_TAG = "sidecar";
 /** How long a keystroke or a resize from a terminal viewer may take to reach the process. */
 const VIEWER_CALL_TIMEOUT_MS = 30_000;
-/** Cloning several repositories can take a while. */
-const SKILLS_APPLY_TIMEOUT_MS = 5 * 60_000;
+/** Cloning several repositories (skills) can take a while. */
+const DOCUMENT_APPLY_TIMEOUT_MS = 5 * 60_000;
 
 export class MachineObject extends DurableObject<Env> {
   private readonly pending = new PendingCalls<string, unknown, CallInFlight>();
@@ -216,7 +216,7 @@ export class MachineObject extends DurableObject<Env> {
     }
     const heartbeatMs = typeof hello.heartbeatMs === "number" && hello.heartbeatMs >= 100 ? hello.heartbeatMs : LIMITS.heartbeatMs;
     ws.serializeAttachment({ ...attachment, hello: true, heartbeatMs } satisfies TunnelAttachment);
-    // One call to the team per connect: it records the machine and answers with the team's skills. The
+    // One call to the team per connect: it records the machine and answers with the team's documents. The
     // welcome follows it, so a sidecar told "connected" is also listed as connected.
     const registered = await teamStub(this.env)
       .machineConnected({ id: attachment.machine, connectedAtMs: attachment.connectedAtMs, sidecarVersion: hello.sidecarVersion, platform: hello.platform })
@@ -229,9 +229,8 @@ export class MachineObject extends DurableObject<Env> {
     this.graceTimer = null;
     this.resumeAfterHello(ws, hello.bootId ?? null);
     if (!registered) return;
-    const { skills, recordedSkillsVersion } = registered;
-    // Every machine gets the team's skills when it connects (the sidecar skips a version it applied already).
-    this.ctx.waitUntil(this.applySkills(skills, recordedSkillsVersion));
+    // Every machine gets the team's documents when it connects (the sidecar skips a version it applied already).
+    this.ctx.waitUntil(this.applyDocuments(registered.documents, registered.recorded));
   }
 
   /**
@@ -384,23 +383,68 @@ export class MachineObject extends DurableObject<Env> {
   // ---------------- RPC surface used by the worker ----------------
 
   /**
-   * The team's fan-out hands each machine the configuration (so 10,000 machines never ask the team
-   * for it); the apply runs after this call has returned, and its outcome is recorded when it changed.
+   * The team's fan-out hands each machine the documents (so 10,000 machines never ask the team for
+   * them); the apply runs after this call has returned, and its outcome is recorded when it changed.
    */
-  scheduleSkillsApply(skills: StoredSkills): void {
+  scheduleConfigApply(documents: TeamDocuments): void {
     this.invocations.rpc++;
-    this.ctx.waitUntil(this.applySkills(skills));
+    this.ctx.waitUntil(this.applyDocuments(documents));
   }
 
-  /** `recorded`: the version the team's status already shows for this machine (a reconnect), if known. */
-  private async applySkills(latest: StoredSkills, recorded: string | null = null): Promise<void> {
+  /** `recorded`: the versions the team's status already shows for this machine (a reconnect), if known. */
+  private async applyDocuments(documents: TeamDocuments, recorded: Record<DocumentKind, string | null> = { skills: null, mcp: null }): Promise<void> {
+    const team = teamStub(this.env);
+    await Promise.all([
+      this.applyDocument(documents.skills, recorded.skills, "skills.apply", (machine, outcome) =>
+        team.recordSkillsApplied(
+          machine,
+          outcome.ok
+            ? {
+                applied: {
+                  version: outcome.etag,
+                  appliedAtMs: outcome.value.appliedAtMs,
+                  skills: outcome.value.skills,
+                  perAgent: outcome.value.perAgent,
+                  errors: outcome.value.errors,
+                },
+              }
+            : outcome,
+        ),
+      ),
+      this.applyDocument(documents.mcp, recorded.mcp, "mcp.apply", (machine, outcome) =>
+        team.recordMcpApplied(
+          machine,
+          outcome.ok
+            ? {
+                applied: {
+                  version: outcome.etag,
+                  appliedAtMs: outcome.value.appliedAtMs,
+                  servers: outcome.value.servers,
+                  perAgent: outcome.value.perAgent,
+                  errors: outcome.value.errors,
+                },
+              }
+            : outcome,
+        ),
+      ),
+    ]);
+  }
+
+  /** One document onto the sidecar, and its outcome to the team, unless nothing changed that the team does not know. */
+  private async applyDocument<N extends "skills.apply" | "mcp.apply">(
+    latest: StoredDocument<OpArgs<N>["config"]>,
+    recorded: string | null,
+    op: N,
+    record: (machine: string, outcome: { ok: true; value: OpResult<N>; etag: string } | { ok: false; error: string; version: number }) => Promise<void>,
+  ): Promise<void> {
     const ws = this.tunnel();
     const machine = ws ? attachmentOf(ws)?.machine : undefined;
     if (!ws || !machine || latest.version === 0) return; // applied when the machine connects; never configured: nothing to do
-    const outcome = await this.call("skills.apply", { version: String(latest.version), config: latest.config }, SKILLS_APPLY_TIMEOUT_MS);
+    const outcome = await this.call(op, { version: String(latest.version), config: latest.config } as OpArgs<N>, DOCUMENT_APPLY_TIMEOUT_MS);
+    const etag = documentEtag(latest.version);
     // A reconnect whose apply changed nothing, and whose status the team already holds: no write.
-    if (outcome.ok && outcome.value.unchanged && recorded === skillsEtag(latest.version)) return;
-    await teamStub(this.env).recordSkillsApplied(machine, outcome.ok ? { result: outcome.value } : { error: outcome.problem.detail, version: latest.version });
+    if (outcome.ok && outcome.value.unchanged && recorded === etag) return;
+    await record(machine, outcome.ok ? { ok: true, value: outcome.value, etag } : { ok: false, error: outcome.problem.detail, version: latest.version });
   }
 
   /** For tests and the scale benchmark: how often this object's code ran, and when the runtime last answered a ping. */

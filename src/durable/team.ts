@@ -6,11 +6,10 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { ifMatchAllows, skillsEtag, type StoredSkills } from "./skills-version";
+import { documentEtag, type DocumentKind, EMPTY_DOCUMENTS, ifMatchAllows, type MachineStatusOf, type TeamDocuments } from "./team-documents";
 import { machineObject } from "./stubs";
 import { sidecarVersionAdvice } from "../protocol/version";
-import type { SkillsApplyResult } from "../protocol/frames";
-import type { AuditEntry, AuditPage, AuditQuery, Machine, SkillsConfig, SkillsMachineStatus, TokenInfo } from "../protocol/resources";
+import type { AuditEntry, AuditPage, AuditQuery, Machine, McpMachineStatus, SkillsMachineStatus, TokenInfo } from "../protocol/resources";
 
 /** The audit log keeps the newest entries, at most this many and at most this old (docs/architecture.md, "Trust"). */
 export const AUDIT_KEEP_ENTRIES = 100_000;
@@ -18,10 +17,15 @@ export const AUDIT_KEEP_MS = 90 * 86_400_000;
 /** An upper bound on issued tokens, so listing them (one call per token object) stays bounded. */
 export const MAX_TOKENS = 1000;
 
-/** Machines per alarm run of the skills fan-out and of the liveness refresh. */
+/** Machines per alarm run of the configuration fan-out and of the liveness refresh. */
 export const FANOUT_BATCH = 200;
 /** How often machines marked connected are asked whether they still are: one wake per machine every six hours. */
 const REFRESH_EVERY_MS = 6 * 60 * 60_000;
+
+/** What every per-machine status of a document holds, whatever else it reports. */
+type AppliedStatus = { machine: string; version: string | null; appliedAtMs: number | null; error: string | null };
+/** A machine applied a document (its status, built by the machine object from the sidecar's answer), or could not. */
+export type AppliedOutcome<S extends AppliedStatus> = { applied: Omit<S, "machine" | "error"> } | { error: string; version: number };
 
 type MachineRow = {
   id: string;
@@ -139,13 +143,13 @@ export class TeamObject extends DurableObject<Env> {
 
   // ---------- the machines registry (written on connect and disconnect only) ----------
 
-  /** A sidecar greeted its machine's object: one write, and the team's skills in the same answer. */
+  /** A sidecar greeted its machine's object: one write, and the team's documents in the same answer. */
   async machineConnected(m: {
     id: string;
     connectedAtMs: number;
     sidecarVersion: string;
     platform: string;
-  }): Promise<{ skills: StoredSkills; recordedSkillsVersion: string | null }> {
+  }): Promise<{ documents: TeamDocuments; recorded: Record<DocumentKind, string | null> }> {
     this.invocations++;
     this.writes++;
     this.ctx.storage.sql.exec(
@@ -159,8 +163,11 @@ export class TeamObject extends DurableObject<Env> {
       m.platform,
     );
     await this.ensureAlarm();
-    const recorded = await this.ctx.storage.get<SkillsMachineStatus>(`skills-status:${m.id}`);
-    return { skills: await this.getSkills(), recordedSkillsVersion: recorded && recorded.error === null ? recorded.version : null };
+    const recordedVersion = async (kind: DocumentKind) => {
+      const status = await this.ctx.storage.get<MachineStatusOf[typeof kind]>(`${kind}-status:${m.id}`);
+      return status && status.error === null ? status.version : null;
+    };
+    return { documents: await this.getDocuments(), recorded: { skills: await recordedVersion("skills"), mcp: await recordedVersion("mcp") } };
   }
 
   machineDisconnected(id: string, atMs: number): void {
@@ -193,7 +200,7 @@ export class TeamObject extends DurableObject<Env> {
       .map(machineOf);
   }
 
-  // ---------- batched work: skills fan-out and the hourly liveness refresh, one alarm ----------
+  // ---------- batched work: configuration fan-out and the six-hourly liveness refresh, one alarm ----------
 
   private async ensureAlarm(at = Date.now() + REFRESH_EVERY_MS): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
@@ -201,21 +208,21 @@ export class TeamObject extends DurableObject<Env> {
   }
 
   /**
-   * Each run handles one batch, then asks to run again: a change of the skills configuration reaches
+   * Each run handles one batch, then asks to run again: a change of a team document reaches
    * FANOUT_BATCH machines per run (each call returns at once; the machine applies on its own time), so
    * no run comes near the platform's limits however many machines there are. Every six hours, machines marked
    * connected are asked whether they still are (a deploy can end sockets without a close reaching us).
    */
   override async alarm(): Promise<void> {
     this.invocations++;
-    const fanout = await this.ctx.storage.get<{ version: number; after: string }>("skills-fanout");
+    const fanout = await this.ctx.storage.get<{ after: string }>("config-fanout");
     if (fanout) {
-      const skills = await this.getSkills();
+      const documents = await this.getDocuments();
       const ids = this.connectedIdsAfter(fanout.after, FANOUT_BATCH);
-      await Promise.allSettled(ids.map((id) => machineObject(this.env, id).scheduleSkillsApply(skills)));
+      await Promise.allSettled(ids.map((id) => machineObject(this.env, id).scheduleConfigApply(documents)));
       this.writes++;
-      if (ids.length < FANOUT_BATCH) await this.ctx.storage.delete("skills-fanout");
-      else await this.ctx.storage.put("skills-fanout", { version: skills.version, after: ids.at(-1)! });
+      if (ids.length < FANOUT_BATCH) await this.ctx.storage.delete("config-fanout");
+      else await this.ctx.storage.put("config-fanout", { after: ids.at(-1)! });
     }
     const stored = await this.ctx.storage.get<{ after: string; dueMs: number }>("liveness-refresh");
     let refresh = stored ?? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS };
@@ -237,7 +244,7 @@ export class TeamObject extends DurableObject<Env> {
       this.writes++;
       await this.ctx.storage.put("liveness-refresh", refresh);
     }
-    const more = (await this.ctx.storage.get("skills-fanout")) !== undefined || refresh.after !== "";
+    const more = (await this.ctx.storage.get("config-fanout")) !== undefined || refresh.after !== "";
     await this.ctx.storage.setAlarm(more ? Date.now() : refresh.dueMs);
   }
 
@@ -253,53 +260,72 @@ export class TeamObject extends DurableObject<Env> {
     return { invocations: this.invocations, writes: this.writes };
   }
 
-  // ---------- skills configuration (one per deployment) ----------
+  // ---------- the team's documents: skills and MCP servers (one of each per deployment) ----------
 
-  async getSkills(): Promise<StoredSkills> {
-    return (await this.ctx.storage.get<StoredSkills>("skills")) ?? { version: 0, config: { sources: [] }, updatedAtMs: null };
+  async getDocuments(): Promise<TeamDocuments> {
+    const stored = await this.ctx.storage.get<TeamDocuments[DocumentKind]>(["skills", "mcp"]);
+    return {
+      skills: (stored.get("skills") as TeamDocuments["skills"] | undefined) ?? EMPTY_DOCUMENTS.skills,
+      mcp: (stored.get("mcp") as TeamDocuments["mcp"] | undefined) ?? EMPTY_DOCUMENTS.mcp,
+    };
   }
 
-  /** Replace the configuration unless `ifMatch` names another version (then: the current one, unchanged). */
-  async putSkills(config: SkillsConfig, ifMatch: string | null): Promise<{ ok: boolean; stored: StoredSkills }> {
-    const current = await this.getSkills();
+  /**
+   * Replace a document unless `ifMatch` names another version (then: the current one, unchanged). Every
+   * connected machine gets the team's documents, a batch per alarm run, starting now (a newer change restarts the round).
+   */
+  async putDocument<K extends DocumentKind>(
+    kind: K,
+    config: TeamDocuments[K]["config"],
+    ifMatch: string | null,
+  ): Promise<{ ok: boolean; stored: TeamDocuments[K] }> {
+    const current = (await this.getDocuments())[kind];
     if (ifMatch !== null && !ifMatchAllows(ifMatch, current.version)) return { ok: false, stored: current };
-    const stored: StoredSkills = { version: current.version + 1, config, updatedAtMs: Date.now() };
+    const stored = { version: current.version + 1, config, updatedAtMs: Date.now() } as TeamDocuments[K];
     this.writes += 2;
-    await this.ctx.storage.put("skills", stored);
-    // Every connected machine gets it, a batch per alarm run, starting now (a newer change restarts the round).
-    await this.ctx.storage.put("skills-fanout", { version: stored.version, after: "" });
+    await this.ctx.storage.put(kind, stored);
+    await this.ctx.storage.put("config-fanout", { after: "" });
     await this.ctx.storage.setAlarm(Date.now());
     return { ok: true, stored };
   }
 
-  async recordSkillsApplied(machine: string, outcome: { result: SkillsApplyResult } | { error: string; version: number }): Promise<void> {
-    const previous = await this.ctx.storage.get<SkillsMachineStatus>(`skills-status:${machine}`);
-    const status: SkillsMachineStatus =
-      "result" in outcome
-        ? {
-            machine,
-            version: skillsEtag(Number(outcome.result.version)),
-            appliedAtMs: outcome.result.appliedAtMs,
-            skills: outcome.result.skills,
-            perAgent: outcome.result.perAgent,
-            errors: outcome.result.errors,
-            error: null,
-          }
-        : {
-            machine,
-            version: previous?.version ?? null,
-            appliedAtMs: previous?.appliedAtMs ?? null,
-            skills: previous?.skills ?? [],
-            perAgent: previous?.perAgent ?? {},
-            errors: previous?.errors ?? [],
-            error: `configuration ${skillsEtag(outcome.version)} not applied: ${outcome.error}`,
-          };
+  async recordSkillsApplied(machine: string, outcome: AppliedOutcome<SkillsMachineStatus>): Promise<void> {
+    await this.recordApplied("skills", machine, outcome, { skills: [], perAgent: {}, errors: [] });
+  }
+
+  async recordMcpApplied(machine: string, outcome: AppliedOutcome<McpMachineStatus>): Promise<void> {
+    await this.recordApplied("mcp", machine, outcome, { servers: [], perAgent: {}, errors: [] });
+  }
+
+  /** What a machine applied, or why it did not: then what it applied before stays, with the error. */
+  private async recordApplied<S extends AppliedStatus>(
+    kind: DocumentKind,
+    machine: string,
+    outcome: AppliedOutcome<S>,
+    nothing: Omit<S, keyof AppliedStatus>,
+  ): Promise<void> {
+    const key = `${kind}-status:${machine}`;
+    let status: S;
+    if ("applied" in outcome) status = { ...outcome.applied, machine, error: null } as S;
+    else {
+      const previous = await this.ctx.storage.get<S>(key);
+      const error = `version ${documentEtag(outcome.version)} not applied: ${outcome.error}`;
+      status = { ...nothing, ...previous, machine, version: previous?.version ?? null, appliedAtMs: previous?.appliedAtMs ?? null, error } as S;
+    }
     this.writes++;
-    await this.ctx.storage.put(`skills-status:${machine}`, status);
+    await this.ctx.storage.put(key, status);
   }
 
   async skillsStatus(): Promise<SkillsMachineStatus[]> {
-    const entries = await this.ctx.storage.list<SkillsMachineStatus>({ prefix: "skills-status:" });
+    return this.statusOf("skills");
+  }
+
+  async mcpStatus(): Promise<McpMachineStatus[]> {
+    return this.statusOf("mcp");
+  }
+
+  private async statusOf<K extends DocumentKind>(kind: K): Promise<MachineStatusOf[K][]> {
+    const entries = await this.ctx.storage.list<MachineStatusOf[K]>({ prefix: `${kind}-status:` });
     return [...entries.values()].sort((a, b) => a.machine.localeCompare(b.machine));
   }
 }

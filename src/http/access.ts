@@ -35,6 +35,11 @@ export function scopeAllows(machines: MachineScope, machine: string): boolean {
 export interface Access {
   role: Role;
   machine: boolean;
+  /**
+   * For the team documents' routes: with `?directory=` they act on that folder of one machine instead
+   * of on the team's document (as the sandbox-agent SDK calls them), and need this instead.
+   */
+  withDirectory?: { role: Role; machine: true };
 }
 
 /**
@@ -90,9 +95,10 @@ export async function machineKnown(env: Env, machine: string): Promise<boolean> 
 }
 
 /** The middleware of a route: the caller's role suffices, and its machine (resolved here, once) is in scope. */
-export function guard(access: Access): MiddlewareHandler<AppEnv> {
+export function guard(declared: Access): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const identity = c.get("identity");
+    const access: Access = declared.withDirectory && c.req.query("directory") !== undefined ? declared.withDirectory : declared;
     // The machine first, so that a refusal is audited with the machine it was for.
     const machine = access.machine ? await resolveMachine(c) : null;
     if (machine !== null) {
@@ -121,8 +127,11 @@ export function declare<R extends RouteConfig>(access: Access, route: R): R & { 
   return {
     ...route,
     middleware: guard(access),
-    description: `${route.description ? `${route.description}\n\n` : ""}Needs the role \`${access.role}\`${access.machine ? " and the machine in the token's scope" : ""}.`,
+    description: `${route.description ? `${route.description}\n\n` : ""}Needs the role \`${access.role}\`${access.machine ? " and the machine in the token's scope" : ""}${
+      access.withDirectory ? `; with \`directory\`, the role \`${access.withDirectory.role}\` and the machine in the token's scope` : ""
+    }.`,
     "x-required-role": access.role,
     "x-machine-scoped": access.machine,
+    ...(access.withDirectory ? { "x-with-directory": { "x-required-role": access.withDirectory.role, "x-machine-scoped": true } } : {}),
   };
 }

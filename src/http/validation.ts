@@ -1,6 +1,8 @@
 import type { Hook } from "@hono/zod-openapi";
-import type { ZodError } from "zod";
+import type { Context } from "hono";
+import type { z, ZodError } from "zod";
 import type { AppEnv } from "../env";
+import { ProblemError } from "../protocol/problems";
 import { problem } from "./problem";
 
 /** A zod refusal becomes a 400 problem naming the offending fields (an unknown agent id is `unsupported_agent`). */
@@ -17,3 +19,23 @@ export const validationHook: Hook<any, AppEnv, any, any> = (result) => {
   const agentIssue = (result.error as ZodError).issues.some((i) => i.path[0] === "agent");
   return problem(agentIssue ? "unsupported_agent" : "invalid_request", `${result.target}: ${detail}`, { errors });
 };
+
+/**
+ * A JSON body parsed against a schema chosen at run time (a route whose body depends on its query), with
+ * the same refusals the declared routes give: 415 for another media type, 400 naming the fields.
+ */
+export async function parseJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
+  if (!/^application\/([a-z0-9.+-]+\+)?json\b/i.test(c.req.header("content-type") ?? "")) {
+    throw new ProblemError("unsupported_media_type", "the body must be JSON (Content-Type: application/json)");
+  }
+  let value: unknown;
+  try {
+    value = await c.req.json();
+  } catch {
+    throw new ProblemError("invalid_request", "json: the body is not valid JSON");
+  }
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const { detail, errors } = describeIssues(parsed.error);
+  throw new ProblemError("invalid_request", `json: ${detail}`, { errors });
+}

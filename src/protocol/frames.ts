@@ -31,6 +31,10 @@ import {
   FsUploadBatchResponse,
   FsWriteResponse,
   MachinePath,
+  McpConfig,
+  McpName,
+  McpServerConfig,
+  SkillName,
   InstallRequest,
   InstallResult,
   Process,
@@ -74,6 +78,20 @@ export const SkillsApplyResult = z.object({
   errors: z.array(z.object({ source: z.string(), error: z.string() })),
 });
 export type SkillsApplyResult = z.infer<typeof SkillsApplyResult>;
+
+export const McpApplyArgs = z.object({ version: z.string(), config: McpConfig });
+export type McpApplyArgs = z.infer<typeof McpApplyArgs>;
+
+export const McpApplyResult = z.object({
+  version: z.string(),
+  /** True when this machine had written exactly this document for exactly these agents already. */
+  unchanged: z.boolean().optional(),
+  appliedAtMs: z.number(),
+  servers: z.array(z.string()),
+  perAgent: z.record(z.string(), z.array(z.string())),
+  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
+});
+export type McpApplyResult = z.infer<typeof McpApplyResult>;
 
 const Nothing = z.object({}).strict();
 const Id = z.string().min(1).max(256);
@@ -123,6 +141,15 @@ export const OPS = {
     result: ProcessLogs,
   },
   "skills.apply": { args: SkillsApplyArgs, result: SkillsApplyResult },
+  "mcp.apply": { args: McpApplyArgs, result: McpApplyResult },
+  /** Per-directory entries (stored in `<directory>/.sandbox-agent/config/`, as sandbox-agent keeps them). */
+  "mcp.entry.get": { args: z.object({ directory: MachinePath, name: McpName }), result: McpServerConfig },
+  "mcp.entry.put": { args: z.object({ directory: MachinePath, name: McpName, config: McpServerConfig }), result: z.object({ path: z.string() }) },
+  "mcp.entry.delete": { args: z.object({ directory: MachinePath, name: McpName }), result: Deleted },
+  "skills.entry.get": { args: z.object({ directory: MachinePath, name: SkillName }), result: SkillsConfig },
+  /** Answers with the apply of every entry of that directory into its agents' skills folders. */
+  "skills.entry.put": { args: z.object({ directory: MachinePath, name: SkillName, config: SkillsConfig }), result: SkillsApplyResult },
+  "skills.entry.delete": { args: z.object({ directory: MachinePath, name: SkillName }), result: SkillsApplyResult.extend({ deleted: z.boolean() }) },
   "fs.entries": { args: z.object({ path: MachinePath.optional() }), result: z.object({ entries: z.array(FsEntry), truncated: z.boolean() }) },
   "fs.stat": { args: z.object({ path: MachinePath }), result: FsStat },
   "fs.mkdir": { args: z.object({ path: MachinePath }), result: FsActionResponse },

@@ -1,0 +1,43 @@
+/**
+ * The team's configuration documents (docs/architecture.md, "Team configuration"): skills and MCP servers,
+ * one of each per deployment, each with a version (its ETag), pushed to every machine by the same fan-out.
+ * Shared by the team object, machine objects and routes.
+ */
+import type { McpConfig, McpMachineStatus, SkillsConfig, SkillsMachineStatus } from "../protocol/resources";
+
+export type DocumentKind = "skills" | "mcp";
+
+export interface StoredDocument<T> {
+  /** Increases with every change; the ETag is `"<version>"`. Version 0: never set. */
+  version: number;
+  config: T;
+  updatedAtMs: number | null;
+}
+
+export interface TeamDocuments {
+  skills: StoredDocument<SkillsConfig>;
+  mcp: StoredDocument<McpConfig>;
+}
+
+/** What a machine last applied, per document kind. */
+export interface MachineStatusOf {
+  skills: SkillsMachineStatus;
+  mcp: McpMachineStatus;
+}
+
+export const EMPTY_DOCUMENTS: TeamDocuments = {
+  skills: { version: 0, config: { sources: [] }, updatedAtMs: null },
+  mcp: { version: 0, config: { servers: {} }, updatedAtMs: null },
+};
+
+export function documentEtag(version: number): string {
+  return `"${version}"`;
+}
+
+/** Does an If-Match header allow writing over this version? (`*`, or one of the listed ETags.) */
+export function ifMatchAllows(header: string, version: number): boolean {
+  return header
+    .split(",")
+    .map((t) => t.trim().replace(/^W\//, ""))
+    .some((t) => t === "*" || t === documentEtag(version));
+}

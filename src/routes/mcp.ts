@@ -1,0 +1,23 @@
+/** The team's MCP servers (DESIGN.md §11): one document per deployment, written for every agent of every machine; per-folder entries on one machine. */
+import { teamStub } from "../durable/stubs";
+import { relay } from "../http/machine";
+import { McpConfig, McpMachineStatus, McpName, McpServerConfig } from "../protocol/resources";
+import { teamDocumentRoutes } from "./team-documents";
+
+export const mcpRoutes = teamDocumentRoutes({
+  kind: "mcp",
+  title: "MCP servers",
+  documentId: "McpConfig",
+  entryId: "McpServerConfig",
+  document: McpConfig,
+  status: McpMachineStatus,
+  readStatus: (c) => teamStub(c.env).mcpStatus(),
+  nameParam: "mcpName",
+  name: McpName,
+  entry: McpServerConfig,
+  entries: {
+    get: (c, directory, name) => relay(c, "mcp.entry.get", { directory, name }),
+    put: async (c, directory, name, config) => void (await relay(c, "mcp.entry.put", { directory, name, config })),
+    delete: async (c, directory, name) => void (await relay(c, "mcp.entry.delete", { directory, name })),
+  },
+});

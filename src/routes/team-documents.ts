@@ -1,0 +1,171 @@
+/**
+ * The team's documents, skills and MCP servers (DESIGN.md §7, §11; docs/architecture.md, "Team
+ * configuration"), served alike:
+ *
+ *   GET/PUT /config/{kind}            the team's document (ETag, If-Match); every machine applies it
+ *   GET     /config/{kind}/status     per machine: what it applied, when, and what went wrong
+ *   GET/PUT/DELETE /config/{kind}?directory=&{name}=   one named entry for one folder of one machine,
+ *                                     as the sandbox-agent SDK calls them
+ */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import { teamStub } from "../durable/stubs";
+import { documentEtag, type DocumentKind, type TeamDocuments } from "../durable/team-documents";
+import type { AppEnv } from "../env";
+import { declare } from "../http/access";
+import { errors, json, MACHINE_ERRORS } from "../http/openapi";
+import { problem } from "../http/problem";
+import { parseJsonBody } from "../http/validation";
+import { ProblemError } from "../protocol/problems";
+import { MachinePath } from "../protocol/resources";
+
+/** A document is a short list of sources or servers; anything bigger is a mistake. */
+export const MAX_DOCUMENT_BYTES = 64 * 1024;
+
+const EtagHeader = { ETag: { schema: { type: "string" as const }, description: "version of the document, for If-Match" } };
+
+export interface DocumentSpec<K extends DocumentKind, Entry extends z.ZodType> {
+  kind: K;
+  /** "skills configuration", "MCP servers": for summaries and errors. */
+  title: string;
+  document: z.ZodType<TeamDocuments[K]["config"]>;
+  /** The OpenAPI component names of the document and entry schemas (their `.meta({ id })`). */
+  documentId: string;
+  entryId: string;
+  status: z.ZodType;
+  readStatus: (c: Context<AppEnv>) => Promise<unknown[]>;
+  /** The query parameter naming an entry (`skillName`, `mcpName`) and its schema. */
+  nameParam: string;
+  name: z.ZodType<string>;
+  entry: Entry;
+  /** Per-directory entries live on the machine: these reach it through the tunnel. */
+  entries: {
+    get(c: Context<AppEnv>, directory: string, name: string): Promise<z.output<Entry>>;
+    put(c: Context<AppEnv>, directory: string, name: string, value: z.output<Entry>): Promise<void>;
+    delete(c: Context<AppEnv>, directory: string, name: string): Promise<void>;
+  };
+}
+
+export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodType>(spec: DocumentSpec<K, Entry>) {
+  const path = `/config/${spec.kind}`;
+  // Built per kind, so typed here by their shape (the name parameter differs: skillName, mcpName).
+  const entryQuery: z.ZodObject<Record<string, z.ZodType<string>>> = z.object({
+    directory: MachinePath.describe("a folder on the machine"),
+    [spec.nameParam]: spec.name,
+  });
+  const optionalEntryQuery: z.ZodObject<Record<string, z.ZodType<string | undefined>>> = entryQuery.partial();
+  // Which of the two a PUT carries depends on its query: the handler parses it (parseJsonBody); the
+  // document names both, by reference to their schemas.
+  const body = { oneOf: [{ $ref: `#/components/schemas/${spec.documentId}` }, { $ref: `#/components/schemas/${spec.entryId}` }] };
+  const onMachine = { role: "member", machine: true } as const;
+
+  const read = createRoute(
+    declare(
+      { role: "viewer", machine: false, withDirectory: { role: "viewer", machine: true } },
+      {
+        method: "get",
+        path,
+        summary: `The team's ${spec.title}; with directory and ${spec.nameParam}, that folder's entry on the machine`,
+        request: { query: optionalEntryQuery },
+        responses: {
+          200: {
+            description: "the document (empty until one is set), or the entry",
+            content: { "application/json": { schema: z.union([spec.document, spec.entry]) } },
+            headers: EtagHeader,
+          },
+          ...errors(...MACHINE_ERRORS, "not_found"),
+        },
+      },
+    ),
+  );
+
+  const write = createRoute(
+    declare(
+      { role: "admin", machine: false, withDirectory: onMachine },
+      {
+        method: "put",
+        path,
+        summary: `Replace the team's ${spec.title} (every connected machine applies it); with directory and ${spec.nameParam}, set that folder's entry on the machine`,
+        request: {
+          query: optionalEntryQuery,
+          headers: z.object({ "if-match": z.string().max(256).optional().describe("the ETag you read; 412 if it changed since") }),
+          body: { required: true, content: { "application/json": { schema: body } } },
+        },
+        responses: {
+          200: { ...json(spec.document, "the stored document"), headers: EtagHeader },
+          204: { description: "the folder's entry is stored" },
+          ...errors(...MACHINE_ERRORS, "not_found", "precondition_failed", "payload_too_large", "unsupported_media_type"),
+        },
+      },
+    ),
+  );
+
+  const remove = createRoute(
+    declare(onMachine, {
+      method: "delete",
+      path,
+      summary: `Delete a folder's ${spec.title} entry on the machine (the team's document is replaced, not deleted)`,
+      request: { query: entryQuery },
+      responses: { 204: { description: "deleted (or was not there)" }, ...errors(...MACHINE_ERRORS, "not_found") },
+    }),
+  );
+
+  const status = createRoute(
+    declare(
+      { role: "viewer", machine: false },
+      {
+        method: "get",
+        path: `${path}/status`,
+        summary: `Per machine: the ${spec.title} version it applied, when, what it wrote and any error`,
+        responses: { 200: json(z.object({ version: z.string(), machines: z.array(spec.status) }), "status"), ...errors() },
+      },
+    ),
+  );
+
+  /** The entry the query names, or null for the team's document; half a query is a mistake, said as such. */
+  const entryOf = (query: Record<string, string | undefined>): { directory: string; name: string } | null => {
+    const directory = query.directory;
+    const name = query[spec.nameParam];
+    if (directory === undefined && name === undefined) return null;
+    if (directory === undefined || name === undefined) throw new ProblemError("invalid_request", `give both directory and ${spec.nameParam}, or neither`);
+    return { directory, name };
+  };
+
+  const routes = new OpenAPIHono<AppEnv>();
+  routes.use(
+    path,
+    bodyLimit({ maxSize: MAX_DOCUMENT_BYTES, onError: () => problem("payload_too_large", `a ${spec.title} document is at most ${MAX_DOCUMENT_BYTES} bytes`) }),
+  );
+  return routes
+    .openapi(read, async (c) => {
+      const entry = entryOf(c.req.valid("query"));
+      if (entry) return c.json(await spec.entries.get(c, entry.directory, entry.name), 200);
+      const stored = (await teamStub(c.env).getDocuments())[spec.kind];
+      return c.json(stored.config, 200, { ETag: documentEtag(stored.version) });
+    })
+    .openapi(write, async (c) => {
+      const entry = entryOf(c.req.valid("query"));
+      if (entry) {
+        await spec.entries.put(c, entry.directory, entry.name, await parseJsonBody(c, spec.entry));
+        return c.body(null, 204);
+      }
+      const document = await parseJsonBody(c, spec.document);
+      const ifMatch = c.req.valid("header")["if-match"] ?? null;
+      const { ok, stored } = await teamStub(c.env).putDocument(spec.kind, document, ifMatch);
+      const etag = documentEtag(stored.version);
+      if (!ok) throw new ProblemError("precondition_failed", `the document changed since you read it: it is now version ${etag}`, { etag });
+      return c.json(stored.config, 200, { ETag: etag });
+    })
+    .openapi(remove, async (c) => {
+      const entry = entryOf(c.req.valid("query"));
+      if (!entry) throw new ProblemError("invalid_request", `give directory and ${spec.nameParam}`);
+      await spec.entries.delete(c, entry.directory, entry.name);
+      return c.body(null, 204);
+    })
+    .openapi(status, async (c) => {
+      const [documents, machines] = await Promise.all([teamStub(c.env).getDocuments(), spec.readStatus(c)]);
+      return c.json({ version: documentEtag(documents[spec.kind].version), machines }, 200);
+    });
+}
