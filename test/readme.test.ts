@@ -47,6 +47,21 @@ describe("the README's examples", () => {
     expect(((await (await rt.api("/v1/acp")).json()) as { servers: unknown[] }).servers).toEqual([]); // DELETE stopped it
   });
 
+  it("the sandbox-agent SDK example writes a file, runs a command and drives a terminal", async () => {
+    const file = join(ROOT, "test", `.readme-sdk-example-${process.pid}.ts`);
+    writeFileSync(file, example("sandbox-agent-sdk"));
+    try {
+      const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), file], {
+        env: { ...process.env, URL: rt.url, TOKEN: rt.token },
+      });
+      expect(stdout).toContain("hello from the runtime | exit 0");
+      expect(stdout).toContain("answer=42");
+      expect(stdout).toContain("shell exited with 0");
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
+
   it("the acp-http-client example runs a permission round trip", async () => {
     const file = join(ROOT, "test", `.readme-example-${process.pid}.ts`);
     writeFileSync(file, example("acp-http-client"));
