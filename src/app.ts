@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { dashboard } from "./dashboard/page";
+import { dashboard, dashboardAsset } from "./dashboard/page";
 import type { AppEnv } from "./env";
 import { auditTrail } from "./http/audit";
 import { authenticate } from "./http/auth";
@@ -70,6 +70,7 @@ export function createApp() {
   const app = new Hono<AppEnv>();
   const v1 = v1App();
   app.get("/", dashboard);
+  app.get("/assets/:name", dashboardAsset);
   app.route("/", tunnelRoutes);
   app.route("/v1", v1);
   app.route("/machines/:machine/v1", v1);

@@ -1,9 +1,11 @@
 /**
  * The dashboard in a real browser (Debian's Chromium, driven by playwright-core) against the real
  * runtime: sign in with the token, see `local` connected, install `mock`, chat with it, see the
- * streamed answer, press a permission button.
+ * streamed answer, press a permission button; a shell in the terminal pane (xterm.js, served by the
+ * worker) with a second viewer; the file browser (open, edit, upload, download).
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRuntime, type Runtime } from "./harness";
@@ -22,7 +24,21 @@ beforeAll(async () => {
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
   page = await browser.newPage();
+  page.on("request", (request) => requested.push(request.url()));
 });
+
+/** Every URL the page asked for: the dashboard loads nothing from anywhere but the worker. */
+const requested: string[] = [];
+
+async function signIn(p: Page, token: string): Promise<void> {
+  await p.goto(`${rt.url}/`);
+  await p.fill("#token", token);
+  await p.click("#login-form button[type=submit]");
+  await p.waitForSelector('[data-machine="local"] .dot.on');
+}
+
+/** What the terminal pane shows, row by row (xterm.js renders rows into the DOM). */
+const screen = (p: Page) => p.evaluate(() => [...document.querySelectorAll("#terminal .xterm-rows > div")].map((row) => row.textContent ?? "").join("\n"));
 afterAll(async () => {
   await browser?.close();
   await rt?.dispose();
@@ -67,6 +83,82 @@ describe("the dashboard", () => {
     // The chat's agent process is listed on the page, owned by the system.
     await page.click("#refresh");
     await expect.poll(() => page.textContent("#processes")).toContain("(acp:chat-");
+  });
+
+  it("opens a shell in the terminal pane: typing, output, resize, a second viewer, and ending it", async () => {
+    await page.click("#term-open");
+    await page.waitForSelector("#terminal .xterm-rows");
+    await expect.poll(() => page.textContent("#term-state")).toMatch(/attached to/);
+    await page.click("#terminal");
+    await page.keyboard.type("echo hi-$((40+2))\n");
+    await expect.poll(() => screen(page)).toContain("hi-42");
+
+    // The pane fits the terminal to its box: a narrower window gives the shell fewer columns.
+    await page.keyboard.type("stty size\n");
+    await expect.poll(() => screen(page)).toMatch(/^\d+ \d+\s*$/m);
+    const before = (await screen(page)).match(/^(\d+) (\d+)\s*$/m)!;
+    await page.setViewportSize({ width: 800, height: 900 });
+    await page.keyboard.type("clear; stty size\n");
+    await expect.poll(async () => (await screen(page)).match(/^(\d+) (\d+)\s*$/m)?.[2]).not.toBe(before[2]);
+
+    // A second viewer attaches to the same shell and sees what was written before it came.
+    const second = await browser.newPage();
+    try {
+      await signIn(second, rt.token);
+      await second.waitForSelector("[data-attach]");
+      await second.click("[data-attach]");
+      // Replayed from the first byte: the screen after the last `clear` (the size the shell printed).
+      await expect.poll(() => screen(second)).toMatch(/^\d+ \d+\s*$/m);
+      await second.click("#terminal");
+      await second.keyboard.type("echo from-the-second-$((1+1))\n");
+      await expect.poll(() => screen(page)).toContain("from-the-second-2");
+    } finally {
+      await second.close();
+    }
+    await page.click("#term-end");
+    await expect.poll(() => page.isVisible("#terminal")).toBe(false);
+    await page.click("#refresh");
+    await expect.poll(() => page.locator("[data-attach]").count()).toBe(0);
+    await page.setViewportSize({ width: 1280, height: 720 });
+  });
+
+  it("browses, edits, uploads and downloads files on the machine", async () => {
+    const folder = join(rt.dir, "ui-files");
+    mkdirSync(join(folder, "sub"), { recursive: true });
+    writeFileSync(join(folder, "note.txt"), "first line\n");
+    await page.fill("#files-path", folder);
+    await page.click("#files-form button[type=submit]");
+    await page.waitForSelector('tr[data-entry="note.txt"]');
+    expect(await page.textContent('tr[data-entry="sub"]')).toContain("sub");
+
+    await page.click('tr[data-entry="note.txt"] td.name');
+    await page.waitForSelector("#file-editor:not([hidden])");
+    expect(await page.inputValue("#file-text")).toBe("first line\n");
+    await page.fill("#file-text", "edited in the browser\n");
+    await page.click("#file-save");
+    await expect.poll(() => page.textContent("#file-msg")).toContain("saved");
+    expect(readFileSync(join(folder, "note.txt"), "utf8")).toBe("edited in the browser\n");
+
+    await page.setInputFiles("#files-upload", { name: "upload.bin", mimeType: "application/octet-stream", buffer: Buffer.from([0, 1, 2, 250, 255]) });
+    await page.waitForSelector('tr[data-entry="upload.bin"]');
+    expect([...readFileSync(join(folder, "upload.bin"))]).toEqual([0, 1, 2, 250, 255]);
+
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click('tr[data-entry="upload.bin"] button')]);
+    expect(download.suggestedFilename()).toBe("upload.bin");
+    expect([...readFileSync((await download.path())!)]).toEqual([0, 1, 2, 250, 255]);
+
+    await page.click('tr[data-entry="sub"] td.name');
+    await expect.poll(() => page.inputValue("#files-path")).toBe(join(folder, "sub"));
+    await page.click("#files-up");
+    await expect.poll(() => page.inputValue("#files-path")).toBe(folder);
+  });
+
+  it("loaded nothing from anywhere but the worker", () => {
+    expect(requested.length).toBeGreaterThan(0);
+    expect(
+      requested.filter((url) => !url.startsWith(rt.url.replace(/^http/, "http")) && !url.startsWith(rt.url.replace(/^http/, "ws")) && !url.startsWith("blob:")),
+    ).toEqual([]);
+    expect(requested.some((url) => /\/assets\/terminal\.[0-9a-f]{12}\.js$/.test(url))).toBe(true);
   });
 
   it("lets an admin connect a machine, issue a token shown once, revoke it, and read the audit log", async () => {
