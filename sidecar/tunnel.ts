@@ -10,6 +10,7 @@ import {
   parseWorkerFrame,
   PING_FRAME,
   PONG_FRAME,
+  READ_ONLY_OPS,
   TUNNEL_PATH_PREFIX,
   TUNNEL_PROTOCOL_VERSION,
   type OpArgs,
@@ -275,6 +276,7 @@ export class TunnelClient {
     if (call.cancel.signal.aborted) return; // nobody waits for it any more
     this.hub.flushAll(); // what the agent wrote before this answer goes first
     this.sendText(answer); // if the tunnel is down now, the worker asks again after reconnecting
+    if (READ_ONLY_OPS.has(op)) this.calls.delete(id); // asked again, it runs again: nothing to keep
   }
 
   private forgetOldCalls(): void {

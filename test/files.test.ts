@@ -64,6 +64,17 @@ describe("files", () => {
     expect(staged()).toEqual([]);
   });
 
+  it("carries a 50 MiB binary file both ways, byte for byte", async () => {
+    const bytes = randomBytes(50 * 1024 * 1024);
+    const path = join(root, "big.bin");
+    const written = await put(path, bytes);
+    expect(await written.json()).toEqual({ path, bytesWritten: bytes.length });
+    const read = await rt.api(`/v1/fs/file?${q(path)}`);
+    expect(read.headers.get("content-length")).toBe(String(bytes.length));
+    expect(Buffer.from(await read.arrayBuffer()).equals(bytes)).toBe(true);
+    expect(staged()).toEqual([]);
+  });
+
   it("replaces a file in one step and keeps its mode", async () => {
     const path = join(root, "script.sh");
     writeFileSync(path, "old", { mode: 0o755 });

@@ -31,6 +31,7 @@ import { PendingCalls } from "../protocol/pending-calls";
 import type { ProblemInit } from "../protocol/problems";
 import { teamStub } from "./stubs";
 import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
+import { fileResponse, stageBody } from "./file-transfer";
 import { SseReader } from "./sse-reader";
 import {
   closeViewer,
@@ -74,6 +75,8 @@ function attachmentOf(ws: WebSocket): TunnelAttachment | null {
 }
 
 const SIDECAR_TAG = "sidecar";
+/** How long one piece of a file (1 MiB) may take to reach the machine or come back; unpacking a staged archive too. */
+const FILE_PIECE_TIMEOUT_MS = 120_000;
 /** How long a keystroke or a resize from a terminal viewer may take to reach the process. */
 const VIEWER_CALL_TIMEOUT_MS = 30_000;
 /** Cloning several repositories (skills) can take a while. */
@@ -505,6 +508,34 @@ export class MachineObject extends DurableObject<Env> {
     }
     // The value was parsed against OPS[op].result when its frame came in: this only tells TypeScript so.
     return answer as Promise<CallOutcome<OpResult<N>>>;
+  }
+
+  /** A file on the machine as a streamed response (or a problem response), read in pieces (durable/file-transfer.ts). */
+  async readFile(path: string): Promise<Response> {
+    this.invocations.rpc++;
+    return fileResponse(
+      (op, args) => this.call(op, args, FILE_PIECE_TIMEOUT_MS),
+      path,
+      (work) => this.ctx.waitUntil(work),
+    );
+  }
+
+  /**
+   * A request body written to the machine: staged in pieces, then committed over `path` in one rename
+   * (`fs.commit`) or unpacked into the folder `path` as a tar archive (`fs.unpack`).
+   */
+  async writeFile(path: string, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.commit">>> {
+    this.invocations.rpc++;
+    const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.call(op, args, FILE_PIECE_TIMEOUT_MS);
+    const staged = await stageBody(call, body, declaredBytes);
+    return staged.ok ? call("fs.commit", { upload: staged.value, path }) : staged;
+  }
+
+  async unpackArchive(path: string, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.unpack">>> {
+    this.invocations.rpc++;
+    const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.call(op, args, FILE_PIECE_TIMEOUT_MS);
+    const staged = await stageBody(call, body, declaredBytes);
+    return staged.ok ? call("fs.unpack", { upload: staged.value, path }) : staged;
   }
 
   /**

@@ -25,7 +25,11 @@ export async function relay<N extends OpName>(c: Context<AppEnv>, op: N, args: O
   const stub = machineStub(c);
   // The machine object parsed the sidecar's answer against OPS[op].result; RPC stubs do not carry the
   // method's type parameter, so the outcome's type is restated here, not its data.
-  const outcome = (await stub.call(op, args, timeoutMs)) as CallOutcome<OpResult<N>>;
+  return settled((await stub.call(op, args, timeoutMs)) as CallOutcome<OpResult<N>>);
+}
+
+/** An outcome of the machine's object as its value, or its problem thrown (routes fail one way: they throw). */
+export function settled<T>(outcome: CallOutcome<T>): T {
   if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
   return outcome.value;
 }

@@ -173,6 +173,26 @@ export const OPS = {
 } as const satisfies Record<string, { args: z.ZodType; result: z.ZodType }>;
 
 export type OpName = keyof typeof OPS;
+
+/**
+ * Operations that change nothing. Their answers are not remembered once sent (a file's piece is a
+ * megabyte): a call re-sent after a reconnect simply runs again, which is harmless for these alone.
+ * Every other operation's answer is remembered, so it is never run twice.
+ */
+export const READ_ONLY_OPS: ReadonlySet<OpName> = new Set<OpName>([
+  "acp.list",
+  "agents.list",
+  "agents.get",
+  "processes.list",
+  "processes.get",
+  "processes.logs",
+  "processes.config.get",
+  "fs.entries",
+  "fs.stat",
+  "fs.read",
+  "mcp.entry.get",
+  "skills.entry.get",
+]);
 export type OpArgs<N extends OpName> = z.output<(typeof OPS)[N]["args"]>;
 export type OpResult<N extends OpName> = z.output<(typeof OPS)[N]["result"]>;
 const OpNameSchema = z.enum(Object.keys(OPS) as [OpName, ...OpName[]]);

@@ -6,8 +6,7 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { fileResponse, stageBody } from "../http/file-transfer";
-import { relay } from "../http/machine";
+import { machineStub, relay, settled } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { LIMITS } from "../protocol/limits";
 import { ProblemError } from "../protocol/problems";
@@ -149,10 +148,11 @@ export const fileRoutes = new OpenAPIHono<AppEnv>()
     const { entries, truncated } = await relay(c, "fs.entries", c.req.valid("query"));
     return c.json(entries, 200, truncated ? { "X-Entries-Truncated": "true" } : {});
   })
-  .openapi(readFile, async (c) => fileResponse(c, c.req.valid("query").path) as never)
+  // The object streams the file itself: the worker passes its Response through (durable/file-transfer.ts).
+  .openapi(readFile, async (c) => (await machineStub(c).readFile(c.req.valid("query").path)) as never)
   .openapi(writeFile, async (c) => {
-    const upload = await stageBody(c);
-    return c.json(await relay(c, "fs.commit", { upload, path: c.req.valid("query").path }), 200);
+    const outcome = await machineStub(c).writeFile(c.req.valid("query").path, c.req.raw.body, declaredLength(c.req.header("content-length")));
+    return c.json(settled(outcome), 200);
   })
   .openapi(remove, async (c) => {
     const { path, recursive } = c.req.valid("query");
@@ -167,6 +167,11 @@ export const fileRoutes = new OpenAPIHono<AppEnv>()
   .openapi(uploadBatch, async (c) => {
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
     if (type !== "application/x-tar") throw new ProblemError("unsupported_media_type", "the body must be a tar archive (Content-Type: application/x-tar)");
-    const upload = await stageBody(c);
-    return c.json(await relay(c, "fs.unpack", { upload, path: c.req.valid("query").path ?? "~" }), 200);
+    const outcome = await machineStub(c).unpackArchive(c.req.valid("query").path ?? "~", c.req.raw.body, declaredLength(c.req.header("content-length")));
+    return c.json(settled(outcome), 200);
   });
+
+function declaredLength(header: string | undefined): number | null {
+  const bytes = Number(header ?? Number.NaN);
+  return Number.isFinite(bytes) ? bytes : null;
+}

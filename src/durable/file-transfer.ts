@@ -1,0 +1,128 @@
+/**
+ * Files through the tunnel in bounded pieces (docs/architecture.md, "Files"), run by the machine's Durable
+ * Object: the worker hands it the request body and gets the download's body back, one RPC each, and the
+ * object holds at most two pieces of a file whatever its size. A download pulls the next piece only when
+ * the client has taken the last; an upload reads the next piece of the body only once the machine has
+ * stored the last. (Pulling pieces from the worker, one RPC per piece, kept every answer alive until the
+ * response ended: the object keeps the loop on its side.)
+ */
+import { fromBase64, toBase64 } from "../http/base64";
+import { problemResponse } from "../http/problem";
+import type { OpArgs, OpName, OpResult } from "../protocol/frames";
+import { LIMITS } from "../protocol/limits";
+import type { ProblemInit } from "../protocol/problems";
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
+export type MachineCall = <N extends OpName>(op: N, args: OpArgs<N>) => Promise<Outcome<OpResult<N>>>;
+
+class Failed extends Error {
+  constructor(readonly problem: ProblemInit) {
+    super(problem.detail);
+  }
+}
+
+async function must<T>(outcome: Promise<Outcome<T>>): Promise<T> {
+  const settled = await outcome;
+  if (!settled.ok) throw new Failed(settled.problem);
+  return settled.value;
+}
+
+/**
+ * A file on the machine as a response. The first piece is read before answering, so a missing file or a
+ * folder is a problem (404, 400), not an empty 200; a file that changes while it streams ends the stream
+ * with an error, never with a splice of two versions.
+ */
+export async function fileResponse(call: MachineCall, path: string, waitUntil: (work: Promise<unknown>) => void): Promise<Response> {
+  const first = await call("fs.read", { path, offset: 0, length: LIMITS.fileChunkBytes });
+  if (!first.ok) return problemResponse(first.problem);
+  const { size, mtimeMs } = first.value;
+  const expect = { size, mtimeMs };
+  const firstBytes = fromBase64(first.value.data);
+  let offset = firstBytes.length;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        if (firstBytes.length > 0) controller.enqueue(firstBytes);
+        if (offset >= size) controller.close();
+      },
+      async pull(controller) {
+        const next = await must(call("fs.read", { path, offset, length: LIMITS.fileChunkBytes, expect }));
+        const bytes = fromBase64(next.data);
+        if (bytes.length === 0) throw new Failed({ code: "conflict", detail: `${next.path} got shorter while it was being read` });
+        controller.enqueue(bytes);
+        offset += bytes.length;
+        if (offset >= size) controller.close();
+      },
+    },
+    { highWaterMark: 1 },
+  );
+  // A known length lets clients show progress and tell a cut-off download from a finished one.
+  const sized = new FixedLengthStream(size);
+  waitUntil(body.pipeTo(sized.writable).catch((err: unknown) => console.error(`download of ${first.value.path} ended early:`, err)));
+  return new Response(sized.readable, {
+    headers: {
+      "content-type": "application/octet-stream",
+      "last-modified": new Date(mtimeMs).toUTCString(),
+      "cache-control": "no-store",
+    },
+  });
+}
+
+/**
+ * Stage a body on the machine, piece by piece, and answer the upload's id. Refused (413) as soon as it
+ * passes `maxBytes`, before it is all read; on any failure what was staged is dropped on the machine.
+ */
+export async function stageBody(call: MachineCall, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<Outcome<string>> {
+  const maxBytes = LIMITS.maxFileBytes;
+  if (declaredBytes !== null && declaredBytes > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
+  const upload = crypto.randomUUID();
+  let offset = 0;
+  let held: Uint8Array[] = [];
+  let heldBytes = 0;
+  let staged = false;
+  const send = async () => {
+    const piece = new Uint8Array(heldBytes);
+    let at = 0;
+    for (const part of held) {
+      piece.set(part, at);
+      at += part.length;
+    }
+    held = [];
+    heldBytes = 0;
+    staged = true;
+    await must(call("fs.upload", { upload, offset, data: toBase64(piece) }));
+    offset += piece.length;
+  };
+  const reader = body?.getReader();
+  try {
+    for (;;) {
+      const next = reader ? await reader.read().catch(cutOff) : { done: true as const };
+      if (next.done) break;
+      let rest: Uint8Array = next.value;
+      if (offset + heldBytes + rest.length > maxBytes) throw new Failed(tooLarge(maxBytes));
+      while (rest.length > 0) {
+        const take = Math.min(rest.length, LIMITS.fileChunkBytes - heldBytes);
+        held.push(rest.subarray(0, take));
+        heldBytes += take;
+        rest = rest.subarray(take);
+        if (heldBytes === LIMITS.fileChunkBytes) await send();
+      }
+    }
+    if (heldBytes > 0) await send();
+    return { ok: true, value: upload };
+  } catch (err) {
+    await reader?.cancel().catch(() => undefined);
+    if (staged) await call("fs.abort", { upload });
+    if (err instanceof Failed) return { ok: false, problem: err.problem };
+    throw err;
+  }
+}
+
+/** The client went away, or its body broke off: nothing to answer, but it must read as such in the logs. */
+function cutOff(err: unknown): never {
+  throw new Failed({ code: "invalid_request", detail: `the request body ended before it was complete (${err instanceof Error ? err.message : String(err)})` });
+}
+
+function tooLarge(maxBytes: number): ProblemInit {
+  return { code: "payload_too_large", detail: `files are written up to ${maxBytes} bytes` };
+}
