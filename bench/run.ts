@@ -375,7 +375,10 @@ async function benchFiles(target: HttpTarget): Promise<FileFigures> {
     const bytes = randomBytes(size);
     const url = `${target.base}/v1/fs/file?path=${encodeURIComponent(join(dir, `file-${size}.bin`))}`;
     const t0 = performance.now();
-    const put = await fetch(url, { method: "PUT", headers: { ...target.headers, "content-type": "application/octet-stream" }, body: bytes });
+    const put = await fetch(url, { method: "PUT", headers: { ...target.headers, "content-type": "application/octet-stream" }, body: bytes }).catch(
+      (err: Error) => new Error(`the connection was closed (${(err.cause as Error | undefined)?.message ?? err.message})`),
+    );
+    if (put instanceof Error) return { refused: put.message };
     const answer = await put.text();
     if (!put.ok) return { refused: `${put.status}: ${answer.slice(0, 120)}` };
     const writeMs = performance.now() - t0;
@@ -536,7 +539,7 @@ function report(direct: Figures, reference: Figures, ours: Figures): string {
     ["sandbox-agent", reference.files],
     ["this project", ours.files],
   ] as const) {
-    if (f?.refused) lines.push(`| ${name} refused the ${mb} MiB file | ${f.refused.replace(/\|/g, "/")} | | |`);
+    if (f?.refused) lines.push(`| ${name} refused the ${mb} MiB and ${4 * mb} MiB files | ${f.refused.replace(/\|/g, "/")} | | |`);
   }
   const rss = (f: Figures) => Object.entries(f).filter(([k]) => k.startsWith("rss"));
   lines.push("", "| memory (RSS, MB) | idle | with 20 live servers |", "|---|---:|---:|");

@@ -137,6 +137,8 @@ export async function startSidecar(options: SidecarOptions): Promise<SidecarProc
   const child = spawn(
     process.execPath,
     [
+      // For profiling (bench/README.md): SIDECAR_PROFILE_DIR=/tmp/prof writes each sidecar's CPU profile there when it exits.
+      ...(process.env.SIDECAR_PROFILE_DIR ? ["--cpu-prof", "--cpu-prof-dir", process.env.SIDECAR_PROFILE_DIR] : []),
       SIDECAR_BUNDLE,
       "connect",
       "--url",

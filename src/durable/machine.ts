@@ -70,9 +70,22 @@ type TunnelAttachment = z.infer<typeof TunnelAttachment>;
 
 /** The one accessor of a socket's attachment: parsed, so a socket from an older deployment cannot mislead us (null). */
 function attachmentOf(ws: WebSocket): TunnelAttachment | null {
+  // Read (and checked) once per socket and instance: every call on the tunnel looks at it.
+  const known = attachments.get(ws);
+  if (known) return known;
   const parsed = TunnelAttachment.safeParse(ws.deserializeAttachment());
-  return parsed.success ? parsed.data : null;
+  if (!parsed.success) return null;
+  attachments.set(ws, parsed.data);
+  return parsed.data;
 }
+
+/** The one writer of a sidecar socket's attachment, so the accessor's memory never disagrees with it. */
+function setAttachment(ws: WebSocket, attachment: TunnelAttachment): void {
+  ws.serializeAttachment(attachment);
+  attachments.set(ws, attachment);
+}
+
+const attachments = new WeakMap<WebSocket, TunnelAttachment>();
 
 const SIDECAR_TAG = "sidecar";
 /** How long one piece of a file (1 MiB) may take to reach the machine or come back; unpacking a staged archive too. */
@@ -130,14 +143,17 @@ export class MachineObject extends DurableObject<Env> {
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [SIDECAR_TAG]);
     const attachment: TunnelAttachment = { machine, connectedAtMs: Date.now(), hello: false, generation, heartbeatMs: LIMITS.heartbeatMs };
-    server.serializeAttachment(attachment);
+    setAttachment(server, attachment);
     return new Response(null, { status: 101, webSocket: client });
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     this.invocations.message++;
-    const viewer = viewerOf(ws);
-    if (viewer) return this.onViewerMessage(ws, viewer, message);
+    if (this.isViewer(ws)) {
+      const viewer = viewerOf(ws);
+      if (viewer) return this.onViewerMessage(ws, viewer, message);
+      return;
+    }
     if (typeof message !== "string") return;
     const parsed = parseSidecarFrame(message);
     if (!parsed.ok) {
@@ -218,7 +234,7 @@ export class MachineObject extends DurableObject<Env> {
       return;
     }
     const heartbeatMs = typeof hello.heartbeatMs === "number" && hello.heartbeatMs >= 100 ? hello.heartbeatMs : LIMITS.heartbeatMs;
-    ws.serializeAttachment({ ...attachment, hello: true, heartbeatMs } satisfies TunnelAttachment);
+    setAttachment(ws, { ...attachment, hello: true, heartbeatMs });
     // One call to the team per connect: it records the machine and answers with the team's documents. The
     // welcome follows it, so a sidecar told "connected" is also listed as connected.
     const registered = await teamStub(this.env)
@@ -306,6 +322,11 @@ export class MachineObject extends DurableObject<Env> {
     server.serializeAttachment(viewer);
     if (ws) this.send(ws, subscribeFrame(viewer)); // else: subscribed when the sidecar is back
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** By its tag, without reading its attachment: the sidecar's messages are the hot path. */
+  private isViewer(ws: WebSocket): boolean {
+    return this.ctx.getTags(ws).includes(TERMINAL_TAG);
   }
 
   private deliverToViewer(ws: WebSocket, events: Parameters<typeof deliverToViewer>[2]): void {
