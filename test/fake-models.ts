@@ -1,0 +1,115 @@
+/**
+ * A fake model server on 127.0.0.1 for driving the real agents offline: it speaks the vendors' wire
+ * formats as the agents really call them (Gemini `generateContent`/`streamGenerateContent`, Anthropic
+ * Messages, OpenAI Responses and Chat Completions, each streamed as the vendor streams it) and plays one
+ * script: asked to write a file, it answers with that agent's file-writing tool call; given the tool's
+ * result, it answers with text and ends the turn. Every request is recorded for the test to inspect.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+/** What the model does next: call the agent's write tool, or say something and stop. */
+type Move = { kind: "write"; path: string; content: string } | { kind: "say"; text: string };
+
+/** The prompt the tests send, and what the model answers to it. */
+export const WRITE_PROMPT = (file: string) => `Please create the file ${file} containing exactly: hello from the fake model`;
+export const FILE_CONTENT = "hello from the fake model\n";
+export const FINAL_TEXT = "Done: the file is written.";
+
+const WRITE_REQUEST = /Please create the file (\S+) containing exactly/;
+
+export interface FakeModels {
+  url: string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+/** The script, read from the conversation so far (as flattened text) and whether a tool result came back. */
+function decide(conversation: string, toolResultSeen: boolean): Move {
+  if (toolResultSeen) return { kind: "say", text: FINAL_TEXT };
+  const match = WRITE_REQUEST.exec(conversation);
+  return match ? { kind: "write", path: match[1]!, content: FILE_CONTENT } : { kind: "say", text: "Hello from the fake model." };
+}
+
+// ---------------- Gemini (generativelanguage v1beta) ----------------
+
+type GeminiPart = { text?: string; functionCall?: unknown; functionResponse?: unknown };
+type GeminiRequest = { contents?: { role?: string; parts?: GeminiPart[] }[]; generationConfig?: Record<string, unknown> };
+
+function gemini(path: string, body: GeminiRequest, res: ServerResponse): void {
+  if (path.includes(":countTokens")) return json(res, { totalTokens: 12 });
+  const contents = body.contents ?? [];
+  const lastUser = [...contents].reverse().find((c) => c.role !== "model");
+  const toolResultSeen = lastUser?.parts?.some((p) => p.functionResponse) ?? false;
+  const userText = contents
+    .filter((c) => c.role !== "model")
+    .flatMap((c) => c.parts ?? [])
+    .map((p) => p.text ?? "")
+    .join("\n");
+  const config = body.generationConfig ?? {};
+  // Side questions the CLI asks with a JSON schema (who speaks next, routing): a plain, valid answer.
+  const structured = config.responseMimeType === "application/json" || "responseJsonSchema" in config || "responseSchema" in config;
+  const move = structured ? null : decide(userText, toolResultSeen);
+  const parts = !move
+    ? [{ text: JSON.stringify({ reasoning: "the model has answered", next_speaker: "user", model_choice: "flash" }) }]
+    : move.kind === "write"
+      ? [{ functionCall: { name: "write_file", args: { file_path: move.path, content: move.content } } }]
+      : [{ text: move.text }];
+  const payload = {
+    candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
+    usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 8, totalTokenCount: 20 },
+  };
+  if (path.includes(":streamGenerateContent")) return sse(res, [`data: ${JSON.stringify(payload)}`]);
+  json(res, payload);
+}
+
+// ---------------- plumbing ----------------
+
+function json(res: ServerResponse, value: unknown, status = 200): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(value));
+}
+
+function sse(res: ServerResponse, events: string[]): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  for (const event of events) res.write(`${event}\n\n`);
+  res.end();
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  let text = "";
+  for await (const chunk of req) text += chunk;
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return text;
+  }
+}
+
+export async function startFakeModels(): Promise<FakeModels> {
+  const requests: RecordedRequest[] = [];
+  const server: Server = createServer(async (req, res) => {
+    const path = req.url ?? "/";
+    const body = await readBody(req);
+    requests.push({ method: req.method ?? "GET", path, body });
+    try {
+      if (path.startsWith("/v1beta/models/")) return gemini(path, (body ?? {}) as GeminiRequest, res);
+      json(res, { error: { message: `the fake model server does not serve ${req.method} ${path}` } }, 404);
+    } catch (err) {
+      json(res, { error: { message: String(err) } }, 500);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
