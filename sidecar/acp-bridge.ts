@@ -13,6 +13,7 @@ import { ProblemError } from "../src/protocol/problems";
 import type { AcpServer as AcpServerInfo, AgentId } from "../src/protocol/resources";
 import { EventLog, type EventLogLimits } from "./event-log";
 import { logger } from "./log";
+import { stderrCause } from "./scrub";
 import type { ManagedProcess, ProcessManager } from "./processes";
 
 const log = logger("acp");
@@ -74,11 +75,25 @@ export class AcpServer {
       return;
     }
     if (typeof msg !== "object" || msg === null) return;
-    const m = msg as { id?: unknown; method?: unknown };
+    const m = msg as { id?: unknown; method?: unknown; error?: unknown };
     if (m.method === undefined && m.id !== undefined) {
-      if (this.waiting.settle(JSON.stringify(m.id), { ok: true, value: { status: 200, body: line } })) return;
+      const key = JSON.stringify(m.id);
+      if (this.waiting.has(key) && this.waiting.settle(key, { ok: true, value: { status: 200, body: m.error ? this.withCause(m, line) : line } })) return;
     }
     this.log.append(line);
+  }
+
+  /**
+   * An agent's error answer often says only "Internal error" while the cause went to its stderr: the
+   * caller gets the last lines of it, secrets removed, as `error.data.agentStderr`.
+   */
+  private withCause(message: { error?: unknown }, line: string): string {
+    const cause = stderrCause(this.process.outputText("stderr"));
+    const error = message.error;
+    if (!cause || typeof error !== "object" || error === null || Array.isArray(error)) return line;
+    const data = (error as { data?: unknown }).data;
+    if (data !== undefined && (typeof data !== "object" || data === null || Array.isArray(data))) return line;
+    return JSON.stringify({ ...message, error: { ...error, data: { ...(data as object | undefined), agentStderr: cause } } });
   }
 
   /**
@@ -242,7 +257,7 @@ export class AcpServers {
       code: "exited",
       json: JSON.stringify({ serverId: server.serverId, agent: server.agent, processId: server.process.info.id, exitCode, signal }),
     };
-    const stderrTail = server.process.outputText("stderr").trim().slice(-500);
+    const stderrTail = stderrCause(server.process.outputText("stderr"));
     server.finish(
       end,
       new ProblemError("agent_process_exited", `the agent process exited (${signal ?? `code ${exitCode}`}) before answering`, {

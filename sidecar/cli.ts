@@ -48,6 +48,8 @@ Options (each also read from the environment variable shown):
   --config-dir <path>  where login stores credentials (default ~/.config/agent-runtime) AGENT_RUNTIME_CONFIG_DIR
   --data-dir <path>    where agents are installed (default ~/.agent-runtime)         AGENT_RUNTIME_DATA_DIR
   --workdir <path>     working directory of agent processes (default: current)       AGENT_RUNTIME_WORKDIR
+  --allow-root-agents  when run as root, let agents that refuse root run anyway        AGENT_RUNTIME_ALLOW_ROOT_AGENTS=1
+                       (Claude Code: its permission bypass then works as root; for containers)
   --log-level <level>  debug | info | warn | error (default info)                    SIDECAR_LOG_LEVEL
   -h, --help           this help
 
@@ -101,6 +103,7 @@ async function main(): Promise<void> {
       "config-dir": { type: "string" },
       "data-dir": { type: "string" },
       workdir: { type: "string" },
+      "allow-root-agents": { type: "boolean" },
       "log-level": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -176,6 +179,7 @@ async function main(): Promise<void> {
     ...limitsFromEnv(),
     ...(dataDir ? { dataDir } : {}),
     ...(workdir ? { workdir } : {}),
+    allowRootAgents: values["allow-root-agents"] === true || process.env.AGENT_RUNTIME_ALLOW_ROOT_AGENTS === "1",
     onRefused: () => {
       void sidecar.stop().then(() => process.exit(2));
     },

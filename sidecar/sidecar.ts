@@ -41,6 +41,8 @@ export interface SidecarOptions {
   acpBuffer?: { maxEvents?: number; maxBytes?: number };
   onRefused?: (reason: string) => void;
   onReplaced?: () => void;
+  /** When the sidecar runs as root: agents that refuse root by default may run (their own check is lifted). */
+  allowRootAgents?: boolean;
   /** Tunnel heartbeat and reconnect spread (defaults in src/protocol/limits.ts). */
   heartbeatMs?: number;
   reconnectSpreadMs?: number;
@@ -84,7 +86,7 @@ export class Sidecar {
     children.reapLeftovers();
     this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits }, children);
     this.installer = new Installer(dataDir, this.processes);
-    const launcher = createLauncher(this.installer, workdir);
+    const launcher = createLauncher(this.installer, { workdir, allowRootAgents: options.allowRootAgents ?? false });
     const isInstalled = async (agent: AgentId) => (await this.installer.installed(agent)) !== null;
     const skillsTargets = () => installedSkillsDirs(isInstalled);
     this.files = new MachineFiles(dataDir, home);

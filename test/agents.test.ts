@@ -7,7 +7,7 @@ import { chmod, mkdir, readdir, realpath, stat, writeFile } from "node:fs/promis
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CAPABILITY_NAMES } from "../src/protocol/resources";
-import { rpc } from "./acp-helpers";
+import { openSession, rpc } from "./acp-helpers";
 import { errorCode, problemOf, startRuntime, type Runtime } from "./harness";
 
 const CODEX_VERSION = "0.169.0";
@@ -46,7 +46,7 @@ beforeAll(async () => {
   rt = await startRuntime({ machines: [] });
   home = join(rt.dir, "home");
   await mkdir(home, { recursive: true });
-  await rt.addSidecar("local", { ...NO_KEYS, HOME: home });
+  await rt.addSidecar("local", { ...NO_KEYS, HOME: home, MOCK_AGENT_API_KEY: "mock-secret-key-0123456789" });
 });
 afterAll(async () => {
   await rt?.dispose();
@@ -157,6 +157,19 @@ describe("install validation", () => {
       already_installed: true,
       artifacts: [{ kind: "agent_process", path: "builtin:mock", source: "builtin", version: "1.0.0" }],
     });
+  });
+});
+
+describe("an agent's errors", () => {
+  it("carry the cause the agent wrote to its stderr, secrets removed", async () => {
+    const sessionId = await openSession(rt, "failing");
+    const res = await rpc(rt, "failing", { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "/fail" }] } });
+    expect(res.status).toBe(200);
+    const { error } = (await res.json()) as { error: { code: number; message: string; data: { agentStderr: string } } };
+    expect(error.message).toMatch(/Internal error/);
+    expect(error.data.agentStderr).toContain("cannot finish the turn: the model endpoint refused the key [redacted]");
+    expect(error.data.agentStderr).not.toContain("mock-secret-key-0123456789");
+    await rt.api("/v1/acp/failing", { method: "DELETE" });
   });
 });
 

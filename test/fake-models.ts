@@ -43,7 +43,10 @@ type GeminiPart = { text?: string; functionCall?: unknown; functionResponse?: un
 type GeminiRequest = { contents?: { role?: string; parts?: GeminiPart[] }[]; generationConfig?: Record<string, unknown> };
 
 function gemini(path: string, body: GeminiRequest, res: ServerResponse): void {
-  if (path.includes(":countTokens")) return json(res, { totalTokens: 12 });
+  if (path.includes(":countTokens")) {
+    json(res, { totalTokens: 12 });
+    return;
+  }
   const contents = body.contents ?? [];
   const lastUser = [...contents].reverse().find((c) => c.role !== "model");
   const toolResultSeen = lastUser?.parts?.some((p) => p.functionResponse) ?? false;
@@ -65,8 +68,61 @@ function gemini(path: string, body: GeminiRequest, res: ServerResponse): void {
     candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
     usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 8, totalTokenCount: 20 },
   };
-  if (path.includes(":streamGenerateContent")) return sse(res, [`data: ${JSON.stringify(payload)}`]);
-  json(res, payload);
+  if (path.includes(":streamGenerateContent")) sse(res, [`data: ${JSON.stringify(payload)}`]);
+  else json(res, payload);
+}
+
+// ---------------- Anthropic Messages ----------------
+
+type AnthropicBlock = { type: string; text?: string; content?: unknown };
+type AnthropicRequest = { model?: string; stream?: boolean; messages?: { role: string; content: string | AnthropicBlock[] }[]; tools?: { name: string }[] };
+
+function anthropic(path: string, body: AnthropicRequest, res: ServerResponse): void {
+  if (path.startsWith("/v1/messages/count_tokens")) {
+    json(res, { input_tokens: 12 });
+    return;
+  }
+  const messages = body.messages ?? [];
+  const blocks = (m: { content: string | AnthropicBlock[] }) => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content);
+  const last = messages.at(-1);
+  const toolResultSeen = last ? blocks(last).some((b) => b.type === "tool_result") : false;
+  const userText = messages
+    .filter((m) => m.role === "user")
+    .flatMap(blocks)
+    .map((b) => b.text ?? "")
+    .join("\n");
+  // Only the main conversation (the one that offers a Write tool) gets the script; side requests (titles, summaries) get text.
+  const canWrite = body.tools?.some((t) => t.name === "Write") ?? false;
+  const move = canWrite ? decide(userText, toolResultSeen) : ({ kind: "say", text: "A short title" } as const);
+  const id = `msg_fake_${Date.now()}`;
+  const usage = { input_tokens: 12, output_tokens: 8, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const content =
+    move.kind === "write"
+      ? [{ type: "tool_use" as const, id: `toolu_fake_${Date.now()}`, name: "Write", input: { file_path: move.path, content: move.content } }]
+      : [{ type: "text" as const, text: move.text }];
+  const stopReason = move.kind === "write" ? "tool_use" : "end_turn";
+  if (!body.stream) {
+    json(res, { id, type: "message", role: "assistant", model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage });
+    return;
+  }
+  const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}`;
+  const block = content[0]!;
+  const events = [
+    event("message_start", {
+      type: "message_start",
+      message: { id, type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage },
+    }),
+    block.type === "tool_use"
+      ? event("content_block_start", { type: "content_block_start", index: 0, content_block: { ...block, input: {} } })
+      : event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+    block.type === "tool_use"
+      ? event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) } })
+      : event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: block.text } }),
+    event("content_block_stop", { type: "content_block_stop", index: 0 }),
+    event("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 8 } }),
+    event("message_stop", { type: "message_stop" }),
+  ];
+  sse(res, events);
 }
 
 // ---------------- plumbing ----------------
@@ -100,6 +156,7 @@ export async function startFakeModels(): Promise<FakeModels> {
     requests.push({ method: req.method ?? "GET", path, body });
     try {
       if (path.startsWith("/v1beta/models/")) return gemini(path, (body ?? {}) as GeminiRequest, res);
+      if (path.startsWith("/v1/messages")) return anthropic(path, (body ?? {}) as AnthropicRequest, res);
       json(res, { error: { message: `the fake model server does not serve ${req.method} ${path}` } }, 404);
     } catch (err) {
       json(res, { error: { message: String(err) } }, 500);

@@ -4,7 +4,7 @@
  * turn streams text, asks a permission (answered by the client), and writes a file on disk. The versions
  * and paths the runtime reports are those of the processes that run.
  */
-import { mkdir, mkdtemp, readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readlink, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AcpHttpClient } from "acp-http-client";
@@ -16,10 +16,29 @@ import { startRuntime, type Runtime } from "./harness";
 const AGENTS = [
   {
     id: "gemini",
+    install: { agentVersion: "0.61.0" },
     version: "0.61.0",
     env: (fake: FakeModels) => ({ GEMINI_API_KEY: "fake-gemini-key", GOOGLE_GEMINI_BASE_URL: fake.url }),
   },
+  {
+    id: "claude",
+    install: { agentVersion: "2.1.330", agentProcessVersion: "0.23.1" },
+    version: "2.1.330",
+    env: (fake: FakeModels) => ({ ANTHROPIC_API_KEY: "fake-anthropic-key", ANTHROPIC_BASE_URL: fake.url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" }),
+  },
 ] as const;
+
+/** The executables of a process's descendants (from /proc): what an ACP adapter started. */
+async function descendantExecutables(pid: number): Promise<string[]> {
+  const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "")).split(/\s+/).filter(Boolean).map(Number);
+  const found: string[] = [];
+  for (const child of children) {
+    const exe = await readlink(`/proc/${child}/exe`).catch(() => null);
+    if (exe) found.push(exe);
+    found.push(...(await descendantExecutables(child)));
+  }
+  return found;
+}
 
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
 const TURN_TIMEOUT_MS = 120_000;
@@ -34,7 +53,8 @@ beforeAll(async () => {
   const home = join(rt.dir, "home");
   work = await mkdtemp(join(tmpdir(), "agent-work-"));
   await mkdir(home, { recursive: true });
-  await rt.addSidecar("local", Object.assign({ HOME: home }, ...AGENTS.map((a) => a.env(fake))));
+  // Tests may run as root (containers): the machine's owner opts in for agents that refuse root by default.
+  await rt.addSidecar("local", Object.assign({ HOME: home, AGENT_RUNTIME_ALLOW_ROOT_AGENTS: "1" }, ...AGENTS.map((a) => a.env(fake))));
 }, 60_000);
 afterAll(async () => {
   await rt?.dispose();
@@ -48,7 +68,7 @@ describe.each(AGENTS)("$id", (agent) => {
       const installed = await rt.api(`/v1/agents/${agent.id}/install`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ agentVersion: agent.version }),
+        body: JSON.stringify(agent.install),
       });
       expect(installed.status, await installed.clone().text()).toBe(200);
       const info = (await (await rt.api(`/v1/agents/${agent.id}?config=true`)).json()) as {
@@ -94,13 +114,16 @@ describe.each(AGENTS)("$id", (agent) => {
         expect(await readFile(file, "utf8")).toBe(FILE_CONTENT);
         expect(said.join("")).toContain(FINAL_TEXT);
 
-        // The process that ran the turn is the binary the runtime reports.
+        // The binary the runtime reports is the one that ran the turn: the ACP process itself, or (behind an
+        // adapter) one of its children.
         const reported = ((await (await rt.api(`/v1/agents/${agent.id}?config=true`)).json()) as { path: string }).path;
         const { processes } = (await (await rt.api("/v1/processes?owner=system")).json()) as {
-          processes: { command: string; label?: string; status: string }[];
+          processes: { command: string; label?: string; status: string; pid: number | null }[];
         };
         const running = processes.find((p) => p.label === `acp:real-${agent.id}` && p.status === "running");
-        expect(running?.command).toBe(reported);
+        expect(running).toBeDefined();
+        const ran = [running!.command, ...(await descendantExecutables(running!.pid!))];
+        expect(await Promise.all(ran.map((path) => realpath(path).catch(() => path)))).toContain(await realpath(reported));
       } finally {
         await client.disconnect();
       }

@@ -20,8 +20,17 @@ export interface AgentDefinition {
   native?: NpmPackage;
   /** The ACP adapter, for agents that do not speak ACP themselves. */
   acpAdapter?: NpmPackage;
-  /** Which installed bin speaks ACP on stdio, and with which arguments. */
-  launch: { from: "native" | "acpAdapter" | "builtin"; args: string[] };
+  /**
+   * Which installed bin speaks ACP on stdio, and with which arguments. `nativeEnv`: the variable through
+   * which the adapter is told to run the installed agent binary (instead of one bundled in its own
+   * dependencies), so that the version and path reported are those of the binary that runs.
+   */
+  launch: { from: "native" | "acpAdapter" | "builtin"; args: string[]; nativeEnv?: string };
+  /**
+   * What the agent needs to run as root, where it refuses to by default. Given only when the sidecar was
+   * started with --allow-root-agents; otherwise starting the agent as root is refused with that advice.
+   */
+  asRoot?: { env: Record<string, string>; why: string };
   capabilities: Capabilities;
   credentials: {
     /** Any one of these environment variables is enough. */
@@ -65,8 +74,12 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
     id: "claude",
     name: "Claude Code",
     native: { name: "@anthropic-ai/claude-code", bin: "claude" },
-    acpAdapter: { name: "@zed-industries/claude-code-acp", bin: "claude-code-acp" },
-    launch: { from: "acpAdapter", args: [] },
+    acpAdapter: { name: "@zed-industries/claude-agent-acp", bin: "claude-agent-acp" },
+    launch: { from: "acpAdapter", args: [], nativeEnv: "CLAUDE_CODE_EXECUTABLE" },
+    asRoot: {
+      env: { IS_SANDBOX: "1" },
+      why: "Claude Code refuses to run as root with its permission bypass available (it exits with '--dangerously-skip-permissions cannot be used with root/sudo privileges')",
+    },
     capabilities: caps([...FULL_CODING_AGENT, "questions"]),
     credentials: { env: ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"], files: [".claude/.credentials.json"] },
     skillsDir: ".claude/skills",

@@ -9,17 +9,38 @@ import type { Installer } from "./installer";
 /** The mock agent ships next to the sidecar bundle (sidecar/dist/mock-agent.js). */
 export const MOCK_AGENT_PATH = fileURLToPath(new URL("./mock-agent.js", import.meta.url));
 
-export function createLauncher(installer: Installer, workdir: string) {
+export interface LauncherOptions {
+  workdir: string;
+  /** The sidecar runs as root and its owner said agents may too (--allow-root-agents). */
+  allowRootAgents?: boolean;
+  /** Whether this process is root (a parameter so that tests need not be root). */
+  isRoot?: boolean;
+}
+
+export function createLauncher(installer: Installer, options: LauncherOptions) {
+  const isRoot = options.isRoot ?? process.getuid?.() === 0;
   return async (agent: AgentId): Promise<AgentLaunch> => {
     const def = AGENTS[agent];
     if (def.launch.from === "builtin") {
-      return { command: process.execPath, args: [MOCK_AGENT_PATH, ...def.launch.args], cwd: workdir };
+      return { command: process.execPath, args: [MOCK_AGENT_PATH, ...def.launch.args], cwd: options.workdir };
     }
     const installed = await installer.installed(agent);
     const artifact = def.launch.from === "native" ? installed?.native : installed?.agentProcess;
     if (!artifact) {
       throw new ProblemError("agent_not_installed", `agent '${agent}' is not installed on this machine: POST /v1/agents/${agent}/install first`);
     }
-    return { command: artifact.path, args: def.launch.args, cwd: workdir };
+    const env: Record<string, string> = {};
+    if (def.launch.nativeEnv && installed?.native) env[def.launch.nativeEnv] = installed.native.path;
+    if (isRoot && def.asRoot) {
+      // Never bypassed silently: the machine's owner opts in, knowing what the agent's own check is for.
+      if (!options.allowRootAgents) {
+        throw new ProblemError(
+          "conflict",
+          `the sidecar runs as root, and ${def.asRoot.why}. Run the sidecar as a normal user, or start it with --allow-root-agents (AGENT_RUNTIME_ALLOW_ROOT_AGENTS=1) on a machine meant for it, such as a container`,
+        );
+      }
+      Object.assign(env, def.asRoot.env);
+    }
+    return { command: artifact.path, args: def.launch.args, cwd: options.workdir, ...(Object.keys(env).length ? { env } : {}) };
   };
 }

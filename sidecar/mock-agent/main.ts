@@ -135,6 +135,10 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
       }
       return;
     }
+    case "/fail":
+      // As a real agent fails: the cause on stderr (here with a secret from its environment), a bare error on the wire.
+      process.stderr.write(`mock agent: cannot finish the turn: the model endpoint refused the key ${process.env.MOCK_AGENT_API_KEY ?? "(none)"}\n`);
+      throw new Error("Internal error");
     case "/exit":
       process.exit(Number(rest[0] ?? 1) || 0);
       return;
