@@ -13,6 +13,7 @@ import { ProblemError } from "../src/protocol/problems";
 import type { AcpServer as AcpServerInfo, AgentId } from "../src/protocol/resources";
 import { EventLog, type EventLogLimits } from "./event-log";
 import { logger } from "./log";
+import { envAuthMethod } from "./agents/auth";
 import { stderrCause } from "./scrub";
 import type { ManagedProcess, ProcessManager } from "./processes";
 
@@ -43,11 +44,24 @@ export function spawnAgentProcess(processes: ProcessManager, launch: AgentLaunch
   });
 }
 
+const AUTHENTICATE_TIMEOUT_MS = 30_000;
+
+/** Is this client message an `initialize` request? (Checked on the text first: most messages are not.) */
+function isInitialize(message: string): boolean {
+  if (!message.includes('"initialize"')) return false;
+  try {
+    return (JSON.parse(message) as { method?: unknown }).method === "initialize";
+  } catch {
+    return false;
+  }
+}
+
 export class AcpServer {
   readonly createdAtMs = Date.now();
   readonly log: EventLog;
   /** Client requests waiting for the agent's response, by JSON-RPC id (as JSON text). */
   private readonly waiting = new PendingCalls<string, AcpPostResult>();
+  private authAttempts = 0;
 
   constructor(
     readonly serverId: string,
@@ -121,7 +135,36 @@ export class AcpServer {
     }
     const outcome = await answer;
     if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
+    if (isInitialize(message) && outcome.value.status === 200) await this.authenticateFromEnv(outcome.value.body);
     return outcome.value;
+  }
+
+  /**
+   * After `initialize`: when the agent offers a login the machine's environment satisfies (an API key),
+   * log in now (sidecar/agents/auth.ts), before the client's answer goes back. A failure is logged, and
+   * the client can still call `authenticate` itself.
+   */
+  private async authenticateFromEnv(initializeAnswer: string): Promise<void> {
+    let result: unknown;
+    try {
+      result = (JSON.parse(initializeAnswer) as { result?: unknown }).result;
+    } catch {
+      return;
+    }
+    const methodId = envAuthMethod(result, process.env);
+    if (!methodId) return;
+    const id = `agent-runtime-authenticate-${this.authAttempts++}`;
+    const key = JSON.stringify(id);
+    const answer = this.waiting.wait(key, undefined, AUTHENTICATE_TIMEOUT_MS);
+    await this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method: "authenticate", params: { methodId } })).catch(() => undefined);
+    const outcome = await answer;
+    const failed = !outcome.ok
+      ? outcome.problem.detail
+      : outcome.value.status === 200
+        ? (JSON.parse(outcome.value.body) as { error?: { message?: string } }).error?.message
+        : undefined;
+    if (failed) log.warn(`${this.serverId}: logging in with '${methodId}' failed: ${failed}`);
+    else log.info(`${this.serverId}: logged in with '${methodId}' from the environment`);
   }
 
   /** One line to the agent's stdin, resolved once it is handed to the OS: a slow agent slows its callers, not our memory. */

@@ -46,7 +46,8 @@ beforeAll(async () => {
   rt = await startRuntime({ machines: [] });
   home = join(rt.dir, "home");
   await mkdir(home, { recursive: true });
-  await rt.addSidecar("local", { ...NO_KEYS, HOME: home, MOCK_AGENT_API_KEY: "mock-secret-key-0123456789" });
+  // The mock asks for a login its API key satisfies: every session here goes through the runtime's own login.
+  await rt.addSidecar("local", { ...NO_KEYS, HOME: home, MOCK_AGENT_API_KEY: "mock-secret-key-0123456789", MOCK_AGENT_AUTH_VAR: "MOCK_AGENT_API_KEY" });
 });
 afterAll(async () => {
   await rt?.dispose();
@@ -160,6 +161,16 @@ describe("install validation", () => {
   });
 });
 
+describe("logging in from the environment", () => {
+  it("authenticates a relay session and the config probe by itself when the agent offers an env_var login", async () => {
+    // openSession never calls authenticate: the session exists only because the runtime logged in.
+    const sessionId = await openSession(rt, "auto-login");
+    expect(sessionId).toMatch(/^mock-session-/);
+    await rt.api("/v1/acp/auto-login", { method: "DELETE" });
+    expect((await info("mock", "?config=true&no_cache=true")).configError).toBeNull();
+  });
+});
+
 describe("an agent's errors", () => {
   it("carry the cause the agent wrote to its stderr, secrets removed", async () => {
     const sessionId = await openSession(rt, "failing");
@@ -198,11 +209,12 @@ describe("a real install from the npm registry", () => {
     expect(installs.length).toBeGreaterThanOrEqual(2);
     expect(installs.every((p) => p.owner === "system" && p.exitCode === 0)).toBe(true);
 
-    // Info: installed, and with config=true the version asked of the installed binary.
+    // Info: installed, and with config=true the binary that runs the turns: codex-acp, which embeds Codex
+    // (it never runs the `codex` binary, installed for the user and for its sandbox helper).
     const codex = await info("codex", "?config=true");
-    expect(codex).toMatchObject({ installed: true, version: CODEX_VERSION, path: result.artifacts[0]!.path });
+    expect(codex).toMatchObject({ installed: true, version: CODEX_ACP_VERSION, path: result.artifacts[1]!.path });
     expect(codex.configError).toMatch(/auth/i); // no key on this machine: the agent says so, as configError
-    expect((await info("codex", "?config=true&no_cache=true")).version).toBe(CODEX_VERSION);
+    expect((await info("codex", "?config=true&no_cache=true")).version).toBe(CODEX_ACP_VERSION);
 
     // A failed install (a version that does not exist) leaves the previous one working.
     const broken = await install("codex", { agentProcessVersion: "0.0.1-does-not-exist" });

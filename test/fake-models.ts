@@ -75,7 +75,16 @@ function gemini(path: string, body: GeminiRequest, res: ServerResponse): void {
 // ---------------- Anthropic Messages ----------------
 
 type AnthropicBlock = { type: string; text?: string; content?: unknown };
-type AnthropicRequest = { model?: string; stream?: boolean; messages?: { role: string; content: string | AnthropicBlock[] }[]; tools?: { name: string }[] };
+type AnthropicTool = { name: string; input_schema?: { properties?: Record<string, unknown> } };
+type AnthropicRequest = { model?: string; stream?: boolean; messages?: { role: string; content: string | AnthropicBlock[] }[]; tools?: AnthropicTool[] };
+
+/** The agent's own file-writing tool (Claude Code's `Write`, OpenCode's `write`) and the name of its path argument. */
+function writeTool(tools: AnthropicTool[] | undefined): { name: string; pathKey: string } | null {
+  const tool = tools?.find((t) => /^write$/i.test(t.name));
+  if (!tool) return null;
+  const pathKey = Object.keys(tool.input_schema?.properties ?? {}).find((k) => /path/i.test(k)) ?? "file_path";
+  return { name: tool.name, pathKey };
+}
 
 function anthropic(path: string, body: AnthropicRequest, res: ServerResponse): void {
   if (path.startsWith("/v1/messages/count_tokens")) {
@@ -91,14 +100,21 @@ function anthropic(path: string, body: AnthropicRequest, res: ServerResponse): v
     .flatMap(blocks)
     .map((b) => b.text ?? "")
     .join("\n");
-  // Only the main conversation (the one that offers a Write tool) gets the script; side requests (titles, summaries) get text.
-  const canWrite = body.tools?.some((t) => t.name === "Write") ?? false;
-  const move = canWrite ? decide(userText, toolResultSeen) : ({ kind: "say", text: "A short title" } as const);
+  // Only the main conversation (the one that offers a write tool) gets the script; side requests (titles, summaries) get text.
+  const tool = writeTool(body.tools);
+  const move = tool ? decide(userText, toolResultSeen) : ({ kind: "say", text: "A short title" } as const);
   const id = `msg_fake_${Date.now()}`;
   const usage = { input_tokens: 12, output_tokens: 8, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const content =
     move.kind === "write"
-      ? [{ type: "tool_use" as const, id: `toolu_fake_${Date.now()}`, name: "Write", input: { file_path: move.path, content: move.content } }]
+      ? [
+          {
+            type: "tool_use" as const,
+            id: `toolu_fake_${Date.now()}`,
+            name: tool?.name ?? "Write",
+            input: { [tool?.pathKey ?? "file_path"]: move.path, content: move.content },
+          },
+        ]
       : [{ type: "text" as const, text: move.text }];
   const stopReason = move.kind === "write" ? "tool_use" : "end_turn";
   if (!body.stream) {
@@ -123,6 +139,58 @@ function anthropic(path: string, body: AnthropicRequest, res: ServerResponse): v
     event("message_stop", { type: "message_stop" }),
   ];
   sse(res, events);
+}
+
+// ---------------- OpenAI Responses ----------------
+
+type ResponsesItem = { type?: string; role?: string; content?: string | { type: string; text?: string }[] };
+type ResponsesRequest = { model?: string; stream?: boolean; input?: ResponsesItem[]; tools?: { type?: string; name?: string }[] };
+
+/** Codex writes files with its shell tool: the command asks to run outside the sandbox, which needs the user's approval. */
+function responses(body: ResponsesRequest, res: ServerResponse): void {
+  const items = body.input ?? [];
+  const toolResultSeen = items.at(-1)?.type === "function_call_output";
+  const userText = items
+    .filter((i) => i.role === "user")
+    .flatMap((i) => (typeof i.content === "string" ? [{ type: "input_text", text: i.content }] : (i.content ?? [])))
+    .map((c) => c.text ?? "")
+    .join("\n");
+  const canRun = body.tools?.some((t) => t.name === "exec_command") ?? false;
+  const move = canRun ? decide(userText, toolResultSeen) : ({ kind: "say", text: "A short title" } as const);
+  const id = `resp_fake_${Date.now()}`;
+  const item =
+    move.kind === "write"
+      ? {
+          type: "function_call",
+          id: `fc_${id}`,
+          call_id: `call_${id}`,
+          name: "exec_command",
+          status: "completed",
+          arguments: JSON.stringify({
+            cmd: `printf '%s\\n' '${move.content.trim()}' > '${move.path}'`,
+            sandbox_permissions: "require_escalated",
+            justification: `Create ${move.path}`,
+          }),
+        }
+      : { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: move.text, annotations: [] }] };
+  const usage = {
+    input_tokens: 12,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 8,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 20,
+  };
+  const response = { id, object: "response", created_at: Math.floor(Date.now() / 1000), model: body.model, status: "completed", output: [item], usage };
+  const event = (data: { type: string }) => `event: ${data.type}\ndata: ${JSON.stringify(data)}`;
+  sse(res, [
+    event({ type: "response.created", response: { ...response, status: "in_progress", output: [] } } as { type: string }),
+    event({ type: "response.output_item.added", output_index: 0, item } as { type: string }),
+    ...(move.kind === "say"
+      ? [event({ type: "response.output_text.delta", item_id: item.id, output_index: 0, content_index: 0, delta: move.text } as { type: string })]
+      : []),
+    event({ type: "response.output_item.done", output_index: 0, item } as { type: string }),
+    event({ type: "response.completed", response } as { type: string }),
+  ]);
 }
 
 // ---------------- plumbing ----------------
@@ -157,6 +225,7 @@ export async function startFakeModels(): Promise<FakeModels> {
     try {
       if (path.startsWith("/v1beta/models/")) return gemini(path, (body ?? {}) as GeminiRequest, res);
       if (path.startsWith("/v1/messages")) return anthropic(path, (body ?? {}) as AnthropicRequest, res);
+      if (path.startsWith("/v1/responses")) return responses((body ?? {}) as ResponsesRequest, res);
       json(res, { error: { message: `the fake model server does not serve ${req.method} ${path}` } }, 404);
     } catch (err) {
       json(res, { error: { message: String(err) } }, 500);

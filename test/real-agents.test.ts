@@ -4,9 +4,9 @@
  * turn streams text, asks a permission (answered by the client), and writes a file on disk. The versions
  * and paths the runtime reports are those of the processes that run.
  */
-import { mkdir, mkdtemp, readFile, readlink, realpath } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readlink, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { AcpHttpClient } from "acp-http-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FILE_CONTENT, FINAL_TEXT, type FakeModels, startFakeModels, WRITE_PROMPT } from "./fake-models";
@@ -25,6 +25,42 @@ const AGENTS = [
     install: { agentVersion: "2.1.330", agentProcessVersion: "0.23.1" },
     version: "2.1.330",
     env: (fake: FakeModels) => ({ ANTHROPIC_API_KEY: "fake-anthropic-key", ANTHROPIC_BASE_URL: fake.url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" }),
+  },
+  {
+    id: "opencode",
+    install: { agentVersion: "1.18.33" },
+    version: "1.18.33",
+    env: () => ({ ANTHROPIC_API_KEY: "fake-anthropic-key" }),
+    // OpenCode is pointed at another endpoint in its own configuration (as its users do), and asked to ask before editing.
+    files: (fake: FakeModels) => ({
+      ".config/opencode/opencode.json": JSON.stringify({
+        model: "anthropic/claude-sonnet-4-5",
+        permission: { edit: "ask" },
+        provider: { anthropic: { options: { baseURL: `${fake.url}/v1` } } },
+      }),
+    }),
+  },
+  {
+    id: "codex",
+    install: { agentVersion: "0.169.0", agentProcessVersion: "0.16.0" },
+    // What runs is codex-acp (it embeds Codex), so its version is the one reported.
+    version: "0.16.0",
+    env: () => ({ OPENAI_API_KEY: "fake-openai-key" }),
+    // Codex is pointed at another endpoint with a model provider in its configuration.
+    files: (fake: FakeModels) => ({
+      ".codex/config.toml": [
+        'model = "gpt-5-codex"',
+        'model_provider = "fake"',
+        "[model_providers.fake]",
+        'name = "fake"',
+        `base_url = "${fake.url}/v1"`,
+        'env_key = "OPENAI_API_KEY"',
+        'wire_api = "responses"',
+        "",
+      ].join("\n"),
+    }),
+    // Its sandbox helper (bwrap), shipped by @openai/codex, is on the adapter's PATH.
+    helpers: "codex-resources",
   },
 ] as const;
 
@@ -53,6 +89,12 @@ beforeAll(async () => {
   const home = join(rt.dir, "home");
   work = await mkdtemp(join(tmpdir(), "agent-work-"));
   await mkdir(home, { recursive: true });
+  for (const agent of AGENTS) {
+    for (const [relative, text] of Object.entries("files" in agent ? agent.files(fake) : {})) {
+      await mkdir(dirname(join(home, relative)), { recursive: true });
+      await writeFile(join(home, relative), text);
+    }
+  }
   // Tests may run as root (containers): the machine's owner opts in for agents that refuse root by default.
   await rt.addSidecar("local", Object.assign({ HOME: home, AGENT_RUNTIME_ALLOW_ROOT_AGENTS: "1" }, ...AGENTS.map((a) => a.env(fake))));
 }, 60_000);
@@ -98,6 +140,13 @@ describe.each(AGENTS)("$id", (agent) => {
           sessionUpdate: async (n) => {
             if (n.update.sessionUpdate === "agent_message_chunk" && n.update.content.type === "text") said.push(n.update.content.text);
           },
+          // A remote client's file system is the machine's: reads and writes go through the runtime's file API.
+          readTextFile: async ({ path }) => ({ content: await (await rt.api(`/v1/fs/file?path=${encodeURIComponent(path)}`)).text() }),
+          writeTextFile: async ({ path, content }) => {
+            const res = await rt.api(`/v1/fs/file?path=${encodeURIComponent(path)}`, { method: "PUT", body: content });
+            if (!res.ok) throw new Error(`writing ${path} answered ${res.status}`);
+            return {};
+          },
           requestPermission: async (request) => {
             permissions.push(request.toolCall.title ?? request.toolCall.toolCallId);
             const allow = request.options.find((o) => o.kind === "allow_once") ?? request.options[0]!;
@@ -124,6 +173,10 @@ describe.each(AGENTS)("$id", (agent) => {
         expect(running).toBeDefined();
         const ran = [running!.command, ...(await descendantExecutables(running!.pid!))];
         expect(await Promise.all(ran.map((path) => realpath(path).catch(() => path)))).toContain(await realpath(reported));
+        if ("helpers" in agent) {
+          const environ = await readFile(`/proc/${running!.pid}/environ`, "utf8");
+          expect(environ.split("\0").find((v) => v.startsWith("PATH="))).toContain(agent.helpers);
+        }
       } finally {
         await client.disconnect();
       }

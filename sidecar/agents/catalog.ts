@@ -12,6 +12,7 @@ import { AgentId as AgentIdSchema } from "../../src/protocol/resources";
 import { spawnAgentProcess, type AcpServers, type AgentLauncher } from "../acp-bridge";
 import type { ProcessManager } from "../processes";
 import { errorText } from "../log";
+import { envAuthMethod } from "./auth";
 import { AGENTS } from "./definitions";
 import type { Installer } from "./installer";
 import { MOCK_AGENT_PATH } from "./launcher";
@@ -91,13 +92,23 @@ export class AgentCatalog {
   private async binaryPath(agent: AgentId): Promise<string | null> {
     const def = AGENTS[agent];
     if (def.launch.from === "builtin") return MOCK_AGENT_PATH;
-    const installed = await this.installer.installed(agent);
-    return installed?.native?.path ?? installed?.agentProcess?.path ?? null;
+    return (await this.running(agent))?.path ?? null;
   }
 
   private async recordedVersion(agent: AgentId): Promise<string | null> {
+    return (await this.running(agent))?.version ?? null;
+  }
+
+  /**
+   * The installed binary that runs the agent's turns, which is what is reported: the agent itself when it
+   * is launched, or when its adapter is pointed at it (`nativeEnv`); the adapter when the adapter carries
+   * the agent inside it (codex-acp embeds Codex and never runs the `codex` binary).
+   */
+  private async running(agent: AgentId) {
+    const def = AGENTS[agent];
     const installed = await this.installer.installed(agent);
-    return installed?.native?.version ?? installed?.agentProcess?.version ?? null;
+    const adapterOnly = def.launch.from === "acpAdapter" && !def.launch.nativeEnv;
+    return adapterOnly ? installed?.agentProcess : (installed?.native ?? installed?.agentProcess);
   }
 
   /** `<binary> --version`, the first version-looking thing it prints; cached per path. */
@@ -147,7 +158,10 @@ export class AgentCatalog {
         exited,
         deadline,
         client({ name: "agent-runtime-probe" }).connectWith(stream, async (agent) => {
-          await agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+          const initialized = await agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+          // As a relay session does (sidecar/agents/auth.ts): an API key in the environment logs the agent in.
+          const methodId = envAuthMethod(initialized, this.env);
+          if (methodId) await agent.request(methods.agent.authenticate, { methodId });
           return agent.request(methods.agent.session.new, { cwd: proc.info.cwd, mcpServers: [] });
         }),
       ]);

@@ -24,8 +24,10 @@ export interface AgentDefinition {
    * Which installed bin speaks ACP on stdio, and with which arguments. `nativeEnv`: the variable through
    * which the adapter is told to run the installed agent binary (instead of one bundled in its own
    * dependencies), so that the version and path reported are those of the binary that runs.
+   * `nativeHelpers`: a folder of helper programs the agent's package ships (found in its install and put
+   * first on the adapter's PATH), such as Codex's sandbox (`codex-resources/bwrap`).
    */
-  launch: { from: "native" | "acpAdapter" | "builtin"; args: string[]; nativeEnv?: string };
+  launch: { from: "native" | "acpAdapter" | "builtin"; args: string[]; nativeEnv?: string; nativeHelpers?: string };
   /**
    * What the agent needs to run as root, where it refuses to by default. Given only when the sidecar was
    * started with --allow-root-agents; otherwise starting the agent as root is refused with that advice.
@@ -90,7 +92,9 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
     name: "Codex",
     native: { name: "@openai/codex", bin: "codex" },
     acpAdapter: { name: "@zed-industries/codex-acp", bin: "codex-acp" },
-    launch: { from: "acpAdapter", args: [] },
+    // codex-acp embeds Codex; the installed @openai/codex supplies its sandbox helper (bwrap), which
+    // codex-acp looks for on PATH or beside its own executable.
+    launch: { from: "acpAdapter", args: [], nativeHelpers: "codex-resources" },
     capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "planMode")),
     credentials: { env: ["OPENAI_API_KEY", "CODEX_API_KEY"], files: [".codex/auth.json"] },
     skillsDir: ".codex/skills",

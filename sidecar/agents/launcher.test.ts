@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ProcessManager } from "../processes";
 import { Installer } from "./installer";
-import { createLauncher } from "./launcher";
+import { createLauncher, findFolder } from "./launcher";
 
 /** An installer whose data folder says claude is installed (the two bins exist as files). */
 async function installedClaude(): Promise<{ installer: Installer; native: string; adapter: string }> {
@@ -37,5 +37,16 @@ describe("the launcher", () => {
     });
     const allowed = await createLauncher(installer, { workdir: "/w", isRoot: true, allowRootAgents: true })("claude");
     expect(allowed.env).toEqual({ CLAUDE_CODE_EXECUTABLE: native, IS_SANDBOX: "1" });
+  });
+});
+
+describe("finding an agent's helpers", () => {
+  it("finds the folder its platform package ships, however deep the package nests it", async () => {
+    const root = await mkdtemp(join(tmpdir(), "helpers-test-"));
+    const helpers = join(root, "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "codex-resources");
+    await mkdir(helpers, { recursive: true });
+    await writeFile(join(helpers, "bwrap"), "");
+    expect(await findFolder(join(root, "node_modules"), "codex-resources")).toBe(helpers);
+    expect(await findFolder(join(root, "node_modules"), "nothing-like-it")).toBeNull();
   });
 });

@@ -1,4 +1,6 @@
 /** Turns an agent id into the command line of its ACP process, as its definition says. */
+import { readdir } from "node:fs/promises";
+import { delimiter, dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProblemError } from "../../src/protocol/problems";
 import type { AgentId } from "../../src/protocol/resources";
@@ -31,6 +33,10 @@ export function createLauncher(installer: Installer, options: LauncherOptions) {
     }
     const env: Record<string, string> = {};
     if (def.launch.nativeEnv && installed?.native) env[def.launch.nativeEnv] = installed.native.path;
+    if (def.launch.nativeHelpers && installed?.native) {
+      const helpers = await findFolder(installRoot(installed.native.path), def.launch.nativeHelpers);
+      if (helpers) env.PATH = `${helpers}${delimiter}${process.env.PATH ?? ""}`;
+    }
     if (isRoot && def.asRoot) {
       // Never bypassed silently: the machine's owner opts in, knowing what the agent's own check is for.
       if (!options.allowRootAgents) {
@@ -43,4 +49,29 @@ export function createLauncher(installer: Installer, options: LauncherOptions) {
     }
     return { command: artifact.path, args: def.launch.args, cwd: options.workdir, ...(Object.keys(env).length ? { env } : {}) };
   };
+}
+
+/** The `node_modules` folder an installed bin lives in (`…/<version>/node_modules/.bin/<bin>`). */
+function installRoot(binPath: string): string {
+  const at = binPath.lastIndexOf(`${sep}node_modules${sep}`);
+  return at === -1 ? dirname(binPath) : binPath.slice(0, at + `${sep}node_modules`.length);
+}
+
+/** The first folder named `name` under `root`, breadth first, a few levels deep (platform packages nest it). */
+export async function findFolder(root: string, name: string, maxDepth = 6): Promise<string | null> {
+  let level = [root];
+  for (let depth = 0; depth < maxDepth && level.length > 0; depth++) {
+    const next: string[] = [];
+    for (const folder of level) {
+      const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+      for (const entry of entries) {
+        if (!entry.isDirectory()) continue;
+        const path = join(folder, entry.name);
+        if (entry.name === name) return path;
+        if (entry.name !== ".bin") next.push(path);
+      }
+    }
+    level = next;
+  }
+  return null;
 }

@@ -147,14 +147,25 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
   }
 }
 
+const AUTH_VAR = process.env.MOCK_AGENT_AUTH_VAR;
+let authenticated = false;
+
 const app = agent({ name: "mock" })
   .onRequest(methods.agent.initialize, () => ({
     protocolVersion: PROTOCOL_VERSION,
     agentCapabilities: { loadSession: false, promptCapabilities: { image: false, audio: false, embeddedContext: false } },
     agentInfo: { name: "mock", title: "Mock agent", version: "1.0.0" },
-    authMethods: [],
+    // With MOCK_AGENT_AUTH_VAR set, the mock asks for a login that variable satisfies (as codex-acp offers
+    // "Use OPENAI_API_KEY"), and refuses sessions until it happened.
+    authMethods: AUTH_VAR ? [{ type: "env_var", id: "mock-api-key", name: `Use ${AUTH_VAR}`, vars: [{ name: AUTH_VAR }] }] : [],
   }))
+  .onRequest(methods.agent.authenticate, ({ params }) => {
+    if (params.methodId !== "mock-api-key" || !AUTH_VAR || !process.env[AUTH_VAR]) throw new Error(`cannot log in with ${params.methodId}`);
+    authenticated = true;
+    return {};
+  })
   .onRequest(methods.agent.session.new, ({ params }) => {
+    if (AUTH_VAR && !authenticated) throw new Error("Authentication required");
     sessionCounter += 1;
     const id = `mock-session-${sessionCounter}`;
     sessions.set(id, { id, cwd: params.cwd, turn: null });
