@@ -11,6 +11,8 @@ export interface NpmPackage {
   name: string;
   /** The bin of that package that is run. */
   bin: string;
+  /** What is installed when the request names no version (default `latest`): a version known to work with the rest. */
+  defaultVersion?: string;
 }
 
 export interface AgentDefinition {
@@ -119,6 +121,19 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
     credentials: { env: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY"], files: [".local/share/opencode/auth.json"] },
     skillsDir: ".config/opencode/skills",
     mcpConfig: { file: ".config/opencode/opencode.json", format: "opencode" },
+  },
+  pi: {
+    id: "pi",
+    name: "pi",
+    // The last pi published under this name runs on Node 20; its successor (@earendil-works/pi-coding-agent)
+    // needs Node 22.19, and so does every pi-acp after 0.0.23.
+    native: { name: "@mariozechner/pi-coding-agent", bin: "pi" },
+    acpAdapter: { name: "pi-acp", bin: "pi-acp", defaultVersion: "0.0.23" },
+    launch: { from: "acpAdapter", args: [], nativeEnv: "PI_ACP_PI_COMMAND" },
+    // pi runs its tools without asking: it has no permission requests, plan mode or MCP.
+    capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "permissions" && c !== "planMode" && c !== "mcpTools")),
+    credentials: { env: ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"], files: [".pi/agent/auth.json"] },
+    skillsDir: ".pi/agent/skills",
   },
   amp: {
     id: "amp",

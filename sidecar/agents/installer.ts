@@ -75,7 +75,8 @@ export class Installer {
       const have = current[w.key];
       // Nothing asked for and something is installed: keep it (use reinstall or a version to change it).
       if (have && have.package === w.pkg.name && w.requested === undefined && !request.reinstall) plan.push({ w, keep: have, version: null });
-      else plan.push({ w, keep: null, version: await this.resolveVersion(agent, w.pkg.name, VersionSpec.parse(w.requested ?? "latest")) });
+      else
+        plan.push({ w, keep: null, version: await this.resolveVersion(agent, w.pkg.name, VersionSpec.parse(w.requested ?? w.pkg.defaultVersion ?? "latest")) });
     }
 
     let didSomething = false;

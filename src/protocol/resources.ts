@@ -31,7 +31,7 @@ export const VersionSpec = z
     "must be a semver version (1.2.3, ^1.2) or a dist-tag (latest, next)",
   );
 
-export const AgentId = z.enum(["claude", "codex", "gemini", "opencode", "amp", "mock"]).meta({ id: "AgentId" });
+export const AgentId = z.enum(["claude", "codex", "gemini", "opencode", "pi", "amp", "mock"]).meta({ id: "AgentId" });
 export type AgentId = z.infer<typeof AgentId>;
 
 // ---------- 2.1 JSON-RPC message ----------
