@@ -565,8 +565,9 @@ function report(direct: Figures, reference: Figures, ours: Figures): string {
     ["stream throughput ≥ 1.2× sandbox-agent", ours.streamMsgsPerSec / reference.streamMsgsPerSec >= 1.2],
     ["sidecar private memory with 20 servers ≤ 40 MB", (ours.rssLoadedMb["sidecar private"] ?? Infinity) <= 40],
     [
-      `workerd's memory does not follow the file's size: ${fmt(workerdLargeGrowth, 0)} MB more at ${4 * mb} MiB, ${fmt(workerdGrowth, 0)} MB at ${mb} MiB (both under ${mb} MB)`,
-      workerdGrowth < mb && workerdLargeGrowth < mb,
+      // A relay that holds whole files grows four times as much for a file four times as large.
+      `workerd's memory does not follow the file's size: ${fmt(workerdLargeGrowth, 0)} MB more at ${4 * mb} MiB, ${fmt(workerdGrowth, 0)} MB at ${mb} MiB (less than twice)`,
+      workerdLargeGrowth < 2 * Math.max(workerdGrowth, 1),
     ],
   ] as const;
   lines.push("", "Targets:", ...targets.map(([name, met]) => `- ${met ? "met" : "MISSED"}: ${name}`));
