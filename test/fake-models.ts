@@ -23,6 +23,8 @@ export const FILE_CONTENT = "hello from the fake model\n";
 export const FINAL_TEXT = "Done: the file is written.";
 
 const WRITE_REQUEST = /Please create the file (\S+) containing exactly/;
+const SANDBOX_REQUEST = /Please run in the sandbox: (.+)$/m;
+export const SANDBOX_PROMPT = (command: string) => `Please run in the sandbox: ${command}`;
 
 export interface FakeModels {
   url: string;
@@ -156,23 +158,45 @@ function responses(body: ResponsesRequest, res: ServerResponse): void {
     .map((c) => c.text ?? "")
     .join("\n");
   const canRun = body.tools?.some((t) => t.name === "exec_command") ?? false;
-  const move = canRun ? decide(userText, toolResultSeen) : ({ kind: "say", text: "A short title" } as const);
+  // "Please run in the sandbox: <command>" (the last thing the user said): a command inside Codex's sandbox.
+  const lastUser = [...items].reverse().find((i) => i.role === "user");
+  const lastText = typeof lastUser?.content === "string" ? lastUser.content : (lastUser?.content ?? []).map((c) => c.text ?? "").join("\n");
+  const sandboxed = SANDBOX_REQUEST.exec(lastText)?.[1];
+  const move =
+    canRun && sandboxed && !toolResultSeen
+      ? ({ kind: "run", cmd: sandboxed } as const)
+      : canRun
+        ? decide(sandboxed ? "" : userText, toolResultSeen)
+        : ({ kind: "say", text: "A short title" } as const);
+  responsesStream(body, move, res);
+}
+
+function responsesStream(body: ResponsesRequest, move: Move | { kind: "run"; cmd: string }, res: ServerResponse): void {
   const id = `resp_fake_${Date.now()}`;
   const item =
-    move.kind === "write"
+    move.kind === "run"
       ? {
           type: "function_call",
           id: `fc_${id}`,
           call_id: `call_${id}`,
           name: "exec_command",
           status: "completed",
-          arguments: JSON.stringify({
-            cmd: `printf '%s\\n' '${move.content.trim()}' > '${move.path}'`,
-            sandbox_permissions: "require_escalated",
-            justification: `Create ${move.path}`,
-          }),
+          arguments: JSON.stringify({ cmd: move.cmd }),
         }
-      : { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: move.text, annotations: [] }] };
+      : move.kind === "write"
+        ? {
+            type: "function_call",
+            id: `fc_${id}`,
+            call_id: `call_${id}`,
+            name: "exec_command",
+            status: "completed",
+            arguments: JSON.stringify({
+              cmd: `printf '%s\\n' '${move.content.trim()}' > '${move.path}'`,
+              sandbox_permissions: "require_escalated",
+              justification: `Create ${move.path}`,
+            }),
+          }
+        : { type: "message", id: `msg_${id}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: move.text, annotations: [] }] };
   const usage = {
     input_tokens: 12,
     input_tokens_details: { cached_tokens: 0 },

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { AcpHttpClient } from "acp-http-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FILE_CONTENT, FINAL_TEXT, type FakeModels, startFakeModels, WRITE_PROMPT } from "./fake-models";
+import { FILE_CONTENT, FINAL_TEXT, type FakeModels, SANDBOX_PROMPT, startFakeModels, WRITE_PROMPT } from "./fake-models";
 import { startRuntime, type Runtime } from "./harness";
 
 /** Each agent: the version installed (pinned: the test checks it is the one that runs) and how it finds the fake. */
@@ -194,7 +194,17 @@ describe.each(AGENTS)("$id", (agent) => {
         const toldToRun = environ.some((entry) => entry.endsWith(`=${reported}`));
         const resolved = await Promise.all(ran.map((path) => realpath(path).catch(() => path)));
         expect(toldToRun || resolved.includes(await realpath(reported)), `${JSON.stringify(ran)} runs ${reported}`).toBe(true);
-        if ("helpers" in agent) expect(environ.find((entry) => entry.startsWith("PATH="))).toContain(agent.helpers);
+        if ("helpers" in agent) {
+          expect(environ.find((entry) => entry.startsWith("PATH="))).toContain(agent.helpers);
+          // And a command inside the agent's sandbox runs (it needs that helper), without asking.
+          const asked = permissions.length;
+          const sandboxed = await client.prompt({ sessionId, prompt: [{ type: "text", text: SANDBOX_PROMPT("echo sandboxed-$((6*7))") }] });
+          expect(sandboxed.stopReason).toBe("end_turn");
+          expect(permissions.length).toBe(asked);
+          const outputs = fake.requests.flatMap((r) => JSON.stringify(r.body).match(/"function_call_output"[^}]*/g) ?? []);
+          expect(outputs.some((o) => o.includes("sandboxed-42"))).toBe(true);
+          expect(outputs.join("\n")).not.toContain("bubblewrap is unavailable");
+        }
       } finally {
         await client.disconnect();
       }
