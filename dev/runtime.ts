@@ -12,6 +12,7 @@ import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { mintMachineToken } from "../src/protocol/machine-token";
+import { SIDECAR_NODE_FLAGS } from "../sidecar/node-flags";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 export const WORKER_BUNDLE = `${ROOT}/dist/worker.js`;
@@ -137,6 +138,7 @@ export async function startSidecar(options: SidecarOptions): Promise<SidecarProc
   const child = spawn(
     process.execPath,
     [
+      ...SIDECAR_NODE_FLAGS,
       // For profiling (bench/README.md): SIDECAR_PROFILE_DIR=/tmp/prof writes each sidecar's CPU profile there when it exits.
       ...(process.env.SIDECAR_PROFILE_DIR ? ["--cpu-prof", "--cpu-prof-dir", process.env.SIDECAR_PROFILE_DIR] : []),
       SIDECAR_BUNDLE,

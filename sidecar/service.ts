@@ -9,6 +9,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { SIDECAR_NODE_FLAGS } from "./node-flags";
 
 export const SERVICE_NAME = "agent-runtime-sidecar";
 export const LAUNCHD_LABEL = "dev.agent-runtime.sidecar";
@@ -58,7 +59,7 @@ function xml(text: string): string {
 }
 
 function connectArgs(spec: ServiceSpec): string[] {
-  return [spec.node, spec.script, "connect", "--config-dir", spec.configDir, "--data-dir", spec.dataDir, "--workdir", spec.workdir];
+  return [spec.node, ...SIDECAR_NODE_FLAGS, spec.script, "connect", "--config-dir", spec.configDir, "--data-dir", spec.dataDir, "--workdir", spec.workdir];
 }
 
 /** npm and git must be found by the agents the sidecar starts: node's own folder first. */
