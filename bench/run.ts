@@ -265,17 +265,28 @@ async function session(target: HttpTarget, serverId: string): Promise<string> {
   return ((await post(target, serverId, newSession(2))) as { result: { sessionId: string } }).result.sessionId;
 }
 
-async function benchHttp(target: HttpTarget): Promise<Figures> {
-  // Round trip: a small request → response over the whole relay.
-  await session(target, "rtt");
-  const rtts: number[] = [];
-  for (let i = 0; i < RTT_CALLS; i++) {
-    const t = performance.now();
-    await post(target, "rtt", initialize(10 + i));
-    rtts.push(performance.now() - t);
+/**
+ * Round trips (a small request → response over the whole relay) of every target, interleaved in blocks of
+ * 50, so that whatever drifts during a run (the machine, this client's own heap) weighs on all alike: run
+ * one after the other, the last target measured paid for everything the first ones left behind.
+ */
+async function roundTrips(targets: HttpTarget[]): Promise<Map<HttpTarget, number[]>> {
+  const rtts = new Map(targets.map((t) => [t, [] as number[]]));
+  for (const target of targets) await session(target, "rtt");
+  for (let done = 0; done < RTT_CALLS; done += 50) {
+    for (const target of targets) {
+      for (let i = done; i < Math.min(RTT_CALLS, done + 50); i++) {
+        const t = performance.now();
+        await post(target, "rtt", initialize(10 + i));
+        rtts.get(target)!.push(performance.now() - t);
+      }
+    }
   }
+  for (const target of targets) console.error(`bench:   ${target.name}: round trips done`);
+  return rtts;
+}
 
-  console.error(`bench:   ${target.name}: round trips done`);
+async function benchHttp(target: HttpTarget, rtts: number[]): Promise<Figures> {
   // Streaming: 10,000 session/update notifications, until the SSE reader has them all.
   const sid = await session(target, "stream");
   let readerUp!: () => void;
@@ -582,10 +593,18 @@ const previous = process.env.BENCH_ONLY_OURS
   : null;
 console.error("bench: direct stdio ...");
 const direct = previous?.direct ?? (await benchDirect());
-console.error("bench: sandbox-agent ...");
-const reference = previous?.sandboxAgent ?? (await withSandboxAgent(benchHttp));
-console.error("bench: this project ...");
-const ours = await withThisProject(benchHttp);
+console.error("bench: sandbox-agent and this project ...");
+const [reference, ours] = previous
+  ? [previous.sandboxAgent, await withThisProject(async (target) => benchHttp(target, (await roundTrips([target])).get(target)!))]
+  : await withSandboxAgent((sandboxAgent) =>
+      withThisProject(async (thisProject) => {
+        const rtts = await roundTrips([sandboxAgent, thisProject]);
+        console.error("bench: sandbox-agent ...");
+        const reference = await benchHttp(sandboxAgent, rtts.get(sandboxAgent)!);
+        console.error("bench: this project ...");
+        return [reference, await benchHttp(thisProject, rtts.get(thisProject)!)] as const;
+      }),
+    );
 const table = report(direct, reference, ours);
 console.log(table);
 await mkdir(join(ROOT, "bench", "results"), { recursive: true });
