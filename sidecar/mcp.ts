@@ -16,6 +16,7 @@ import { writeFileAtomic } from "./atomic-file";
 import { AGENTS } from "./agents/definitions";
 import { errorText, logger } from "./log";
 import { type McpFormat, updateMcpFile } from "./mcp-formats";
+import { SerialApply } from "./serial-apply";
 
 const log = logger("mcp");
 
@@ -44,8 +45,7 @@ async function readText(path: string): Promise<{ text: string | null; mode: numb
 }
 
 export class McpApplier {
-  private queue: Promise<unknown> = Promise.resolve();
-  private last: McpApplyArgs | null = null;
+  private readonly serial = new SerialApply<McpApplyArgs, McpApplyResult>((args, force) => this.applyNow(args, force));
 
   constructor(
     private readonly dataDir: string,
@@ -56,15 +56,12 @@ export class McpApplier {
 
   /** One apply at a time, in the order they were asked for. */
   apply(args: McpApplyArgs, opts: { force?: boolean } = {}): Promise<McpApplyResult> {
-    this.last = args;
-    const run = this.queue.catch(() => undefined).then(() => this.applyNow(args, opts.force ?? false));
-    this.queue = run;
-    return run;
+    return this.serial.apply(args, opts);
   }
 
   /** After an agent was installed, give it the servers too. */
-  async reapply(): Promise<void> {
-    if (this.last) await this.apply(this.last, { force: true });
+  reapply(): Promise<void> {
+    return this.serial.reapply();
   }
 
   private async applyNow({ version, config }: McpApplyArgs, force: boolean): Promise<McpApplyResult> {

@@ -18,6 +18,7 @@ import { AGENTS } from "./agents/definitions";
 import { writeFileAtomic } from "./atomic-file";
 import { errorText, logger } from "./log";
 import type { ProcessManager } from "./processes";
+import { SerialApply } from "./serial-apply";
 
 const log = logger("skills");
 
@@ -35,8 +36,7 @@ const STAGING = ".agent-runtime-staging-";
 const RETIRED = ".agent-runtime-retired-";
 
 export class SkillsApplier {
-  private queue: Promise<unknown> = Promise.resolve();
-  private last: SkillsApplyArgs | null = null;
+  private readonly serial = new SerialApply<SkillsApplyArgs, SkillsApplyResult>((args, force) => this.applyNow(args, force));
 
   constructor(
     private readonly dataDir: string,
@@ -48,15 +48,12 @@ export class SkillsApplier {
 
   /** One apply at a time, in the order they were asked for. */
   apply(args: SkillsApplyArgs, opts: { force?: boolean } = {}): Promise<SkillsApplyResult> {
-    this.last = args;
-    const run = this.queue.catch(() => undefined).then(() => this.applyNow(args, opts.force ?? false));
-    this.queue = run;
-    return run;
+    return this.serial.apply(args, opts);
   }
 
   /** After an agent was installed, give it the skills too. */
-  async reapply(): Promise<void> {
-    if (this.last) await this.apply(this.last, { force: true });
+  reapply(): Promise<void> {
+    return this.serial.reapply();
   }
 
   private async applyNow({ version, config }: SkillsApplyArgs, force: boolean): Promise<SkillsApplyResult> {

@@ -419,38 +419,8 @@ export class MachineObject extends DurableObject<Env> {
   private async applyDocuments(documents: TeamDocuments, recorded: Record<DocumentKind, string | null> = { skills: null, mcp: null }): Promise<void> {
     const team = teamStub(this.env);
     await Promise.all([
-      this.applyDocument(documents.skills, recorded.skills, "skills.apply", (machine, outcome) =>
-        team.recordSkillsApplied(
-          machine,
-          outcome.ok
-            ? {
-                applied: {
-                  version: outcome.etag,
-                  appliedAtMs: outcome.value.appliedAtMs,
-                  skills: outcome.value.skills,
-                  perAgent: outcome.value.perAgent,
-                  errors: outcome.value.errors,
-                },
-              }
-            : outcome,
-        ),
-      ),
-      this.applyDocument(documents.mcp, recorded.mcp, "mcp.apply", (machine, outcome) =>
-        team.recordMcpApplied(
-          machine,
-          outcome.ok
-            ? {
-                applied: {
-                  version: outcome.etag,
-                  appliedAtMs: outcome.value.appliedAtMs,
-                  servers: outcome.value.servers,
-                  perAgent: outcome.value.perAgent,
-                  errors: outcome.value.errors,
-                },
-              }
-            : outcome,
-        ),
-      ),
+      this.applyDocument(documents.skills, recorded.skills, "skills.apply", (machine, outcome) => team.recordSkillsApplied(machine, outcome)),
+      this.applyDocument(documents.mcp, recorded.mcp, "mcp.apply", (machine, outcome) => team.recordMcpApplied(machine, outcome)),
     ]);
   }
 
@@ -459,7 +429,10 @@ export class MachineObject extends DurableObject<Env> {
     latest: StoredDocument<OpArgs<N>["config"]>,
     recorded: string | null,
     op: N,
-    record: (machine: string, outcome: { ok: true; value: OpResult<N>; etag: string } | { ok: false; error: string; version: number }) => Promise<void>,
+    record: (
+      machine: string,
+      outcome: { applied: Omit<OpResult<N>, "version" | "unchanged"> & { version: string } } | { error: string; version: number },
+    ) => Promise<void>,
   ): Promise<void> {
     const ws = this.tunnel();
     const machine = ws ? attachmentOf(ws)?.machine : undefined;
@@ -468,7 +441,10 @@ export class MachineObject extends DurableObject<Env> {
     const etag = documentEtag(latest.version);
     // A reconnect whose apply changed nothing, and whose status the team already holds: no write.
     if (outcome.ok && outcome.value.unchanged && recorded === etag) return;
-    await record(machine, outcome.ok ? { ok: true, value: outcome.value, etag } : { ok: false, error: outcome.problem.detail, version: latest.version });
+    if (!outcome.ok) return record(machine, { error: outcome.problem.detail, version: latest.version });
+    // The team's status is the sidecar's answer, with the document's ETag as its version.
+    const { version: _applied, unchanged: _unchanged, ...status } = outcome.value;
+    await record(machine, { applied: { ...status, version: etag } });
   }
 
   /** For tests and the scale benchmark: how often this object's code ran, and when the runtime last answered a ping. */
