@@ -48,6 +48,32 @@ describe("the worker in-process", () => {
     ]);
   });
 
+  it("answers a malformed Bearer header with 400 invalid_request (RFC 6750), audited", async () => {
+    const { env, ctx, audit, settled } = fakeEnv();
+    for (const authorization of ["Bearer two words", "Bearer", "Bearer a,b"]) {
+      const res = await app.request("/v1/processes", { headers: { authorization } }, env, ctx);
+      expect(res.status).toBe(400);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect(res.headers.get("www-authenticate")).toBe('Bearer realm="agent-runtime", error="invalid_request"');
+      expect(await res.json()).toMatchObject({ type: "urn:agent-runtime:error:invalid_request" });
+    }
+    await settled();
+    expect(audit.map((a) => [a.token, a.status])).toEqual([
+      ["(malformed header)", 400],
+      ["(malformed header)", 400],
+      ["(malformed header)", 400],
+    ]);
+  });
+
+  it("ignores an API_TOKEN a Bearer header cannot carry, and keeps the others", async () => {
+    const { env, ctx } = fakeEnv({ API_TOKEN: `bad:token,${API_TOKEN}` });
+    const ok = await app.request("/v1/processes", { headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx);
+    expect(ok.status).toBe(400); // authenticated: it got as far as asking which machine (there are two)
+    expect(await ok.json()).toMatchObject({ machines: ["laptop", "desktop"] });
+    const refused = await app.request("/v1/processes", { headers: { authorization: "Bearer bad:token" } }, env, ctx);
+    expect(refused.status).toBe(400); // not a token a header can carry: never a match
+  });
+
   it("takes ?access_token= only on an SSE or WebSocket GET", async () => {
     const { env, ctx } = fakeEnv({ DEFAULT_MACHINE: "ghost" });
     const sse = await app.request(`/v1/processes/p1/logs?follow=true&access_token=${API_TOKEN}`, { headers: { accept: "text/event-stream" } }, env, ctx);

@@ -21,8 +21,10 @@ const optionalText = z
   .optional()
   .transform((v) => (v?.trim() ? v.trim() : null));
 
+const TOKEN68 = /^[A-Za-z0-9._~+/-]+=*$/;
+
 const Settings = z.object({
-  /** The bootstrap admin tokens (API_TOKEN, comma separated). */
+  /** The bootstrap admin tokens (API_TOKEN, comma separated); only what a Bearer header can carry (RFC 6750's token68). */
   API_TOKEN: z
     .string()
     .optional()
@@ -30,7 +32,12 @@ const Settings = z.object({
       (v ?? "")
         .split(",")
         .map((t) => t.trim())
-        .filter(Boolean),
+        .filter((t) => {
+          if (!t) return false;
+          if (TOKEN68.test(t)) return true;
+          console.error("an API_TOKEN with characters a Bearer header cannot carry is ignored (letters, digits and -._~+/ only)");
+          return false;
+        }),
     ),
   TUNNEL_SECRET: z
     .string()

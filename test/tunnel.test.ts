@@ -28,13 +28,21 @@ describe("authentication", () => {
     ["no header", undefined],
     ["a wrong token", "Bearer nope"],
     ["a token with a different scheme", `Basic ${Buffer.from("a:b").toString("base64")}`],
-    ["an empty bearer", "Bearer "],
   ])("refuses %s with 401 problem+json", async (_what, header) => {
     const res = await fetch(`${rt.url}/v1/machines`, { headers: header ? { authorization: header } : {} });
     expect(res.status).toBe(401);
     const problem = await problemOf(res);
     expect(errorCode(problem)).toBe("token_invalid");
     expect(JSON.stringify(problem)).not.toContain(rt.token);
+  });
+
+  it("answers an empty or malformed bearer with 400 invalid_request (RFC 6750)", async () => {
+    for (const header of ["Bearer ", "Bearer a b"]) {
+      const res = await fetch(`${rt.url}/v1/machines`, { headers: { authorization: header } });
+      expect(res.status).toBe(400);
+      expect(res.headers.get("www-authenticate")).toContain('error="invalid_request"');
+      expect(errorCode(await problemOf(res))).toBe("invalid_request");
+    }
   });
 
   it("refuses a machine's health without a token", async () => {
@@ -49,7 +57,9 @@ describe("authentication", () => {
         const res = await fetch(`${multi.url}/v1/machines`, { headers: { authorization: `Bearer ${token}` } });
         expect(res.status).toBe(200);
       }
-      expect((await fetch(`${multi.url}/v1/machines`, { headers: { authorization: "Bearer first-token,second-token" } })).status).toBe(401);
+      // The list itself is no token (and a comma is not a character a bearer token has).
+      expect((await fetch(`${multi.url}/v1/machines`, { headers: { authorization: "Bearer first-token,second-token" } })).status).toBe(400);
+      expect((await fetch(`${multi.url}/v1/machines`, { headers: { authorization: "Bearer third-token" } })).status).toBe(401);
     } finally {
       await multi.dispose();
     }

@@ -4,9 +4,12 @@
  *  - `Authorization: Bearer art.<id>.<secret>`: an issued token, checked by that token's own Durable Object;
  *  - `?access_token=<ticket>` on a WebSocket or SSE GET: a one-minute ticket from POST /v1/tickets (http/tickets.ts);
  *  - `Cf-Access-Jwt-Assertion` when Cloudflare Access is configured: the email's role from CF_ACCESS_ROLES.
- * Anything else is 401 with `WWW-Authenticate: Bearer`, and the refusal is audited.
+ * The header is read by `hono/bearer-auth`. Anything else is 401 (400 for a malformed header, RFC 6750) with
+ * `WWW-Authenticate: Bearer`, and the refusal is audited.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
+import { HTTPException } from "hono/http-exception";
 import { tokenStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
 import type { Identity } from "./access";
@@ -17,7 +20,7 @@ import { recordAudit } from "./audit";
 import { apiTokenId, sha256Hex, timingSafeEqualText } from "./secrets";
 import { isTicket, verifyTicket } from "./tickets";
 
-/** The bearer token of a request, or null when the header is missing or not `Bearer <token>`. */
+/** The bearer token of a request, or null when the header is missing or not `Bearer <token>` (the tunnel's machine token). */
 export function bearerToken(header: string | undefined | null): string | null {
   if (!header) return null;
   const match = /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header);
@@ -38,6 +41,10 @@ export const BOOTSTRAP_ADMIN: Identity = { name: "API_TOKEN", role: "admin", mac
 
 type Verdict = { ok: true; identity: Identity } | { ok: false; detail: string; presented: string };
 
+const REALM = "agent-runtime";
+const CHALLENGE = `Bearer realm="${REALM}"`;
+const INVALID_TOKEN_CHALLENGE = `Bearer realm="${REALM}", error="invalid_token"`;
+
 /**
  * Browsers cannot set headers on an EventSource or a WebSocket: for those GETs only (an SSE `Accept` or
  * a WebSocket upgrade), the token may come as `?access_token=`. It is never recorded (the audit log keeps
@@ -49,50 +56,98 @@ function queryToken(c: Context<AppEnv>): string | null {
   return streaming ? (c.req.query("access_token") ?? null) : null;
 }
 
-async function identify(c: Context<AppEnv>): Promise<Verdict> {
-  const header = bearerToken(c.req.header("authorization"));
-  const token = header ?? queryToken(c);
-  if (token && isTicket(token)) {
+/** Who a presented token is: a ticket (only from the query), the bootstrap API_TOKEN, or an issued token. */
+async function verifyToken(c: Context<AppEnv>, token: string, from: "header" | "query"): Promise<Verdict> {
+  if (isTicket(token)) {
     // A ticket opens a stream from a browser; as a bearer header it would be a token that never needed to exist.
-    if (header) return { ok: false, detail: "a ticket is accepted only as ?access_token= on a WebSocket or SSE GET", presented: "(ticket)" };
+    if (from === "header") return { ok: false, detail: "a ticket is accepted only as ?access_token= on a WebSocket or SSE GET", presented: "(ticket)" };
     const verdict = await verifyTicket(settings(c.env).tunnelSecret, token);
     return verdict.ok ? verdict : { ok: false, detail: verdict.reason, presented: "(ticket)" };
   }
-  if (token) {
-    if (isApiToken(settings(c.env).apiTokens, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
-    const id = apiTokenId(token);
-    if (!id) return { ok: false, detail: "the bearer token is not valid", presented: "(unknown token)" };
-    const check = await tokenStub(c.env, id).check(await sha256Hex(token), Date.now());
-    if (!check.ok) {
-      const detail = check.reason === "unknown" ? "the bearer token is not valid" : `the token '${check.name}' is ${check.reason}`;
-      return { ok: false, detail, presented: check.name ?? `(unknown token ${id})` };
-    }
-    const t = check.token;
-    return { ok: true, identity: { name: t.name, role: t.role, machines: t.machines, tokenId: t.id, expiresAtMs: t.expiresAtMs } };
+  if (isApiToken(settings(c.env).apiTokens, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
+  const id = apiTokenId(token);
+  if (!id) return { ok: false, detail: "the bearer token is not valid", presented: "(unknown token)" };
+  const check = await tokenStub(c.env, id).check(await sha256Hex(token), Date.now());
+  if (!check.ok) {
+    const detail = check.reason === "unknown" ? "the bearer token is not valid" : `the token '${check.name}' is ${check.reason}`;
+    return { ok: false, detail, presented: check.name ?? `(unknown token ${id})` };
   }
+  const t = check.token;
+  return { ok: true, identity: { name: t.name, role: t.role, machines: t.machines, tokenId: t.id, expiresAtMs: t.expiresAtMs } };
+}
+
+/** A request without an Authorization header: a query token on a streaming GET, or Cloudflare Access; null when neither. */
+async function identifyWithoutHeader(c: Context<AppEnv>): Promise<Verdict | null> {
+  const token = queryToken(c);
+  if (token) return verifyToken(c, token, "query");
   const assertion = c.req.header("cf-access-jwt-assertion");
   const access = settings(c.env).access;
   if (assertion && access) {
     const verdict = await accessIdentity(access, assertion);
     return verdict.ok ? verdict : { ok: false, detail: verdict.detail, presented: verdict.presented };
   }
-  return { ok: false, detail: "send 'Authorization: Bearer <token>'", presented: "(no token)" };
+  return null;
 }
 
-function unauthorized(detail: string, presented: boolean): Response {
-  const res = problem("token_invalid", detail);
-  res.headers.set("www-authenticate", presented ? 'Bearer realm="agent-runtime", error="invalid_token"' : 'Bearer realm="agent-runtime"');
+/** The refusal a caller gets (problem+json), audited. `hono/bearer-auth` adds its challenge where it answers. */
+function refusal(c: Context<AppEnv>, code: "token_invalid" | "invalid_request", detail: string, presented: string): Response {
+  const res = problem(code, detail);
+  recordAudit(c, { token: presented, role: null, status: res.status });
   return res;
 }
 
-/** Sets `identity` for the rest of the request, or answers 401 (audited). */
+/** Why the last token of this request was refused, for the answer `hono/bearer-auth` builds. */
+const refusals = new WeakMap<Context<AppEnv>, { detail: string; presented: string }>();
+
+/** The Authorization header, as `hono/bearer-auth` reads it (RFC 6750: a malformed header is 400 invalid_request). */
+const bearer = bearerAuth({
+  realm: REALM,
+  verifyToken: async (token, c: Context<AppEnv>) => {
+    const verdict = await verifyToken(c, token, "header");
+    if (verdict.ok) c.set("identity", verdict.identity);
+    else refusals.set(c, verdict);
+    return verdict.ok;
+  },
+  noAuthenticationHeader: {
+    wwwAuthenticateHeader: CHALLENGE,
+    message: (c: Context<AppEnv>) => refusal(c, "token_invalid", "send 'Authorization: Bearer <token>'", "(no token)"),
+  },
+  invalidAuthenticationHeader: {
+    wwwAuthenticateHeader: `Bearer realm="${REALM}", error="invalid_request"`,
+    message: (c: Context<AppEnv>) => refusal(c, "invalid_request", "the Authorization header is not 'Bearer <token>'", "(malformed header)"),
+  },
+  invalidToken: {
+    wwwAuthenticateHeader: INVALID_TOKEN_CHALLENGE,
+    message: (c: Context<AppEnv>) => {
+      const why = refusals.get(c) ?? { detail: "the bearer token is not valid", presented: "(unknown token)" };
+      return refusal(c, "token_invalid", why.detail, why.presented);
+    },
+  },
+});
+
+/**
+ * Sets `identity` for the rest of the request, or refuses it: 401 (400 for a malformed Bearer header) as
+ * problem+json with `WWW-Authenticate`, audited, thrown as an HTTPException like every failure of a route.
+ */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const verdict = await identify(c);
-  if (!verdict.ok) {
-    const res = unauthorized(verdict.detail, verdict.presented !== "(no token)");
-    recordAudit(c, { token: verdict.presented, role: null, status: res.status });
-    return res;
+  const header = c.req.header("authorization");
+  if (header !== undefined && !/^bearer(\s|$)/i.test(header)) {
+    // Another scheme (Basic, ...) is no bearer token at all: 401 with the bare challenge (RFC 6750 §3.1).
+    const res = refusal(c, "token_invalid", "send 'Authorization: Bearer <token>'", "(other scheme)");
+    res.headers.set("www-authenticate", CHALLENGE);
+    throw new HTTPException(401, { res });
   }
-  c.set("identity", verdict.identity);
-  await next();
+  if (header === undefined) {
+    const verdict = await identifyWithoutHeader(c);
+    if (verdict && !verdict.ok) {
+      const res = refusal(c, "token_invalid", verdict.detail, verdict.presented);
+      res.headers.set("www-authenticate", INVALID_TOKEN_CHALLENGE);
+      throw new HTTPException(401, { res });
+    }
+    if (verdict) {
+      c.set("identity", verdict.identity);
+      return next();
+    }
+  }
+  return bearer(c, next);
 };

@@ -1,5 +1,4 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { HTTPException } from "hono/http-exception";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { guard } from "../http/access";
@@ -29,11 +28,11 @@ export const healthRoutes = new OpenAPIHono<AppEnv>().openapi(health, async (c) 
   if (machine === undefined) return c.json({ status: "ok" as const }, 200);
   // A machine's health says whether that machine exists and is up: for whoever may see that machine.
   let connected = false;
-  const refused = await authenticate(c, async () => {
+  // A refusal is thrown (401, 403, 404) and answered by the app's error handler.
+  await authenticate(c, async () => {
     await machineViewer(c, async () => {
       connected = await machineStub(c).isOnline();
     });
   });
-  if (refused) throw new HTTPException(refused.status as 401, { res: refused });
   return c.json({ status: "ok" as const, machine: { id: machine, connected } }, 200);
 });
