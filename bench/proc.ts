@@ -21,16 +21,21 @@ export async function privateMb(pid: number | undefined): Promise<number> {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
-/** Children of a process (recursively), by command name match. */
-export async function findDescendant(pid: number, name: RegExp): Promise<number | undefined> {
+/** Descendants of a process (recursively) whose command line matches. */
+export async function findDescendants(pid: number, name: RegExp): Promise<number[]> {
   const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "")).trim().split(/\s+/).filter(Boolean).map(Number);
+  const found: number[] = [];
   for (const child of children) {
     const cmd = await readFile(`/proc/${child}/cmdline`, "utf8").catch(() => "");
-    if (name.test(cmd)) return child;
-    const deeper = await findDescendant(child, name);
-    if (deeper) return deeper;
+    if (name.test(cmd)) found.push(child);
+    found.push(...(await findDescendants(child, name)));
   }
-  return undefined;
+  return found;
+}
+
+/** The first descendant of a process whose command line matches. */
+export async function findDescendant(pid: number, name: RegExp): Promise<number | undefined> {
+  return (await findDescendants(pid, name))[0];
 }
 
 /** CPU seconds (user + system) a process has used so far. */
