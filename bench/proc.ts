@@ -1,5 +1,5 @@
 /** What the benchmarks read of processes: memory and CPU from /proc, percentiles. Linux only. */
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -23,7 +23,10 @@ export async function privateMb(pid: number | undefined): Promise<number> {
 
 /** Descendants of a process (recursively) whose command line matches. */
 export async function findDescendants(pid: number, name: RegExp): Promise<number[]> {
-  const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "")).trim().split(/\s+/).filter(Boolean).map(Number);
+  // Every thread's children: a multi-threaded server (sandbox-agent's runtime) starts processes from any of them.
+  const threads = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  const lists = await Promise.all(threads.map((tid) => readFile(`/proc/${pid}/task/${tid}/children`, "utf8").catch(() => "")));
+  const children = lists.join(" ").trim().split(/\s+/).filter(Boolean).map(Number);
   const found: number[] = [];
   for (const child of children) {
     const cmd = await readFile(`/proc/${child}/cmdline`, "utf8").catch(() => "");

@@ -19,9 +19,10 @@ import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { buildAll } from "../scripts/build";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
-import { findDescendants, percentile, privateMb, rssMb } from "./proc";
+import { cpuSeconds, findDescendants, percentile, privateMb, rssMb } from "./proc";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
+const CPU_CALLS = 2000;
 const STREAM_EVENTS = Number(process.env.BENCH_STREAM_EVENTS ?? 10_000);
 const STREAM_BYTES = 200;
 const CONCURRENT = 20;
@@ -33,6 +34,8 @@ const SANDBOX_AGENT_BIN = join(ROOT, "node_modules", "@sandbox-agent", "cli-linu
 interface RoundTrips {
   rttP50Ms: number;
   rttP99Ms: number;
+  /** CPU per round trip by process (µs): this client, then the target's own (server, workerd, sidecar, agent, ...). */
+  cpuUsPerCall?: Record<string, number>;
 }
 
 interface Figures extends RoundTrips {
@@ -202,6 +205,8 @@ interface HttpTarget {
   base: string;
   headers: Record<string, string>;
   rss(): Promise<Record<string, number>>;
+  /** The processes a round trip crosses besides this client's own, by role (for the CPU each spends). */
+  processes(): Promise<Record<string, number | undefined>>;
 }
 
 async function post(target: HttpTarget, serverId: string, message: unknown, query = ""): Promise<unknown> {
@@ -283,7 +288,7 @@ async function session(target: HttpTarget, serverId: string): Promise<string> {
  * 50, so that whatever drifts during a run (the machine, this client's own heap) weighs on all alike: run
  * one after the other, the last target measured paid for everything the first ones left behind.
  */
-async function roundTrips(targets: HttpTarget[]): Promise<Map<HttpTarget, number[]>> {
+async function roundTrips(targets: HttpTarget[]): Promise<Map<HttpTarget, RoundTrips>> {
   const rtts = new Map(targets.map((t) => [t, [] as number[]]));
   for (const target of targets) await session(target, "rtt");
   for (let done = 0; done < RTT_CALLS; done += 50) {
@@ -295,11 +300,29 @@ async function roundTrips(targets: HttpTarget[]): Promise<Map<HttpTarget, number
       }
     }
   }
-  for (const target of targets) console.error(`bench:   ${target.name}: round trips done`);
-  return rtts;
+  const figures = new Map<HttpTarget, RoundTrips>();
+  for (const target of targets) {
+    const times = rtts.get(target)!;
+    figures.set(target, { rttP50Ms: percentile(times, 50), rttP99Ms: percentile(times, 99), cpuUsPerCall: await cpuPerRoundTrip(target) });
+    console.error(`bench:   ${target.name}: round trips done`);
+  }
+  return figures;
 }
 
-async function benchHttp(target: HttpTarget, rtts: number[]): Promise<Figures> {
+/**
+ * Where a round trip's time goes: the CPU (user + system) each process on its path spends per call, over
+ * CPU_CALLS calls in a row, read from /proc. On this benchmark's two cores a lone round trip is serial, so
+ * the sum of these is close to its wall time; this client's own share is the same for every target.
+ */
+async function cpuPerRoundTrip(target: HttpTarget): Promise<Record<string, number>> {
+  const processes = { client: process.pid, ...(await target.processes()) };
+  const before = await Promise.all(Object.values(processes).map((pid) => cpuSeconds(pid)));
+  for (let i = 0; i < CPU_CALLS; i++) await post(target, "rtt", initialize(100_000 + i));
+  const after = await Promise.all(Object.values(processes).map((pid) => cpuSeconds(pid)));
+  return Object.fromEntries(Object.keys(processes).map((role, i) => [role, Math.round(((after[i]! - before[i]!) / CPU_CALLS) * 1e6)]));
+}
+
+async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Figures> {
   // Streaming: 10,000 session/update notifications, until the SSE reader has them all.
   const sid = await session(target, "stream");
   let readerUp!: () => void;
@@ -374,8 +397,7 @@ async function benchHttp(target: HttpTarget, rtts: number[]): Promise<Figures> {
     await fetch(`${target.base}/v1/acp/${id}`, { method: "DELETE", headers: target.headers, signal: AbortSignal.timeout(2000) }).catch(() => undefined);
   }
   return {
-    rttP50Ms: percentile(rtts, 50),
-    rttP99Ms: percentile(rtts, 99),
+    ...roundTrip,
     streamMs,
     streamMsgsPerSec: delivered.count / (streamMs / 1000),
     streamDelivered: delivered.count,
@@ -481,6 +503,7 @@ async function withSandboxAgent<T>(run: (target: HttpTarget) => Promise<T>): Pro
       base,
       headers: {},
       rss: async () => ({ server: await rssMb(child.pid), "server private": await privateMb(child.pid) }),
+      processes: async () => ({ server: child.pid, agent: (await findDescendants(child.pid!, /mock-agent/))[0] }),
     });
   } finally {
     child.kill("SIGTERM");
@@ -503,6 +526,7 @@ async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>): Prom
       base: `${worker.url}/machines/local`,
       headers: { authorization: `Bearer ${secrets.API_TOKEN}` },
       rss: async () => ({ sidecar: await rssMb(sidecar.child.pid), "sidecar private": await privateMb(sidecar.child.pid), workerd: await rssMb(workerd) }),
+      processes: async () => ({ workerd, sidecar: sidecar.child.pid, agent: (await findDescendants(sidecar.child.pid!, /mock-agent/))[0] }),
     });
   } finally {
     await sidecar.stop();
@@ -525,6 +549,7 @@ async function withFloor<T>(run: (target: HttpTarget) => Promise<T>): Promise<T>
     external: ["cloudflare:workers"],
     write: false,
   });
+  const others = new Set(await findDescendants(process.pid, /workerd/));
   const mf = new Miniflare({
     modules: true,
     script: bundle.outputFiles[0]!.text,
@@ -544,7 +569,14 @@ async function withFloor<T>(run: (target: HttpTarget) => Promise<T>): Promise<T>
       createInterface({ input: relay.stdout! }).once("line", () => resolve());
       relay.once("exit", (code) => reject(new Error(`the floor's relay exited (${code}) before connecting`)));
     });
-    return await run({ name: "floor", base, headers: {}, rss: async () => ({}) });
+    const workerd = (await findDescendants(process.pid, /workerd/)).find((pid) => !others.has(pid));
+    return await run({
+      name: "floor",
+      base,
+      headers: {},
+      rss: async () => ({}),
+      processes: async () => ({ workerd, relay: relay.pid, agent: (await findDescendants(relay.pid!, /mock-agent/))[0] }),
+    });
   } finally {
     relay.kill("SIGTERM");
     await mf.dispose();
@@ -588,6 +620,13 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
       `| ${name} | ${fmt(get(reference), 3)} | ${fmt(get(floor), 3)} | ${fmt(get(ours), 3)} | ${fmt(get(floor) / get(reference))}× | ${fmt(get(ours) / get(floor))}× |`,
     );
   }
+  const cpu = (f: RoundTrips) =>
+    f.cpuUsPerCall
+      ? Object.entries(f.cpuUsPerCall)
+          .map(([role, us]) => `${role} ${us}`)
+          .join(", ")
+      : "n/a";
+  lines.push(`| CPU per round trip (µs, by process) | ${cpu(reference)} | ${cpu(floor)} | ${cpu(ours)} | | |`);
   const mb = FILE_BYTES / 2 ** 20;
   const fileRows: [string, (f: FileFigures) => number][] = [
     ["write a 1 MiB file (ms)", (f) => f.smallWriteMs],
@@ -668,7 +707,6 @@ const previous = process.env.BENCH_ONLY_OURS
 console.error("bench: direct stdio ...");
 const direct = previous?.direct ?? (await benchDirect());
 console.error("bench: sandbox-agent, the floor of this architecture and this project ...");
-const roundTripFigures = (rtts: number[]): RoundTrips => ({ rttP50Ms: percentile(rtts, 50), rttP99Ms: percentile(rtts, 99) });
 const [reference, floor, ours] = previous
   ? [previous.sandboxAgent, previous.floor, await withThisProject(async (target) => benchHttp(target, (await roundTrips([target])).get(target)!))]
   : await withSandboxAgent((sandboxAgent) =>
@@ -678,7 +716,7 @@ const [reference, floor, ours] = previous
           console.error("bench: sandbox-agent ...");
           const reference = await benchHttp(sandboxAgent, rtts.get(sandboxAgent)!);
           console.error("bench: this project ...");
-          return [reference, roundTripFigures(rtts.get(floorTarget)!), await benchHttp(thisProject, rtts.get(thisProject)!)] as const;
+          return [reference, rtts.get(floorTarget)!, await benchHttp(thisProject, rtts.get(thisProject)!)] as const;
         }),
       ),
     );
