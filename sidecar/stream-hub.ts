@@ -34,6 +34,8 @@ interface Subscription {
   log: EventLog | null;
   detach: () => void;
   scheduled: boolean;
+  /** When this subscription last sent a frame (performance.now()): a stream in full flow is gathered, not sent line by line. */
+  lastSentAt: number;
 }
 
 /** Enough to amortize a frame, small enough not to build megabyte strings (memory) or stall other streams. */
@@ -42,6 +44,8 @@ const MAX_EVENTS_PER_FRAME = 256;
 const MAX_FRAME_EVENT_BYTES = 1024 * 1024;
 const MAX_EVENT_BYTES = LIMITS.maxFrameBytes - 64 * 1024;
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+/** How long entries of a stream in full flow are gathered into one frame (see schedule). */
+const GATHER_MS = 2;
 /** A reader waiting for a server that never comes is released after this long. */
 const WAIT_LIMIT_MS = 60_000;
 
@@ -56,7 +60,7 @@ export class StreamHub {
 
   subscribe(sub: string, ref: StreamRef, after: number): void {
     this.unsubscribe(sub);
-    const subscription: Subscription = { ref, cursor: after, log: null, detach: () => {}, scheduled: false };
+    const subscription: Subscription = { ref, cursor: after, log: null, detach: () => {}, scheduled: false, lastSentAt: Number.NEGATIVE_INFINITY };
     this.subs.set(sub, subscription);
     this.bind(sub, subscription, true);
   }
@@ -98,7 +102,12 @@ export class StreamHub {
   private schedule(sub: string, s: Subscription): void {
     if (s.scheduled) return;
     s.scheduled = true;
-    setImmediate(() => this.flush(sub, s));
+    // The first entry after a quiet spell goes out on the next turn of the loop. While entries keep coming
+    // (an agent streaming), they are gathered for GATHER_MS: one frame of many entries costs the machine's
+    // object one wake-up and the reader one write, where a frame per pipe read (a handful of lines) costs
+    // them for each. A call's answer still flushes first (flushAll), so no answer waits on this.
+    if (performance.now() - s.lastSentAt < GATHER_MS) setTimeout(() => this.flush(sub, s), GATHER_MS);
+    else setImmediate(() => this.flush(sub, s));
   }
 
   private flush(sub: string, s: Subscription): void {
@@ -112,7 +121,9 @@ export class StreamHub {
     }
     this.sendNext(sub, s, s.log);
     if (s.cursor < s.log.lastSeq) {
-      this.schedule(sub, s);
+      // More than a frame was waiting: the rest is there already, nothing to gather.
+      s.scheduled = true;
+      setImmediate(() => this.flush(sub, s));
     } else if (s.log.ended) {
       this.finish(sub, s.log.ended);
     }
@@ -138,6 +149,7 @@ export class StreamHub {
     if (!events.length && !gap && !evenIfEmpty) return false;
     const before = s.cursor;
     s.cursor = advance(s.cursor, events, gap);
+    if (events.length) s.lastSentAt = performance.now();
     this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
     return s.cursor !== before;
   }
