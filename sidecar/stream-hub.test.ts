@@ -1,0 +1,63 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { SidecarFrame } from "../src/protocol/frames";
+import { EventLog } from "./event-log";
+import { StreamHub } from "./stream-hub";
+
+/** A hub serving one ACP stream from `log`, with every frame it sends recorded. */
+function hubOn(log: EventLog) {
+  const frames: SidecarFrame[] = [];
+  const hub = new StreamHub(
+    () => ({ log }),
+    (frame) => frames.push(frame),
+    () => 0,
+  );
+  hub.subscribe("s1", { kind: "acp", serverId: "a" }, 0);
+  const batches = () => frames.flatMap((f) => (f.t === "ev" && f.events.length ? [f.events.map(([seq]) => seq)] : []));
+  return { hub, frames, batches };
+}
+
+describe("StreamHub", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "setImmediate", "performance"] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("sends the first entry after a quiet spell on the next turn of the loop", () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
+    const { batches } = hubOn(log);
+    log.append('"one"');
+    vi.advanceTimersByTime(0); // one turn: setImmediate, no time passing
+    expect(batches()).toEqual([[1]]);
+    vi.advanceTimersByTime(50);
+    log.append('"after a pause"');
+    vi.advanceTimersByTime(0);
+    expect(batches()).toEqual([[1], [2]]);
+  });
+
+  it("gathers a stream in full flow into one frame instead of one per turn", () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
+    const { batches } = hubOn(log);
+    log.append('"first"');
+    vi.advanceTimersByTime(0);
+    // Entries arriving turn after turn, right after a frame went out: gathered for GATHER_MS.
+    for (const n of [2, 3, 4]) {
+      log.append(JSON.stringify(n));
+      vi.advanceTimersByTime(0);
+    }
+    expect(batches()).toEqual([[1]]);
+    vi.advanceTimersByTime(2);
+    expect(batches()).toEqual([[1], [2, 3, 4]]);
+  });
+
+  it("flushes what is pending at once when a call's answer is about to go out", () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
+    const { hub, batches } = hubOn(log);
+    log.append('"first"');
+    vi.advanceTimersByTime(0);
+    log.append('"gathering"');
+    hub.flushAll();
+    expect(batches()).toEqual([[1], [2]]);
+  });
+});
