@@ -19,7 +19,7 @@ import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { buildAll } from "../scripts/build";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
-import { cpuSeconds, findDescendants, percentile, privateMb, rssMb } from "./proc";
+import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const CPU_CALLS = 2000;
@@ -503,7 +503,7 @@ async function withSandboxAgent<T>(run: (target: HttpTarget) => Promise<T>): Pro
       base,
       headers: {},
       rss: async () => ({ server: await rssMb(child.pid), "server private": await privateMb(child.pid) }),
-      processes: async () => ({ server: child.pid, agent: (await findDescendants(child.pid!, /mock-agent/))[0] }),
+      processes: async () => ({ server: child.pid, agent: await findDescendant(child.pid!, /mock-agent/) }),
     });
   } finally {
     child.kill("SIGTERM");
@@ -526,7 +526,7 @@ async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>): Prom
       base: `${worker.url}/machines/local`,
       headers: { authorization: `Bearer ${secrets.API_TOKEN}` },
       rss: async () => ({ sidecar: await rssMb(sidecar.child.pid), "sidecar private": await privateMb(sidecar.child.pid), workerd: await rssMb(workerd) }),
-      processes: async () => ({ workerd, sidecar: sidecar.child.pid, agent: (await findDescendants(sidecar.child.pid!, /mock-agent/))[0] }),
+      processes: async () => ({ workerd, sidecar: sidecar.child.pid, agent: await findDescendant(sidecar.child.pid!, /mock-agent/) }),
     });
   } finally {
     await sidecar.stop();
@@ -575,7 +575,7 @@ async function withFloor<T>(run: (target: HttpTarget) => Promise<T>): Promise<T>
       base,
       headers: {},
       rss: async () => ({}),
-      processes: async () => ({ workerd, relay: relay.pid, agent: (await findDescendants(relay.pid!, /mock-agent/))[0] }),
+      processes: async () => ({ workerd, relay: relay.pid, agent: await findDescendant(relay.pid!, /mock-agent/) }),
     });
   } finally {
     relay.kill("SIGTERM");

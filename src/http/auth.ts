@@ -96,6 +96,13 @@ function refusal(c: Context<AppEnv>, code: "token_invalid" | "invalid_request", 
   return res;
 }
 
+/** A 401 this module answers itself (not through `hono/bearer-auth`): audited, with its challenge, thrown. */
+function refuse(c: Context<AppEnv>, detail: string, presented: string, challenge: string): never {
+  const res = refusal(c, "token_invalid", detail, presented);
+  res.headers.set("www-authenticate", challenge);
+  throw new HTTPException(401, { res });
+}
+
 /** Why the last token of this request was refused, for the answer `hono/bearer-auth` builds. */
 const refusals = new WeakMap<Context<AppEnv>, { detail: string; presented: string }>();
 
@@ -133,17 +140,11 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header("authorization");
   if (header !== undefined && !/^bearer(\s|$)/i.test(header)) {
     // Another scheme (Basic, ...) is no bearer token at all: 401 with the bare challenge (RFC 6750 §3.1).
-    const res = refusal(c, "token_invalid", "send 'Authorization: Bearer <token>'", "(other scheme)");
-    res.headers.set("www-authenticate", CHALLENGE);
-    throw new HTTPException(401, { res });
+    refuse(c, "send 'Authorization: Bearer <token>'", "(other scheme)", CHALLENGE);
   }
   if (header === undefined) {
     const verdict = await identifyWithoutHeader(c);
-    if (verdict && !verdict.ok) {
-      const res = refusal(c, "token_invalid", verdict.detail, verdict.presented);
-      res.headers.set("www-authenticate", INVALID_TOKEN_CHALLENGE);
-      throw new HTTPException(401, { res });
-    }
+    if (verdict && !verdict.ok) refuse(c, verdict.detail, verdict.presented, INVALID_TOKEN_CHALLENGE);
     if (verdict) {
       c.set("identity", verdict.identity);
       return next();
