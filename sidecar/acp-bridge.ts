@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { createInterface } from "node:readline";
-import type { AcpPostResult, StreamEnd } from "../src/protocol/frames";
+import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult, OpResult, StreamEnd } from "../src/protocol/frames";
 import { PendingCalls } from "../src/protocol/pending-calls";
 import { ProblemError } from "../src/protocol/problems";
 import type { AcpServer as AcpServerInfo, AgentId } from "../src/protocol/resources";
@@ -45,6 +45,29 @@ export function spawnAgentProcess(processes: ProcessManager, launch: AgentLaunch
 }
 
 const AUTHENTICATE_TIMEOUT_MS = 30_000;
+/** How long the runtime's own requests to an agent may take (reattaching a long session replays all of it). */
+const RUNTIME_REQUEST_TIMEOUT_MS = 120_000;
+
+/** What an agent answered to `initialize` that the runtime reads: can it reattach sessions, and list them? */
+const InitializeAnswer = z.object({
+  agentCapabilities: z
+    .object({
+      loadSession: z.boolean().optional(),
+      sessionCapabilities: z.object({ resume: z.unknown().optional(), list: z.unknown().optional() }).passthrough().nullish(),
+    })
+    .passthrough()
+    .optional(),
+});
+
+export function reattachCapabilities(initializeResult: unknown): { resume: boolean; load: boolean; list: boolean } {
+  const parsed = InitializeAnswer.safeParse(initializeResult);
+  const caps = parsed.success ? parsed.data.agentCapabilities : undefined;
+  return {
+    resume: caps?.sessionCapabilities?.resume != null,
+    load: caps?.loadSession === true,
+    list: caps?.sessionCapabilities?.list != null,
+  };
+}
 
 /** Is this client message an `initialize` request? (Checked on the text first: most messages are not.) */
 function isInitialize(message: string): boolean {
@@ -61,17 +84,29 @@ export class AcpServer {
   readonly log: EventLog;
   /** Client requests waiting for the agent's response, by JSON-RPC id (as JSON text). */
   private readonly waiting = new PendingCalls<string, AcpPostResult>();
-  private authAttempts = 0;
+  private runtimeRequests = 0;
+  /** When a client or the agent last said anything: the idle stop counts from here. */
+  lastActivityMs = Date.now();
+  /** Stopped by the runtime for being idle (its exit says so). */
+  stoppedIdle = false;
+  /** Sessions being reattached with `session/load`: their replayed history is not logged again (readers had it). */
+  private readonly replaying = new Set<string>();
 
   constructor(
     readonly serverId: string,
     readonly agent: AgentId,
     readonly process: ManagedProcess,
     limits: EventLogLimits,
+    firstSeq = 1,
   ) {
-    this.log = new EventLog(limits);
+    this.log = new EventLog(limits, firstSeq);
     const lines = createInterface({ input: process.child.stdout!, crlfDelay: Infinity });
     lines.on("line", (line) => this.onAgentLine(line));
+  }
+
+  /** A turn (or any client request) is waiting for the agent. */
+  get busy(): boolean {
+    return this.waiting.size > 0;
   }
 
   info(): AcpServerInfo {
@@ -89,7 +124,9 @@ export class AcpServer {
       return;
     }
     if (typeof msg !== "object" || msg === null) return;
-    const m = msg as { id?: unknown; method?: unknown; error?: unknown };
+    this.lastActivityMs = Date.now();
+    const m = msg as { id?: unknown; method?: unknown; error?: unknown; params?: { sessionId?: unknown } };
+    if (m.method === "session/update" && this.replaying.size > 0 && this.replaying.has(String(m.params?.sessionId))) return;
     if (m.method === undefined && m.id !== undefined) {
       const key = JSON.stringify(m.id);
       if (this.waiting.has(key) && this.waiting.settle(key, { ok: true, value: { status: 200, body: m.error ? this.withCause(m, line) : line } })) return;
@@ -116,6 +153,7 @@ export class AcpServer {
    */
   async post(message: string, awaitId: string | number | null, signal?: AbortSignal): Promise<AcpPostResult> {
     if (!this.process.running) throw new ProblemError("agent_process_exited", `the agent process of '${this.serverId}' has exited`);
+    this.lastActivityMs = Date.now();
     if (awaitId === null) {
       await this.writeLine(message);
       return { status: 202 };
@@ -151,20 +189,60 @@ export class AcpServer {
     } catch {
       return;
     }
-    const methodId = envAuthMethod(result, process.env);
+    await this.logInFromEnv(result);
+  }
+
+  async logInFromEnv(initializeResult: unknown): Promise<void> {
+    const methodId = envAuthMethod(initializeResult, process.env);
     if (!methodId) return;
-    const id = `agent-runtime-authenticate-${this.authAttempts++}`;
+    try {
+      await this.request("authenticate", { methodId }, AUTHENTICATE_TIMEOUT_MS);
+      log.info(`${this.serverId}: logged in with '${methodId}' from the environment`);
+    } catch (err) {
+      log.warn(`${this.serverId}: logging in with '${methodId}' failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /**
+   * A request of the runtime's own to the agent (reattaching sessions, logging in): its result, or a
+   * thrown problem carrying the agent's error message.
+   */
+  async request(method: string, params: unknown, timeoutMs = RUNTIME_REQUEST_TIMEOUT_MS): Promise<unknown> {
+    const id = `agent-runtime-${this.runtimeRequests++}`;
     const key = JSON.stringify(id);
-    const answer = this.waiting.wait(key, undefined, AUTHENTICATE_TIMEOUT_MS);
-    await this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method: "authenticate", params: { methodId } })).catch(() => undefined);
+    const answer = this.waiting.wait(key, undefined, timeoutMs);
+    await this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method, params })).catch((err: unknown) =>
+      this.waiting.settle(key, { ok: false, problem: (err as ProblemError).toInit() }),
+    );
     const outcome = await answer;
-    const failed = !outcome.ok
-      ? outcome.problem.detail
-      : outcome.value.status === 200
-        ? (JSON.parse(outcome.value.body) as { error?: { message?: string } }).error?.message
-        : undefined;
-    if (failed) log.warn(`${this.serverId}: logging in with '${methodId}' failed: ${failed}`);
-    else log.info(`${this.serverId}: logged in with '${methodId}' from the environment`);
+    if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
+    if (outcome.value.status !== 200) throw new ProblemError("stream_error", `the agent did not answer ${method}`);
+    const parsed = JSON.parse(outcome.value.body) as { result?: unknown; error?: { message?: unknown } };
+    if (parsed.error) throw new ProblemError("stream_error", `${method}: ${String(parsed.error.message ?? "the agent refused it")}`);
+    return parsed.result;
+  }
+
+  /** Reattach one session of this agent: resume where the agent can (no replay), else load without logging the replay. */
+  async reattach(session: AcpRestoreArgs["sessions"][number], can: { resume: boolean; load: boolean }): Promise<AcpRestoreResult["sessions"][number]> {
+    const params = { sessionId: session.sessionId, cwd: session.cwd, mcpServers: session.mcpServers };
+    try {
+      if (can.resume) {
+        await this.request("session/resume", params);
+        return { sessionId: session.sessionId, how: "resume" };
+      }
+      if (can.load) {
+        this.replaying.add(session.sessionId);
+        try {
+          await this.request("session/load", params);
+        } finally {
+          this.replaying.delete(session.sessionId);
+        }
+        return { sessionId: session.sessionId, how: "load" };
+      }
+      return { sessionId: session.sessionId, how: "none", error: `agent '${this.agent}' can neither resume nor load a session` };
+    } catch (err) {
+      return { sessionId: session.sessionId, how: "none", error: err instanceof Error ? err.message : String(err) };
+    }
   }
 
   /** One line to the agent's stdin, resolved once it is handed to the OS: a slow agent slows its callers, not our memory. */
@@ -188,7 +266,14 @@ export interface AcpLimits extends EventLogLimits {
   /** Ended servers kept so a reader can still fetch what it missed, and then learn the end: how many, how long. */
   endedKept: number;
   endedKeptMs: number;
+  /** An agent with no reader and no turn for this long is stopped; its sessions stay resumable (0: never). */
+  idleStopMs: number;
 }
+
+const ListedSessions = z.object({
+  sessions: z.array(z.object({ sessionId: z.string(), cwd: z.string(), title: z.string().nullish(), updatedAt: z.string().nullish() }).passthrough()),
+  nextCursor: z.string().nullish(),
+});
 
 /** The part of a session start the relay reads (the rest of the message is kept as it is). */
 const SessionStart = z
@@ -203,6 +288,8 @@ export class AcpServers {
   private readonly ended = new Map<string, AcpServer>();
   private readonly starting = new Map<string, Promise<AcpServer>>();
   private readonly createdListeners = new Set<(serverId: string) => void>();
+  private readonly restoring = new Map<string, Promise<AcpRestoreResult>>();
+  private readonly idleTimer: ReturnType<typeof setInterval> | null;
 
   constructor(
     private readonly processes: ProcessManager,
@@ -210,7 +297,29 @@ export class AcpServers {
     private readonly limits: AcpLimits,
     /** MCP servers configured for a folder (sidecar/directory-config.ts): added to every session started there. */
     private readonly folderMcpServers: (cwd: string) => Promise<{ name: string }[]> = async () => [],
-  ) {}
+  ) {
+    const every = Math.min(60_000, Math.max(250, Math.floor(limits.idleStopMs / 4)));
+    this.idleTimer = limits.idleStopMs > 0 ? setInterval(() => this.stopIdle(), every) : null;
+    this.idleTimer?.unref();
+  }
+
+  /**
+   * Agent processes are disposable, sessions are not: one that nobody reads and that runs no turn is
+   * stopped after `idleStopMs`; the next message for one of its sessions starts it again (restore).
+   */
+  private stopIdle(): void {
+    const now = Date.now();
+    for (const server of this.live.values()) {
+      if (server.busy || server.log.readers > 0 || now - server.lastActivityMs < this.limits.idleStopMs) continue;
+      log.info(`${server.serverId}: agent '${server.agent}' idle for ${now - server.lastActivityMs} ms with no reader: stopping it`);
+      server.stoppedIdle = true;
+      void server.process.terminate();
+    }
+  }
+
+  dispose(): void {
+    if (this.idleTimer) clearInterval(this.idleTimer);
+  }
 
   list(): AcpServerInfo[] {
     return [...this.live.values()].map((s) => s.info()).sort((a, b) => a.serverId.localeCompare(b.serverId));
@@ -229,9 +338,71 @@ export class AcpServers {
     return () => this.createdListeners.delete(listener);
   }
 
-  async post(serverId: string, agent: AgentId | undefined, message: string, awaitId: string | number | null, signal?: AbortSignal): Promise<AcpPostResult> {
-    const server = await this.serverFor(serverId, agent);
+  async post(
+    serverId: string,
+    agent: AgentId | undefined,
+    message: string,
+    awaitId: string | number | null,
+    signal?: AbortSignal,
+    firstSeq?: number,
+  ): Promise<AcpPostResult> {
+    const server = await this.serverFor(serverId, agent, firstSeq);
     return server.post(await this.withFolderMcpServers(message), awaitId, signal);
+  }
+
+  /**
+   * Start a server's agent again and reattach its sessions, as the client first set it up
+   * (docs/architecture.md, "Sessions"). Concurrent restores of one server share one run; a server that
+   * is live already is left as it is.
+   */
+  restore(args: AcpRestoreArgs): Promise<AcpRestoreResult> {
+    const running = this.restoring.get(args.serverId);
+    if (running) return running;
+    const run = this.runRestore(args).finally(() => this.restoring.delete(args.serverId));
+    this.restoring.set(args.serverId, run);
+    return run;
+  }
+
+  private async runRestore(args: AcpRestoreArgs): Promise<AcpRestoreResult> {
+    const existing = this.live.get(args.serverId) ?? (await this.starting.get(args.serverId));
+    if (existing?.process.running) return { started: false, sessions: [] };
+    const server = await this.serverFor(args.serverId, args.agent, args.firstSeq);
+    const initialized = await server.request("initialize", args.initialize);
+    await server.logInFromEnv(initialized);
+    if (args.authMethodId) await server.request("authenticate", { methodId: args.authMethodId });
+    const can = reattachCapabilities(initialized);
+    const sessions: AcpRestoreResult["sessions"] = [];
+    for (const session of args.sessions) {
+      const mcpServers = await this.mergedMcpServers(session.cwd, session.mcpServers as { name: string }[]);
+      sessions.push(await server.reattach({ ...session, mcpServers }, can));
+    }
+    log.info(`${args.serverId}: agent '${args.agent}' started again; ${sessions.map((s) => `${s.sessionId}: ${s.how}`).join(", ") || "no sessions"}`);
+    return { started: true, sessions };
+  }
+
+  /**
+   * The sessions an agent keeps on this machine (`session/list`), asked of a process of its own that
+   * lives only for the question: a person's live servers are not disturbed.
+   */
+  async discover(agent: AgentId, cwd: string | undefined): Promise<OpResult<"acp.discover">> {
+    const serverId = `discover-${agent}-${Date.now().toString(36)}`;
+    const proc = await spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`);
+    const server = new AcpServer(serverId, agent, proc, { maxEvents: 100, maxBytes: 1024 * 1024 });
+    try {
+      const initialized = await server.request("initialize", { protocolVersion: 1, clientCapabilities: {} }, 60_000);
+      await server.logInFromEnv(initialized);
+      if (!reattachCapabilities(initialized).list) return { supported: false, sessions: [] };
+      const found: OpResult<"acp.discover">["sessions"] = [];
+      let cursor: string | null = null;
+      do {
+        const page = ListedSessions.parse(await server.request("session/list", { ...(cwd ? { cwd } : {}), ...(cursor ? { cursor } : {}) }, 60_000));
+        for (const s of page.sessions) found.push({ sessionId: s.sessionId, cwd: s.cwd, title: s.title ?? null, updatedAt: s.updatedAt ?? null });
+        cursor = page.nextCursor ?? null;
+      } while (cursor && found.length < 500);
+      return { supported: true, sessions: found };
+    } finally {
+      await proc.terminate();
+    }
   }
 
   /**
@@ -249,14 +420,20 @@ export class AcpServers {
     const parsed = SessionStart.safeParse(value);
     if (!parsed.success) return message;
     const { params } = parsed.data;
-    const extra = await this.folderMcpServers(params.cwd);
-    if (extra.length === 0) return message;
-    const named = new Set(params.mcpServers.map((s) => s.name));
-    const added = extra.filter((s) => !named.has(s.name));
-    return JSON.stringify({ ...parsed.data, params: { ...params, mcpServers: [...params.mcpServers, ...added] } });
+    const mcpServers = await this.mergedMcpServers(params.cwd, params.mcpServers);
+    if (mcpServers === params.mcpServers) return message;
+    return JSON.stringify({ ...parsed.data, params: { ...params, mcpServers } });
   }
 
-  private async serverFor(serverId: string, agent: AgentId | undefined): Promise<AcpServer> {
+  /** A session's MCP servers with the folder's added (the client's own come first and win on a name); the same array when none. */
+  private async mergedMcpServers<S extends { name: string }>(cwd: string, servers: S[]): Promise<(S | { name: string })[]> {
+    const extra = await this.folderMcpServers(cwd);
+    if (extra.length === 0) return servers;
+    const named = new Set(servers.map((s) => s.name));
+    return [...servers, ...extra.filter((s) => !named.has(s.name))];
+  }
+
+  private async serverFor(serverId: string, agent: AgentId | undefined, firstSeq?: number): Promise<AcpServer> {
     const existing = this.live.get(serverId) ?? (await this.starting.get(serverId));
     if (existing?.process.running) {
       if (agent && agent !== existing.agent) {
@@ -265,9 +442,12 @@ export class AcpServers {
       return existing;
     }
     if (!agent) {
-      throw new ProblemError("invalid_request", `server '${serverId}' is not running: the first POST must name its agent with ?agent=<id>`);
+      // `notRunning` tells the machine's object it may start the agent again for a recorded session.
+      throw new ProblemError("invalid_request", `server '${serverId}' is not running: the first POST must name its agent with ?agent=<id>`, {
+        notRunning: true,
+      });
     }
-    const starting = this.start(serverId, agent);
+    const starting = this.start(serverId, agent, firstSeq);
     this.starting.set(serverId, starting);
     try {
       return await starting;
@@ -276,7 +456,7 @@ export class AcpServers {
     }
   }
 
-  private async start(serverId: string, agent: AgentId): Promise<AcpServer> {
+  private async start(serverId: string, agent: AgentId, firstSeq = 1): Promise<AcpServer> {
     const proc = await spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`).catch((err: unknown) => {
       // The agent is installed but its process cannot start: the upstream of this relay is broken (502),
       // as sandbox-agent answers it. A full machine stays a 429.
@@ -285,7 +465,9 @@ export class AcpServers {
       }
       throw err;
     });
-    const server = new AcpServer(serverId, agent, proc, this.limits);
+    // Numbered on from what an earlier process of this server sent, so readers' Last-Event-IDs stay valid.
+    const earlier = this.ended.get(serverId)?.log.lastSeq ?? 0;
+    const server = new AcpServer(serverId, agent, proc, this.limits, Math.max(firstSeq, earlier + 1));
     this.ended.delete(serverId);
     this.live.set(serverId, server);
     log.info(`${serverId}: started agent '${agent}' (${proc.info.id}, pid ${proc.info.pid})`);
@@ -298,7 +480,14 @@ export class AcpServers {
     const { exitCode, signal } = server.process.info;
     const end: StreamEnd = {
       code: "exited",
-      json: JSON.stringify({ serverId: server.serverId, agent: server.agent, processId: server.process.info.id, exitCode, signal }),
+      json: JSON.stringify({
+        serverId: server.serverId,
+        agent: server.agent,
+        processId: server.process.info.id,
+        exitCode,
+        signal,
+        ...(server.stoppedIdle ? { reason: "idle" } : {}),
+      }),
     };
     const stderrTail = stderrCause(server.process.outputText("stderr"));
     server.finish(

@@ -58,7 +58,7 @@ Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token (
             3 another sidecar connected as the same machine and took over.`;
 
 /** Limits from the environment (see the README's "Limits" table); unset means the default. */
-function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer" | "heartbeatMs" | "reconnectSpreadMs"> {
+function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer" | "heartbeatMs" | "reconnectSpreadMs" | "agentIdleStopMs"> {
   const num = (name: string): number | undefined => {
     const raw = process.env[name];
     if (raw === undefined || raw === "") return undefined;
@@ -76,6 +76,8 @@ function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer" | "
     }),
     acpBuffer: pick({ maxEvents: num("AGENT_RUNTIME_ACP_BUFFER_EVENTS"), maxBytes: num("AGENT_RUNTIME_ACP_BUFFER_BYTES") }),
     ...pick({ heartbeatMs: num("AGENT_RUNTIME_HEARTBEAT_MS"), reconnectSpreadMs: num("AGENT_RUNTIME_RECONNECT_SPREAD_MS") }),
+    // 0 keeps idle agents running for ever.
+    ...pick({ agentIdleStopMs: process.env.AGENT_IDLE_STOP_MS === "0" ? 0 : num("AGENT_IDLE_STOP_MS") }),
   };
 }
 

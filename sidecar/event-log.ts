@@ -14,12 +14,24 @@ export class EventLog {
   private items: { seq: number; json: string }[] = [];
   private head = 0; // index of the oldest kept item (shifting arrays is O(n); this is O(1))
   private bytes = 0;
-  private next = 1;
+  private next: number;
   private listeners = new Set<() => void>();
+  /** Listeners that are people reading (not the machine's own recorder): an agent with none may be stopped when idle. */
+  private readerCount = 0;
   /** Set once: the stream is over and nothing more will be appended. */
   ended: StreamEnd | null = null;
 
-  constructor(private readonly limits: EventLogLimits) {}
+  /** `firstSeq`: a log that continues an earlier one (an agent started again) numbers on from it, so readers' cursors stay valid. */
+  constructor(
+    private readonly limits: EventLogLimits,
+    firstSeq = 1,
+  ) {
+    this.next = firstSeq;
+  }
+
+  get readers(): number {
+    return this.readerCount;
+  }
 
   get lastSeq(): number {
     return this.next - 1;
@@ -91,9 +103,13 @@ export class EventLog {
     return { events, ...(gap ? { gap } : {}) };
   }
 
-  onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  onChange(listener: () => void, reader = true): () => void {
+    const wrapped = () => listener();
+    this.listeners.add(wrapped);
+    if (reader) this.readerCount++;
+    return () => {
+      if (this.listeners.delete(wrapped) && reader) this.readerCount--;
+    };
   }
 
   private notify(): void {

@@ -41,12 +41,17 @@ export interface SidecarOptions {
   acpBuffer?: { maxEvents?: number; maxBytes?: number };
   onRefused?: (reason: string) => void;
   onReplaced?: () => void;
+  /** An agent with no reader and no turn for this long is stopped; its sessions stay resumable (default 30 min; 0: never). */
+  agentIdleStopMs?: number;
   /** When the sidecar runs as root: agents that refuse root by default may run (their own check is lifted). */
   allowRootAgents?: boolean;
   /** Tunnel heartbeat and reconnect spread (defaults in src/protocol/limits.ts). */
   heartbeatMs?: number;
   reconnectSpreadMs?: number;
 }
+
+/** AGENT_IDLE_STOP_MS's default: an agent process nobody reads and that runs no turn is stopped after 30 minutes. */
+export const DEFAULT_AGENT_IDLE_STOP_MS = 30 * 60_000;
 
 /** Where agents are installed and the sidecar keeps its state, unless told otherwise. */
 export function defaultDataDir(): string {
@@ -86,7 +91,7 @@ export class Sidecar {
     children.reapLeftovers();
     this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits }, children);
     this.installer = new Installer(dataDir, this.processes);
-    const launcher = createLauncher(this.installer, { workdir, allowRootAgents: options.allowRootAgents ?? false });
+    const launcher = createLauncher(this.installer, { workdir, dataDir, allowRootAgents: options.allowRootAgents ?? false });
     const isInstalled = async (agent: AgentId) => (await this.installer.installed(agent)) !== null;
     const skillsTargets = () => installedSkillsDirs(isInstalled);
     this.files = new MachineFiles(dataDir, home);
@@ -99,6 +104,7 @@ export class Sidecar {
         maxBytes: options.acpBuffer?.maxBytes ?? LIMITS.acpBufferBytes,
         endedKept: 64,
         endedKeptMs: 120_000,
+        idleStopMs: options.agentIdleStopMs ?? DEFAULT_AGENT_IDLE_STOP_MS,
       },
       (cwd) => this.directories.mcpServersFor(cwd),
     );
@@ -138,7 +144,9 @@ export class Sidecar {
 
   private handlers(): OpHandlers {
     return {
-      "acp.post": ({ serverId, agent, message, awaitId }, { signal }) => this.acp.post(serverId, agent, message, awaitId, signal),
+      "acp.post": ({ serverId, agent, message, awaitId, firstSeq }, { signal }) => this.acp.post(serverId, agent, message, awaitId, signal, firstSeq),
+      "acp.restore": (args) => this.acp.restore(args),
+      "acp.discover": ({ agent, cwd }) => this.acp.discover(agent, cwd),
       "acp.delete": async ({ serverId }) => ({ deleted: await this.acp.delete(serverId) }),
       "acp.list": async () => ({ servers: this.acp.list() }),
       "agents.list": (args) => this.agents.list(args),
@@ -178,6 +186,7 @@ export class Sidecar {
   /** Close the tunnel and stop every child: nothing is left behind. */
   async stop(): Promise<void> {
     await this.tunnel.stop();
+    this.acp.dispose();
     await this.processes.stopAll();
     this.files.dispose();
     if (this.status.state !== "refused" && this.status.state !== "replaced") this.recordState({ state: "stopped" });

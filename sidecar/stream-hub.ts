@@ -30,6 +30,8 @@ function advance(cursor: number, events: [number, string][], gap?: { to: number;
 
 interface Subscription {
   ref: StreamRef;
+  /** The machine's session recorder rather than a person reading. */
+  recorder: boolean;
   cursor: number;
   log: EventLog | null;
   detach: () => void;
@@ -58,9 +60,9 @@ export class StreamHub {
     private readonly bufferedAmount: () => number,
   ) {}
 
-  subscribe(sub: string, ref: StreamRef, after: number): void {
+  subscribe(sub: string, ref: StreamRef, after: number, recorder = false): void {
     this.unsubscribe(sub);
-    const subscription: Subscription = { ref, cursor: after, log: null, detach: () => {}, scheduled: false, lastSentAt: Number.NEGATIVE_INFINITY };
+    const subscription: Subscription = { ref, recorder, cursor: after, log: null, detach: () => {}, scheduled: false, lastSentAt: Number.NEGATIVE_INFINITY };
     this.subs.set(sub, subscription);
     this.bind(sub, subscription, true);
   }
@@ -94,7 +96,7 @@ export class StreamHub {
       return;
     }
     s.log = log;
-    s.detach = log.onChange(() => this.schedule(sub, s));
+    s.detach = log.onChange(() => this.schedule(sub, s), !s.recorder);
     this.sendNext(sub, s, log, true); // even empty: it tells the worker the subscription is accepted
     this.schedule(sub, s);
   }

@@ -217,7 +217,7 @@ export class TunnelClient {
         void this.serveCall(frame.id, frame.op, frame.args);
         return;
       case "sub":
-        this.hub.subscribe(frame.sub, frame.stream, frame.after);
+        this.hub.subscribe(frame.sub, frame.stream, frame.after, frame.recorder ?? false);
         return;
       case "unsub":
         this.hub.unsubscribe(frame.sub);

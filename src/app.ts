@@ -17,6 +17,7 @@ import { machineRoutes } from "./routes/machines";
 import { processRoutes } from "./routes/processes";
 import { mcpRoutes } from "./routes/mcp";
 import { skillsRoutes } from "./routes/skills";
+import { sessionRoutes } from "./routes/sessions";
 import { desktopRoutes } from "./routes/desktop";
 import { fileRoutes, STREAMED_BODY_PATHS } from "./routes/files";
 import { trustRoutes } from "./routes/trust";
@@ -36,6 +37,7 @@ export function v1App() {
   v1.use("*", (c, next) => (STREAMED_BODY_PATHS.some((path) => c.req.path.endsWith(path)) ? next() : jsonBodyLimit(c, next)));
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
+  v1.route("/", sessionRoutes);
   v1.route("/", processRoutes);
   v1.route("/", fileRoutes);
   v1.route("/", agentRoutes);

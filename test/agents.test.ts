@@ -165,7 +165,7 @@ describe("logging in from the environment", () => {
   it("authenticates a relay session and the config probe by itself when the agent offers an env_var login", async () => {
     // openSession never calls authenticate: the session exists only because the runtime logged in.
     const sessionId = await openSession(rt, "auto-login");
-    expect(sessionId).toMatch(/^mock-session-/);
+    expect(sessionId).toMatch(/^mock-[0-9a-f-]{36}$/);
     await rt.api("/v1/acp/auto-login", { method: "DELETE" });
     expect((await info("mock", "?config=true&no_cache=true")).configError).toBeNull();
   });

@@ -41,7 +41,8 @@ describe("the README's examples", () => {
     // As a person runs it, line by line: the stream read ends by its --max-time (curl exit 28), the rest goes on.
     const { stdout } = await run("bash", ["-uc", example("curl")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
     expect(stdout).toContain('"machines":[{"id":"local","connected":true');
-    expect(stdout).toContain('"result":{"sessionId":"mock-session-1"}');
+    expect(stdout).toMatch(/session: mock-[0-9a-f-]{36}\n/);
+    expect(stdout).toMatch(/"sessions":\[\{"id":"ses-[0-9a-f]{16}-local","sessionId":"mock-/);
     expect(stdout).toContain('"result":{"stopReason":"end_turn"}');
     expect(stdout).toMatch(/id: 1\nevent: message\ndata: \{"jsonrpc":"2.0","method":"session\/update"/);
     expect(((await (await rt.api("/v1/acp")).json()) as { servers: unknown[] }).servers).toEqual([]); // DELETE stopped it

@@ -17,6 +17,8 @@ export interface LauncherOptions {
   allowRootAgents?: boolean;
   /** Whether this process is root (a parameter so that tests need not be root). */
   isRoot?: boolean;
+  /** The sidecar's data folder: the built-in mock keeps its sessions there, as a real agent keeps its own in HOME. */
+  dataDir?: string;
 }
 
 export function createLauncher(installer: Installer, options: LauncherOptions) {
@@ -24,7 +26,8 @@ export function createLauncher(installer: Installer, options: LauncherOptions) {
   return async (agent: AgentId): Promise<AgentLaunch> => {
     const def = AGENTS[agent];
     if (def.launch.from === "builtin") {
-      return { command: process.execPath, args: [MOCK_AGENT_PATH, ...def.launch.args], cwd: options.workdir };
+      const env: Record<string, string> = options.dataDir ? { MOCK_AGENT_STATE_DIR: join(options.dataDir, "mock-agent", "sessions") } : {};
+      return { command: process.execPath, args: [MOCK_AGENT_PATH, ...def.launch.args], cwd: options.workdir, env };
     }
     const installed = await installer.installed(agent);
     const artifact = def.launch.from === "native" ? installed?.native : installed?.agentProcess;

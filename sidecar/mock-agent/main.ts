@@ -9,8 +9,18 @@
  *   /stream <n> [bytes]    sends n agent_message_chunk updates of about `bytes` characters (benchmarks)
  *   /slow <n> <ms>         n chunks, one every ms milliseconds (cancel it with session/cancel)
  *   /exit <code>           exits the process with that code, mid-prompt
+ *   /history               answers with the prompts this session had before this one (after a load too)
+ *
+ * Sessions are kept on disk as real agents keep theirs (one JSON file each under MOCK_AGENT_STATE_DIR,
+ * default ~/.mock-agent/sessions), so a new process can `session/load` (replaying the history as
+ * `session/update`s), `session/resume` (no replay) or `session/list` them. Ids are random: unique on
+ * every machine. With MOCK_AGENT_NO_RESUME=1 the mock advertises neither load nor resume nor list.
  * Environment: MOCK_CHUNK_SIZE (default 8), MOCK_CHUNK_DELAY_MS (default 0).
  */
+import { randomUUID } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION, type AgentContext, type ContentBlock, type RequestPermissionResponse } from "@agentclientprotocol/sdk";
 
@@ -28,10 +38,54 @@ interface Session {
   id: string;
   cwd: string;
   turn: AbortController | null;
+  /** What was said, in order: kept on disk after every turn. */
+  history: { role: "user" | "agent"; text: string }[];
+  title: string | null;
+  updatedAt: string;
 }
 
 const sessions = new Map<string, Session>();
-let sessionCounter = 0;
+const RESUMABLE = process.env.MOCK_AGENT_NO_RESUME !== "1";
+const STATE_DIR = process.env.MOCK_AGENT_STATE_DIR ?? join(homedir(), ".mock-agent", "sessions");
+
+/** A session's file: written whole and renamed into place, so a killed mock never leaves half a file. */
+function save(session: Session): void {
+  mkdirSync(STATE_DIR, { recursive: true });
+  const file = join(STATE_DIR, `${session.id}.json`);
+  const { id, cwd, history, title, updatedAt } = session;
+  writeFileSync(`${file}.tmp`, JSON.stringify({ id, cwd, history, title, updatedAt }));
+  renameSync(`${file}.tmp`, file);
+}
+
+function loadFromDisk(id: string): Session | null {
+  if (!/^mock-[0-9a-f-]{36}$/.test(id)) return null;
+  try {
+    const stored = JSON.parse(readFileSync(join(STATE_DIR, `${id}.json`), "utf8")) as Omit<Session, "turn">;
+    return { ...stored, turn: null };
+  } catch {
+    return null;
+  }
+}
+
+function storedSessions(): Omit<Session, "turn">[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync(STATE_DIR).filter((n) => n.endsWith(".json"));
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const session = loadFromDisk(name.slice(0, -".json".length));
+    return session ? [session] : [];
+  });
+}
+
+/** A session this process knows, or one a previous process left on disk (after load or resume). */
+function sessionOf(id: string): Session {
+  const session = sessions.get(id);
+  if (!session) throw new Error(`unknown session ${id}`);
+  return session;
+}
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(new Cancelled());
@@ -56,7 +110,11 @@ function promptText(prompt: ContentBlock[]): string {
     .trim();
 }
 
+/** What the agent says in a turn is gathered for the session's history. */
+const said = new Map<string, string>();
+
 async function say(client: AgentContext, sessionId: string, text: string): Promise<void> {
+  said.set(sessionId, (said.get(sessionId) ?? "") + text);
   await client.notify(methods.client.session.update, {
     sessionId,
     update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
@@ -142,6 +200,10 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
     case "/exit":
       process.exit(Number(rest[0] ?? 1) || 0);
       return;
+    case "/history": {
+      const prompts = session.history.filter((h) => h.role === "user").map((h) => h.text);
+      return say(client, session.id, `History (${prompts.length}): ${prompts.join(" | ")}`);
+    }
     default:
       return sayInChunks(client, session.id, `You said: ${text}`, signal);
   }
@@ -153,7 +215,11 @@ let authenticated = false;
 const app = agent({ name: "mock" })
   .onRequest(methods.agent.initialize, () => ({
     protocolVersion: PROTOCOL_VERSION,
-    agentCapabilities: { loadSession: false, promptCapabilities: { image: false, audio: false, embeddedContext: false } },
+    agentCapabilities: {
+      loadSession: RESUMABLE,
+      promptCapabilities: { image: false, audio: false, embeddedContext: false },
+      sessionCapabilities: RESUMABLE ? { resume: {}, list: {}, close: {} } : { close: {} },
+    },
     agentInfo: { name: "mock", title: "Mock agent", version: "1.0.0" },
     // With MOCK_AGENT_AUTH_VAR set, the mock asks for a login that variable satisfies (as codex-acp offers
     // "Use OPENAI_API_KEY"), and refuses sessions until it happened.
@@ -166,27 +232,72 @@ const app = agent({ name: "mock" })
   })
   .onRequest(methods.agent.session.new, ({ params }) => {
     if (AUTH_VAR && !authenticated) throw new Error("Authentication required");
-    sessionCounter += 1;
-    const id = `mock-session-${sessionCounter}`;
-    sessions.set(id, { id, cwd: params.cwd, turn: null });
+    const id = `mock-${randomUUID()}`;
+    const session: Session = { id, cwd: params.cwd, turn: null, history: [], title: null, updatedAt: new Date().toISOString() };
+    sessions.set(id, session);
+    save(session);
     // Which MCP servers the session was given, so tests can see what the relay added for a folder.
     if (params.mcpServers.length === 0) return { sessionId: id };
     return { sessionId: id, _meta: { mcpServers: params.mcpServers.map((server) => server.name) } };
   })
-  .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
-    const session = sessions.get(params.sessionId);
+  .onRequest(methods.agent.session.load, async ({ params, client }) => {
+    if (!RESUMABLE) throw new Error("this mock does not load sessions");
+    const session = loadFromDisk(params.sessionId);
     if (!session) throw new Error(`unknown session ${params.sessionId}`);
+    session.cwd = params.cwd;
+    sessions.set(session.id, session);
+    // As real agents do: the whole conversation again, as updates, before the answer.
+    for (const entry of session.history) {
+      await client.notify(methods.client.session.update, {
+        sessionId: session.id,
+        update: { sessionUpdate: entry.role === "user" ? "user_message_chunk" : "agent_message_chunk", content: { type: "text", text: entry.text } },
+      });
+    }
+    return { _meta: { replayed: session.history.length } };
+  })
+  .onRequest(methods.agent.session.resume, ({ params }) => {
+    if (!RESUMABLE) throw new Error("this mock does not resume sessions");
+    const session = sessions.get(params.sessionId) ?? loadFromDisk(params.sessionId);
+    if (!session) throw new Error(`unknown session ${params.sessionId}`);
+    session.cwd = params.cwd;
+    sessions.set(session.id, session);
+    return { _meta: { resumed: session.history.length } };
+  })
+  .onRequest(methods.agent.session.list, ({ params }) => {
+    if (!RESUMABLE) throw new Error("this mock does not list sessions");
+    const found = storedSessions()
+      .filter((s) => !params.cwd || s.cwd === params.cwd)
+      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+    return { sessions: found.map((s) => ({ sessionId: s.id, cwd: s.cwd, title: s.title, updatedAt: s.updatedAt })) };
+  })
+  .onRequest(methods.agent.session.close, ({ params }) => {
+    sessions.get(params.sessionId)?.turn?.abort();
+    sessions.delete(params.sessionId);
+    return {};
+  })
+  .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
+    const session = sessionOf(params.sessionId);
     session.turn?.abort();
     const turn = new AbortController();
     session.turn = turn;
+    const text = promptText(params.prompt);
+    said.delete(session.id);
     try {
-      await runTurn(client, session, promptText(params.prompt), turn.signal);
+      await runTurn(client, session, text, turn.signal);
       return { stopReason: "end_turn" as const };
     } catch (err) {
       if (turn.signal.aborted || err instanceof Cancelled) return { stopReason: "cancelled" as const };
       throw err;
     } finally {
       if (session.turn === turn) session.turn = null;
+      // The turn is history now, whatever its end (a cancelled turn was still asked).
+      session.history.push({ role: "user", text });
+      const answer = said.get(session.id);
+      if (answer) session.history.push({ role: "agent", text: answer });
+      said.delete(session.id);
+      session.title ??= text.slice(0, 80);
+      session.updatedAt = new Date().toISOString();
+      save(session);
     }
   })
   .onNotification(methods.agent.session.cancel, ({ params }) => {

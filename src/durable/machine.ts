@@ -33,6 +33,11 @@ import { teamStub } from "./stubs";
 import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
 import { fileResponse, stageBody } from "./file-transfer";
 import { SseReader } from "./sse-reader";
+import { SessionRecorder } from "./sessions/recorder";
+import { TranscriptFollower } from "./sessions/follower";
+import { isJsonRpcRequest, type AgentId, type JsonRpcMessage } from "../protocol/resources";
+import type { AcpPostResult } from "../protocol/frames";
+import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "../protocol/sessions";
 import {
   closeViewer,
   deliverToViewer,
@@ -94,6 +99,12 @@ const FILE_PIECE_TIMEOUT_MS = 120_000;
 const VIEWER_CALL_TIMEOUT_MS = 30_000;
 /** Cloning several repositories (skills) can take a while. */
 const DOCUMENT_APPLY_TIMEOUT_MS = 5 * 60_000;
+/** Starting an agent again and reattaching its sessions (a load replays a whole conversation). */
+const RESTORE_TIMEOUT_MS = 180_000;
+/** Asking an agent which sessions it keeps (`session/list`) starts a process of it. */
+const DISCOVER_TIMEOUT_MS = 90_000;
+/** The session recorder's own subscription to a server's stream: `rec:<serverId>`, the same across restarts of this object. */
+const RECORDER_PREFIX = "rec:";
 
 export class MachineObject extends DurableObject<Env> {
   private readonly pending = new PendingCalls<string, unknown, CallInFlight>();
@@ -106,9 +117,19 @@ export class MachineObject extends DurableObject<Env> {
   private graceTimer: ReturnType<typeof setTimeout> | null = null;
   /** How often this instance's code ran, by entry point: for the idle-cost tests and `npm run bench:scale`. */
   private readonly invocations = { fetch: 0, message: 0, close: 0, rpc: 0 };
+  private readonly sessions: SessionRecorder;
+  /** The servers whose stream the session recorder follows. */
+  private readonly recording = new Set<string>();
+  private runtimeRequests = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.sessions = new SessionRecorder(
+      ctx.storage.sql,
+      () => this.machineName(),
+      () => this.tunnel() !== null,
+      () => this.announceSessions(),
+    );
     // Heartbeats are answered by the runtime: an idle machine's object is never woken by them.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
   }
@@ -190,12 +211,24 @@ export class MachineObject extends DurableObject<Env> {
         console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
         return;
       case "ev": {
+        if (frame.sub.startsWith(RECORDER_PREFIX)) {
+          const serverId = frame.sub.slice(RECORDER_PREFIX.length);
+          this.recording.add(serverId); // after this object slept, the sidecar's subscription is still there
+          this.sessions.agentEvents(serverId, frame.events);
+          return;
+        }
         const reader = this.readers.get(frame.sub);
         if (reader) reader.deliver(frame.events, frame.gap);
         else for (const viewer of this.ctx.getWebSockets(viewerTag(frame.sub))) this.deliverToViewer(viewer, frame.events);
         return;
       }
       case "end":
+        if (frame.sub.startsWith(RECORDER_PREFIX)) {
+          const serverId = frame.sub.slice(RECORDER_PREFIX.length);
+          this.recording.delete(serverId);
+          this.sessions.serverEnded(serverId, frame.end.json);
+          return;
+        }
         this.readers.get(frame.sub)?.end(frame.end);
         for (const viewer of this.ctx.getWebSockets(viewerTag(frame.sub))) endViewer(viewer, frame.end);
         return;
@@ -275,6 +308,7 @@ export class MachineObject extends DurableObject<Env> {
       ws.send(call.frame);
     }
     for (const reader of this.readers.values()) this.send(ws, reader.subscribeFrame());
+    for (const serverId of this.recording) this.send(ws, this.recorderFrame(serverId));
     for (const socket of this.ctx.getWebSockets(TERMINAL_TAG)) {
       const viewer = viewerOf(socket);
       if (viewer) this.send(ws, subscribeFrame(viewer));
@@ -282,6 +316,7 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   private async onTunnelGone(ws: WebSocket, code: number): Promise<void> {
+    this.sessions.flush(); // what the recorder holds in memory is written before the machine is away
     try {
       ws.close(code === 1005 || code === 1006 ? 1000 : code, "closed");
     } catch {
@@ -563,6 +598,261 @@ export class MachineObject extends DurableObject<Env> {
     }
     return reader.response();
   }
+
+  // ---------------- sessions (docs/architecture.md, "Sessions") ----------------
+
+  /** The machine this object holds: its own name (it is created by idFromName), else its sidecar's word. */
+  private machineName(): string {
+    if (this.ctx.id.name) return this.ctx.id.name;
+    const ws = this.ctx.getWebSockets(SIDECAR_TAG)[0];
+    return (ws && attachmentOf(ws)?.machine) || "unknown";
+  }
+
+  /** Once per machine: the team lists sessions only of machines that have some (not per session, nor per message). */
+  private announceSessions(): void {
+    const machine = this.machineName();
+    this.ctx.waitUntil(
+      teamStub(this.env)
+        .machineHasSessions(machine)
+        .catch((err: unknown) => console.error(`machine '${machine}': the team did not record that it has sessions:`, err)),
+    );
+  }
+
+  private recorderFrame(serverId: string): WorkerFrame {
+    return {
+      t: "sub",
+      sub: `${RECORDER_PREFIX}${serverId}`,
+      stream: { kind: "acp", serverId },
+      after: (this.sessions.firstSeqOf(serverId) ?? 1) - 1,
+      recorder: true,
+    };
+  }
+
+  /** The recorder follows every server a client talks to, from what it recorded last. */
+  private record(serverId: string): void {
+    if (this.recording.has(serverId)) return;
+    this.recording.add(serverId);
+    const ws = this.tunnel();
+    if (ws) this.send(ws, this.recorderFrame(serverId));
+  }
+
+  /**
+   * One client message for an ACP server (the relay, `POST /v1/acp/{server_id}`): recorded, sent, its
+   * answer recorded. When the server's agent is gone (a restarted sidecar, an agent that exited or was
+   * stopped idle) and the message belongs to a recorded session, the agent is started again and the
+   * session reattached first: the client keeps its server id and sessionId.
+   */
+  async acpPost(
+    req: { serverId: string; agent?: AgentId; message: JsonRpcMessage; who: string },
+    timeoutMs: number,
+    /** The runtime's own message (continue): start the server's agent again whatever the message is for. */
+    restoreAny = false,
+  ): Promise<CallOutcome<AcpPostResult>> {
+    this.invocations.rpc++;
+    const { serverId, agent, who } = req;
+    if (agent) this.sessions.serverStarted(serverId, agent);
+    const message = this.sessions.clientMessage(serverId, req.message);
+    const awaitId = isJsonRpcRequest(message) ? (message.id as string | number) : null;
+    if (message.method === "session/load" && typeof (message.params as { sessionId?: unknown } | undefined)?.sessionId === "string") {
+      this.sessions.loading(serverId, (message.params as { sessionId: string }).sessionId);
+    }
+    const args = {
+      serverId,
+      ...(agent ? { agent } : {}),
+      message: JSON.stringify(message),
+      awaitId,
+      ...(agent && this.sessions.firstSeqOf(serverId) ? { firstSeq: this.sessions.firstSeqOf(serverId) } : {}),
+    };
+    let outcome = await this.call("acp.post", args, timeoutMs);
+    // Only a message for a session recorded on this server brings its agent back: any other message for a
+    // server whose agent is gone finds the id free, as before (its first POST names the agent again).
+    const target = acpSessionOf(message);
+    if (!outcome.ok && outcome.problem.extensions?.notRunning === true && (restoreAny || (target && this.sessions.recordOf(serverId, target)))) {
+      const restored = await this.restoreServer(serverId, target);
+      outcome = restored.ok ? await this.call("acp.post", args, timeoutMs) : restored;
+    }
+    if (outcome.ok) {
+      this.record(serverId);
+      if (awaitId !== null && outcome.value.status === 200) this.sessions.answered(serverId, message, outcome.value.body, who);
+    } else {
+      this.sessions.callFailed(serverId, message, outcome.problem);
+    }
+    return outcome;
+  }
+
+  /**
+   * Start a server's agent again as its client set it up and reattach its sessions. A message for a
+   * session the agent cannot reattach is a 409 `session_not_resumable` (its way on is `continue`).
+   */
+  private async restoreServer(serverId: string, target: string | null): Promise<CallOutcome<void>> {
+    const plan = this.sessions.restorePlan(serverId);
+    if (!plan) {
+      return {
+        ok: false,
+        problem: { code: "invalid_request", detail: `server '${serverId}' is not running: the first POST must name its agent with ?agent=<id>` },
+      };
+    }
+    const notResumable = (why: string): CallOutcome<void> => {
+      const record = target ? this.sessions.recordOf(serverId, target) : null;
+      return {
+        ok: false,
+        problem: {
+          code: "session_not_resumable",
+          detail: `session '${target}' cannot be reattached: ${why}${record ? `; POST /v1/sessions/${record.id}/continue starts a new session with its conversation` : ""}`,
+          extensions: record ? { session: record.id } : {},
+        },
+      };
+    };
+    if (target && !plan.canResume && !plan.canLoad && this.sessions.recordOf(serverId, target)) {
+      // Its agent can neither: start nothing now (another message may still start the agent afresh).
+      return notResumable(`agent '${plan.agent}' can neither resume nor load a session`);
+    }
+    const reattach = plan.canResume || plan.canLoad ? plan.sessions : [];
+    const restored = await this.call(
+      "acp.restore",
+      { serverId, agent: plan.agent, initialize: plan.initialize, authMethodId: plan.authMethodId, sessions: reattach, firstSeq: plan.firstSeq },
+      RESTORE_TIMEOUT_MS,
+    );
+    if (!restored.ok) return restored;
+    this.record(serverId);
+    for (const s of restored.value.sessions) if (s.how === "none") this.sessions.notResumable(serverId, s.sessionId, s.error ?? "the agent refused");
+    const failed = target ? restored.value.sessions.find((s) => s.sessionId === target && s.how === "none") : undefined;
+    if (failed) return notResumable(failed.error ?? "the agent refused");
+    return { ok: true, value: undefined };
+  }
+
+  /** A page of this machine's sessions, newest activity first. */
+  listSessions(filter: SessionFilter, cursor: { atMs: number; id: string } | null, limit: number): { sessions: Session[]; more: boolean } {
+    this.invocations.rpc++;
+    return this.sessions.list(filter, cursor, limit);
+  }
+
+  getSession(id: string): Session | null {
+    this.invocations.rpc++;
+    return this.sessions.get(id);
+  }
+
+  readTranscript(id: string, after: number, limit: number): TranscriptPage | null {
+    this.invocations.rpc++;
+    return this.sessions.transcript(id, after, limit);
+  }
+
+  /** The transcript as a live stream (or a 404 problem). */
+  followTranscript(id: string, after: number): Response {
+    this.invocations.rpc++;
+    const record = this.sessions.get(id);
+    // Entry `after` itself again: it may have grown since the reader saw it.
+    const page = this.sessions.transcript(id, Math.max(0, after - 1), 10_000);
+    if (!record || !page) return problemResponse({ code: "not_found", detail: `no session '${id}' on this machine` });
+    return new TranscriptFollower(settings(this.env).sseIdleCloseMs).start(record, page.entries, (l) => this.sessions.listen(id, l));
+  }
+
+  /** A request of the runtime's own to an agent (close, continue), with an id no client uses. */
+  private runtimeRequest(method: string, params: Record<string, unknown>): JsonRpcMessage {
+    return { jsonrpc: "2.0", id: `agent-runtime-${this.idPrefix}-${this.runtimeRequests++}`, method, params };
+  }
+
+  /**
+   * Close a session: `session/close` where the agent has it, and its server stopped when no other open
+   * session uses it. `purge` also drops the transcript. The record stays (closed).
+   */
+  async closeSession(id: string, purge: boolean, who: string): Promise<CallOutcome<Session>> {
+    this.invocations.rpc++;
+    const record = this.sessions.get(id);
+    if (!record) return { ok: false, problem: { code: "not_found", detail: `no session '${id}' on this machine` } };
+    const live = this.tunnel() !== null;
+    if (live && record.state !== "closed" && this.sessions.canClose(record.serverId)) {
+      const running = await this.call("acp.list", {}, 30_000);
+      if (running.ok && running.value.servers.some((s) => s.serverId === record.serverId)) {
+        await this.acpPost({ serverId: record.serverId, message: this.runtimeRequest("session/close", { sessionId: record.sessionId }), who }, 60_000);
+      }
+    }
+    const closed = this.sessions.close(id, purge)!;
+    if (live && this.sessions.openSessionsOf(record.serverId) === 0) {
+      const stopped = await this.call("acp.delete", { serverId: record.serverId }, 60_000);
+      if (!stopped.ok) return stopped;
+    }
+    return { ok: true, value: closed };
+  }
+
+  /**
+   * Continue a session that cannot be reattached (or any other): a new session of the same agent in the
+   * same folder, on the same server, whose first prompt will carry a bounded digest of the conversation.
+   */
+  async continueSession(id: string, who: string, timeoutMs: number): Promise<CallOutcome<Session>> {
+    this.invocations.rpc++;
+    const record = this.sessions.get(id);
+    const digest = record ? this.sessions.digest(id) : null;
+    if (!record || digest === null) return { ok: false, problem: { code: "not_found", detail: `no session '${id}' on this machine` } };
+    const started = await this.acpPost(
+      { serverId: record.serverId, message: this.runtimeRequest("session/new", this.sessions.startParams(id)!), who },
+      timeoutMs,
+      true,
+    );
+    if (!started.ok) return started;
+    const body = started.value.status === 200 ? (JSON.parse(started.value.body) as { result?: { sessionId?: unknown }; error?: { message?: unknown } }) : {};
+    const sessionId = body.result?.sessionId;
+    if (typeof sessionId !== "string") {
+      return {
+        ok: false,
+        problem: { code: "stream_error", detail: `the agent did not start a new session: ${String(body.error?.message ?? "no sessionId in its answer")}` },
+      };
+    }
+    const created = this.sessions.recordOf(record.serverId, sessionId);
+    if (!created) return { ok: false, problem: { code: "internal", detail: "the new session was not recorded" } };
+    this.sessions.continued(created.id, id, digest);
+    return { ok: true, value: this.sessions.get(created.id)! };
+  }
+
+  /** Answer a session's pending permission request (`POST /v1/sessions/{id}/permission`) as its client would. */
+  async answerPermission(id: string, answer: PermissionAnswer, who: string): Promise<CallOutcome<Session>> {
+    this.invocations.rpc++;
+    const record = this.sessions.get(id);
+    if (!record) return { ok: false, problem: { code: "not_found", detail: `no session '${id}' on this machine` } };
+    const pending = record.pending;
+    if (!pending || JSON.stringify(pending.requestId) !== JSON.stringify(answer.requestId)) {
+      return {
+        ok: false,
+        problem: {
+          code: "conflict",
+          detail: `request ${JSON.stringify(answer.requestId)} of session '${id}' is not waiting for an answer (answered, cancelled or never asked)`,
+        },
+      };
+    }
+    if (answer.optionId !== null && !pending.options.some((o) => o.optionId === answer.optionId)) {
+      return {
+        ok: false,
+        problem: {
+          code: "invalid_request",
+          detail: `'${answer.optionId}' is not one of this request's options: ${pending.options.map((o) => o.optionId).join(", ")}`,
+        },
+      };
+    }
+    const outcome = answer.optionId === null ? { outcome: "cancelled" } : { outcome: "selected", optionId: answer.optionId };
+    const sent = await this.acpPost({ serverId: record.serverId, message: { jsonrpc: "2.0", id: pending.requestId, result: { outcome } }, who }, 60_000);
+    if (!sent.ok) return sent;
+    return { ok: true, value: this.sessions.get(id)! };
+  }
+
+  /** The sessions agents keep on this machine (`session/list`), with the runtime's record of each where it has one. */
+  async discoverSessions(agents: AgentId[], cwd: string | undefined): Promise<CallOutcome<DiscoveredSession[]>> {
+    this.invocations.rpc++;
+    const found: DiscoveredSession[] = [];
+    for (const agent of agents) {
+      const listed = await this.call("acp.discover", { agent, ...(cwd ? { cwd } : {}) }, DISCOVER_TIMEOUT_MS);
+      if (!listed.ok) return listed;
+      for (const s of listed.value.sessions) {
+        found.push({ agent, ...s, recorded: this.sessions.findByAcp(agent, s.sessionId)?.id ?? null });
+      }
+    }
+    return { ok: true, value: found };
+  }
+}
+
+/** The ACP session a client message is for, when it names one. */
+function acpSessionOf(message: JsonRpcMessage): string | null {
+  const sessionId = (message.params as { sessionId?: unknown } | undefined)?.sessionId;
+  return typeof sessionId === "string" ? sessionId : null;
 }
 
 function offline(): ProblemInit {

@@ -63,6 +63,8 @@ export class TeamObject extends DurableObject<Env> {
       platform TEXT
     )`);
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, info TEXT NOT NULL)`);
+    // Machines that recorded at least one session: a list of sessions asks only these (written once per machine).
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS session_machines (id TEXT PRIMARY KEY)`);
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS audit (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       at_ms INTEGER NOT NULL,
@@ -180,6 +182,26 @@ export class TeamObject extends DurableObject<Env> {
   machineExists(id: string): boolean {
     this.invocations++;
     return this.ctx.storage.sql.exec(`SELECT 1 FROM machines WHERE id = ?`, id).toArray().length > 0;
+  }
+
+  /** A machine recorded its first session (once in its life): lists of sessions ask it from now on. */
+  machineHasSessions(id: string): void {
+    this.invocations++;
+    this.writes++;
+    this.ctx.storage.sql.exec(`INSERT OR IGNORE INTO session_machines (id) VALUES (?)`, id);
+  }
+
+  /** The machines with sessions, of a scope (`*` or ids), by id. */
+  machinesWithSessions(scope: "*" | string[]): string[] {
+    this.invocations++;
+    const rows =
+      scope === "*"
+        ? this.ctx.storage.sql.exec<{ id: string }>(`SELECT id FROM session_machines ORDER BY id`)
+        : this.ctx.storage.sql.exec<{ id: string }>(
+            `SELECT id FROM session_machines WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+            JSON.stringify(scope),
+          );
+    return rows.toArray().map((r) => r.id);
   }
 
   /** One page of machines by id, after `after`. */

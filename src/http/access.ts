@@ -10,6 +10,7 @@ import { settings } from "../settings";
 import { teamStub } from "../durable/stubs";
 import { ProblemError } from "../protocol/problems";
 import { Identifier, type MachineScope, type Role } from "../protocol/resources";
+import { machineOfSession, SessionId } from "../protocol/sessions";
 
 export interface Identity {
   /** Shown in the audit log. */
@@ -31,10 +32,13 @@ export function scopeAllows(machines: MachineScope, machine: string): boolean {
   return machines === "*" || machines.includes(machine);
 }
 
-/** What a route needs: a role, and whether it acts on one machine (then the machine must be in the token's scope). */
+/**
+ * What a route needs: a role, and whether it acts on one machine (then the machine must be in the token's
+ * scope). `"session"`: the machine is the one the path's session id names (`/v1/sessions/{id}`).
+ */
 export interface Access {
   role: Role;
-  machine: boolean;
+  machine: boolean | "session";
   /**
    * For the team documents' routes: with `?directory=` they act on that folder of one machine instead
    * of on the team's document (as the sandbox-agent SDK calls them), and need this instead.
@@ -61,6 +65,16 @@ export async function resolveMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0]
     `no machine named: address one as /machines/{machine}/v1/... (or set DEFAULT_MACHINE on the worker)${machines.length ? `; known machines: ${machines.join(", ")}` : ""}`,
     { machines },
   );
+}
+
+/** The machine a session id in the path names; under `/machines/{machine}/v1` it must be that one. */
+function sessionMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string {
+  const id = c.req.param("id") ?? "";
+  if (!SessionId.safeParse(id).success) throw new ProblemError("invalid_request", `'${id.slice(0, 64)}' is not a session id (ses-<16 hex>-<machine>)`);
+  const machine = machineOfSession(id);
+  const named = c.req.param("machine");
+  if (named !== undefined && named !== machine) throw new ProblemError("not_found", `session '${id}' is not on machine '${named}'`);
+  return machine;
 }
 
 /**
@@ -100,7 +114,7 @@ export function guard(declared: Access): MiddlewareHandler<AppEnv> {
     const identity = c.get("identity");
     const access: Access = declared.withDirectory && c.req.query("directory") !== undefined ? declared.withDirectory : declared;
     // The machine first, so that a refusal is audited with the machine it was for.
-    const machine = access.machine ? await resolveMachine(c) : null;
+    const machine = access.machine === "session" ? sessionMachine(c) : access.machine ? await resolveMachine(c) : null;
     if (machine !== null) {
       c.set("machine", machine);
       if (!(await machineKnown(c.env, machine)))
@@ -131,7 +145,7 @@ export function declare<R extends RouteConfig>(access: Access, route: R): R & { 
       access.withDirectory ? `; with \`directory\`, the role \`${access.withDirectory.role}\` and the machine in the token's scope` : ""
     }.`,
     "x-required-role": access.role,
-    "x-machine-scoped": access.machine,
+    "x-machine-scoped": access.machine !== false,
     ...(access.withDirectory ? { "x-with-directory": { "x-required-role": access.withDirectory.role, "x-machine-scoped": true } } : {}),
   };
 }

@@ -94,6 +94,25 @@ export const McpApplyResult = z.object({
 export type McpApplyResult = z.infer<typeof McpApplyResult>;
 
 const Nothing = z.object({}).strict();
+
+export const AcpRestoreArgs = z.object({
+  serverId: z.string().min(1).max(256),
+  agent: AgentId,
+  /** The client's own `initialize` params, sent again as they were. */
+  initialize: z.record(z.string(), z.unknown()),
+  /** The method the client logged in with (`authenticate`), if it did. */
+  authMethodId: z.string().max(256).nullable(),
+  sessions: z.array(z.object({ sessionId: z.string().max(1024), cwd: z.string().max(4096), mcpServers: z.array(z.record(z.string(), z.unknown())) })).max(256),
+  firstSeq: z.number().int().min(1),
+});
+export type AcpRestoreArgs = z.infer<typeof AcpRestoreArgs>;
+
+export const AcpRestoreResult = z.object({
+  /** False when a live server was there already (restored by a call before this one): nothing was done. */
+  started: z.boolean(),
+  sessions: z.array(z.object({ sessionId: z.string(), how: z.enum(["resume", "load", "none"]), error: z.string().optional() })),
+});
+export type AcpRestoreResult = z.infer<typeof AcpRestoreResult>;
 const Id = z.string().min(1).max(256);
 /** An upload staged on the machine: named by the worker, used as a file name there, so plain. */
 const UploadId = z.string().regex(/^[A-Za-z0-9-]{8,64}$/);
@@ -110,8 +129,29 @@ export type FileChunk = z.infer<typeof FileChunk>;
 export const OPS = {
   /** `awaitId`: the id of a request whose response the caller waits for; null for notifications and responses. */
   "acp.post": {
-    args: z.object({ serverId: Id, agent: AgentId.optional(), message: z.string(), awaitId: z.union([z.string(), z.number(), z.null()]) }),
+    args: z.object({
+      serverId: Id,
+      agent: AgentId.optional(),
+      message: z.string(),
+      awaitId: z.union([z.string(), z.number(), z.null()]),
+      /** Where a server started by this call numbers its messages from: after what its earlier incarnation sent. */
+      firstSeq: z.number().int().min(1).optional(),
+    }),
     result: AcpPostResult,
+  },
+  /**
+   * Start a server's agent again and reattach its sessions (docs/architecture.md, "Sessions"): initialize
+   * as the client did, log in as before, then `session/resume` or `session/load` each session. What a load
+   * replays is not logged again: readers had it.
+   */
+  "acp.restore": { args: AcpRestoreArgs, result: AcpRestoreResult },
+  /** The sessions an agent itself lists on the machine (`session/list`), by a short-lived process of it. */
+  "acp.discover": {
+    args: z.object({ agent: AgentId, cwd: z.string().max(4096).optional() }),
+    result: z.object({
+      supported: z.boolean(),
+      sessions: z.array(z.object({ sessionId: z.string(), cwd: z.string(), title: z.string().nullable(), updatedAt: z.string().nullable() })),
+    }),
   },
   "acp.delete": { args: z.object({ serverId: Id }), result: Deleted },
   "acp.list": { args: Nothing, result: AcpServerList },
@@ -181,6 +221,7 @@ export type OpName = keyof typeof OPS;
  */
 export const READ_ONLY_OPS: ReadonlySet<OpName> = new Set<OpName>([
   "acp.list",
+  "acp.discover",
   "agents.list",
   "agents.get",
   "processes.list",
@@ -262,7 +303,8 @@ export type SidecarVersionAdvice = z.infer<typeof SidecarVersionAdvice>;
 export const WorkerFrame = z.discriminatedUnion("t", [
   z.object({ t: z.literal("welcome"), machine: z.string(), sidecar: SidecarVersionAdvice.optional() }),
   z.object({ t: z.literal("req"), id: Id, op: OpNameSchema, args: z.unknown() }),
-  z.object({ t: z.literal("sub"), sub: Id, stream: StreamRef, after: z.number().int().min(0) }),
+  /** `recorder`: the machine's own session recorder, not a person reading (it keeps no agent from its idle stop). */
+  z.object({ t: z.literal("sub"), sub: Id, stream: StreamRef, after: z.number().int().min(0), recorder: z.boolean().optional() }),
   z.object({ t: z.literal("unsub"), sub: Id }),
   /** The worker gave up on a call (its deadline passed): the sidecar stops what it started and forgets the id. */
   z.object({ t: z.literal("cancel"), id: Id }),

@@ -13,6 +13,7 @@ export const PROBLEMS = {
   agent_not_installed: { status: 404, title: "Agent not installed" },
   not_acceptable: { status: 406, title: "Not acceptable" },
   conflict: { status: 409, title: "Conflict" },
+  session_not_resumable: { status: 409, title: "Session not resumable" },
   precondition_failed: { status: 412, title: "Precondition failed" },
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },

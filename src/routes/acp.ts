@@ -3,10 +3,10 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { acpTimeout, relay, machineStub } from "../http/machine";
+import { acpTimeout, relay, machineStub, settled } from "../http/machine";
 import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { ProblemError } from "../protocol/problems";
-import { AcpServerList, AgentId, Identifier, isJsonRpcRequest, JsonRpcMessage } from "../protocol/resources";
+import { AcpServerList, AgentId, Identifier, JsonRpcMessage } from "../protocol/resources";
 import { accepts } from "../http/negotiation";
 
 const ServerParams = z.object({ server_id: Identifier });
@@ -35,6 +35,7 @@ const post = createRoute(
           "payload_too_large",
           "unsupported_media_type",
           "agent_process_exited",
+          "session_not_resumable",
           "machine_offline",
           "timeout",
         ),
@@ -99,17 +100,10 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
     const { agent } = c.req.valid("query");
     const message = c.req.valid("json");
     if (!agent) c.set("auditQuiet", true); // a message within a session its first POST (which named the agent) audited
-    const result = await relay(
-      c,
-      "acp.post",
-      {
-        serverId: server_id,
-        ...(agent ? { agent } : {}),
-        message: JSON.stringify(message),
-        // The sidecar routes the answer by this id: sent along so it need not parse the message again.
-        awaitId: isJsonRpcRequest(message) ? (message.id as string | number) : null,
-      },
-      acpTimeout(c),
+    // Through the machine's object, which records sessions and reattaches one whose agent is gone
+    // (docs/architecture.md, "Sessions").
+    const result = settled(
+      await machineStub(c).acpPost({ serverId: server_id, ...(agent ? { agent } : {}), message, who: c.get("identity").name }, acpTimeout(c)),
     );
     if (result.status === 202) return c.body(null, 202);
     return c.body(result.body, 200, { "content-type": "application/json" });

@@ -1,0 +1,139 @@
+/**
+ * Sessions (docs/architecture.md, "Sessions"): the record of every ACP session that went through the
+ * relay and its transcript, kept by the machine's Durable Object. One schema per resource, used for
+ * validation, types and the OpenAPI document.
+ */
+import { z } from "zod";
+import { AgentId, JsonRpcId } from "./resources";
+
+export const SessionState = z
+  .enum(["running", "waiting", "idle", "offline", "failed", "closed"])
+  .describe(
+    "running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed",
+  )
+  .meta({ id: "SessionState" });
+export type SessionState = z.infer<typeof SessionState>;
+
+export const PermissionOption = z.object({ optionId: z.string(), name: z.string(), kind: z.string() }).meta({ id: "PermissionOption" });
+export type PermissionOption = z.infer<typeof PermissionOption>;
+
+/** What the agent waits for: a permission (answered with one of `options`) or an elicitation. */
+export const PendingRequest = z
+  .object({
+    requestId: JsonRpcId.describe("the JSON-RPC id of the agent's request; answer it with POST /v1/sessions/{id}/permission"),
+    kind: z.enum(["permission", "elicitation"]),
+    title: z.string(),
+    toolCallId: z.string().nullable(),
+    options: z.array(PermissionOption),
+    atMs: z.number().int(),
+  })
+  .meta({ id: "PendingRequest" });
+export type PendingRequest = z.infer<typeof PendingRequest>;
+
+/** A runtime session id: `ses-` and 16 hex digits, then `-` and its machine, so any worker can route it. */
+export const SessionId = z
+  .string()
+  .max(160)
+  .regex(/^ses-[0-9a-f]{16}-[A-Za-z0-9][A-Za-z0-9._-]*$/, "a session id as the runtime hands it out (ses-<16 hex>-<machine>)")
+  .meta({ id: "SessionId" });
+
+/** The machine a runtime session id names. */
+export function machineOfSession(id: string): string {
+  return id.slice("ses-".length + 16 + 1);
+}
+
+export const Session = z
+  .object({
+    id: SessionId,
+    sessionId: z.string().describe("the agent's own ACP sessionId"),
+    machine: z.string(),
+    agent: AgentId,
+    agentVersion: z.string().nullable(),
+    serverId: z.string().describe("the relay's server id: POST /v1/acp/{serverId} continues it"),
+    cwd: z.string(),
+    title: z.string().nullable().describe("the first prompt's text, until the agent names the session"),
+    createdBy: z.string().describe("the token that started it"),
+    createdAtMs: z.number().int(),
+    lastActivityMs: z.number().int(),
+    state: SessionState,
+    pending: PendingRequest.nullable(),
+    failure: z.object({ message: z.string(), stderr: z.string().optional() }).nullable(),
+    resumable: z.boolean().describe("the agent can reattach it (session/resume or session/load) after its process is gone"),
+    continuedFrom: SessionId.nullable(),
+    entries: z.number().int().describe("transcript entries kept"),
+  })
+  .meta({ id: "Session" });
+export type Session = z.infer<typeof Session>;
+
+/** A session the agent itself lists on the machine (`session/list`), e.g. one started in a terminal. */
+export const DiscoveredSession = z
+  .object({
+    agent: AgentId,
+    sessionId: z.string(),
+    cwd: z.string(),
+    title: z.string().nullable(),
+    updatedAt: z.string().nullable(),
+    recorded: SessionId.nullable().describe("the runtime's record of it, when it went through the relay"),
+  })
+  .meta({ id: "DiscoveredSession" });
+export type DiscoveredSession = z.infer<typeof DiscoveredSession>;
+
+export const SessionList = z
+  .object({
+    sessions: z.array(Session),
+    nextCursor: z.string().nullable().describe("pass as ?cursor= for the next page; null on the last"),
+    discovered: z.array(DiscoveredSession).optional(),
+  })
+  .meta({ id: "SessionList" });
+export type SessionList = z.infer<typeof SessionList>;
+
+export const TranscriptEntryKind = z.enum(["prompt", "text", "thought", "tool_call", "plan", "permission", "permission_answer", "stop", "error", "notice"]);
+export type TranscriptEntryKind = z.infer<typeof TranscriptEntryKind>;
+
+/**
+ * One entry of a transcript. Consecutive text (or thought) chunks are one entry, so an entry may grow
+ * after it was first read: readers keep entries by `seq` and replace one they see again.
+ */
+export const TranscriptEntry = z
+  .object({
+    seq: z.number().int().min(1),
+    atMs: z.number().int(),
+    kind: TranscriptEntryKind,
+    text: z.string().optional(),
+    data: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: "TranscriptEntry" });
+export type TranscriptEntry = z.infer<typeof TranscriptEntry>;
+
+export const TranscriptPage = z
+  .object({
+    entries: z.array(TranscriptEntry),
+    nextAfter: z.number().int().nullable().describe("pass as ?after= for the next page; null when this page reaches the end"),
+    compactedThrough: z.number().int().describe("entries up to this sequence were dropped to keep the transcript within its bound"),
+  })
+  .meta({ id: "TranscriptPage" });
+export type TranscriptPage = z.infer<typeof TranscriptPage>;
+
+export const SessionFilter = z.object({
+  machine: z.string().optional(),
+  agent: AgentId.optional(),
+  state: SessionState.optional(),
+  createdBy: z.string().max(128).optional(),
+});
+export type SessionFilter = z.infer<typeof SessionFilter>;
+
+export const PermissionAnswer = z
+  .object({ requestId: JsonRpcId, optionId: z.string().min(1).max(256).nullable().describe("null cancels the request") })
+  .strict()
+  .meta({ id: "PermissionAnswer" });
+export type PermissionAnswer = z.infer<typeof PermissionAnswer>;
+
+/** Bounds of a transcript (docs/architecture.md, "Sessions"): past them the oldest entries are dropped. */
+export const TRANSCRIPT_LIMITS = {
+  maxEntries: 5_000,
+  maxBytes: 4 * 1024 * 1024,
+  /** A text entry grows by coalescing up to this many characters, then a new one starts. */
+  maxEntryChars: 64 * 1024,
+  /** The digest `continue` puts at the head of the new session's first prompt. */
+  digestChars: 8_000,
+} as const;

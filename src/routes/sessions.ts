@@ -1,0 +1,228 @@
+/**
+ * Sessions (docs/architecture.md, "Sessions"): every ACP session that went through the relay, listed
+ * across the machines in the caller's scope, with its transcript, and the ways on from it (continue,
+ * answer a permission, close). Records live in each machine's Durable Object; a list asks the machines
+ * that have sessions (the team knows which), a bounded number at a time.
+ */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../env";
+import { declare, machineKnown, scopeAllows } from "../http/access";
+import { machineObject, teamStub } from "../durable/stubs";
+import { relay, settled } from "../http/machine";
+import { accepts } from "../http/negotiation";
+import { errors, json, jsonBody, LastEventIdHeader, QueryFlag } from "../http/openapi";
+import { settings } from "../settings";
+import { ProblemError } from "../protocol/problems";
+import { AgentId, Identifier } from "../protocol/resources";
+import { machineOfSession, PermissionAnswer, Session, SessionId, SessionList, SessionState, TranscriptPage } from "../protocol/sessions";
+
+/** How many machines a list asks at once. */
+const LIST_CONCURRENCY = 16;
+
+const IdParams = z.object({ id: SessionId });
+
+const list = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/sessions",
+      summary: "Sessions on every machine in the token's scope, newest activity first, a page at a time",
+      request: {
+        query: z.object({
+          machine: Identifier.optional().describe("only this machine's sessions"),
+          agent: AgentId.optional(),
+          state: SessionState.optional(),
+          createdBy: z.string().max(128).optional().describe("the name of the token that started them"),
+          limit: z.coerce.number().int().min(1).max(200).optional().describe("sessions per page (default 50)"),
+          cursor: z
+            .string()
+            .regex(/^\d{1,15}\.ses-[0-9a-f]{16}-.+$/, "the nextCursor of the previous page")
+            .optional(),
+          discover: QueryFlag.describe("with machine: also the sessions the agents themselves keep there (session/list)"),
+          cwd: z.string().max(4096).optional().describe("with discover: only sessions of this folder"),
+        }),
+      },
+      responses: { 200: json(SessionList, "a page of sessions"), ...errors("invalid_request", "not_found", "machine_offline", "timeout") },
+    },
+  ),
+);
+
+const get = createRoute(
+  declare(
+    { role: "viewer", machine: "session" },
+    {
+      method: "get",
+      path: "/sessions/{id}",
+      summary: "A session's record: state, what it waits for, where it runs",
+      request: { params: IdParams },
+      responses: { 200: json(Session, "the record"), ...errors("invalid_request", "not_found") },
+    },
+  ),
+);
+
+const transcript = createRoute(
+  declare(
+    { role: "viewer", machine: "session" },
+    {
+      method: "get",
+      path: "/sessions/{id}/transcript",
+      summary: "A session's transcript (readable while its machine is offline); with Accept: text/event-stream it follows live",
+      request: {
+        params: IdParams,
+        query: z.object({
+          after: z.coerce.number().int().min(0).optional().describe("entries after this sequence (default 0)"),
+          limit: z.coerce.number().int().min(1).max(1000).optional().describe("entries per page (default 200)"),
+        }),
+        headers: LastEventIdHeader,
+      },
+      responses: {
+        200: {
+          description:
+            "a page of entries; or an SSE stream of `event: entry` (`id:` its seq; an entry that grows is sent again) and `event: session` (the record, when it changes)",
+          content: { "application/json": { schema: TranscriptPage }, "text/event-stream": { schema: z.string() } },
+        },
+        ...errors("invalid_request", "not_found"),
+      },
+    },
+  ),
+);
+
+const remove = createRoute(
+  declare(
+    { role: "member", machine: "session" },
+    {
+      method: "delete",
+      path: "/sessions/{id}",
+      summary: "Close a session (session/close where the agent has it; its server stops when no open session uses it)",
+      request: { params: IdParams, query: z.object({ purge: QueryFlag.describe("also drop the transcript") }) },
+      responses: { 200: json(Session, "the closed record"), ...errors("invalid_request", "not_found", "machine_offline", "timeout") },
+    },
+  ),
+);
+
+const continueRoute = createRoute(
+  declare(
+    { role: "member", machine: "session" },
+    {
+      method: "post",
+      path: "/sessions/{id}/continue",
+      summary: "Start a new session in the same folder whose first prompt carries a bounded digest of this one's conversation",
+      request: { params: IdParams },
+      responses: {
+        201: json(Session, "the new session: prompt it through POST /v1/acp/{serverId} with its sessionId"),
+        ...errors("invalid_request", "not_found", "agent_process_exited", "machine_offline", "timeout", "stream_error"),
+      },
+    },
+  ),
+);
+
+const permission = createRoute(
+  declare(
+    { role: "member", machine: "session" },
+    {
+      method: "post",
+      path: "/sessions/{id}/permission",
+      summary: "Answer the permission request a session waits on, as its client would (optionId null cancels it)",
+      request: { params: IdParams, body: jsonBody(PermissionAnswer) },
+      responses: {
+        200: json(Session, "the record after the answer"),
+        ...errors("invalid_request", "not_found", "conflict", "machine_offline", "timeout"),
+      },
+    },
+  ),
+);
+
+function sessionStub(c: Context<AppEnv>, id: string) {
+  return machineObject(c.env, machineOfSession(id));
+}
+
+function notFound(id: string): never {
+  throw new ProblemError("not_found", `no session '${id}'`);
+}
+
+/** Run `work` over `items`, at most `limit` at a time. */
+async function bounded<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export const sessionRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(list, async (c) => {
+    const identity = c.get("identity");
+    const query = c.req.valid("query");
+    const machine = query.machine ?? c.req.param("machine");
+    const limit = query.limit ?? 50;
+    if (query.discover && !machine) throw new ProblemError("invalid_request", "discover=true asks one machine's agents: name it with ?machine=");
+    let machines: string[];
+    if (machine) {
+      if (!scopeAllows(identity.machines, machine)) {
+        throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
+      }
+      if (!(await machineKnown(c.env, machine)))
+        throw new ProblemError("not_found", `no machine '${machine}' has ever connected to this deployment`, { machine });
+      c.set("machine", machine);
+      machines = [machine];
+    } else {
+      machines = await teamStub(c.env).machinesWithSessions(identity.machines);
+    }
+    const cut = query.cursor ? query.cursor.indexOf(".") : -1;
+    const cursor = query.cursor ? { atMs: Number(query.cursor.slice(0, cut)), id: query.cursor.slice(cut + 1) } : null;
+    const filter = {
+      ...(query.agent ? { agent: query.agent } : {}),
+      ...(query.state ? { state: query.state } : {}),
+      ...(query.createdBy ? { createdBy: query.createdBy } : {}),
+    };
+    const pages = await bounded(machines, LIST_CONCURRENCY, (m) => machineObject(c.env, m).listSessions(filter, cursor, limit));
+    const merged = pages.flatMap((p) => p.sessions).sort((a, b) => b.lastActivityMs - a.lastActivityMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const sessions = merged.slice(0, limit);
+    const more = merged.length > limit || pages.some((p) => p.more);
+    const last = sessions.at(-1);
+    const body: SessionList = { sessions, nextCursor: more && last ? `${last.lastActivityMs}.${last.id}` : null };
+    if (query.discover && machine) {
+      const agents = query.agent
+        ? [query.agent]
+        : (await relay(c, "agents.list", { config: false, noCache: false })).agents.filter((a) => a.installed).map((a) => a.id);
+      body.discovered = settled(await machineObject(c.env, machine).discoverSessions(agents, query.cwd));
+    }
+    return c.json(body, 200);
+  })
+  .openapi(get, async (c) => {
+    const { id } = c.req.valid("param");
+    const record = await sessionStub(c, id).getSession(id);
+    return record ? c.json(record, 200) : notFound(id);
+  })
+  .openapi(transcript, async (c) => {
+    const { id } = c.req.valid("param");
+    const { after, limit } = c.req.valid("query");
+    const stub = sessionStub(c, id);
+    if (accepts(c.req.header("accept"), "text/event-stream") && !accepts(c.req.header("accept"), "application/json")) {
+      const from = Number(c.req.valid("header")["last-event-id"] ?? after ?? 0);
+      return (await stub.followTranscript(id, from)) as unknown as Response;
+    }
+    const page = await stub.readTranscript(id, after ?? 0, limit ?? 200);
+    return page ? c.json(page, 200) : notFound(id);
+  })
+  .openapi(remove, async (c) => {
+    const { id } = c.req.valid("param");
+    const { purge } = c.req.valid("query");
+    return c.json(settled(await sessionStub(c, id).closeSession(id, purge, c.get("identity").name)), 200);
+  })
+  .openapi(continueRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json(settled(await sessionStub(c, id).continueSession(id, c.get("identity").name, settings(c.env).acpTimeoutMs)), 201);
+  })
+  .openapi(permission, async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json(settled(await sessionStub(c, id).answerPermission(id, c.req.valid("json"), c.get("identity").name)), 200);
+  });
