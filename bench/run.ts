@@ -52,6 +52,8 @@ interface Figures extends RoundTrips {
   rssLoadedMb: Record<string, number>;
   /** A FILE_BYTES file through PUT/GET /v1/fs/file (HTTP servers only). */
   files?: FileFigures;
+  /** Storage rows the session recorder wrote for the STREAM_EVENTS-update stream (this project only). */
+  streamStorageRows?: number;
 }
 
 interface FileFigures {
@@ -207,6 +209,8 @@ interface HttpTarget {
   rss(): Promise<Record<string, number>>;
   /** The processes a round trip crosses besides this client's own, by role (for the CPU each spends). */
   processes(): Promise<Record<string, number | undefined>>;
+  /** Rows the session recorder has written so far (this project: its transcripts are stored, see docs/architecture.md "Sessions"). */
+  sessionRowsWritten?(): Promise<number>;
 }
 
 async function post(target: HttpTarget, serverId: string, message: unknown, query = ""): Promise<unknown> {
@@ -338,12 +342,15 @@ async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Fig
     sent.then(() => promptDone),
   );
   await up;
+  const rowsBefore = await target.sessionRowsWritten?.();
   const t0 = performance.now();
   promptDone = post(target, "stream", prompt(3, sid, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`));
   promptSent();
   const delivered = await reading;
   const streamMs = delivered.lastAt - t0;
   await promptDone;
+  // The turn's end writes what the recorder held: everything the stream cost in storage is counted now.
+  const rowsAfter = await target.sessionRowsWritten?.();
 
   const rssIdle = await target.rss();
   console.error(`bench:   ${target.name}: streaming done`);
@@ -408,6 +415,7 @@ async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Fig
     rssIdleMb: rssIdle,
     rssLoadedMb: rssLoaded,
     files,
+    ...(rowsBefore !== undefined && rowsAfter !== undefined ? { streamStorageRows: rowsAfter - rowsBefore } : {}),
   };
 }
 
@@ -527,6 +535,11 @@ async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>): Prom
       headers: { authorization: `Bearer ${secrets.API_TOKEN}` },
       rss: async () => ({ sidecar: await rssMb(sidecar.child.pid), "sidecar private": await privateMb(sidecar.child.pid), workerd: await rssMb(workerd) }),
       processes: async () => ({ workerd, sidecar: sidecar.child.pid, agent: await findDescendant(sidecar.child.pid!, /mock-agent/) }),
+      sessionRowsWritten: async () => {
+        const ns = await worker.mf.getDurableObjectNamespace("MACHINE");
+        const stub = ns.get(ns.idFromName("local")) as unknown as { debugStats(): Promise<{ sessionRowsWritten: number }> };
+        return (await stub.debugStats()).sessionRowsWritten;
+      },
     });
   } finally {
     await sidecar.stop();
@@ -627,6 +640,12 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
           .join(", ")
       : "n/a";
   lines.push(`| CPU per round trip (µs, by process) | ${cpu(reference)} | ${cpu(floor)} | ${cpu(ours)} | | |`);
+  lines.push(
+    "",
+    `| sessions: the ${STREAM_EVENTS}-update stream recorded in its transcript | this project |`,
+    "|---|---:|",
+    `| storage rows written (entries, records, cursors; batched, not one per update) | ${ours.streamStorageRows ?? "n/a"} |`,
+  );
   const mb = FILE_BYTES / 2 ** 20;
   const fileRows: [string, (f: FileFigures) => number][] = [
     ["write a 1 MiB file (ms)", (f) => f.smallWriteMs],

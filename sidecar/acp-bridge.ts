@@ -218,7 +218,10 @@ export class AcpServer {
     if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
     if (outcome.value.status !== 200) throw new ProblemError("stream_error", `the agent did not answer ${method}`);
     const parsed = JSON.parse(outcome.value.body) as { result?: unknown; error?: { message?: unknown } };
-    if (parsed.error) throw new ProblemError("stream_error", `${method}: ${String(parsed.error.message ?? "the agent refused it")}`);
+    if (parsed.error) {
+      const cause = stderrCause(this.process.outputText("stderr"));
+      throw new ProblemError("stream_error", `${method}: ${String(parsed.error.message ?? "the agent refused it")}${cause ? ` (its stderr: ${cause})` : ""}`);
+    }
     return parsed.result;
   }
 

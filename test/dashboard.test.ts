@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRuntime, type Runtime } from "./harness";
+import { rpc } from "./acp-helpers";
+import { startRuntime, waitFor, type Runtime } from "./harness";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -151,6 +152,62 @@ describe("the dashboard", () => {
     await expect.poll(() => page.inputValue("#files-path")).toBe(join(folder, "sub"));
     await page.click("#files-up");
     await expect.poll(() => page.inputValue("#files-path")).toBe(folder);
+  });
+
+  it("lists sessions waiting first, reopens one after a reload, answers its permission, prompts it and continues it", async () => {
+    // A session started elsewhere (through the API), one finished turn.
+    const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, "from-api", { jsonrpc: "2.0", id, method, params }, query);
+    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
+    const { result } = (await (await post(2, "session/new", { cwd: rt.dir, mcpServers: [] })).json()) as { result: { sessionId: string } };
+    await post(3, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "started from the API" }] });
+    const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+    const id = sessions.find((s) => s.sessionId === result.sessionId)!.id;
+
+    await page.click("#sessions-refresh");
+    await page.click(`[data-session="${id}"]`);
+    await expect.poll(() => page.textContent("#session-transcript")).toContain("You said: started from the API");
+    expect(page.url()).toContain(`#session=${id}`);
+
+    // A reload keeps the place: the same session, its transcript read again.
+    await page.reload();
+    await page.waitForSelector("#session-view:not([hidden])");
+    await expect.poll(() => page.textContent("#session-transcript")).toContain("You said: started from the API");
+
+    // The agent asks (a turn started elsewhere): the question shows, the tab title counts it, the page answers it.
+    const turn = post(4, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "/permission" }] });
+    await page.waitForSelector('[data-answer="allow"]');
+    expect(await page.textContent("#session-pending")).toContain("The agent asks: Write hello.txt");
+    await page.click("#session-close-view");
+    await page.waitForSelector(`[data-session="${id}"] .ask`);
+    expect(await page.textContent(`[data-session="${id}"]`)).toContain("asks: Write hello.txt");
+    expect(await page.locator("#sessions-list .session").first().getAttribute("data-session")).toBe(id); // waiting first
+    await expect.poll(() => page.title()).toBe("(1) agent-runtime");
+    await page.click(`[data-session="${id}"]`);
+    await page.click('[data-answer="allow"]');
+    expect(((await (await turn).json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
+    await expect.poll(() => page.textContent("#session-transcript")).toContain("Permission granted: wrote hello.txt");
+    await expect.poll(() => page.textContent("#session-state")).toBe("idle");
+
+    // The page prompts the session itself (through the relay), and follows the reply live.
+    await page.fill("#session-input", "typed on the page");
+    await page.press("#session-input", "Enter");
+    await expect.poll(() => page.textContent("#session-transcript")).toContain("You said: typed on the page");
+
+    // Continue: a new session primed with this one's conversation, opened at its own URL.
+    await page.click("#session-continue");
+    await expect.poll(() => page.textContent("#session-meta")).toContain("continued from an earlier session");
+    const next = decodeURIComponent(page.url().split("#session=")[1]!);
+    expect(next).not.toBe(id);
+    await page.fill("#session-input", "go on");
+    await page.press("#session-input", "Enter");
+    await expect.poll(() => page.textContent("#session-transcript")).toContain("User: started from the API");
+    const record = await waitFor(async () => {
+      const r = (await (await rt.api(`/v1/sessions/${next}`)).json()) as { continuedFrom: string | null; state: string };
+      return r.state === "idle" && r;
+    }, "the continued turn to end");
+    expect(record.continuedFrom).toBe(id);
+    if (process.env.DASHBOARD_SCREENSHOT) await page.screenshot({ path: process.env.DASHBOARD_SCREENSHOT.replace(/\.png$/, "-session.png"), fullPage: true });
+    await page.click("#session-close-view");
   });
 
   it("loaded nothing from anywhere but the worker", () => {

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { AcpHttpClient } from "acp-http-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FILE_CONTENT, FINAL_TEXT, type FakeModels, SANDBOX_PROMPT, startFakeModels, WRITE_PROMPT } from "./fake-models";
-import { startRuntime, type Runtime } from "./harness";
+import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
 /** Each agent: the version installed (pinned: the test checks it is the one that runs) and how it finds the fake. */
 const AGENTS = [
@@ -98,6 +98,7 @@ const TURN_TIMEOUT_MS = 120_000;
 let rt: Runtime;
 let fake: FakeModels;
 let work: string;
+let sidecarEnv: Record<string, string>;
 
 beforeAll(async () => {
   fake = await startFakeModels();
@@ -112,7 +113,8 @@ beforeAll(async () => {
     }
   }
   // Tests may run as root (containers): the machine's owner opts in for agents that refuse root by default.
-  await rt.addSidecar("local", Object.assign({ HOME: home, AGENT_RUNTIME_ALLOW_ROOT_AGENTS: "1" }, ...AGENTS.map((a) => a.env(fake))));
+  sidecarEnv = Object.assign({ HOME: home, AGENT_RUNTIME_ALLOW_ROOT_AGENTS: "1" }, ...AGENTS.map((a) => a.env(fake)));
+  await rt.addSidecar("local", sidecarEnv);
 }, 60_000);
 afterAll(async () => {
   await rt?.dispose();
@@ -204,6 +206,77 @@ describe.each(AGENTS)("$id", (agent) => {
           const outputs = fake.requests.flatMap((r) => JSON.stringify(r.body).match(/"function_call_output"[^}]*/g) ?? []);
           expect(outputs.some((o) => o.includes("sandboxed-42"))).toBe(true);
           expect(outputs.join("\n")).not.toContain("bubblewrap is unavailable");
+        }
+      } finally {
+        await client.disconnect();
+      }
+    },
+    TURN_TIMEOUT_MS,
+  );
+
+  it(
+    "comes back after its sidecar is killed: the same server id and sessionId go on, and the model sees the first turn",
+    async () => {
+      const serverId = `resume-${agent.id}`;
+      const word = `${agent.id}-marigold-${Date.now().toString(36)}`;
+      const client = new AcpHttpClient({
+        baseUrl: rt.url,
+        token: rt.token,
+        transport: { path: `/v1/acp/${serverId}`, bootstrapQuery: { agent: agent.id } },
+        client: {
+          sessionUpdate: async () => {},
+          requestPermission: async (request) => ({ outcome: { outcome: "selected", optionId: request.options[0]!.optionId } }),
+        },
+      });
+      try {
+        await client.initialize();
+        const { sessionId } = await client.newSession({ cwd: work, mcpServers: [] });
+        expect((await client.prompt({ sessionId, prompt: [{ type: "text", text: `The code word is ${word}.` }] })).stopReason).toBe("end_turn");
+        const record = await waitFor(
+          async () =>
+            ((await (await rt.api("/v1/sessions?limit=200")).json()) as { sessions: { id: string; sessionId: string; resumable: boolean }[] }).sessions.find(
+              (r) => r.sessionId === sessionId,
+            ),
+          "the session's record",
+        );
+
+        await rt.sidecars.get("local")!.stop("SIGKILL");
+        await rt.addSidecar("local", sidecarEnv);
+        const before = fake.requests.length;
+        const second = {
+          jsonrpc: "2.0",
+          id: 900,
+          method: "session/prompt",
+          params: { sessionId, prompt: [{ type: "text", text: "Which code word did I give you?" }] },
+        };
+        const res = await rt.api(`/v1/acp/${serverId}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json" },
+          body: JSON.stringify(second),
+        });
+        // Claude Code, Codex, OpenCode and pi come back. Gemini CLI 0.61 advertises session/load but
+        // answers it "Internal error" here: the 409 and `continue` are its way on.
+        expect(record.resumable).toBe(true);
+        if (agent.id !== "gemini") {
+          expect(res.status, await res.clone().text()).toBe(200);
+          expect(((await res.json()) as { result?: { stopReason: string } }).result?.stopReason).toBe("end_turn");
+          const seen = fake.requests.slice(before).map((r) => JSON.stringify(r.body));
+          expect(seen.some((body) => body.includes("Which code word") && body.includes(word))).toBe(true);
+        } else {
+          // It cannot reattach: 409, and continue carries the conversation into a new session.
+          expect(res.status).toBe(409);
+          expect(errorCode(await problemOf(res))).toBe("session_not_resumable");
+          const continued = await rt.api(`/v1/sessions/${record.id}/continue`, { method: "POST" });
+          expect(continued.status, await continued.clone().text()).toBe(201);
+          const next = (await continued.json()) as { sessionId: string };
+          const answer = await rt.api(`/v1/acp/${serverId}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json" },
+            body: JSON.stringify({ ...second, id: 901, params: { ...second.params, sessionId: next.sessionId } }),
+          });
+          expect(((await answer.json()) as { result?: { stopReason: string } }).result?.stopReason).toBe("end_turn");
+          const seen = fake.requests.slice(before).map((r) => JSON.stringify(r.body));
+          expect(seen.some((body) => body.includes("Which code word") && body.includes(word))).toBe(true);
         }
       } finally {
         await client.disconnect();

@@ -483,9 +483,18 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   /** For tests and the scale benchmark: how often this object's code ran, and when the runtime last answered a ping. */
-  debugStats(): { invocations: { fetch: number; message: number; close: number; rpc: number }; lastPingMs: number | null } {
+  debugStats(): {
+    invocations: { fetch: number; message: number; close: number; rpc: number };
+    lastPingMs: number | null;
+    /** Rows the session recorder wrote (`npm run bench` reports them per stream). */
+    sessionRowsWritten: number;
+  } {
     const ws = this.ctx.getWebSockets(SIDECAR_TAG)[0];
-    return { invocations: { ...this.invocations }, lastPingMs: ws ? (this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? null) : null };
+    return {
+      invocations: { ...this.invocations },
+      lastPingMs: ws ? (this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? null) : null,
+      sessionRowsWritten: this.sessions.rowsWritten,
+    };
   }
 
   /** The generation new machine tokens are minted with; 1 until the machine's tokens are first revoked. */
