@@ -246,6 +246,35 @@ describe("sessions the agent keeps itself, idle agents, closing", () => {
     await waitFor(async () => (await agentOf()) === 0, "the closed session's agent to stop");
   });
 
+  it("shows a session only to tokens whose scope holds its machine, and lets only members act on it", async () => {
+    rt = await startRuntime({ machines: ["local"] });
+    const issue = async (body: unknown) =>
+      (
+        (await (await rt!.api("/v1/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })).json()) as {
+          token: string;
+        }
+      ).token;
+    const elsewhere = await issue({ name: "elsewhere", role: "member", machines: ["other"] });
+    const viewer = await issue({ name: "watcher", role: "viewer", machines: ["local"] });
+    await rpc(rt, "scoped", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=mock");
+    await rpc(rt, "scoped", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } });
+    const [record] = (await sessions(rt)).sessions;
+    const as = (token: string, path: string, init: RequestInit = {}) =>
+      rt!.api(path, { ...init, headers: { ...init.headers, authorization: `Bearer ${token}` } });
+
+    expect(((await (await as(elsewhere, "/v1/sessions")).json()) as { sessions: unknown[] }).sessions).toEqual([]);
+    expect((await as(elsewhere, `/v1/sessions/${record!.id}`)).status).toBe(403);
+    expect((await as(elsewhere, `/v1/sessions/${record!.id}/transcript`)).status).toBe(403);
+    expect((await as(elsewhere, "/v1/sessions?machine=local")).status).toBe(403);
+
+    expect(((await (await as(viewer, "/v1/sessions")).json()) as { sessions: { id: string }[] }).sessions.map((s) => s.id)).toEqual([record!.id]);
+    expect((await as(viewer, `/v1/sessions/${record!.id}/transcript`)).status).toBe(200);
+    const refused = await as(viewer, `/v1/sessions/${record!.id}/continue`, { method: "POST" });
+    expect(refused.status).toBe(403);
+    expect(errorCode(await problemOf(refused))).toBe("permission_denied");
+    expect((await as(viewer, `/v1/sessions/${record!.id}`, { method: "DELETE" })).status).toBe(403);
+  });
+
   it("refuses what it should: bad ids, another machine's session, filters", async () => {
     rt = await startRuntime({ machines: ["local"] });
     expect((await rt.api("/v1/sessions/not-a-session")).status).toBe(400);

@@ -16,7 +16,6 @@ export type UpdateEffect =
   | { type: "title"; title: string }
   | { type: "ignore" };
 
-const TextContent = z.object({ type: z.literal("text"), text: z.string() });
 const ToolFields = z
   .object({
     toolCallId: z.string(),
@@ -39,16 +38,18 @@ function toolData(fields: z.infer<typeof ToolFields>): Record<string, unknown> {
 }
 
 export function effectOf(update: unknown): UpdateEffect {
+  // The hot path first, checked by hand: a stream in full flow is thousands of text chunks a second.
+  if (typeof update === "object" && update !== null) {
+    const { sessionUpdate, content } = update as { sessionUpdate?: unknown; content?: { type?: unknown; text?: unknown } };
+    if (sessionUpdate === "agent_message_chunk" || sessionUpdate === "agent_thought_chunk") {
+      if (typeof content !== "object" || content === null || content.type !== "text" || typeof content.text !== "string") return { type: "ignore" };
+      return { type: "chunk", kind: sessionUpdate === "agent_message_chunk" ? "text" : "thought", text: content.text };
+    }
+  }
   const parsed = Update.safeParse(update);
   if (!parsed.success) return { type: "ignore" };
   const u = parsed.data;
   switch (u.sessionUpdate) {
-    case "agent_message_chunk":
-    case "agent_thought_chunk": {
-      const content = TextContent.safeParse(u.content);
-      if (!content.success) return { type: "ignore" };
-      return { type: "chunk", kind: u.sessionUpdate === "agent_message_chunk" ? "text" : "thought", text: content.data.text };
-    }
     case "tool_call":
     case "tool_call_update": {
       const fields = ToolFields.safeParse(u);
