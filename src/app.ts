@@ -21,6 +21,7 @@ import { sessionRoutes } from "./routes/sessions";
 import { desktopRoutes } from "./routes/desktop";
 import { fileRoutes, STREAMED_BODY_PATHS } from "./routes/files";
 import { trustRoutes } from "./routes/trust";
+import { sidecarPackage } from "./routes/sidecar-package";
 import { tunnelRoutes } from "./routes/tunnel";
 
 /** Everything under `{base_url}/v1`; mounted at `/v1` and at `/machines/{machine}/v1`. */
@@ -73,6 +74,7 @@ export function createApp() {
   const v1 = v1App();
   app.get("/", dashboard);
   app.get("/assets/:name", dashboardAsset);
+  app.get("/v1/sidecar/:file", sidecarPackage);
   app.route("/", tunnelRoutes);
   app.route("/v1", v1);
   app.route("/machines/:machine/v1", v1);

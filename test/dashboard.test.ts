@@ -226,7 +226,7 @@ describe("the dashboard", () => {
     await page.click("#connect-form button[type=submit]");
     await page.waitForSelector("#connect-out:not([hidden])");
     expect(await page.textContent("#connect-command")).toMatch(
-      /^echo 'mt2\.new-laptop\.1\.0\.[A-Za-z0-9_-]+' \| npx agent-runtime-sidecar login --url 'http:\/\/127\.0\.0\.1:\d+' --machine 'new-laptop' && npx agent-runtime-sidecar connect$/,
+      /^echo 'mt2\.new-laptop\.1\.0\.[A-Za-z0-9_-]+' \| npx -y --package='http:\/\/127\.0\.0\.1:\d+\/v1\/sidecar\/agent-runtime-sidecar-[\d.]+\.tgz' agent-runtime-sidecar login --url 'http:\/\/127\.0\.0\.1:\d+' --machine 'new-laptop' && npx -y --package='[^']+' agent-runtime-sidecar connect$/,
     );
 
     await page.fill("#token-name", "reader-rita");

@@ -6,7 +6,7 @@
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -124,6 +124,43 @@ describe("the sidecar package", () => {
     ).json()) as { result: { stopReason: string } };
     expect(prompt.result.stopReason).toBe("end_turn");
     expect((await rt.api("/machines/laptop/v1/acp/packaged", { method: "DELETE" })).status).toBe(204);
+  }, 180_000);
+
+  it("the connect command the worker hands out installs the sidecar from the worker itself and connects, with no registry package", async () => {
+    const minted = await rt.api("/v1/machine-tokens", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ machine: "from-worker" }),
+    });
+    const { connectCommand } = (await minted.json()) as { connectCommand: string };
+    expect(connectCommand).toContain(`--package='${rt.url}/v1/sidecar/agent-runtime-sidecar-${LATEST_SIDECAR_VERSION}.tgz'`);
+    // The tarball the worker serves is the package as `npm pack` makes it: the same files.
+    const served = await fetch(`${rt.url}/v1/sidecar/agent-runtime-sidecar-${LATEST_SIDECAR_VERSION}.tgz`);
+    expect(served.status).toBe(200);
+    const file = join(work, "served.tgz");
+    await writeFile(file, Buffer.from(await served.arrayBuffer()));
+    expect((await run("tar", ["-tzf", file])).stdout.trim().split("\n").sort()).toEqual((await run("tar", ["-tzf", tarball])).stdout.trim().split("\n").sort());
+    expect((await fetch(`${rt.url}/v1/sidecar/agent-runtime-sidecar-0.0.1.tgz`)).status).toBe(404);
+
+    // Another user's machine: its own empty folder and HOME (where `login` stores the token).
+    const folder = join(work, "empty");
+    const otherHome = join(work, "other-home");
+    await mkdir(folder, { recursive: true });
+    await mkdir(otherHome, { recursive: true });
+    let output = "";
+    const child = spawn("bash", ["-euc", connectCommand], { cwd: folder, env: userEnv({ HOME: otherHome }), stdio: ["ignore", "pipe", "pipe"], detached: true });
+    child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+    try {
+      await waitFor(async () => output.includes("connected to"), `the sidecar from the worker to connect:\n${output}`, 120_000);
+      const machines = (await (await rt.api("/v1/machines")).json()) as { machines: { id: string; connected: boolean }[] };
+      expect(machines.machines).toContainEqual(expect.objectContaining({ id: "from-worker", connected: true }));
+      expect(existsSync(join(folder, "node_modules"))).toBe(false); // nothing installed into the folder: npx keeps it in its cache
+    } finally {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid!, "SIGTERM");
+      await exited;
+    }
   }, 180_000);
 
   it("`status` says it is connected, to what, as which machine, and which agents are installed", async () => {

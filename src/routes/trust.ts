@@ -6,6 +6,7 @@ import type { StoredToken } from "../durable/token";
 import type { AppEnv } from "../env";
 import { settings } from "../settings";
 import { declare, machineKnown } from "../http/access";
+import { sidecarPackageUrl } from "./sidecar-package";
 import { errors, json, jsonBody } from "../http/openapi";
 import { newApiToken, sha256Hex } from "../http/secrets";
 import { mintTicket } from "../http/tickets";
@@ -107,8 +108,10 @@ const revokeMachine = createRoute(
 );
 
 /** A shell line that stores the token (0600) and connects; the token goes through a pipe, never an argument. */
+/** The line that connects a machine: the sidecar comes from this worker (its own version), not from a registry. */
 function connectCommand(url: string, machine: string, token: string): string {
-  return `echo '${token}' | npx agent-runtime-sidecar login --url '${url}' --machine '${machine}' && npx agent-runtime-sidecar connect`;
+  const sidecar = `npx -y --package='${sidecarPackageUrl(url)}' agent-runtime-sidecar`;
+  return `echo '${token}' | ${sidecar} login --url '${url}' --machine '${machine}' && ${sidecar} connect`;
 }
 
 export const trustRoutes = new OpenAPIHono<AppEnv>()
