@@ -5,7 +5,7 @@
  * wrangler.toml.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
@@ -21,10 +21,20 @@ export const SIDECAR_BUNDLE = `${ROOT}/sidecar/dist/sidecar.js`;
 export interface Secrets {
   API_TOKEN: string;
   TUNNEL_SECRET: string;
+  /** Web Push's key pair (RFC 8292), base64url: the 65-byte public point and the 32-byte private scalar. */
+  VAPID_PUBLIC_KEY?: string;
+  VAPID_PRIVATE_KEY?: string;
 }
 
 export function newSecret(prefix: string): string {
   return `${prefix}_${randomBytes(24).toString("base64url")}`;
+}
+
+/** A new VAPID key pair, in the form `wrangler secret put` and the web-push tools use. */
+export function newVapidKeys(): { VAPID_PUBLIC_KEY: string; VAPID_PRIVATE_KEY: string } {
+  const jwk = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "jwk" });
+  const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, "base64url"), Buffer.from(jwk.y!, "base64url")]);
+  return { VAPID_PUBLIC_KEY: point.toString("base64url"), VAPID_PRIVATE_KEY: jwk.d! };
 }
 
 /** Read `.dev.vars`, adding whichever secret is missing (the file is git-ignored). */
@@ -46,8 +56,17 @@ export function ensureDevVars(path = `${ROOT}/.dev.vars`): Secrets {
       changed = true;
     }
   }
+  if (!vars.get("VAPID_PUBLIC_KEY") || !vars.get("VAPID_PRIVATE_KEY")) {
+    for (const [k, v] of Object.entries(newVapidKeys())) vars.set(k, v);
+    changed = true;
+  }
   if (changed) writeFileSync(path, `${[...vars].map(([k, v]) => `${k}="${v}"`).join("\n")}\n`, { mode: 0o600 });
-  return { API_TOKEN: vars.get("API_TOKEN")!, TUNNEL_SECRET: vars.get("TUNNEL_SECRET")! };
+  return {
+    API_TOKEN: vars.get("API_TOKEN")!,
+    TUNNEL_SECRET: vars.get("TUNNEL_SECRET")!,
+    VAPID_PUBLIC_KEY: vars.get("VAPID_PUBLIC_KEY")!,
+    VAPID_PRIVATE_KEY: vars.get("VAPID_PRIVATE_KEY")!,
+  };
 }
 
 export interface WorkerOptions {

@@ -18,6 +18,7 @@ import { processRoutes } from "./routes/processes";
 import { mcpRoutes } from "./routes/mcp";
 import { skillsRoutes } from "./routes/skills";
 import { sessionRoutes } from "./routes/sessions";
+import { notificationRoutes } from "./routes/notifications";
 import { desktopRoutes } from "./routes/desktop";
 import { fileRoutes, STREAMED_BODY_PATHS } from "./routes/files";
 import { trustRoutes } from "./routes/trust";
@@ -39,6 +40,7 @@ export function v1App() {
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
   v1.route("/", sessionRoutes);
+  v1.route("/", notificationRoutes);
   v1.route("/", processRoutes);
   v1.route("/", fileRoutes);
   v1.route("/", agentRoutes);

@@ -25,6 +25,12 @@ export interface Env {
   CF_ACCESS_CERTS_URL?: string;
   /** `email=role` pairs, comma separated; `*@example.com=viewer` matches a whole domain. */
   CF_ACCESS_ROLES?: string;
+  /** Web Push (VAPID, RFC 8292): the key pair as base64url (public: the 65-byte point; private: a secret), and who runs it. */
+  VAPID_PUBLIC_KEY?: string;
+  VAPID_PRIVATE_KEY?: string;
+  VAPID_SUBJECT?: string;
+  /** The first retry of a failed notification waits this long (ms), each next one twice as long. */
+  NOTIFY_BACKOFF_MS?: string;
 }
 
 export type AppEnv = {

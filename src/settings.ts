@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Env } from "./env";
 import { LIMITS } from "./protocol/limits";
+import { type VapidKey, vapidFromKeys } from "./notifications/web-push";
 
 const positive = (fallback: number) =>
   z
@@ -52,6 +53,10 @@ const Settings = z.object({
   CF_ACCESS_TEAM_DOMAIN: optionalText,
   CF_ACCESS_CERTS_URL: optionalText,
   CF_ACCESS_ROLES: optionalText,
+  VAPID_PUBLIC_KEY: optionalText,
+  VAPID_PRIVATE_KEY: optionalText,
+  VAPID_SUBJECT: optionalText,
+  NOTIFY_BACKOFF_MS: positive(1000),
 });
 
 export interface WorkerSettings {
@@ -64,6 +69,20 @@ export interface WorkerSettings {
   sseIdleCloseMs: number;
   /** Cloudflare Access, when both its audience and team domain are set. */
   access: { audience: string; issuer: string; certsUrl: string; roles: string | null } | null;
+  /** Web Push's application server key (VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY, VAPID_SUBJECT), when set and valid. */
+  vapid: VapidKey | null;
+  /** The first retry of a failed notification waits this long, each next one twice as long. */
+  notifyBackoffMs: number;
+}
+
+function vapidOf(publicKey: string | null, privateKey: string | null, subject: string | null): VapidKey | null {
+  if (!publicKey || !privateKey) return null;
+  try {
+    return vapidFromKeys(publicKey, privateKey, subject ?? "mailto:agent-runtime@localhost");
+  } catch (err) {
+    console.error(`Web Push is off: ${err instanceof Error ? err.message : String(err)}`);
+    return null;
+  }
 }
 
 const cache = new WeakMap<Env, WorkerSettings>();
@@ -87,6 +106,8 @@ export function settings(env: Env): WorkerSettings {
       s.CF_ACCESS_AUD && issuer
         ? { audience: s.CF_ACCESS_AUD, issuer, certsUrl: s.CF_ACCESS_CERTS_URL ?? `${issuer}/cdn-cgi/access/certs`, roles: s.CF_ACCESS_ROLES }
         : null,
+    vapid: vapidOf(s.VAPID_PUBLIC_KEY, s.VAPID_PRIVATE_KEY, s.VAPID_SUBJECT),
+    notifyBackoffMs: s.NOTIFY_BACKOFF_MS,
   };
   cache.set(env, parsed);
   return parsed;

@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newSecret, startSidecar, startWorker, type RunningWorker, type SidecarProcess } from "../dev/runtime";
+import { newSecret, newVapidKeys, startSidecar, startWorker, type RunningWorker, type SidecarProcess } from "../dev/runtime";
 
 export interface Runtime {
   url: string;
@@ -24,7 +24,7 @@ export interface Runtime {
 
 export async function startRuntime(opts: { machines?: string[]; vars?: Record<string, string>; persist?: boolean } = {}): Promise<Runtime> {
   const dir = await mkdtemp(join(tmpdir(), "agent-runtime-test-"));
-  const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts") };
+  const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts"), ...newVapidKeys() };
   // `/v1/...` means machine `local` unless a test says otherwise (as `npm start` does).
   const workerOptions = { secrets, ...(opts.persist ? { persistTo: join(dir, "state") } : {}), vars: { DEFAULT_MACHINE: "local", ...opts.vars } };
   let worker = await startWorker(workerOptions);

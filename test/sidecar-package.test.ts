@@ -148,7 +148,12 @@ describe("the sidecar package", () => {
     await mkdir(folder, { recursive: true });
     await mkdir(otherHome, { recursive: true });
     let output = "";
-    const child = spawn("bash", ["-euc", connectCommand], { cwd: folder, env: userEnv({ HOME: otherHome }), stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn("bash", ["-euc", connectCommand], {
+      cwd: folder,
+      env: userEnv({ HOME: otherHome }),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
     child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
     try {

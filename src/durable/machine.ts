@@ -34,6 +34,9 @@ import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocument
 import { fileResponse, stageBody } from "./file-transfer";
 import { SseReader } from "./sse-reader";
 import { SessionRecorder } from "./sessions/recorder";
+import { Deliverer } from "../notifications/deliverer";
+import { hears, payloadOf, type RuntimeEvent } from "../notifications/events";
+import type { DeliveryAttempt, SubscriptionTarget } from "../protocol/notifications";
 import { TranscriptFollower } from "./sessions/follower";
 import { isJsonRpcRequest, type AgentId, type JsonRpcMessage } from "../protocol/resources";
 import type { AcpPostResult } from "../protocol/frames";
@@ -118,6 +121,12 @@ export class MachineObject extends DurableObject<Env> {
   /** How often this instance's code ran, by entry point: for the idle-cost tests and `npm run bench:scale`. */
   private readonly invocations = { fetch: 0, message: 0, close: 0, rpc: 0 };
   private readonly sessions: SessionRecorder;
+  /** Notifications of this machine's events, sent from its alarm (docs/architecture.md, "Notifications"). */
+  private readonly deliverer: Deliverer;
+  /** The subscriptions that may hear of this machine (the team's copy for it), read from storage once. */
+  private subscriptions: SubscriptionTarget[] | null = null;
+  /** Whether the team knows this machine has records (sessions, deliveries) to list: asked of storage once. */
+  private recordsAnnounced: boolean | null = null;
   /** The servers whose stream the session recorder follows. */
   private readonly recording = new Set<string>();
   private runtimeRequests = 0;
@@ -128,8 +137,18 @@ export class MachineObject extends DurableObject<Env> {
       ctx.storage.sql,
       () => this.machineName(),
       () => this.tunnel() !== null,
-      () => this.announceSessions(),
+      () => this.announceRecords(),
+      (event) => this.ctx.waitUntil(this.notify(event)),
     );
+    this.deliverer = new Deliverer(ctx.storage.sql, {
+      wake: async (at) => {
+        const current = await ctx.storage.getAlarm();
+        if (current === null || current > at) await ctx.storage.setAlarm(at);
+      },
+      vapid: settings(env).vapid,
+      gone: (id) => teamStub(env).dropSubscription(id),
+      backoffMs: settings(env).notifyBackoffMs,
+    });
     // Heartbeats are answered by the runtime: an idle machine's object is never woken by them.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
   }
@@ -277,6 +296,12 @@ export class MachineObject extends DurableObject<Env> {
         return null;
       });
     this.send(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
+    if (registered) await this.keepSubscriptions(registered.subscriptions);
+    // Back after people were told it went away: they are told it is back.
+    if (await this.ctx.storage.get<boolean>("offline-announced")) {
+      await this.ctx.storage.delete("offline-announced");
+      this.ctx.waitUntil(this.notify({ type: "machine.online", machine: attachment.machine }));
+    }
     if (this.graceTimer) clearTimeout(this.graceTimer);
     this.graceTimer = null;
     this.resumeAfterHello(ws, hello.bootId ?? null);
@@ -336,6 +361,13 @@ export class MachineObject extends DurableObject<Env> {
   private failInFlight(): void {
     this.graceTimer = null;
     if (this.tunnel()) return;
+    // Away for good, not a blip (it did not come back within the grace): people are told once.
+    this.ctx.waitUntil(
+      (async () => {
+        await this.ctx.storage.put("offline-announced", true);
+        await this.notify({ type: "machine.offline", machine: this.machineName() });
+      })(),
+    );
     const problem: ProblemInit = { code: "machine_offline", detail: "the machine's sidecar disconnected and did not come back in time" };
     this.pending.settleAll(() => ({ ok: false, problem }));
     for (const reader of [...this.readers.values()]) reader.fail(problem);
@@ -617,14 +649,58 @@ export class MachineObject extends DurableObject<Env> {
     return (ws && attachmentOf(ws)?.machine) || "unknown";
   }
 
-  /** Once per machine: the team lists sessions only of machines that have some (not per session, nor per message). */
-  private announceSessions(): void {
-    const machine = this.machineName();
+  /**
+   * Once per machine: the team lists sessions and deliveries only of machines that have some (so this is
+   * not per session, nor per message).
+   */
+  private announceRecords(): void {
     this.ctx.waitUntil(
-      teamStub(this.env)
-        .machineHasSessions(machine)
-        .catch((err: unknown) => console.error(`machine '${machine}': the team did not record that it has sessions:`, err)),
+      (async () => {
+        this.recordsAnnounced ??= (await this.ctx.storage.get<boolean>("records-announced")) === true;
+        if (this.recordsAnnounced) return;
+        const machine = this.machineName();
+        await teamStub(this.env).machineHasSessions(machine);
+        this.recordsAnnounced = true;
+        await this.ctx.storage.put("records-announced", true);
+      })().catch((err: unknown) => console.error("the team did not record that this machine has sessions:", err)),
     );
+  }
+
+  // ---------------- notifications (docs/architecture.md, "Notifications") ----------------
+
+  /** The team's fan-out: the subscriptions that may hear of this machine now. */
+  async setSubscriptions(subscriptions: SubscriptionTarget[]): Promise<void> {
+    this.invocations.rpc++;
+    await this.keepSubscriptions(subscriptions);
+  }
+
+  private async keepSubscriptions(subscriptions: SubscriptionTarget[]): Promise<void> {
+    const before = this.subscriptions ?? (await this.ctx.storage.get<SubscriptionTarget[]>("subscriptions")) ?? [];
+    this.subscriptions = subscriptions;
+    // A reconnect that changed nothing writes nothing.
+    if (JSON.stringify(before) !== JSON.stringify(subscriptions)) await this.ctx.storage.put("subscriptions", subscriptions);
+  }
+
+  /** Queue one delivery per subscription that hears of this event; the alarm sends them. */
+  private async notify(event: RuntimeEvent): Promise<void> {
+    this.subscriptions ??= (await this.ctx.storage.get<SubscriptionTarget[]>("subscriptions")) ?? [];
+    const now = Date.now();
+    const targets = this.subscriptions.filter((t) => hears(t, event.type, event.machine, now));
+    if (targets.length === 0) return;
+    const id = crypto.randomUUID();
+    await this.deliverer.enqueue(targets.map((target) => ({ target, payload: payloadOf(event, target.baseUrl, id, now) })));
+    this.announceRecords();
+  }
+
+  override async alarm(): Promise<void> {
+    const next = await this.deliverer.run();
+    if (next !== null) await this.ctx.storage.setAlarm(Math.max(next, Date.now()));
+  }
+
+  /** The newest delivery attempts of these subscriptions (null: all) made from this machine. */
+  listDeliveries(subscriptions: string[] | null, limit: number): DeliveryAttempt[] {
+    this.invocations.rpc++;
+    return this.deliverer.list(subscriptions, limit);
   }
 
   private recorderFrame(serverId: string): WorkerFrame {

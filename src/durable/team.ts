@@ -10,6 +10,9 @@ import { documentEtag, type DocumentKind, EMPTY_DOCUMENTS, ifMatchAllows, type M
 import { machineObject } from "./stubs";
 import { sidecarVersionAdvice } from "../protocol/version";
 import type { AuditEntry, AuditPage, AuditQuery, Machine, McpMachineStatus, SkillsMachineStatus, TokenInfo } from "../protocol/resources";
+import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTarget } from "../protocol/notifications";
+import { Deliverer } from "../notifications/deliverer";
+import { settings } from "../settings";
 
 /** The audit log keeps the newest entries, at most this many and at most this old (docs/architecture.md, "Trust"). */
 export const AUDIT_KEEP_ENTRIES = 100_000;
@@ -48,12 +51,28 @@ function machineOf(r: MachineRow): Machine {
   };
 }
 
+/** Subscriptions one token may hold. */
+export const MAX_SUBSCRIPTIONS_PER_OWNER = 50;
+
 export class TeamObject extends DurableObject<Env> {
   private invocations = 0;
   private writes = 0;
+  /** Test notifications (`POST /v1/notifications/subscriptions/{id}/test`) are sent from here; all others from machines. */
+  private readonly deliverer: Deliverer;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    // Notification subscriptions (docs/architecture.md, "Notifications"): the source of truth; each machine
+    // holds a copy of those that may hear of it, handed over at connect and by the fan-out on a change.
+    ctx.storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS subscriptions (id TEXT PRIMARY KEY, owner TEXT NOT NULL, target TEXT NOT NULL, created_at INTEGER NOT NULL)`,
+    );
+    this.deliverer = new Deliverer(ctx.storage.sql, {
+      wake: (at) => this.ensureAlarm(at),
+      vapid: settings(env).vapid,
+      gone: async (id) => this.dropSubscription(id),
+      backoffMs: settings(env).notifyBackoffMs,
+    });
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS machines (
       id TEXT PRIMARY KEY,
       connected INTEGER NOT NULL,
@@ -151,7 +170,7 @@ export class TeamObject extends DurableObject<Env> {
     connectedAtMs: number;
     sidecarVersion: string;
     platform: string;
-  }): Promise<{ documents: TeamDocuments; recorded: Record<DocumentKind, string | null> }> {
+  }): Promise<{ documents: TeamDocuments; recorded: Record<DocumentKind, string | null>; subscriptions: SubscriptionTarget[] }> {
     this.invocations++;
     this.writes++;
     this.ctx.storage.sql.exec(
@@ -169,7 +188,11 @@ export class TeamObject extends DurableObject<Env> {
       const status = await this.ctx.storage.get<MachineStatusOf[typeof kind]>(`${kind}-status:${m.id}`);
       return status && status.error === null ? status.version : null;
     };
-    return { documents: await this.getDocuments(), recorded: { skills: await recordedVersion("skills"), mcp: await recordedVersion("mcp") } };
+    return {
+      documents: await this.getDocuments(),
+      recorded: { skills: await recordedVersion("skills"), mcp: await recordedVersion("mcp") },
+      subscriptions: this.subscriptionsFor(m.id),
+    };
   }
 
   machineDisconnected(id: string, atMs: number): void {
@@ -222,6 +245,120 @@ export class TeamObject extends DurableObject<Env> {
       .map(machineOf);
   }
 
+  // ---------- notification subscriptions (per token; every machine holds a copy of its own) ----------
+
+  private targets(): { id: string; owner: string; target: SubscriptionTarget; createdAt: number }[] {
+    return this.ctx.storage.sql
+      .exec<{ id: string; owner: string; target: string; created_at: number }>(`SELECT * FROM subscriptions ORDER BY created_at`)
+      .toArray()
+      .map((r) => ({ id: r.id, owner: r.owner, target: JSON.parse(r.target) as SubscriptionTarget, createdAt: r.created_at }));
+  }
+
+  private view(r: { owner: string; target: SubscriptionTarget; createdAt: number }): Subscription {
+    const t = r.target;
+    return {
+      id: t.id,
+      kind: t.kind,
+      target: t.kind === "webhook" ? t.url : new URL(t.url).origin,
+      events: t.events,
+      machines: t.machines,
+      muted: t.muted,
+      owner: r.owner,
+      createdAtMs: r.createdAt,
+    };
+  }
+
+  /** The subscriptions that may hear of this machine (what its object keeps). */
+  subscriptionsFor(machine: string): SubscriptionTarget[] {
+    return this.targets()
+      .map((r) => r.target)
+      .filter((t) => (t.scope === "*" || t.scope.includes(machine)) && (t.machines === null || t.machines.includes(machine)));
+  }
+
+  /** Null when the owner holds as many subscriptions as it may. */
+  async addSubscription(owner: string, target: SubscriptionTarget): Promise<Subscription | null> {
+    this.invocations++;
+    const held = this.ctx.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM subscriptions WHERE owner = ?`, owner).one().n;
+    if (held >= MAX_SUBSCRIPTIONS_PER_OWNER) return null;
+    const createdAt = Date.now();
+    this.writes++;
+    this.ctx.storage.sql.exec(
+      `INSERT INTO subscriptions (id, owner, target, created_at) VALUES (?, ?, ?, ?)`,
+      target.id,
+      owner,
+      JSON.stringify(target),
+      createdAt,
+    );
+    await this.startSubscriptionsFanout();
+    return this.view({ owner, target, createdAt });
+  }
+
+  /** An owner's subscriptions (null: everyone's, for admins). */
+  listSubscriptions(owner: string | null): Subscription[] {
+    this.invocations++;
+    return this.targets()
+      .filter((r) => owner === null || r.owner === owner)
+      .map((r) => this.view(r));
+  }
+
+  /** Change a subscription of this owner (null: any owner); null when there is none. */
+  async updateSubscription(id: string, owner: string | null, change: { muted?: boolean }): Promise<Subscription | null> {
+    this.invocations++;
+    const found = this.targets().find((r) => r.id === id && (owner === null || r.owner === owner));
+    if (!found) return null;
+    const target = { ...found.target, ...(change.muted !== undefined ? { muted: change.muted } : {}) };
+    this.writes++;
+    this.ctx.storage.sql.exec(`UPDATE subscriptions SET target = ? WHERE id = ?`, JSON.stringify(target), id);
+    await this.startSubscriptionsFanout();
+    return this.view({ ...found, target });
+  }
+
+  async deleteSubscription(id: string, owner: string | null): Promise<boolean> {
+    this.invocations++;
+    const found = this.targets().find((r) => r.id === id && (owner === null || r.owner === owner));
+    if (!found) return false;
+    await this.dropSubscription(id);
+    return true;
+  }
+
+  /** A push service said the subscription is gone, or its owner removed it. */
+  async dropSubscription(id: string): Promise<void> {
+    this.writes++;
+    this.ctx.storage.sql.exec(`DELETE FROM subscriptions WHERE id = ?`, id);
+    await this.startSubscriptionsFanout();
+  }
+
+  /** A revoked token's subscriptions end with it. */
+  async deleteSubscriptionsOf(owner: string): Promise<number> {
+    this.invocations++;
+    const n = this.ctx.storage.sql.exec(`DELETE FROM subscriptions WHERE owner = ?`, owner).rowsWritten;
+    if (n > 0) {
+      this.writes++;
+      await this.startSubscriptionsFanout();
+    }
+    return n;
+  }
+
+  /** A test notification to one subscription of this owner (null: any), sent from here; its attempts are listed like any. */
+  async testSubscription(id: string, owner: string | null, payload: NotificationPayload): Promise<boolean> {
+    this.invocations++;
+    const found = this.targets().find((r) => r.id === id && (owner === null || r.owner === owner));
+    if (!found) return false;
+    await this.deliverer.enqueue([{ target: found.target, payload }]);
+    return true;
+  }
+
+  listDeliveries(subscriptions: string[] | null, limit: number): DeliveryAttempt[] {
+    this.invocations++;
+    return this.deliverer.list(subscriptions, limit);
+  }
+
+  /** Connected machines get the new list, a batch per alarm run (the others when they connect). */
+  private async startSubscriptionsFanout(): Promise<void> {
+    await this.ctx.storage.put("subscriptions-fanout", { after: "" });
+    await this.ensureAlarm(Date.now());
+  }
+
   // ---------- batched work: configuration fan-out and the six-hourly liveness refresh, one alarm ----------
 
   private async ensureAlarm(at = Date.now() + REFRESH_EVERY_MS): Promise<void> {
@@ -246,6 +383,15 @@ export class TeamObject extends DurableObject<Env> {
       if (ids.length < FANOUT_BATCH) await this.ctx.storage.delete("config-fanout");
       else await this.ctx.storage.put("config-fanout", { after: ids.at(-1)! });
     }
+    const subscriptionsFanout = await this.ctx.storage.get<{ after: string }>("subscriptions-fanout");
+    if (subscriptionsFanout) {
+      const ids = this.connectedIdsAfter(subscriptionsFanout.after, FANOUT_BATCH);
+      await Promise.allSettled(ids.map((id) => machineObject(this.env, id).setSubscriptions(this.subscriptionsFor(id))));
+      this.writes++;
+      if (ids.length < FANOUT_BATCH) await this.ctx.storage.delete("subscriptions-fanout");
+      else await this.ctx.storage.put("subscriptions-fanout", { after: ids.at(-1)! });
+    }
+    const deliveriesDue = await this.deliverer.run();
     const stored = await this.ctx.storage.get<{ after: string; dueMs: number }>("liveness-refresh");
     let refresh = stored ?? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS };
     if (refresh.dueMs <= Date.now()) {
@@ -266,8 +412,9 @@ export class TeamObject extends DurableObject<Env> {
       this.writes++;
       await this.ctx.storage.put("liveness-refresh", refresh);
     }
-    const more = (await this.ctx.storage.get("config-fanout")) !== undefined || refresh.after !== "";
-    await this.ctx.storage.setAlarm(more ? Date.now() : refresh.dueMs);
+    const more =
+      (await this.ctx.storage.get("config-fanout")) !== undefined || (await this.ctx.storage.get("subscriptions-fanout")) !== undefined || refresh.after !== "";
+    await this.ctx.storage.setAlarm(more ? Date.now() : Math.min(refresh.dueMs, deliveriesDue ?? Number.POSITIVE_INFINITY));
   }
 
   private connectedIdsAfter(after: string, limit: number): string[] {

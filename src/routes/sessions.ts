@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare, machineKnown, scopeAllows } from "../http/access";
 import { machineObject, teamStub } from "../durable/stubs";
+import { bounded } from "../http/bounded";
 import { relay, settled } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { errors, json, jsonBody, LastEventIdHeader, QueryFlag } from "../http/openapi";
@@ -141,20 +142,6 @@ function sessionStub(c: Context<AppEnv>, id: string) {
 
 function notFound(id: string): never {
   throw new ProblemError("not_found", `no session '${id}'`);
-}
-
-/** Run `work` over `items`, at most `limit` at a time. */
-async function bounded<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 export const sessionRoutes = new OpenAPIHono<AppEnv>()

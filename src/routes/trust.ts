@@ -152,6 +152,8 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
     const revoked = await tokenStub(c.env, id).revoke(Date.now());
     if (!revoked) throw new ProblemError("not_found", `no token with id '${id}'`);
     await teamStub(c.env).updateToken(revoked);
+    // Its notifications end with it.
+    await teamStub(c.env).deleteSubscriptionsOf(id);
     return c.json(revoked, 200);
   })
   .openapi(audit, async (c) => c.json(await teamStub(c.env).readAudit(c.req.valid("query")), 200))

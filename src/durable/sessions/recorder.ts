@@ -21,6 +21,7 @@ import {
   type TranscriptPage,
 } from "../../protocol/sessions";
 import { digestOf, effectOf, TranscriptTail } from "./transcript";
+import type { RuntimeEvent } from "../../notifications/events";
 
 /** How long changed entries may wait in memory before they are written (a stream in full flow: about one write batch a second). */
 export const FLUSH_MS = 1_000;
@@ -153,6 +154,8 @@ export class SessionRecorder {
     private readonly online: () => boolean,
     /** Called once, when this machine records its first session (the team lists only such machines). */
     private readonly firstSession: () => void,
+    /** What a person away may want to hear of (notifications): a question, a turn's end. */
+    private readonly events: (event: RuntimeEvent) => void = () => {},
   ) {
     sql.exec(`CREATE TABLE IF NOT EXISTS sessions (
       id TEXT PRIMARY KEY, acp_session_id TEXT NOT NULL, server_id TEXT NOT NULL, agent TEXT NOT NULL, agent_version TEXT,
@@ -304,16 +307,18 @@ export class SessionRecorder {
         const session = this.sessionByAcp(serverId, String(params.sessionId));
         if (!session) return;
         const started = session.row.turn_started_at;
+        const durationMs = started ? now - started : null;
+        const stopReason =
+          answer.error === undefined && typeof asRecord(answer.result).stopReason === "string" ? String(asRecord(answer.result).stopReason) : null;
+        const lastLine = session.tail.lastTextLine();
         if (answer.error !== undefined) session.tail.add("error", now, { text: answer.error });
-        else {
-          const stopReason = asRecord(answer.result).stopReason;
-          session.tail.add("stop", now, {
-            data: { stopReason: typeof stopReason === "string" ? stopReason : null, durationMs: started ? now - started : null },
-          });
-        }
+        else session.tail.add("stop", now, { data: { stopReason, durationMs } });
         session.row.pending = null;
         session.row.turn_started_at = null;
         this.setState(session, "idle", now);
+        const record = this.toSession(session.row);
+        if (answer.error !== undefined) this.events({ type: "turn.failed", machine: record.machine, session: record, message: answer.error });
+        else this.events({ type: "turn.finished", machine: record.machine, session: record, stopReason, durationMs, lastLine });
         return;
       }
       case "session/close": {
@@ -349,6 +354,8 @@ export class SessionRecorder {
     session.row.pending = null;
     session.row.turn_started_at = null;
     this.setState(session, "failed", now);
+    const record = this.toSession(session.row);
+    this.events({ type: "turn.failed", machine: record.machine, session: record, message: problem.detail });
   }
 
   /** What the agent wrote (its subscription to the server's stream): updates and requests to the person. */
@@ -408,6 +415,8 @@ export class SessionRecorder {
     session.tail.add("permission", now, { data: { ...pending } });
     session.row.pending = JSON.stringify(pending);
     this.setState(session, "waiting", now);
+    const record = this.toSession(session.row);
+    this.events({ type: "permission.requested", machine: record.machine, session: record, permission: pending });
   }
 
   /** The agent's process is gone (it exited, was stopped idle, or the sidecar restarted): its turns in progress failed. */
@@ -422,6 +431,8 @@ export class SessionRecorder {
       session.row.pending = null;
       session.row.turn_started_at = null;
       this.setState(session, "failed", now);
+      const record = this.toSession(session.row);
+      this.events({ type: "turn.failed", machine: record.machine, session: record, message });
     }
   }
 

@@ -77,8 +77,18 @@ export class TranscriptTail {
   private readonly unsent = new Map<number, TranscriptEntry>();
   /** Someone reads this session live: only then are changes kept for delivery. */
   following = false;
+  private lastText: TranscriptEntry | null = null;
 
   constructor(private nextSeq: number) {}
+
+  /** The last line the agent said (the last text entry this tail saw), for a turn's summary. */
+  lastTextLine(): string | null {
+    const lines = (this.lastText?.text ?? "")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean);
+    return lines.at(-1)?.slice(0, 300) ?? null;
+  }
 
   /** The sequence the next new entry gets. */
   get next(): number {
@@ -92,6 +102,7 @@ export class TranscriptTail {
   add(kind: TranscriptEntryKind, atMs: number, fields: { text?: string; data?: Record<string, unknown> } = {}): TranscriptEntry {
     const entry: TranscriptEntry = { seq: this.nextSeq++, atMs, kind, ...fields };
     this.open = kind === "text" || kind === "thought" || kind === "plan" ? entry : null;
+    if (kind === "text") this.lastText = entry;
     this.touch(entry);
     return entry;
   }

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import type { SubscriptionTarget } from "../protocol/notifications";
+import type { Session } from "../protocol/sessions";
+import { hears, payloadOf } from "./events";
+
+const target: SubscriptionTarget = {
+  id: "sub-1",
+  kind: "webhook",
+  url: "https://hooks.example.com/x",
+  secret: "s".repeat(16),
+  keys: null,
+  events: ["permission.requested", "turn.finished"],
+  machines: null,
+  scope: ["laptop"],
+  muted: false,
+  expiresAtMs: null,
+  baseUrl: "https://runtime.example.com",
+};
+
+const session = {
+  id: "ses-0123456789abcdef-laptop",
+  sessionId: "abc",
+  agent: "claude",
+  title: "Fix <the> build & ship",
+} as Session;
+
+describe("hears", () => {
+  it("follows the subscription's events, machines, mute, expiry and its token's scope", () => {
+    expect(hears(target, "turn.finished", "laptop", 0)).toBe(true);
+    expect(hears(target, "turn.failed", "laptop", 0)).toBe(false);
+    expect(hears(target, "turn.finished", "desktop", 0)).toBe(false); // outside the token's scope
+    expect(hears({ ...target, scope: "*", machines: ["desktop"] }, "turn.finished", "laptop", 0)).toBe(false);
+    expect(hears({ ...target, muted: true }, "turn.finished", "laptop", 0)).toBe(false);
+    expect(hears({ ...target, expiresAtMs: 10 }, "turn.finished", "laptop", 11)).toBe(false);
+  });
+});
+
+describe("payloadOf", () => {
+  it("links the session at its question, with a one-line Slack text", () => {
+    const payload = payloadOf(
+      {
+        type: "permission.requested",
+        machine: "laptop",
+        session,
+        permission: {
+          requestId: 7,
+          kind: "permission",
+          title: "Write\nhello.txt",
+          toolCallId: null,
+          options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }],
+          atMs: 0,
+        },
+      },
+      "https://runtime.example.com",
+      "evt-1",
+      Date.UTC(2026, 10, 23),
+    );
+    expect(payload).toMatchObject({
+      id: "evt-1",
+      event: "permission.requested",
+      at: "2026-11-23T00:00:00.000Z",
+      machine: "laptop",
+      agent: "claude",
+      session: { id: session.id, sessionId: "abc", title: "Fix <the> build & ship" },
+      permission: { requestId: 7, title: "Write\nhello.txt", options: [{ optionId: "allow" }] },
+      url: "https://runtime.example.com/#session=ses-0123456789abcdef-laptop",
+    });
+    expect(payload.text).toBe(
+      `claude on laptop asks: Write hello.txt (“Fix <the> build & ship”) <https://runtime.example.com/#session=ses-0123456789abcdef-laptop|Answer>`,
+    );
+    expect(payload.text).not.toContain("\n");
+  });
+
+  it("says how a turn ended, and when a machine comes and goes", () => {
+    const done = payloadOf(
+      { type: "turn.finished", machine: "laptop", session, stopReason: "end_turn", durationMs: 1200, lastLine: "All tests pass." },
+      "https://r",
+      "e",
+      0,
+    );
+    expect(done.turn).toEqual({ stopReason: "end_turn", durationMs: 1200, lastLine: "All tests pass." });
+    expect(done.text).toContain("finished");
+    expect(done.text).toContain("All tests pass.");
+    const away = payloadOf({ type: "machine.offline", machine: "laptop" }, "https://r", "e", 0);
+    expect(away).toMatchObject({ session: null, agent: null, url: "https://r/" });
+    expect(away.text).toContain("went offline");
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * What happened, as each subscription reads it (docs/architecture.md, "Notifications"): who is told (a
+ * subscription's events, machines, its token's scope and expiry, muted or not) and the payload they get.
+ */
+import type { EventType, NotificationPayload, SubscriptionTarget } from "../protocol/notifications";
+import type { PendingRequest, Session } from "../protocol/sessions";
+
+export type RuntimeEvent =
+  | { type: "permission.requested"; machine: string; session: Session; permission: PendingRequest }
+  | { type: "turn.finished"; machine: string; session: Session; stopReason: string | null; durationMs: number | null; lastLine: string | null }
+  | { type: "turn.failed"; machine: string; session: Session; message: string }
+  | { type: "machine.offline" | "machine.online"; machine: string };
+
+/** Does this subscription hear of this event? */
+export function hears(target: SubscriptionTarget, event: EventType, machine: string, nowMs: number): boolean {
+  if (target.muted) return false;
+  if (target.expiresAtMs !== null && target.expiresAtMs <= nowMs) return false;
+  if (!target.events.includes(event)) return false;
+  if (target.scope !== "*" && !target.scope.includes(machine)) return false;
+  return target.machines === null || target.machines.includes(machine);
+}
+
+function quote(text: string | null | undefined, max = 120): string {
+  const one = (text ?? "").replace(/\s+/g, " ").trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+/** Slack's link syntax: `<url|label>` (and its three reserved characters escaped in the label). */
+function link(url: string, label: string): string {
+  return `<${url}|${label.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")}>`;
+}
+
+export function payloadOf(event: RuntimeEvent, baseUrl: string, id: string, atMs: number): NotificationPayload {
+  const at = new Date(atMs).toISOString();
+  if (!("session" in event)) {
+    const url = `${baseUrl}/`;
+    const text = `Machine ${event.machine} ${event.type === "machine.offline" ? "went offline" : "is back online"} ${link(url, "Dashboard")}`;
+    return { id, event: event.type, at, machine: event.machine, agent: null, session: null, url, text };
+  }
+  const { session } = event;
+  const url = `${baseUrl}/#session=${encodeURIComponent(session.id)}`;
+  const who = `${session.agent} on ${event.machine}`;
+  const named = session.title ? ` (“${quote(session.title, 60)}”)` : "";
+  const base = {
+    id,
+    event: event.type,
+    at,
+    machine: event.machine,
+    agent: session.agent,
+    session: { id: session.id, sessionId: session.sessionId, title: session.title },
+    url,
+  };
+  switch (event.type) {
+    case "permission.requested":
+      return {
+        ...base,
+        permission: { requestId: event.permission.requestId, title: event.permission.title, options: event.permission.options },
+        text: `${who} asks: ${quote(event.permission.title)}${named} ${link(url, "Answer")}`,
+      };
+    case "turn.finished":
+      return {
+        ...base,
+        turn: { stopReason: event.stopReason, durationMs: event.durationMs, lastLine: event.lastLine },
+        text: `${who} finished${named}${event.lastLine ? `: ${quote(event.lastLine)}` : ""} ${link(url, "Open")}`,
+      };
+    case "turn.failed":
+      return { ...base, text: `${who} failed${named}: ${quote(event.message)} ${link(url, "Open")}` };
+  }
+}

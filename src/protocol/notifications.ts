@@ -1,0 +1,116 @@
+/**
+ * Notifications (docs/architecture.md, "Notifications"): what happens that a person away should know,
+ * who is told (subscriptions, per token), and every attempt to tell them (deliveries).
+ */
+import { z } from "zod";
+import { AgentId, Identifier, JsonRpcId } from "./resources";
+import { PermissionOption } from "./sessions";
+
+export const EventType = z
+  .enum(["permission.requested", "turn.finished", "turn.failed", "machine.offline", "machine.online", "test"])
+  .describe("test: only what POST …/subscriptions/{id}/test sends")
+  .meta({ id: "NotificationEvent" });
+export type EventType = z.infer<typeof EventType>;
+
+const Base64Url = z.string().regex(/^[A-Za-z0-9_-]+={0,2}$/, "base64url");
+
+export const SubscriptionCreate = z
+  .discriminatedUnion("kind", [
+    z
+      .object({
+        kind: z.literal("webhook"),
+        url: z.string().url().max(2048),
+        secret: z.string().min(16, "at least 16 characters").max(256).describe("signs each delivery: X-Agent-Runtime-Signature"),
+        events: z.array(EventType).min(1).optional().describe("default: every event"),
+        machines: z.array(Identifier).max(256).optional().describe("default: every machine in the token's scope"),
+      })
+      .strict(),
+    z
+      .object({
+        kind: z.literal("webpush"),
+        subscription: z.object({
+          endpoint: z.string().url().max(2048),
+          expirationTime: z.number().nullable().optional(),
+          keys: z.object({ p256dh: Base64Url.max(200), auth: Base64Url.max(64) }),
+        }),
+        events: z.array(EventType).min(1).optional(),
+        machines: z.array(Identifier).max(256).optional(),
+      })
+      .strict(),
+  ])
+  .meta({ id: "SubscriptionCreate" });
+export type SubscriptionCreate = z.infer<typeof SubscriptionCreate>;
+
+/** A subscription as its owner reads it: never its webhook secret nor the browser's keys. */
+export const Subscription = z
+  .object({
+    id: z.string(),
+    kind: z.enum(["webhook", "webpush"]),
+    /** The webhook URL, or the push service's origin. */
+    target: z.string(),
+    events: z.array(EventType),
+    machines: z.array(Identifier).nullable(),
+    muted: z.boolean(),
+    owner: z.string().describe("the token it belongs to"),
+    createdAtMs: z.number().int(),
+  })
+  .meta({ id: "Subscription" });
+export type Subscription = z.infer<typeof Subscription>;
+
+export const SubscriptionList = z.object({ subscriptions: z.array(Subscription) }).meta({ id: "SubscriptionList" });
+
+/** What a machine's object needs to deliver to a subscription: its secrets too, so it never crosses to a sidecar. */
+export const SubscriptionTarget = z.object({
+  id: z.string(),
+  kind: z.enum(["webhook", "webpush"]),
+  url: z.string(),
+  secret: z.string().nullable(),
+  keys: z.object({ p256dh: z.string(), auth: z.string() }).nullable(),
+  events: z.array(EventType),
+  machines: z.array(z.string()).nullable(),
+  /** The token's machine scope at the time: events of other machines are never sent. */
+  scope: z.union([z.literal("*"), z.array(z.string())]),
+  muted: z.boolean(),
+  expiresAtMs: z.number().nullable(),
+  /** The worker's address the subscription was made at: where links in notifications point. */
+  baseUrl: z.string(),
+});
+export type SubscriptionTarget = z.infer<typeof SubscriptionTarget>;
+
+/** The JSON a webhook receives (and, shortened, what a push notification says). */
+export const NotificationPayload = z
+  .object({
+    id: z.string(),
+    event: EventType,
+    at: z.string().describe("ISO 8601"),
+    machine: z.string(),
+    agent: AgentId.nullable(),
+    session: z.object({ id: z.string(), sessionId: z.string(), title: z.string().nullable() }).nullable(),
+    permission: z.object({ requestId: JsonRpcId, title: z.string(), options: z.array(PermissionOption) }).optional(),
+    turn: z.object({ stopReason: z.string().nullable(), durationMs: z.number().nullable(), lastLine: z.string().nullable() }).optional(),
+    url: z.string().describe("the session (or the machine) in the dashboard"),
+    text: z.string().describe("a one-line summary, usable as a Slack message"),
+  })
+  .meta({ id: "NotificationPayload" });
+export type NotificationPayload = z.infer<typeof NotificationPayload>;
+
+export const DeliveryAttempt = z
+  .object({
+    deliveryId: z.string(),
+    subscriptionId: z.string(),
+    event: EventType,
+    eventId: z.string(),
+    machine: z.string().nullable(),
+    attempt: z.number().int().min(1),
+    atMs: z.number().int(),
+    outcome: z.enum(["delivered", "retrying", "failed", "dropped"]).describe("dropped: the push service said the subscription is gone"),
+    httpStatus: z.number().int().nullable(),
+    error: z.string().nullable(),
+  })
+  .meta({ id: "DeliveryAttempt" });
+export type DeliveryAttempt = z.infer<typeof DeliveryAttempt>;
+
+export const DeliveryList = z.object({ deliveries: z.array(DeliveryAttempt) }).meta({ id: "DeliveryList" });
+
+/** Attempts per delivery before it is given up (the first included). */
+export const MAX_ATTEMPTS = 5;

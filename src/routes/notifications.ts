@@ -1,0 +1,215 @@
+/**
+ * Notifications (docs/architecture.md, "Notifications"): a token subscribes a webhook or a browser (Web
+ * Push) to what happens on the machines in its scope, mutes, tests and removes its subscriptions, and
+ * reads every delivery attempt. Events are raised and delivered by the machines' objects.
+ */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../env";
+import { declare, scopeAllows } from "../http/access";
+import { machineObject, teamStub } from "../durable/stubs";
+import { bounded } from "../http/bounded";
+import { errors, json, jsonBody } from "../http/openapi";
+import { allowedTarget } from "../notifications/webhook";
+import { fromBase64url } from "../notifications/web-push";
+import { settings } from "../settings";
+import { ProblemError } from "../protocol/problems";
+import { DeliveryList, EventType, Subscription, SubscriptionCreate, SubscriptionList, type SubscriptionTarget } from "../protocol/notifications";
+
+/** How many machines a list of deliveries asks at once. */
+const LIST_CONCURRENCY = 16;
+
+const IdParams = z.object({ id: z.string().regex(/^sub-[0-9a-f-]{36}$/, "a subscription id") });
+
+const create = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "post",
+      path: "/notifications/subscriptions",
+      summary: "Subscribe a webhook or a browser (Web Push) to events of the machines in the token's scope",
+      request: { body: jsonBody(SubscriptionCreate) },
+      responses: { 201: json(Subscription, "the subscription (its secret and keys are never shown again)"), ...errors("invalid_request", "conflict") },
+    },
+  ),
+);
+
+const list = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/notifications/subscriptions",
+      summary: "The token's subscriptions (an admin's: everyone's)",
+      responses: { 200: json(SubscriptionList, "subscriptions"), ...errors() },
+    },
+  ),
+);
+
+const update = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "patch",
+      path: "/notifications/subscriptions/{id}",
+      summary: "Mute or unmute a subscription",
+      request: { params: IdParams, body: jsonBody(z.object({ muted: z.boolean() }).strict()) },
+      responses: { 200: json(Subscription, "the subscription"), ...errors("invalid_request", "not_found") },
+    },
+  ),
+);
+
+const remove = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "delete",
+      path: "/notifications/subscriptions/{id}",
+      summary: "Remove a subscription",
+      request: { params: IdParams },
+      responses: { 204: { description: "removed" }, ...errors("invalid_request", "not_found") },
+    },
+  ),
+);
+
+const test = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "post",
+      path: "/notifications/subscriptions/{id}/test",
+      summary: "Send a test notification to one subscription (its attempts are listed with the others)",
+      request: { params: IdParams },
+      responses: { 202: json(z.object({ eventId: z.string() }), "queued"), ...errors("invalid_request", "not_found") },
+    },
+  ),
+);
+
+const deliveries = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/notifications/deliveries",
+      summary: "Every delivery attempt of the token's subscriptions (an admin's: all), newest first",
+      request: {
+        query: z.object({
+          subscription: IdParams.shape.id.optional(),
+          limit: z.coerce.number().int().min(1).max(500).optional().describe("attempts (default 100)"),
+        }),
+      },
+      responses: { 200: json(DeliveryList, "attempts"), ...errors("invalid_request") },
+    },
+  ),
+);
+
+const vapid = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/notifications/vapid",
+      summary: "The deployment's Web Push public key (applicationServerKey), or null when Web Push is not set up",
+      responses: { 200: json(z.object({ publicKey: z.string().nullable() }), "the key"), ...errors() },
+    },
+  ),
+);
+
+/** Whose subscriptions these are: the issued token, or the name of a bootstrap or Access identity. */
+function ownerOf(c: Context<AppEnv>): string {
+  const identity = c.get("identity");
+  return identity.tokenId ?? `name:${identity.name}`;
+}
+
+/** What an admin manages is everyone's; anyone else manages their own. */
+function ownerFilter(c: Context<AppEnv>): string | null {
+  return c.get("identity").role === "admin" ? null : ownerOf(c);
+}
+
+function notFound(id: string): never {
+  throw new ProblemError("not_found", `no subscription '${id}' of this token`);
+}
+
+export const notificationRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    const identity = c.get("identity");
+    const origin = new URL(c.req.url);
+    const url = body.kind === "webhook" ? body.url : body.subscription.endpoint;
+    const refused = allowedTarget(url, origin.hostname);
+    if (refused) throw new ProblemError("invalid_request", `${body.kind === "webhook" ? "url" : "subscription.endpoint"} ${refused}`);
+    for (const machine of body.machines ?? []) {
+      if (!scopeAllows(identity.machines, machine))
+        throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine });
+    }
+    if (body.kind === "webpush") {
+      if (!settings(c.env).vapid)
+        throw new ProblemError("invalid_request", "Web Push is not set up on this deployment: set VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY");
+      const { p256dh, auth } = body.subscription.keys;
+      if (fromBase64url(p256dh).length !== 65 || fromBase64url(auth).length !== 16) {
+        throw new ProblemError(
+          "invalid_request",
+          "subscription.keys: p256dh must be a 65-byte P-256 point and auth 16 bytes (base64url), as PushManager gives them",
+        );
+      }
+    }
+    const target: SubscriptionTarget = {
+      id: `sub-${crypto.randomUUID()}`,
+      kind: body.kind,
+      url,
+      secret: body.kind === "webhook" ? body.secret : null,
+      keys: body.kind === "webpush" ? body.subscription.keys : null,
+      events: body.events ?? EventType.options,
+      machines: body.machines ?? null,
+      scope: identity.machines,
+      muted: false,
+      expiresAtMs: identity.expiresAtMs,
+      baseUrl: origin.origin,
+    };
+    const created = await teamStub(c.env).addSubscription(ownerOf(c), target);
+    if (!created) throw new ProblemError("conflict", "this token holds as many subscriptions as it may (50): remove some first");
+    return c.json(created, 201);
+  })
+  .openapi(list, async (c) => c.json({ subscriptions: await teamStub(c.env).listSubscriptions(ownerFilter(c)) }, 200))
+  .openapi(update, async (c) => {
+    const { id } = c.req.valid("param");
+    const updated = await teamStub(c.env).updateSubscription(id, ownerFilter(c), c.req.valid("json"));
+    return updated ? c.json(updated, 200) : notFound(id);
+  })
+  .openapi(remove, async (c) => {
+    const { id } = c.req.valid("param");
+    return (await teamStub(c.env).deleteSubscription(id, ownerFilter(c))) ? c.body(null, 204) : notFound(id);
+  })
+  .openapi(test, async (c) => {
+    const { id } = c.req.valid("param");
+    const eventId = crypto.randomUUID();
+    const origin = new URL(c.req.url).origin;
+    const queued = await teamStub(c.env).testSubscription(id, ownerFilter(c), {
+      id: eventId,
+      event: "test",
+      at: new Date().toISOString(),
+      machine: "",
+      agent: null,
+      session: null,
+      url: `${origin}/`,
+      text: `A test notification from agent-runtime <${origin}/|Dashboard>`,
+    });
+    return queued ? c.json({ eventId }, 202) : notFound(id);
+  })
+  .openapi(deliveries, async (c) => {
+    const { subscription, limit = 100 } = c.req.valid("query");
+    const team = teamStub(c.env);
+    const identity = c.get("identity");
+    const mine = identity.role === "admin" && !subscription ? null : (await team.listSubscriptions(ownerFilter(c))).map((s) => s.id);
+    const wanted = subscription ? (mine ?? [subscription]).filter((id) => id === subscription) : mine;
+    if (wanted !== null && wanted.length === 0) return c.json({ deliveries: [] }, 200);
+    const machines = await team.machinesWithSessions(identity.machines);
+    const pages = [
+      await team.listDeliveries(wanted, limit),
+      ...(await bounded(machines, LIST_CONCURRENCY, (m) => machineObject(c.env, m).listDeliveries(wanted, limit))),
+    ];
+    const all = pages.flat().sort((a, b) => b.atMs - a.atMs || b.attempt - a.attempt);
+    return c.json({ deliveries: all.slice(0, limit) }, 200);
+  })
+  .openapi(vapid, async (c) => c.json({ publicKey: settings(c.env).vapid?.publicKey ?? null }, 200));
