@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { dashboard, dashboardAsset } from "./dashboard/page";
+import { dashboard, dashboardAsset, dashboardStatic } from "./dashboard/page";
 import type { AppEnv } from "./env";
 import { auditTrail } from "./http/audit";
 import { authenticate } from "./http/auth";
@@ -76,6 +76,7 @@ export function createApp() {
   const v1 = v1App();
   app.get("/", dashboard);
   app.get("/assets/:name", dashboardAsset);
+  for (const name of ["/sw.js", "/manifest.webmanifest", "/icon.svg"]) app.get(name, dashboardStatic);
   app.get("/v1/sidecar/:file", sidecarPackage);
   app.route("/", tunnelRoutes);
   app.route("/v1", v1);

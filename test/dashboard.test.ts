@@ -210,6 +210,45 @@ describe("the dashboard", () => {
     await page.click("#session-close-view");
   });
 
+  it("is installable, and its service worker shows a pushed question and knows where a tap goes", async () => {
+    const manifest = (await (await fetch(`${rt.url}/manifest.webmanifest`)).json()) as { start_url: string; display: string; icons: { src: string }[] };
+    expect(manifest).toMatchObject({ start_url: "/", display: "standalone" });
+    expect((await fetch(`${rt.url}${manifest.icons[0]!.src}`)).headers.get("content-type")).toBe("image/svg+xml");
+    await page.context().grantPermissions(["notifications"], { origin: rt.url });
+    await page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
+    const cdp = await page.context().newCDPSession(page);
+    const registration = new Promise<string>((resolve) =>
+      cdp.on("ServiceWorker.workerRegistrationUpdated", ({ registrations }: { registrations: { registrationId: string; scopeURL: string }[] }) => {
+        const ours = registrations.find((r) => r.scopeURL.startsWith(rt.url));
+        if (ours) resolve(ours.registrationId);
+      }),
+    );
+    await cdp.send("ServiceWorker.enable");
+    // What the push service hands the browser, once decrypted (the payload the runtime encrypts: see notifications.test.ts).
+    const message = {
+      title: "mock on local needs you",
+      body: "Write hello.txt",
+      url: `${rt.url}/#session=ses-0123456789abcdef-local`,
+      event: "permission.requested",
+      tag: "ses-0123456789abcdef-local",
+    };
+    await cdp.send("ServiceWorker.deliverPushMessage", { origin: `${rt.url}/`, registrationId: await registration, data: JSON.stringify(message) });
+    await expect
+      .poll(() =>
+        page.evaluate(async () =>
+          (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
+            title: n.title,
+            body: n.body,
+            data: n.data,
+            tag: n.tag,
+            sticky: n.requireInteraction,
+          })),
+        ),
+      )
+      .toEqual([{ title: "mock on local needs you", body: "Write hello.txt", data: { url: message.url }, tag: message.tag, sticky: true }]);
+    await cdp.detach();
+  });
+
   it("loaded nothing from anywhere but the worker", () => {
     expect(requested.length).toBeGreaterThan(0);
     expect(
