@@ -24,7 +24,7 @@ self.addEventListener("push", (event) => {
 
 self.addEventListener("notificationclick", (event) => {
   event.notification.close();
-  const url = new URL((event.notification.data && event.notification.data.url) || "/", self.location.origin);
+  const url = new URL(event.notification.data?.url || "/", self.location.origin);
   if (url.origin !== self.location.origin) return; // only ever this dashboard
   event.waitUntil(
     (async () => {
