@@ -64,6 +64,14 @@ const cases: Case[] = [
     status: 400,
   },
   {
+    name: "result and error at once (a response is one or the other)",
+    method: "POST",
+    path: "/v1/acp/s",
+    body: json({ jsonrpc: "2.0", id: 1, result: {}, error: { code: 1, message: "x" } }),
+    headers: JSON_HEADERS,
+    status: 400,
+  },
+  {
     name: "a response without id",
     method: "POST",
     path: "/v1/acp/s?agent=mock",

@@ -135,6 +135,26 @@ describe("terminal", () => {
     expect(forged.status).toBe(401);
   });
 
+  it("closes a terminal when the token that opened it is revoked, and refuses that token's tickets from then on", async () => {
+    const issued = await rt.api("/v1/tokens", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "leaving-lou", role: "member" }),
+    });
+    const { id, token } = (await issued.json()) as { id: string; token: string };
+    const shell = await spawn({ command: "bash", args: ["--noprofile", "--norc"], tty: true, interactive: true });
+    const spare = await ticket(token); // minted before the revocation, still within its minute after it
+    const viewer = new Viewer(terminalUrl(shell.id, await ticket(token)));
+    await viewer.until("ready", (v) => v.controls.some((c) => c.type === "ready"));
+    expect((await rt.api(`/v1/tokens/${id}`, { method: "DELETE" })).status).toBe(200);
+    await viewer.until("closed by the revocation", (v) => v.closed);
+    expect(viewer.controls.some((c) => c.type === "error" && String(c.message).includes("revoked"))).toBe(true);
+    const refused = await refusedUpgrade(terminalUrl(shell.id, spare));
+    expect(refused.status).toBe(401);
+    expect(refused.problem.detail).toContain("revoked");
+    await rt.api(`/v1/processes/${shell.id}/kill`, { method: "POST" });
+  });
+
   it("gives a viewer-role ticket no terminal", async () => {
     const created = await rt.api("/v1/tokens", {
       method: "POST",

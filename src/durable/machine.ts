@@ -385,7 +385,8 @@ export class MachineObject extends DurableObject<Env> {
     if (!ws && !this.graceTimer) return problemResponse(offline());
     const { 0: client, 1: server } = new WebSocketPair();
     const viewer: ViewerAttachment = { kind: "terminal", processId, sub: this.newId(), after: 0, ready: false };
-    this.ctx.acceptWebSocket(server, [TERMINAL_TAG, viewerTag(viewer.sub)]);
+    const tokenId = request.headers.get("x-token-id");
+    this.ctx.acceptWebSocket(server, [TERMINAL_TAG, viewerTag(viewer.sub), ...(tokenId ? [tokenTag(tokenId)] : [])]);
     server.serializeAttachment(viewer);
     if (ws) this.send(ws, subscribeFrame(viewer)); // else: subscribed when the sidecar is back
     return new Response(null, { status: 101, webSocket: client });
@@ -427,6 +428,19 @@ export class MachineObject extends DurableObject<Env> {
     closeViewer(ws, 1000, "closed");
     const live = this.tunnel();
     if (live) this.send(live, { t: "unsub", sub: viewer.sub });
+  }
+
+  /** The token that opened these terminals was revoked: they close now (a terminal is the whole machine). */
+  closeViewersOf(tokenId: string): number {
+    this.invocations.rpc++;
+    const viewers = this.ctx.getWebSockets(tokenTag(tokenId));
+    for (const ws of viewers) {
+      sendControl(ws, { type: "error", message: "the token that opened this terminal was revoked" });
+      const viewer = viewerOf(ws);
+      if (viewer) this.detachViewer(ws, viewer);
+      else closeViewer(ws, 1008, "revoked");
+    }
+    return viewers.length;
   }
 
   private failViewers(message: string): void {
@@ -938,6 +952,11 @@ export class MachineObject extends DurableObject<Env> {
 function acpSessionOf(message: JsonRpcMessage): string | null {
   const sessionId = (message.params as { sessionId?: unknown } | undefined)?.sessionId;
   return typeof sessionId === "string" ? sessionId : null;
+}
+
+/** The tag of the terminals a token opened. */
+function tokenTag(tokenId: string): string {
+  return `tok:${tokenId}`;
 }
 
 function offline(): ProblemInit {

@@ -62,7 +62,15 @@ async function verifyToken(c: Context<AppEnv>, token: string, from: "header" | "
     // A ticket opens a stream from a browser; as a bearer header it would be a token that never needed to exist.
     if (from === "header") return { ok: false, detail: "a ticket is accepted only as ?access_token= on a WebSocket or SSE GET", presented: "(ticket)" };
     const verdict = await verifyTicket(settings(c.env).tunnelSecret, token);
-    return verdict.ok ? verdict : { ok: false, detail: verdict.reason, presented: "(ticket)" };
+    if (!verdict.ok) return { ok: false, detail: verdict.reason, presented: "(ticket)" };
+    // A ticket lives a minute, but the token it was minted for may be revoked within it: asked, as a bearer would be.
+    const tokenId = verdict.identity.tokenId;
+    if (tokenId) {
+      const info = await tokenStub(c.env, tokenId).info();
+      if (!info || info.revokedAtMs !== null)
+        return { ok: false, detail: `the token '${verdict.identity.name}' this ticket was minted for is revoked`, presented: verdict.identity.name };
+    }
+    return verdict;
   }
   if (isApiToken(settings(c.env).apiTokens, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
   const id = apiTokenId(token);

@@ -22,7 +22,10 @@ export function base64url(bytes: ArrayBuffer | Uint8Array): string {
 function fromBase64url(text: string): Uint8Array<ArrayBuffer> | null {
   if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return null;
   const binary = atob(`${text.replace(/-/g, "+").replace(/_/g, "/")}=`);
-  return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+  const bytes = Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+  // The last of 43 characters carries 2 bits that no byte uses: only the canonical spelling is accepted,
+  // so that a token has exactly one text (one MAC, one spelling).
+  return base64url(bytes) === text ? bytes : null;
 }
 
 function key(secret: string, usage: "sign" | "verify"): Promise<CryptoKey> {

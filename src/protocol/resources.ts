@@ -55,6 +55,9 @@ export const JsonRpcMessage = z
     if (isCall === isReply) {
       ctx.addIssue({ code: "custom", message: "a message has either a method (request, notification) or a result/error (response)", path: ["method"] });
     }
+    if ("result" in msg && "error" in msg) {
+      ctx.addIssue({ code: "custom", message: "a response has either a result or an error, never both", path: ["error"] });
+    }
     if (isReply && (msg.id === undefined || msg.id === null)) {
       ctx.addIssue({ code: "custom", message: "a response needs the id of the request it answers", path: ["id"] });
     }

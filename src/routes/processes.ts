@@ -251,7 +251,11 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
     if (!process.tty)
       throw new ProblemError("conflict", `process '${id}' has no terminal (start it with tty: true); read its output from /processes/${id}/logs`);
     if (process.status !== "running") throw new ProblemError("conflict", `process '${id}' has exited; its output is at /processes/${id}/logs`);
-    const upgrade = new Request(`https://machine${TERMINAL_PATH_PREFIX}${encodeURIComponent(id)}`, { headers: { upgrade: "websocket" } });
+    // The opener's token goes with the viewer: revoking it closes the terminal (DELETE /v1/tokens/{id}).
+    const tokenId = c.get("identity").tokenId;
+    const upgrade = new Request(`https://machine${TERMINAL_PATH_PREFIX}${encodeURIComponent(id)}`, {
+      headers: { upgrade: "websocket", ...(tokenId ? { "x-token-id": tokenId } : {}) },
+    });
     return (await machineStub(c).fetch(upgrade)) as never;
   })
   .openapi(remove, async (c) => {

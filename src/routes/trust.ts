@@ -3,7 +3,8 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { machineObject, teamStub, tokenStub } from "../durable/stubs";
 import type { StoredToken } from "../durable/token";
-import type { AppEnv } from "../env";
+import type { AppEnv, Env } from "../env";
+import { bounded } from "../http/bounded";
 import { settings } from "../settings";
 import { declare, machineKnown } from "../http/access";
 import { sidecarPackageUrl } from "./sidecar-package";
@@ -109,6 +110,18 @@ const revokeMachine = createRoute(
 
 /** A shell line that stores the token (0600) and connects; the token goes through a pipe, never an argument. */
 /** The line that connects a machine: the sidecar comes from this worker (its own version), not from a registry. */
+/** Every connected machine, a page of the registry at a time. */
+async function connectedMachines(env: Env): Promise<string[]> {
+  const ids: string[] = [];
+  let after: string | undefined;
+  do {
+    const page = await teamStub(env).listMachines({ limit: 1000, ...(after ? { after } : {}) });
+    ids.push(...page.machines.filter((m) => m.connected).map((m) => m.id));
+    after = page.nextAfter ?? undefined;
+  } while (after);
+  return ids;
+}
+
 function connectCommand(url: string, machine: string, token: string): string {
   const sidecar = `npx -y --package='${sidecarPackageUrl(url)}' agent-runtime-sidecar`;
   return `echo '${token}' | ${sidecar} login --url '${url}' --machine '${machine}' && ${sidecar} connect`;
@@ -152,8 +165,16 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
     const revoked = await tokenStub(c.env, id).revoke(Date.now());
     if (!revoked) throw new ProblemError("not_found", `no token with id '${id}'`);
     await teamStub(c.env).updateToken(revoked);
-    // Its notifications end with it.
-    await teamStub(c.env).deleteSubscriptionsOf(id);
+    // Its notifications end with it, and so do the terminals it opened (on the connected machines of its scope).
+    const team = teamStub(c.env);
+    await team.deleteSubscriptionsOf(id);
+    const machines =
+      revoked.machines === "*" ? await connectedMachines(c.env) : (await team.machinesByIds(revoked.machines)).filter((m) => m.connected).map((m) => m.id);
+    await bounded(machines, 16, (m) =>
+      machineObject(c.env, m)
+        .closeViewersOf(id)
+        .catch((err: unknown) => console.error(`machine ${m}: could not close the terminals of a revoked token:`, err)),
+    );
     return c.json(revoked, 200);
   })
   .openapi(audit, async (c) => c.json(await teamStub(c.env).readAudit(c.req.valid("query")), 200))
