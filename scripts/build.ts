@@ -35,10 +35,23 @@ async function buildDashboardAssets(): Promise<void> {
     logLevel: "warning",
   });
   const script = bundle.outputFiles[0]!.text;
+  const markdownBundle = await build({
+    entryPoints: [`${root}/src/dashboard/client/markdown.ts`],
+    bundle: true,
+    write: false,
+    format: "iife",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  const markdown = markdownBundle.outputFiles[0]!.text;
   const style = readFileSync(`${root}/node_modules/@xterm/xterm/css/xterm.css`, "utf8");
   const named = (name: string, ext: string, body: string) => `${name}.${createHash("sha256").update(body).digest("hex").slice(0, 12)}.${ext}`;
   const scriptName = named("terminal", "js", script);
   const styleName = named("xterm", "css", style);
+  const markdownName = named("markdown", "js", markdown);
   // Files served at fixed names (a service worker's address is its scope; a manifest is linked by name).
   const fixed = { "sw.js": "text/javascript; charset=utf-8", "manifest.webmanifest": "application/manifest+json", "icon.svg": "image/svg+xml" };
   const statics = Object.entries(fixed)
@@ -53,9 +66,11 @@ ${statics}
 };
 export const TERMINAL_SCRIPT = ${JSON.stringify(`/assets/${scriptName}`)};
 export const TERMINAL_STYLE = ${JSON.stringify(`/assets/${styleName}`)};
+export const MARKDOWN_SCRIPT = ${JSON.stringify(`/assets/${markdownName}`)};
 export const ASSETS: Record<string, { type: string; body: string }> = {
   ${JSON.stringify(scriptName)}: { type: "text/javascript; charset=utf-8", body: ${JSON.stringify(script)} },
   ${JSON.stringify(styleName)}: { type: "text/css; charset=utf-8", body: ${JSON.stringify(style)} },
+  ${JSON.stringify(markdownName)}: { type: "text/javascript; charset=utf-8", body: ${JSON.stringify(markdown)} },
 };
 `;
   const out = `${root}/src/dashboard/assets.generated.ts`;

@@ -6,12 +6,15 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpc } from "./acp-helpers";
 import { startRuntime, waitFor, type Runtime } from "./harness";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+/** Screenshots of the dashboard as a person sees it, kept as test output (git-ignored). */
+const SCREENSHOTS = join(fileURLToPath(new URL("..", import.meta.url)), "test-output", "dashboard");
 
 let rt: Runtime;
 let browser: Browser;
@@ -234,19 +237,85 @@ describe("the dashboard", () => {
     };
     await cdp.send("ServiceWorker.deliverPushMessage", { origin: `${rt.url}/`, registrationId: await registration, data: JSON.stringify(message) });
     await expect
-      .poll(() =>
-        page.evaluate(async () =>
-          (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
-            title: n.title,
-            body: n.body,
-            data: n.data,
-            tag: n.tag,
-            sticky: n.requireInteraction,
-          })),
-        ),
+      .poll(
+        () =>
+          page.evaluate(async () =>
+            (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
+              title: n.title,
+              body: n.body,
+              data: n.data,
+              tag: n.tag,
+              sticky: n.requireInteraction,
+            })),
+          ),
+        { timeout: 15_000 },
       )
       .toEqual([{ title: "mock on local needs you", body: "Write hello.txt", data: { url: message.url }, tag: message.tag, sticky: true }]);
     await cdp.detach();
+  });
+
+  it("fits a phone (390×844) and a desktop (1280×800): a waiting session answered, a Markdown reply, a 1,000-character word, no sideways scrolling, 44 px targets", async () => {
+    const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, "phone", { jsonrpc: "2.0", id, method, params }, query);
+    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
+    const { result } = (await (await post(2, "session/new", { cwd: rt.dir, mcpServers: [] })).json()) as { result: { sessionId: string } };
+    const longWord = "w".repeat(1000);
+    await post(3, "session/prompt", {
+      sessionId: result.sessionId,
+      prompt: [{ type: "text", text: `**bold** and \`code\` and [a link](https://example.com/) ${longWord}` }],
+    });
+    const turn = post(4, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "/permission" }] });
+    const { id } = await waitFor(async () => {
+      const { sessions } = (await (await rt.api("/v1/sessions?state=waiting")).json()) as { sessions: { id: string; sessionId: string }[] };
+      return sessions.find((s) => s.sessionId === result.sessionId);
+    }, "the session to wait");
+    mkdirSync(SCREENSHOTS, { recursive: true });
+
+    for (const [name, options] of [
+      ["phone", { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 }],
+      ["desktop", { viewport: { width: 1280, height: 800 } }],
+    ] as const) {
+      const context = await browser.newContext(options);
+      const p = await context.newPage();
+      try {
+        await signIn(p, rt.token);
+        await p.goto(`${rt.url}/#session=${id}`);
+        await p.waitForSelector("#session-view:not([hidden])");
+        await expect.poll(() => p.locator("#session-transcript strong").first().textContent()).toBe("bold");
+        expect(await p.locator('#session-transcript a[href="https://example.com/"]').getAttribute("rel")).toContain("noopener");
+        if (name === "phone") await p.waitForSelector('[data-answer="allow"]');
+        const width = options.viewport.width;
+        // Nothing is wider than the screen (what scrolls inside its own box, a wide table or code block, is contained).
+        const overflowing = await p.evaluate((limit) => {
+          const out: string[] = [];
+          for (const el of document.querySelectorAll<HTMLElement>("body *")) {
+            if (!el.getClientRects().length) continue;
+            let contained = false;
+            for (let a = el.parentElement; a; a = a.parentElement) if (/(auto|scroll|hidden)/.test(getComputedStyle(a).overflowX)) contained = true;
+            const r = el.getBoundingClientRect();
+            if (!contained && (r.right > limit + 1 || r.width > limit + 1)) out.push(`${el.tagName}#${el.id}.${el.className} ${Math.round(r.width)}`);
+          }
+          return out;
+        }, width);
+        expect(overflowing).toEqual([]);
+        expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+        if (name === "phone") {
+          const small = await p.evaluate(() =>
+            [...document.querySelectorAll<HTMLElement>("button, input, select, textarea")]
+              .filter((el) => el.getClientRects().length > 0)
+              .filter((el) => el.getBoundingClientRect().height < 44)
+              .map((el) => `${el.tagName}#${el.id} ${el.textContent?.trim().slice(0, 20)} ${Math.round(el.getBoundingClientRect().height)}`),
+          );
+          expect(small).toEqual([]);
+          await p.screenshot({ path: join(SCREENSHOTS, "phone-session-waiting.png") });
+          await p.click('[data-answer="allow"]');
+          await expect.poll(() => p.textContent("#session-transcript")).toContain("Permission granted");
+        }
+        await p.screenshot({ path: join(SCREENSHOTS, `${name}-session.png`), fullPage: true });
+      } finally {
+        await context.close();
+      }
+    }
+    expect(((await (await turn).json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
   });
 
   it("loaded nothing from anywhere but the worker", () => {

@@ -1,10 +1,13 @@
 import type { Context } from "hono";
 import { notFound } from "../http/problem";
-import { ASSETS, STATIC, TERMINAL_SCRIPT, TERMINAL_STYLE } from "./assets.generated";
+import { ASSETS, MARKDOWN_SCRIPT, STATIC, TERMINAL_SCRIPT, TERMINAL_STYLE } from "./assets.generated";
 import template from "./index.html";
 
 /** The page, with the names of this build's assets (their content hash changes when they do). */
-const page = template.replace("{{TERMINAL_SCRIPT}}", TERMINAL_SCRIPT).replace("{{TERMINAL_STYLE}}", TERMINAL_STYLE);
+const page = template
+  .replace("{{TERMINAL_SCRIPT}}", TERMINAL_SCRIPT)
+  .replace("{{TERMINAL_STYLE}}", TERMINAL_STYLE)
+  .replace("{{MARKDOWN_SCRIPT}}", MARKDOWN_SCRIPT);
 
 /**
  * The dashboard: one static page. It holds no data and needs no token to load; everything it shows
