@@ -60,6 +60,32 @@ describe("the dashboard", () => {
     expect(await page.textContent('[data-machine="local"]')).toContain("connected");
   });
 
+  it("keeps the sign-in across tabs as an HttpOnly cookie, never the token in the page; signing out ends it", async () => {
+    const context = await browser.newContext();
+    try {
+      const first = await context.newPage();
+      await signIn(first, rt.token);
+      const [cookie] = await context.cookies(rt.url);
+      expect(cookie).toMatchObject({ name: "ar_signin", httpOnly: true, secure: true, sameSite: "Strict" });
+      expect(cookie!.value).not.toContain(rt.token);
+      // Nothing a script can read holds the token or the sign-in.
+      expect(await first.evaluate(() => [document.cookie, JSON.stringify(sessionStorage), JSON.stringify(localStorage)].join("|"))).toBe("|{}|{}");
+      const second = await context.newPage();
+      await second.goto(`${rt.url}/`);
+      await second.waitForSelector('[data-machine="local"] .dot.on'); // no token asked
+      // The cookie works for reads; a change made with it must carry the dashboard's header (no cross-site form can).
+      const headers = { cookie: `ar_signin=${cookie!.value}` };
+      expect((await fetch(`${rt.url}/v1/whoami`, { headers })).status).toBe(200);
+      expect((await fetch(`${rt.url}/v1/tickets`, { method: "POST", headers })).status).toBe(401);
+      expect((await fetch(`${rt.url}/v1/tickets`, { method: "POST", headers: { ...headers, "x-agent-runtime-csrf": "1" } })).status).toBe(201);
+      await second.click("#logout");
+      await second.waitForSelector("#login:not([hidden])");
+      expect((await fetch(`${rt.url}/v1/whoami`, { headers })).status).toBe(401); // ended for good, not just cleared
+    } finally {
+      await context.close();
+    }
+  });
+
   it("shows the agents and installs mock", async () => {
     await page.waitForSelector('tr[data-agent="mock"]');
     expect(await page.textContent('tr[data-agent="mock"] .installed')).toBe("yes");

@@ -299,6 +299,8 @@ describe("the OpenAPI document", () => {
         "POST /fs/upload-batch",
         "GET /processes/{id}/terminal/ws",
         "POST /tickets",
+        "POST /signin",
+        "DELETE /signin",
         "DELETE /config/skills",
         "GET /config/mcp",
         "PUT /config/mcp",

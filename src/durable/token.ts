@@ -8,6 +8,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { timingSafeEqualText } from "../http/secrets";
 import type { MachineScope, Role, TokenInfo } from "../protocol/resources";
+import type { Identity } from "../http/access";
 
 export interface StoredToken {
   id: string;
@@ -24,6 +25,19 @@ export interface StoredToken {
 }
 
 export type TokenCheck = { ok: true; token: TokenInfo } | { ok: false; reason: "unknown" | "revoked" | "expired"; name: string | null };
+
+/** A dashboard sign-in made with this object's token (or, for the bootstrap token, in its own object). */
+interface StoredSignin {
+  hash: string;
+  identity: Identity;
+  createdAtMs: number;
+  expiresAtMs: number;
+}
+
+export type SigninCheck = { ok: true; identity: Identity } | { ok: false; reason: string };
+
+/** Sign-ins one token keeps (browsers, phones); the oldest goes when another is made. */
+const SIGNINS_KEPT = 20;
 
 /** Last-used is written at most this often, so a busy token does not write on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -79,5 +93,32 @@ export class TokenObject extends DurableObject<Env> {
   async info(): Promise<TokenInfo | null> {
     const token = await this.stored();
     return token ? tokenInfo(token) : null;
+  }
+
+  // ---------- dashboard sign-ins: a session cookie instead of the token in the page (docs/architecture.md, "Trust") ----------
+
+  /** Keep a new sign-in of `identity` (whose token this object holds, if it holds one) until `expiresAtMs`. */
+  async openSignin(id: string, hash: string, identity: Identity, nowMs: number, expiresAtMs: number): Promise<void> {
+    const all = await this.ctx.storage.list<StoredSignin>({ prefix: "signin:" });
+    const oldest = [...all.entries()].sort((a, b) => a[1].createdAtMs - b[1].createdAtMs);
+    while (oldest.length >= SIGNINS_KEPT) await this.ctx.storage.delete(oldest.shift()![0]);
+    await this.ctx.storage.put<StoredSignin>(`signin:${id}`, { hash, identity, createdAtMs: nowMs, expiresAtMs });
+  }
+
+  /** A sign-in holds while it has not expired nor been closed, and while the token it was made with holds. */
+  async checkSignin(id: string, hash: string, nowMs: number): Promise<SigninCheck> {
+    const signin = await this.ctx.storage.get<StoredSignin>(`signin:${id}`);
+    if (!signin || !timingSafeEqualText(hash, signin.hash)) return { ok: false, reason: "the sign-in is not valid (signed out?)" };
+    if (signin.expiresAtMs <= nowMs) return { ok: false, reason: "the sign-in expired; sign in again" };
+    const token = await this.stored();
+    if (token) {
+      if (token.revokedAtMs !== null) return { ok: false, reason: `the token '${token.name}' this sign-in was made with is revoked` };
+      if (token.expiresAtMs !== null && token.expiresAtMs <= nowMs) return { ok: false, reason: `the token '${token.name}' expired` };
+    }
+    return { ok: true, identity: signin.identity };
+  }
+
+  async closeSignin(id: string): Promise<boolean> {
+    return this.ctx.storage.delete(`signin:${id}`);
   }
 }

@@ -19,6 +19,7 @@ import { problem } from "./problem";
 import { recordAudit } from "./audit";
 import { apiTokenId, sha256Hex, timingSafeEqualText } from "./secrets";
 import { isTicket, verifyTicket } from "./tickets";
+import { cookieIdentity, CSRF_HEADER } from "./signin";
 
 /** The bearer token of a request, or null when the header is missing or not `Bearer <token>` (the tunnel's machine token). */
 export function bearerToken(header: string | undefined | null): string | null {
@@ -84,10 +85,23 @@ async function verifyToken(c: Context<AppEnv>, token: string, from: "header" | "
   return { ok: true, identity: { name: t.name, role: t.role, machines: t.machines, tokenId: t.id, expiresAtMs: t.expiresAtMs } };
 }
 
-/** A request without an Authorization header: a query token on a streaming GET, or Cloudflare Access; null when neither. */
+/**
+ * A request without an Authorization header: a query token on a streaming GET, the dashboard's sign-in
+ * cookie, or Cloudflare Access; null when none.
+ */
 async function identifyWithoutHeader(c: Context<AppEnv>): Promise<Verdict | null> {
   const token = queryToken(c);
   if (token) return verifyToken(c, token, "query");
+  const signedIn = await cookieIdentity(c);
+  if (signedIn) {
+    if (!signedIn.ok) return { ok: false, detail: signedIn.detail, presented: "(sign-in cookie)" };
+    // SameSite=Strict keeps other sites' requests from carrying the cookie; a change must also carry a
+    // header no cross-site form or image can send.
+    if (!["GET", "HEAD", "OPTIONS"].includes(c.req.method) && c.req.header(CSRF_HEADER) !== "1") {
+      return { ok: false, detail: `a change made with the sign-in cookie must send '${CSRF_HEADER}: 1'`, presented: signedIn.identity.name };
+    }
+    return signedIn;
+  }
   const assertion = c.req.header("cf-access-jwt-assertion");
   const access = settings(c.env).access;
   if (assertion && access) {

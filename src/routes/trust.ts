@@ -11,6 +11,7 @@ import { sidecarPackageUrl } from "./sidecar-package";
 import { errors, json, jsonBody } from "../http/openapi";
 import { newApiToken, sha256Hex } from "../http/secrets";
 import { mintTicket } from "../http/tickets";
+import { signIn, signOut } from "../http/signin";
 import { mintMachineToken } from "../protocol/machine-token";
 import { ProblemError } from "../protocol/problems";
 import {
@@ -45,6 +46,30 @@ const createTicket = createRoute(
       path: "/tickets",
       summary: "A one-minute ticket for `?access_token=` on WebSocket and SSE GETs (what a browser uses instead of its token in a URL)",
       responses: { 201: json(TicketCreated, "the ticket"), ...errors() },
+    },
+  ),
+);
+
+const openSignin = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "post",
+      path: "/signin",
+      summary: "Trade the token for the dashboard's sign-in cookie (HttpOnly, Secure, SameSite=Strict; 30 days or the token's expiry)",
+      responses: { 201: json(z.object({ name: z.string(), role: z.string(), expiresAtMs: z.number() }), "signed in: the cookie is set"), ...errors() },
+    },
+  ),
+);
+
+const closeSignin = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "delete",
+      path: "/signin",
+      summary: "Sign out: the cookie's sign-in ends (it is refused from now on) and the cookie is cleared",
+      responses: { 204: { description: "signed out" }, ...errors() },
     },
   ),
 );
@@ -133,6 +158,15 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
     return c.json({ name, role, machines, tokenId, expiresAtMs }, 200);
   })
   .openapi(createTicket, async (c) => c.json(await mintTicket(settings(c.env).tunnelSecret, c.get("identity")), 201))
+  .openapi(openSignin, async (c) => {
+    const identity = c.get("identity");
+    const expiresAtMs = await signIn(c, identity);
+    return c.json({ name: identity.name, role: identity.role, expiresAtMs }, 201);
+  })
+  .openapi(closeSignin, async (c) => {
+    await signOut(c);
+    return c.body(null, 204);
+  })
   .openapi(createToken, async (c) => {
     const request = c.req.valid("json");
     const now = Date.now();

@@ -1,0 +1,74 @@
+/**
+ * Dashboard sign-in (docs/architecture.md, "Trust"): the API token is typed once and traded for a cookie
+ * the page's scripts cannot read (HttpOnly; Secure; SameSite=Strict), so it is kept across tabs and
+ * restarts without ever being stored where a script could leak it. The cookie names a sign-in kept by the
+ * token's own Durable Object (the bootstrap token's and an Access identity's by objects of their own): a
+ * request with it asks that one object, never the team's; signing out or revoking the token ends it.
+ */
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { tokenStub } from "../durable/stubs";
+import type { AppEnv } from "../env";
+import type { Identity } from "./access";
+import { sha256Hex } from "./secrets";
+
+export const SIGNIN_COOKIE = "ar_signin";
+/** A sign-in lasts this long (or until its token expires, if sooner). */
+export const SIGNIN_TTL_MS = 30 * 86_400_000;
+/** Cookie-authenticated requests that change something must carry this header: a cross-site form cannot. */
+export const CSRF_HEADER = "x-agent-runtime-csrf";
+
+const COOKIE_FORMAT = /^([A-Za-z0-9_-]{1,80})\.([0-9a-f]{32})\.([A-Za-z0-9_-]{43})$/;
+
+function randomText(bytes: number, encoding: "hex" | "base64url"): string {
+  const raw = crypto.getRandomValues(new Uint8Array(bytes));
+  if (encoding === "hex") return [...raw].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return btoa(String.fromCharCode(...raw))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+/** The object that keeps an identity's sign-ins: its token's own, or one per bootstrap or Access identity. */
+async function holderOf(identity: Identity): Promise<string> {
+  if (identity.tokenId) return identity.tokenId;
+  return `signin-${(await sha256Hex(`${identity.role}:${identity.name}`)).slice(0, 32)}`;
+}
+
+/** Make a sign-in for the caller and set its cookie; answers when it expires. */
+export async function signIn(c: Context<AppEnv>, identity: Identity): Promise<number> {
+  const now = Date.now();
+  const expiresAtMs = Math.min(now + SIGNIN_TTL_MS, identity.expiresAtMs ?? Number.POSITIVE_INFINITY);
+  const holder = await holderOf(identity);
+  const id = randomText(16, "hex");
+  const secret = randomText(32, "base64url");
+  await tokenStub(c.env, holder).openSignin(id, await sha256Hex(secret), identity, now, expiresAtMs);
+  setCookie(c, SIGNIN_COOKIE, `${holder}.${id}.${secret}`, {
+    httpOnly: true,
+    // Browsers keep Secure cookies on http://localhost and 127.0.0.1 too (a potentially trustworthy origin).
+    secure: true,
+    sameSite: "Strict",
+    path: "/",
+    maxAge: Math.floor((expiresAtMs - now) / 1000),
+  });
+  return expiresAtMs;
+}
+
+type CookieVerdict = { ok: true; identity: Identity } | { ok: false; detail: string };
+
+/** The identity of the request's sign-in cookie; null when there is none. */
+export async function cookieIdentity(c: Context<AppEnv>): Promise<CookieVerdict | null> {
+  const value = getCookie(c, SIGNIN_COOKIE);
+  if (!value) return null;
+  const match = COOKIE_FORMAT.exec(value);
+  if (!match) return { ok: false, detail: "the sign-in cookie is not valid; sign in again" };
+  const check = await tokenStub(c.env, match[1]!).checkSignin(match[2]!, await sha256Hex(match[3]!), Date.now());
+  return check.ok ? check : { ok: false, detail: check.reason };
+}
+
+/** End the request's sign-in (its object forgets it) and clear the cookie. */
+export async function signOut(c: Context<AppEnv>): Promise<void> {
+  const match = COOKIE_FORMAT.exec(getCookie(c, SIGNIN_COOKIE) ?? "");
+  if (match) await tokenStub(c.env, match[1]!).closeSignin(match[2]!);
+  deleteCookie(c, SIGNIN_COOKIE, { path: "/", secure: true, httpOnly: true, sameSite: "Strict" });
+}
