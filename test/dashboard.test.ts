@@ -131,14 +131,27 @@ describe("the dashboard", () => {
     await page.keyboard.type("clear; stty size\n");
     await expect.poll(async () => (await screen(page)).match(/^(\d+) (\d+)\s*$/m)?.[2]).not.toBe(before[2]);
 
+    // The keys a phone lacks: Ctrl then u clears the typed line, ↑ brings the last command back, Tab completes.
+    await page.keyboard.type("rubbish");
+    await page.click('[data-key="ctrl"]');
+    await page.keyboard.type("u");
+    await page.keyboard.type("echo keys-$((2*3))\n");
+    await expect.poll(() => screen(page)).toContain("keys-6");
+    expect(await screen(page)).not.toContain("rubbishecho");
+    await page.keyboard.type("clear\n");
+    await page.click('[data-key="up"]'); // `clear` again, from the shell's history
+    await page.click('[data-key="up"]'); // the echo before it
+    await page.keyboard.type("\n");
+    await expect.poll(() => screen(page)).toContain("keys-6");
+
     // A second viewer attaches to the same shell and sees what was written before it came.
     const second = await browser.newPage();
     try {
       await signIn(second, rt.token);
       await second.waitForSelector("[data-attach]");
       await second.click("[data-attach]");
-      // Replayed from the first byte: the screen after the last `clear` (the size the shell printed).
-      await expect.poll(() => screen(second)).toMatch(/^\d+ \d+\s*$/m);
+      // Replayed from the first byte: the screen after the last `clear` (the command ↑ brought back, and its output).
+      await expect.poll(() => screen(second)).toContain("keys-6");
       await second.click("#terminal");
       await second.keyboard.type("echo from-the-second-$((1+1))\n");
       await expect.poll(() => screen(page)).toContain("from-the-second-2");

@@ -2,10 +2,13 @@
  * The dashboard's terminal (a browser module, bundled with xterm.js by scripts/build.ts and served from
  * the worker: no CDN). It attaches to a tty process's terminal WebSocket and speaks the frames the
  * runtime serves (docs/architecture.md, "Terminals"): output as binary messages, `ready`/`exit`/`error`
- * as JSON text; it sends `input` and `resize`.
+ * as JSON text; it sends `input` and `resize`. A dropped socket (a phone that slept, a network change) is
+ * dialed again with a fresh ticket; the process's output is replayed from its start, so the screen is
+ * drawn anew rather than repeated.
  */
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
+import { withCtrl } from "./keys";
 
 export interface TerminalEvents {
   onStatus(text: string): void;
@@ -13,12 +16,19 @@ export interface TerminalEvents {
 }
 
 export interface TerminalHandle {
+  /** Type this as if on the keyboard (the row of keys a phone lacks). */
+  input(data: string): void;
+  /** The next key typed is sent with Ctrl held (a phone has no Ctrl key). */
+  armCtrl(): void;
   close(): void;
 }
 
 type ServerFrame = { type: "ready"; processId: string } | { type: "exit"; exitCode: number | null } | { type: "error"; message: string };
 
-function open(container: HTMLElement, url: string, events: TerminalEvents): TerminalHandle {
+const RECONNECT_MS = [500, 1000, 2000, 5000, 10_000];
+
+/** `url` is asked again for every dial: a ticket lives a minute. */
+function open(container: HTMLElement, url: () => Promise<string>, events: TerminalEvents): TerminalHandle {
   const term = new Terminal({
     cursorBlink: true,
     fontSize: 13,
@@ -29,33 +39,75 @@ function open(container: HTMLElement, url: string, events: TerminalEvents): Term
   term.loadAddon(fit);
   term.open(container);
   fit.fit();
-  const ws = new WebSocket(url);
-  ws.binaryType = "arraybuffer";
+  let ws: WebSocket | null = null;
+  let closed = false;
+  let attempts = 0;
+  let ctrl = false;
   const send = (frame: object) => {
-    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+    if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
   };
-  ws.addEventListener("message", (event: MessageEvent<ArrayBuffer | string>) => {
-    if (typeof event.data !== "string") {
-      term.write(new Uint8Array(event.data));
+  const dial = async () => {
+    if (closed) return;
+    let address: string;
+    try {
+      address = await url();
+    } catch (err) {
+      events.onStatus(`could not reconnect: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
-    const frame = JSON.parse(event.data) as ServerFrame;
-    if (frame.type === "ready") {
-      events.onStatus(`attached to ${frame.processId}`);
-      send({ type: "resize", cols: term.cols, rows: term.rows });
-      term.focus();
-    } else if (frame.type === "exit") events.onExit(frame.exitCode);
-    else events.onStatus(frame.message);
+    const socket = new WebSocket(address);
+    ws = socket;
+    socket.binaryType = "arraybuffer";
+    let replaying = true;
+    socket.addEventListener("message", (event: MessageEvent<ArrayBuffer | string>) => {
+      if (typeof event.data !== "string") {
+        // After a reconnect the output comes again from the start: draw the screen anew.
+        if (replaying && attempts > 0) term.reset();
+        replaying = false;
+        term.write(new Uint8Array(event.data));
+        return;
+      }
+      const frame = JSON.parse(event.data) as ServerFrame;
+      if (frame.type === "ready") {
+        attempts = 0;
+        events.onStatus(`attached to ${frame.processId}`);
+        send({ type: "resize", cols: term.cols, rows: term.rows });
+        term.focus();
+      } else if (frame.type === "exit") {
+        closed = true;
+        events.onExit(frame.exitCode);
+      } else events.onStatus(frame.message);
+    });
+    socket.addEventListener("close", () => {
+      if (closed || ws !== socket) return;
+      const wait = RECONNECT_MS[Math.min(attempts, RECONNECT_MS.length - 1)]!;
+      attempts++;
+      events.onStatus(`disconnected: reconnecting in ${wait / 1000} s`);
+      setTimeout(() => void dial(), wait);
+    });
+  };
+  void dial();
+  term.onData((data) => {
+    const typed = ctrl ? withCtrl(data) : data;
+    ctrl = false;
+    send({ type: "input", data: typed });
   });
-  ws.addEventListener("close", () => events.onStatus("detached"));
-  term.onData((data) => send({ type: "input", data }));
   term.onResize(({ cols, rows }) => send({ type: "resize", cols, rows }));
   const observer = new ResizeObserver(() => fit.fit());
   observer.observe(container);
   return {
+    input(data) {
+      send({ type: "input", data });
+      term.focus();
+    },
+    armCtrl() {
+      ctrl = true;
+      term.focus();
+    },
     close() {
+      closed = true;
       send({ type: "close" });
-      ws.close();
+      ws?.close();
       observer.disconnect();
       term.dispose();
     },
