@@ -165,6 +165,13 @@ describe("the dashboard", () => {
     await page.setViewportSize({ width: 1280, height: 720 });
   });
 
+  it("starts a process from the page and shows its output", async () => {
+    await page.fill("#proc-command", "echo started-from-the-page-$((6*7)) | tr a-z A-Z");
+    await page.click("#proc-form button[type=submit]");
+    await expect.poll(() => page.textContent("#proc-msg")).toMatch(/^started /);
+    await expect.poll(() => page.textContent("#logs")).toContain("STARTED-FROM-THE-PAGE-42");
+  });
+
   it("browses, edits, uploads and downloads files on the machine", async () => {
     const folder = join(rt.dir, "ui-files");
     mkdirSync(join(folder, "sub"), { recursive: true });
@@ -274,20 +281,26 @@ describe("the dashboard", () => {
       event: "permission.requested",
       tag: "ses-0123456789abcdef-local",
     };
-    await cdp.send("ServiceWorker.deliverPushMessage", { origin: `${rt.url}/`, registrationId: await registration, data: JSON.stringify(message) });
+    const registrationId = await registration;
+    const shown = () =>
+      page.evaluate(async () =>
+        (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
+          title: n.title,
+          body: n.body,
+          data: n.data,
+          tag: n.tag,
+          sticky: n.requireInteraction,
+        })),
+      );
+    // Delivered until shown: a worker still starting may miss the first (the same tag replaces, never adds).
     await expect
       .poll(
-        () =>
-          page.evaluate(async () =>
-            (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
-              title: n.title,
-              body: n.body,
-              data: n.data,
-              tag: n.tag,
-              sticky: n.requireInteraction,
-            })),
-          ),
-        { timeout: 15_000 },
+        async () => {
+          const now = await shown();
+          if (now.length === 0) await cdp.send("ServiceWorker.deliverPushMessage", { origin: `${rt.url}/`, registrationId, data: JSON.stringify(message) });
+          return now;
+        },
+        { timeout: 20_000, interval: 500 },
       )
       .toEqual([{ title: "mock on local needs you", body: "Write hello.txt", data: { url: message.url }, tag: message.tag, sticky: true }]);
     await cdp.detach();
@@ -415,6 +428,14 @@ describe("the dashboard", () => {
       expect(await viewerPage.isHidden("#admin")).toBe(true);
       expect(await viewerPage.isHidden("#connect-new")).toBe(true);
       expect(await viewerPage.isDisabled("#skills-save")).toBe(true);
+      // No button it cannot use: none to install, chat, start, attach, stop, upload or save.
+      await viewerPage.waitForSelector('tr[data-agent="mock"]');
+      expect(await viewerPage.locator("[data-install]").count()).toBe(0);
+      for (const hidden of ["#chat-start", "#proc-form", "#term-open", "#files-upload", "#skills-save", "#mcp-save"]) {
+        expect(await viewerPage.isVisible(hidden), hidden).toBe(false);
+      }
+      expect(await viewerPage.locator("[data-attach]").count()).toBe(0);
+      expect(await viewerPage.locator('#servers button:text("Stop")').count()).toBe(0);
     } finally {
       await viewerPage.close();
     }
