@@ -370,6 +370,33 @@ describe("the dashboard", () => {
     expect(((await (await turn).json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
   });
 
+  it("shows the last sessions seen without a network, and forgets them at sign-out", async () => {
+    const context = await browser.newContext();
+    try {
+      const p = await context.newPage();
+      await signIn(p, rt.token);
+      await p.waitForFunction(() => navigator.serviceWorker.controller !== null);
+      // A visit with the worker in control: the page, its scripts and the sessions go through it, which keeps them.
+      await p.reload();
+      await p.waitForSelector('[data-machine="local"] .dot.on');
+      await p.waitForSelector("#sessions-list .session");
+      const titles = await p.locator("#sessions-list .session .title").allTextContents();
+      await context.setOffline(true);
+      await p.reload();
+      await p.waitForSelector("#sessions-list .session");
+      expect(await p.locator("#sessions-list .session .title").allTextContents()).toEqual(titles);
+      expect(await p.textContent("#sessions-waiting")).toContain("offline");
+      await context.setOffline(false);
+      await p.reload();
+      await p.waitForSelector('[data-machine="local"] .dot.on');
+      await p.click("#logout");
+      await p.waitForSelector("#login:not([hidden])");
+      await expect.poll(() => p.evaluate(async () => (await caches.keys()).length)).toBe(0);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("loaded nothing from anywhere but the worker", () => {
     expect(requested.length).toBeGreaterThan(0);
     expect(

@@ -1,7 +1,34 @@
 // The dashboard's service worker: it shows the notifications this deployment pushes (docs/architecture.md,
-// "Notifications") and opens the session a tap is about. It holds no token and reads no API.
+// "Notifications"), opens the session a tap is about, and keeps the last page and the last list of
+// sessions it saw, so that a phone without a network still shows them. It holds no token (the sign-in
+// cookie is the browser's, HttpOnly); signing out empties what it kept.
+const CACHE = "agent-runtime-last-seen";
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
+
+/** What is shown offline: the page, its scripts, who is signed in, and the sessions list. */
+function keptOffline(url) {
+  if (url.origin !== self.location.origin) return false;
+  return url.pathname === "/" || url.pathname.startsWith("/assets/") || url.pathname === "/v1/whoami" || url.pathname === "/v1/sessions";
+}
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  if (request.method !== "GET" || !keptOffline(new URL(request.url))) return;
+  // The network first (always the live answer when there is one); what was kept only without it.
+  event.respondWith(
+    fetch(request)
+      .then(async (response) => {
+        if (response.ok) await (await caches.open(CACHE)).put(request, response.clone());
+        return response;
+      })
+      .catch(async () => (await caches.match(request, { ignoreVary: true })) || Response.error()),
+  );
+});
+
+self.addEventListener("message", (event) => {
+  if (event.data === "signed-out") event.waitUntil(caches.delete(CACHE));
+});
 
 self.addEventListener("push", (event) => {
   let message = {};
