@@ -17,36 +17,30 @@ const sidecarPackage = JSON.parse(readFileSync(`${root}/sidecar/package.json`, "
 /** What the sidecar loads at run time from node_modules: only its package's dependencies (a native addon). */
 export const SIDECAR_EXTERNAL = Object.keys(sidecarPackage.dependencies);
 
+/** One browser script, bundled with what it imports and minified (nothing is loaded from a CDN). */
+async function bundleForBrowser(entry: string): Promise<string> {
+  const bundle = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: "iife",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  return bundle.outputFiles[0]!.text;
+}
+
 /**
  * The dashboard's browser code (the terminal, with xterm.js) bundled into a module of strings that the
  * worker serves under /assets/ with a content hash in the name. Generated, not committed (.gitignore):
  * every command that runs the worker (start, test, deploy) builds it first.
  */
 async function buildDashboardAssets(): Promise<void> {
-  const bundle = await build({
-    entryPoints: [`${root}/src/dashboard/client/terminal.ts`],
-    bundle: true,
-    write: false,
-    format: "iife",
-    platform: "browser",
-    target: "es2022",
-    minify: true,
-    legalComments: "none",
-    logLevel: "warning",
-  });
-  const script = bundle.outputFiles[0]!.text;
-  const markdownBundle = await build({
-    entryPoints: [`${root}/src/dashboard/client/markdown.ts`],
-    bundle: true,
-    write: false,
-    format: "iife",
-    platform: "browser",
-    target: "es2022",
-    minify: true,
-    legalComments: "none",
-    logLevel: "warning",
-  });
-  const markdown = markdownBundle.outputFiles[0]!.text;
+  const script = await bundleForBrowser(`${root}/src/dashboard/client/terminal.ts`);
+  const markdown = await bundleForBrowser(`${root}/src/dashboard/client/markdown.ts`);
   const style = readFileSync(`${root}/node_modules/@xterm/xterm/css/xterm.css`, "utf8");
   const named = (name: string, ext: string, body: string) => `${name}.${createHash("sha256").update(body).digest("hex").slice(0, 12)}.${ext}`;
   const scriptName = named("terminal", "js", script);
