@@ -313,7 +313,7 @@ export class AcpServers {
   private stopIdle(): void {
     const now = Date.now();
     for (const server of this.live.values()) {
-      if (server.busy || server.log.readers > 0 || now - server.lastActivityMs < this.limits.idleStopMs) continue;
+      if (server.stoppedIdle || server.busy || server.log.readers > 0 || now - server.lastActivityMs < this.limits.idleStopMs) continue;
       log.info(`${server.serverId}: agent '${server.agent}' idle for ${now - server.lastActivityMs} ms with no reader: stopping it`);
       server.stoppedIdle = true;
       void server.process.terminate();

@@ -752,20 +752,13 @@ export class MachineObject extends DurableObject<Env> {
     if (agent) this.sessions.serverStarted(serverId, agent);
     const message = this.sessions.clientMessage(serverId, req.message);
     const awaitId = isJsonRpcRequest(message) ? (message.id as string | number) : null;
-    if (message.method === "session/load" && typeof (message.params as { sessionId?: unknown } | undefined)?.sessionId === "string") {
-      this.sessions.loading(serverId, (message.params as { sessionId: string }).sessionId);
-    }
-    const args = {
-      serverId,
-      ...(agent ? { agent } : {}),
-      message: JSON.stringify(message),
-      awaitId,
-      ...(agent && this.sessions.firstSeqOf(serverId) ? { firstSeq: this.sessions.firstSeqOf(serverId) } : {}),
-    };
+    const target = acpSessionOf(message);
+    if (message.method === "session/load" && target) this.sessions.loading(serverId, target);
+    const firstSeq = agent ? this.sessions.firstSeqOf(serverId) : undefined;
+    const args = { serverId, ...(agent ? { agent } : {}), message: JSON.stringify(message), awaitId, ...(firstSeq ? { firstSeq } : {}) };
     let outcome = await this.call("acp.post", args, timeoutMs);
     // Only a message for a session recorded on this server brings its agent back: any other message for a
     // server whose agent is gone finds the id free, as before (its first POST names the agent again).
-    const target = acpSessionOf(message);
     if (!outcome.ok && outcome.problem.extensions?.notRunning === true && (restoreAny || (target && this.sessions.recordOf(serverId, target)))) {
       const restored = await this.restoreServer(serverId, target);
       outcome = restored.ok ? await this.call("acp.post", args, timeoutMs) : restored;

@@ -268,6 +268,11 @@ export class TeamObject extends DurableObject<Env> {
     };
   }
 
+  /** One subscription of this owner (null: of anyone, for admins). */
+  private owned(id: string, owner: string | null): { id: string; owner: string; target: SubscriptionTarget; createdAt: number } | undefined {
+    return this.targets().find((r) => r.id === id && (owner === null || r.owner === owner));
+  }
+
   /** The subscriptions that may hear of this machine (what its object keeps). */
   subscriptionsFor(machine: string): SubscriptionTarget[] {
     return this.targets()
@@ -304,7 +309,7 @@ export class TeamObject extends DurableObject<Env> {
   /** Change a subscription of this owner (null: any owner); null when there is none. */
   async updateSubscription(id: string, owner: string | null, change: { muted?: boolean }): Promise<Subscription | null> {
     this.invocations++;
-    const found = this.targets().find((r) => r.id === id && (owner === null || r.owner === owner));
+    const found = this.owned(id, owner);
     if (!found) return null;
     const target = { ...found.target, ...(change.muted !== undefined ? { muted: change.muted } : {}) };
     this.writes++;
@@ -315,7 +320,7 @@ export class TeamObject extends DurableObject<Env> {
 
   async deleteSubscription(id: string, owner: string | null): Promise<boolean> {
     this.invocations++;
-    const found = this.targets().find((r) => r.id === id && (owner === null || r.owner === owner));
+    const found = this.owned(id, owner);
     if (!found) return false;
     await this.dropSubscription(id);
     return true;
@@ -342,7 +347,7 @@ export class TeamObject extends DurableObject<Env> {
   /** A test notification to one subscription of this owner (null: any), sent from here; its attempts are listed like any. */
   async testSubscription(id: string, owner: string | null, payload: NotificationPayload): Promise<boolean> {
     this.invocations++;
-    const found = this.targets().find((r) => r.id === id && (owner === null || r.owner === owner));
+    const found = this.owned(id, owner);
     if (!found) return false;
     await this.deliverer.enqueue([{ target: found.target, payload }]);
     return true;

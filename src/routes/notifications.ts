@@ -201,8 +201,9 @@ export const notificationRoutes = new OpenAPIHono<AppEnv>()
     const { subscription, limit = 100 } = c.req.valid("query");
     const team = teamStub(c.env);
     const identity = c.get("identity");
-    const mine = identity.role === "admin" && !subscription ? null : (await team.listSubscriptions(ownerFilter(c))).map((s) => s.id);
-    const wanted = subscription ? (mine ?? [subscription]).filter((id) => id === subscription) : mine;
+    // An admin reads every attempt; anyone else those of their own subscriptions. `?subscription=` narrows to one.
+    const visible = identity.role === "admin" ? null : (await team.listSubscriptions(ownerOf(c))).map((s) => s.id);
+    const wanted = subscription ? (visible === null || visible.includes(subscription) ? [subscription] : []) : visible;
     if (wanted !== null && wanted.length === 0) return c.json({ deliveries: [] }, 200);
     const machines = await team.machinesWithSessions(identity.machines);
     const pages = [
