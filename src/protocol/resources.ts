@@ -569,7 +569,7 @@ export const AuditQuery = z.object({
 });
 export type AuditQuery = z.infer<typeof AuditQuery>;
 
-// ---------- files on a machine (DESIGN.md §11; shapes as the sandbox-agent SDK reads them) ----------
+// ---------- files on a machine (docs/architecture.md, "Files"; shapes as the sandbox-agent SDK reads them) ----------
 
 /**
  * A path on the machine. Absolute by design (the caller is trusted with the machine); a relative path or
@@ -627,7 +627,7 @@ export const FsUploadBatchResponse = z
   .meta({ id: "FsUploadBatchResponse" });
 export type FsUploadBatchResponse = z.infer<typeof FsUploadBatchResponse>;
 
-// ---------- MCP servers (DESIGN.md §11: a team-wide document, and per-directory entries on one machine) ----------
+// ---------- MCP servers (docs/architecture.md, "Team configuration": a team-wide document, and per-directory entries on one machine) ----------
 
 export const McpName = z
   .string()

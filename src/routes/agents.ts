@@ -1,4 +1,4 @@
-/** Agents on the machine: what is installed, credentials, capabilities; real installs from npm (DESIGN.md §5). */
+/** Agents on the machine: what is installed, credentials, capabilities; real installs from npm (docs/architecture.md, "Agents"). */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";

@@ -1,6 +1,6 @@
 /**
- * The machine's files (DESIGN.md §11), in the shapes the sandbox-agent SDK sends and reads. Every call goes
- * through the tunnel to the sidecar; file bodies stream in bounded pieces (http/file-transfer.ts).
+ * The machine's files (docs/architecture.md, "Files"), in the shapes the sandbox-agent SDK sends and reads. Every call goes
+ * through the tunnel to the sidecar; file bodies stream in bounded pieces (durable/file-transfer.ts).
  */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";

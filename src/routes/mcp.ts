@@ -1,4 +1,4 @@
-/** The team's MCP servers (DESIGN.md §11): one document per deployment, written for every agent of every machine; per-folder entries on one machine. */
+/** The team's MCP servers (docs/architecture.md, "Team configuration"): one document per deployment, written for every agent of every machine; per-folder entries on one machine. */
 import { teamStub } from "../durable/stubs";
 import { relay } from "../http/machine";
 import { McpConfig, McpMachineStatus, McpName, McpServerConfig } from "../protocol/resources";

@@ -1,4 +1,4 @@
-/** The team's skills (DESIGN.md §7): one document per deployment, applied on every machine; per-folder entries on one machine. */
+/** The team's skills (docs/architecture.md, "Team configuration"): one document per deployment, applied on every machine; per-folder entries on one machine. */
 import { teamStub } from "../durable/stubs";
 import { relay } from "../http/machine";
 import { SkillName, SkillsConfig, SkillsMachineStatus } from "../protocol/resources";

@@ -1,5 +1,5 @@
 /**
- * The team's documents, skills and MCP servers (DESIGN.md §7, §11; docs/architecture.md, "Team
+ * The team's documents, skills and MCP servers (docs/architecture.md, "Team
  * configuration"), served alike:
  *
  *   GET/PUT /config/{kind}            the team's document (ETag, If-Match); every machine applies it
