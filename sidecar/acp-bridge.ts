@@ -129,7 +129,9 @@ export class AcpServer {
     if (m.method === "session/update" && this.replaying.size > 0 && this.replaying.has(String(m.params?.sessionId))) return;
     if (m.method === undefined && m.id !== undefined) {
       const key = JSON.stringify(m.id);
-      if (this.waiting.has(key) && this.waiting.settle(key, { ok: true, value: { status: 200, body: m.error ? this.withCause(m, line) : line } })) return;
+      // `afterSeq`: what the agent wrote before this answer, so a reader can deliver the answer after it.
+      const answer = { status: 200 as const, body: m.error ? this.withCause(m, line) : line, afterSeq: this.log.lastSeq };
+      if (this.waiting.has(key) && this.waiting.settle(key, { ok: true, value: answer })) return;
     }
     this.log.append(line);
   }

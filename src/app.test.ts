@@ -132,4 +132,19 @@ describe("the worker in-process", () => {
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
   });
+  it("serves ACP's remote transport beside /v1, behind the same token and machine checks", async () => {
+    const { env, ctx, audit, settled } = fakeEnv({ DEFAULT_MACHINE: "laptop" });
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    const unauthenticated = await app.request("/acp?agent=mock", { method: "POST", headers: { "content-type": "application/json" }, body }, env, ctx);
+    expect(unauthenticated.status).toBe(401);
+    const auth = { authorization: `Bearer ${API_TOKEN}`, "content-type": "application/json" };
+    const unknownMachine = await app.request("/machines/desktop/acp?agent=mock", { method: "POST", headers: auth, body }, env, ctx);
+    expect(unknownMachine.status).toBe(404);
+    expect(((await unknownMachine.json()) as { detail: string }).detail).toContain("'desktop'");
+    await settled();
+    expect(audit.map((a) => [a.status, a.method, a.route])).toEqual([
+      [401, "POST", "/acp"],
+      [404, "POST", "/machines/{machine}/acp"],
+    ]);
+  });
 });

@@ -24,6 +24,22 @@ import { fileRoutes, STREAMED_BODY_PATHS } from "./routes/files";
 import { trustRoutes } from "./routes/trust";
 import { sidecarPackage } from "./routes/sidecar-package";
 import { tunnelRoutes } from "./routes/tunnel";
+import { acpTransportRoutes } from "./acp-transport/routes";
+
+function jsonBodyLimit() {
+  return bodyLimit({
+    maxSize: LIMITS.maxBodyBytes,
+    onError: () => problem("payload_too_large", `the body is larger than ${LIMITS.maxBodyBytes} bytes`),
+  });
+}
+
+/** ACP's remote transport, `{base_url}/acp`: mounted at `/` and at `/machines/{machine}` (outside /v1, as ACP clients expect it). */
+export function acpTransportApp() {
+  const acp = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  acp.use("/acp", authenticate, auditTrail, jsonBodyLimit());
+  acp.route("/", acpTransportRoutes);
+  return acp;
+}
 
 /** Everything under `{base_url}/v1`; mounted at `/v1` and at `/machines/{machine}/v1`. */
 export function v1App() {
@@ -31,12 +47,9 @@ export function v1App() {
   v1.route("/", healthRoutes); // the one route without a token
   v1.use("*", authenticate);
   v1.use("*", auditTrail);
-  const jsonBodyLimit = bodyLimit({
-    maxSize: LIMITS.maxBodyBytes,
-    onError: () => problem("payload_too_large", `the body is larger than ${LIMITS.maxBodyBytes} bytes`),
-  });
-  // File bodies stream to the machine in pieces and have their own, larger limit (http/file-transfer.ts).
-  v1.use("*", (c, next) => (STREAMED_BODY_PATHS.some((path) => c.req.path.endsWith(path)) ? next() : jsonBodyLimit(c, next)));
+  const limit = jsonBodyLimit();
+  // File bodies stream to the machine in pieces and have their own, larger limit (durable/file-transfer.ts).
+  v1.use("*", (c, next) => (STREAMED_BODY_PATHS.some((path) => c.req.path.endsWith(path)) ? next() : limit(c, next)));
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
   v1.route("/", sessionRoutes);
@@ -54,19 +67,26 @@ export function v1App() {
     description: "an API token (API_TOKEN, or one issued by POST /v1/tokens)",
   });
   // Generated from the same zod schemas that validate requests: no shape is written twice.
-  v1.doc31("/openapi.json", {
+  const config = {
     openapi: "3.1.0",
     info: {
       title: "agent-runtime",
       version: "1",
       description:
-        "A hosted runtime for coding agents. Paths are relative to {base_url}/v1, where {base_url} is the worker (default machine) or the worker's /machines/{machine}. Every error is application/problem+json.",
+        "A hosted runtime for coding agents. Paths are relative to {base_url}, the worker (the default machine) or the worker's /machines/{machine}: the API under /v1, ACP's remote transport at /acp. Every error is application/problem+json.",
     },
     servers: [
-      { url: "/v1", description: "the default machine" },
-      { url: "/machines/{machine}/v1", description: "a named machine", variables: { machine: { default: "local" } } },
+      { url: "/", description: "the default machine" },
+      { url: "/machines/{machine}", description: "a named machine", variables: { machine: { default: "local" } } },
     ],
     security: [{ bearer: [] }],
+  };
+  // Generated from the same zod schemas that validate requests: no shape is written twice.
+  v1.get("/openapi.json", (c) => {
+    const api = v1.getOpenAPI31Document(config);
+    const acp = acpTransportApp().getOpenAPI31Document(config);
+    const paths = Object.fromEntries(Object.entries(api.paths ?? {}).map(([path, item]) => [`/v1${path}`, item]));
+    return c.json({ ...api, paths: { ...paths, ...acp.paths } });
   });
   return v1;
 }
@@ -81,6 +101,9 @@ export function createApp() {
   app.route("/", tunnelRoutes);
   app.route("/v1", v1);
   app.route("/machines/:machine/v1", v1);
+  const acp = acpTransportApp();
+  app.route("/", acp);
+  app.route("/machines/:machine", acp);
   app.notFound(notFound);
   app.onError((err, c) => {
     if (err instanceof ProblemError) return problemResponse(err.toInit());

@@ -14,6 +14,7 @@ export interface Env {
   TUNNEL_SECRET: string;
   /** Machine that `{worker}/v1/...` addresses; unset, such calls must name a machine. */
   DEFAULT_MACHINE?: string;
+  DEFAULT_AGENT?: string;
   ACP_TIMEOUT_MS?: string;
   RECONNECT_GRACE_MS?: string;
   INSTALL_TIMEOUT_MS?: string;

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Env } from "./env";
 import { LIMITS } from "./protocol/limits";
+import { AgentId } from "./protocol/resources";
 import { type VapidKey, vapidFromKeys } from "./notifications/web-push";
 
 const positive = (fallback: number) =>
@@ -45,6 +46,7 @@ const Settings = z.object({
     .optional()
     .transform((v) => v ?? ""),
   DEFAULT_MACHINE: optionalText,
+  DEFAULT_AGENT: z.preprocess((v) => (v === "" ? undefined : v), AgentId.optional()).transform((v) => v ?? null),
   ACP_TIMEOUT_MS: positive(LIMITS.acpTimeoutMs),
   RECONNECT_GRACE_MS: positive(LIMITS.reconnectGraceMs),
   INSTALL_TIMEOUT_MS: positive(15 * 60_000),
@@ -63,6 +65,8 @@ export interface WorkerSettings {
   apiTokens: string[];
   tunnelSecret: string;
   defaultMachine: string | null;
+  /** The agent of an ACP connection (`/acp`) that names none with `?agent=`. */
+  defaultAgent: AgentId | null;
   acpTimeoutMs: number;
   reconnectGraceMs: number;
   installTimeoutMs: number;
@@ -98,6 +102,7 @@ export function settings(env: Env): WorkerSettings {
     apiTokens: s.API_TOKEN,
     tunnelSecret: s.TUNNEL_SECRET,
     defaultMachine: s.DEFAULT_MACHINE,
+    defaultAgent: s.DEFAULT_AGENT,
     acpTimeoutMs: s.ACP_TIMEOUT_MS,
     reconnectGraceMs: s.RECONNECT_GRACE_MS,
     installTimeoutMs: s.INSTALL_TIMEOUT_MS,

@@ -63,9 +63,9 @@ describe("the README's examples", () => {
     }
   });
 
-  it("the acp-http-client example runs a permission round trip", async () => {
-    const file = join(ROOT, "test", `.readme-example-${process.pid}.ts`);
-    writeFileSync(file, example("acp-http-client"));
+  it.each(["acp-http-client", "acp-transport"])("the %s example runs a permission round trip", async (name) => {
+    const file = join(ROOT, "test", `.readme-${name}-example-${process.pid}.ts`);
+    writeFileSync(file, example(name));
     try {
       const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), file], {
         env: { ...process.env, URL: rt.url, TOKEN: rt.token },

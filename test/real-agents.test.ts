@@ -7,7 +7,11 @@
 import { mkdir, mkdtemp, readFile, readlink, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { client as acpClient, methods } from "@agentclientprotocol/sdk";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import { AcpHttpClient } from "acp-http-client";
+import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FILE_CONTENT, FINAL_TEXT, type FakeModels, SANDBOX_PROMPT, startFakeModels, WRITE_PROMPT } from "./fake-models";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
@@ -280,6 +284,44 @@ describe.each(AGENTS)("$id", (agent) => {
         }
       } finally {
         await client.disconnect();
+      }
+    },
+    TURN_TIMEOUT_MS,
+  );
+});
+
+describe("ACP's remote transport (/acp) with a real agent", () => {
+  it.each(["Streamable HTTP", "WebSocket"] as const)(
+    "Claude Code finishes a turn over %s through the ACP SDK's own client: streamed text, a permission, a file written",
+    async (form) => {
+      const file = join(work, `claude-over-${form === "WebSocket" ? "ws" : "http"}.txt`);
+      const said: string[] = [];
+      const permissions: string[] = [];
+      const url = `${rt.url}/machines/local/acp?agent=claude`;
+      const stream =
+        form === "WebSocket"
+          ? createWebSocketStream(url.replace(/^http/, "ws"), { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${rt.token}` } })
+          : createHttpStream(url, { headers: { authorization: `Bearer ${rt.token}` } });
+      const conn = acpClient()
+        .onNotification(methods.client.session.update, ({ params }) => {
+          if (params.update.sessionUpdate === "agent_message_chunk" && params.update.content.type === "text") said.push(params.update.content.text);
+        })
+        .onRequest(methods.client.session.requestPermission, ({ params }) => {
+          permissions.push(params.toolCall.title ?? params.toolCall.toolCallId);
+          const allow = params.options.find((o) => o.kind === "allow_once") ?? params.options[0]!;
+          return { outcome: { outcome: "selected" as const, optionId: allow.optionId } };
+        })
+        .connect(stream);
+      try {
+        await conn.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+        const { sessionId } = await conn.agent.request(methods.agent.session.new, { cwd: work, mcpServers: [] });
+        const { stopReason } = await conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: WRITE_PROMPT(file) }] });
+        expect(stopReason).toBe("end_turn");
+        expect(permissions.length).toBeGreaterThan(0);
+        expect(await readFile(file, "utf8")).toBe(FILE_CONTENT);
+        expect(said.join("")).toContain(FINAL_TEXT);
+      } finally {
+        conn.close();
       }
     },
     TURN_TIMEOUT_MS,

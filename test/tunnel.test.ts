@@ -241,7 +241,7 @@ describe("the OpenAPI document", () => {
       components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
     };
     expect(doc.openapi).toBe("3.1.0");
-    expect(doc.servers.map((s) => s.url)).toEqual(["/v1", "/machines/{machine}/v1"]);
+    expect(doc.servers.map((s) => s.url)).toEqual(["/", "/machines/{machine}"]);
     const routes = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
     expect(routes.sort()).toEqual(
       [
@@ -306,12 +306,15 @@ describe("the OpenAPI document", () => {
         "PUT /config/mcp",
         "DELETE /config/mcp",
         "GET /config/mcp/status",
-      ].sort(),
+      ]
+        .map((route) => route.replace(" /", " /v1/")) // the API, under /v1
+        .concat(["POST /acp", "GET /acp", "DELETE /acp"]) // ACP's remote transport beside it
+        .sort(),
     );
     // Every route but health declares the role it needs (and whether it acts on one machine).
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(methods) as [string, Record<string, unknown>][]) {
-        if (path === "/health") continue;
+        if (path === "/v1/health") continue;
         expect(["viewer", "member", "admin"], `${method} ${path}`).toContain(op["x-required-role"]);
         expect(typeof op["x-machine-scoped"], `${method} ${path}`).toBe("boolean");
       }

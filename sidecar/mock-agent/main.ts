@@ -275,11 +275,13 @@ const app = agent({ name: "mock" })
     sessions.delete(params.sessionId);
     return {};
   })
-  .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
+  .onRequest(methods.agent.session.prompt, async ({ params, client, signal }) => {
     const session = sessionOf(params.sessionId);
     session.turn?.abort();
     const turn = new AbortController();
     session.turn = turn;
+    // The client's `$/cancel_request` for this prompt cancels the turn as `session/cancel` does.
+    signal.addEventListener("abort", () => turn.abort(), { once: true });
     const text = promptText(params.prompt);
     said.delete(session.id);
     try {

@@ -38,7 +38,7 @@ import { Deliverer } from "../notifications/deliverer";
 import { hears, payloadOf, type RuntimeEvent } from "../notifications/events";
 import type { DeliveryAttempt, SubscriptionTarget } from "../protocol/notifications";
 import { TranscriptFollower } from "./sessions/follower";
-import { isJsonRpcRequest, type AgentId, type JsonRpcMessage } from "../protocol/resources";
+import { AgentId, isJsonRpcRequest, type JsonRpcMessage } from "../protocol/resources";
 import type { AcpPostResult } from "../protocol/frames";
 import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "../protocol/sessions";
 import {
@@ -54,6 +54,7 @@ import {
   viewerOf,
   viewerTag,
 } from "./terminal-viewers";
+import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "../acp-transport/connections";
 
 export type CallOutcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
 
@@ -130,6 +131,14 @@ export class MachineObject extends DurableObject<Env> {
   /** The servers whose stream the session recorder follows. */
   private readonly recording = new Set<string>();
   private runtimeRequests = 0;
+  /** ACP's remote transport (`/acp`): its connections, fed by the recorder's subscriptions. */
+  private readonly acpConnections = new AcpConnections({
+    post: (req, timeoutMs, restore) => this.acpPost(req, timeoutMs, restore),
+    stop: async (serverId) => {
+      await this.call("acp.delete", { serverId }, 30_000);
+    },
+    sockets: (tag) => this.ctx.getWebSockets(tag),
+  });
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -159,6 +168,7 @@ export class MachineObject extends DurableObject<Env> {
     this.invocations.fetch++;
     const path = new URL(request.url).pathname;
     if (path.startsWith(TERMINAL_PATH_PREFIX)) return this.attachViewer(request, decodeURIComponent(path.slice(TERMINAL_PATH_PREFIX.length)));
+    if (path === ACP_SOCKET_PATH) return this.acceptAcpSocket(request);
     // The object's own name is the machine (it is created by idFromName(machine)); the header is checked against it.
     const machine = this.ctx.id.name ?? request.headers.get("x-machine-id");
     if (this.ctx.id.name && request.headers.get("x-machine-id") !== this.ctx.id.name) {
@@ -194,6 +204,8 @@ export class MachineObject extends DurableObject<Env> {
       if (viewer) return this.onViewerMessage(ws, viewer, message);
       return;
     }
+    const acp = this.isAcpSocket(ws) ? acpSocketOf(ws) : null;
+    if (acp) return this.acpConnections.socketMessage(ws, acp, message, settings(this.env).acpTimeoutMs);
     if (typeof message !== "string") return;
     const parsed = parseSidecarFrame(message);
     if (!parsed.ok) {
@@ -234,6 +246,7 @@ export class MachineObject extends DurableObject<Env> {
           const serverId = frame.sub.slice(RECORDER_PREFIX.length);
           this.recording.add(serverId); // after this object slept, the sidecar's subscription is still there
           this.sessions.agentEvents(serverId, frame.events);
+          this.acpConnections.agentEvents(serverId, frame.events);
           return;
         }
         const reader = this.readers.get(frame.sub);
@@ -246,6 +259,7 @@ export class MachineObject extends DurableObject<Env> {
           const serverId = frame.sub.slice(RECORDER_PREFIX.length);
           this.recording.delete(serverId);
           this.sessions.serverEnded(serverId, frame.end.json);
+          this.acpConnections.agentGone(serverId);
           return;
         }
         this.readers.get(frame.sub)?.end(frame.end);
@@ -261,12 +275,16 @@ export class MachineObject extends DurableObject<Env> {
     this.invocations.close++;
     const viewer = viewerOf(ws);
     if (viewer) return this.detachViewer(ws, viewer);
+    const acp = this.isAcpSocket(ws) ? acpSocketOf(ws) : null;
+    if (acp) return this.acpConnections.socketClosed(acp);
     await this.onTunnelGone(ws, code);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
     const viewer = viewerOf(ws);
     if (viewer) return this.detachViewer(ws, viewer);
+    const acp = this.isAcpSocket(ws) ? acpSocketOf(ws) : null;
+    if (acp) return this.acpConnections.socketClosed(acp);
     await this.onTunnelGone(ws, 1011);
   }
 
@@ -327,6 +345,7 @@ export class MachineObject extends DurableObject<Env> {
       this.pending.settleAll((call) => (call.sentTo !== null ? { ok: false, problem } : null));
       for (const reader of [...this.readers.values()]) reader.fail({ ...problem, detail: "the machine's sidecar restarted: this stream's source is gone" });
       this.failViewers("the machine's sidecar restarted: this terminal's process is gone");
+      this.acpConnections.allAgentsGone();
     }
     for (const [id, call] of this.pending.waiting()) {
       this.pending.setMeta(id, { ...call, sentTo: bootId });
@@ -395,6 +414,47 @@ export class MachineObject extends DurableObject<Env> {
   /** By its tag, without reading its attachment: the sidecar's messages are the hot path. */
   private isViewer(ws: WebSocket): boolean {
     return this.ctx.getTags(ws).includes(TERMINAL_TAG);
+  }
+
+  private isAcpSocket(ws: WebSocket): boolean {
+    return this.ctx.getTags(ws).includes(ACP_SOCKET_TAG);
+  }
+
+  // ---------------- ACP's remote transport (`/acp`) ----------------
+
+  /** The WebSocket form: one socket is one connection (and one agent process), hibernatable. */
+  private acceptAcpSocket(request: Request): Response {
+    const agent = AgentId.safeParse(new URL(request.url).searchParams.get("agent"));
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !agent.success) {
+      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade naming its agent" });
+    }
+    if (!this.tunnel() && !this.graceTimer) return problemResponse(offline());
+    const { serverId, tags, attachment } = this.acpConnections.socketSetup(agent.data, request.headers.get("x-who") ?? "(unknown)");
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server, tags);
+    server.serializeAttachment(attachment);
+    return new Response(null, { status: 101, webSocket: client, headers: { "acp-connection-id": serverId } });
+  }
+
+  /** `initialize` without a connection id: the agent starts, and the connection is its server. */
+  async acpConnect(agent: AgentId, message: JsonRpcMessage, owner: string, who: string): Promise<CallOutcome<{ connectionId: string; body: string }>> {
+    this.invocations.rpc++;
+    return this.acpConnections.connect(agent, message, owner, who, settings(this.env).acpTimeoutMs);
+  }
+
+  acpConnectionPost(connectionId: string, session: string | null, message: JsonRpcMessage, owner: string, who: string): CallOutcome<void> {
+    this.invocations.rpc++;
+    return this.acpConnections.post(connectionId, session, message, owner, who);
+  }
+
+  acpConnectionStream(connectionId: string, session: string | null, owner: string): Response {
+    this.invocations.rpc++;
+    return this.acpConnections.stream(connectionId, session, owner);
+  }
+
+  async acpConnectionClose(connectionId: string, owner: string): Promise<CallOutcome<void>> {
+    this.invocations.rpc++;
+    return this.acpConnections.close(connectionId, owner);
   }
 
   private deliverToViewer(ws: WebSocket, events: Parameters<typeof deliverToViewer>[2]): void {

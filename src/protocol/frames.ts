@@ -60,7 +60,15 @@ export const TUNNEL_PROTOCOL_VERSION = 1;
 
 // ---------- operations the worker calls on a sidecar ----------
 
-export const AcpPostResult = z.union([z.object({ status: z.literal(200), body: z.string() }), z.object({ status: z.literal(202) })]);
+export const AcpPostResult = z.union([
+  z.object({
+    status: z.literal(200),
+    body: z.string(),
+    /** The last sequence of the server's stream written before this answer (the agent's order, for a reader that wants it). */
+    afterSeq: z.number().int().nonnegative().optional(),
+  }),
+  z.object({ status: z.literal(202) }),
+]);
 export type AcpPostResult = z.infer<typeof AcpPostResult>;
 
 export const SkillsApplyArgs = z.object({ version: z.string(), config: SkillsConfig });

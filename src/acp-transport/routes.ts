@@ -1,0 +1,148 @@
+/**
+ * ACP's remote transport at `/acp` and `/machines/{machine}/acp` (docs/architecture.md, "ACP's remote
+ * transport"), as the ACP SDK's `experimental/http-client` and `experimental/ws-client` speak it:
+ * POST a client message (`initialize` opens a connection and is answered at once with its
+ * `Acp-Connection-Id`; anything after is 202 and answered on a stream), GET the connection's or a
+ * session's SSE stream, GET with an upgrade for the WebSocket form, DELETE to close.
+ */
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { declare } from "../http/access";
+import { machineStub, settled } from "../http/machine";
+import { accepts } from "../http/negotiation";
+import { errors, jsonBody } from "../http/openapi";
+import { ProblemError } from "../protocol/problems";
+import { AgentId, isJsonRpcRequest, JsonRpcMessage } from "../protocol/resources";
+import { settings } from "../settings";
+import { ACP_SOCKET_PATH } from "./connections";
+import { HEADER_CONNECTION_ID } from "./connection";
+
+const Headers = z.object({
+  "acp-connection-id": z.string().min(1).max(128).optional().describe("the connection, from the answer to initialize"),
+  "acp-session-id": z.string().min(1).max(1024).optional().describe("the session a session-scoped message (or stream) is for"),
+});
+
+const AgentQuery = z.object({
+  agent: AgentId.optional().describe("the agent a new connection starts (initialize, or the WebSocket upgrade); DEFAULT_AGENT when absent"),
+});
+
+const post = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/acp",
+      summary: "ACP remote transport: one client message (initialize opens a connection)",
+      request: { query: AgentQuery, headers: Headers, body: jsonBody(JsonRpcMessage) },
+      responses: {
+        200: {
+          description: "the agent's answer to initialize; `Acp-Connection-Id` names the new connection",
+          headers: { [HEADER_CONNECTION_ID]: { schema: { type: "string" } } },
+          content: { "application/json": { schema: JsonRpcMessage } },
+        },
+        202: { description: "the message is on its way to the agent; a request's answer comes on the connection's or its session's stream" },
+        ...errors(
+          "invalid_request",
+          "not_found",
+          "conflict",
+          "unsupported_agent",
+          "agent_not_installed",
+          "payload_too_large",
+          "unsupported_media_type",
+          "machine_offline",
+          "timeout",
+        ),
+      },
+    },
+  ),
+);
+
+const stream = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "get",
+      path: "/acp",
+      summary: "ACP remote transport: the connection's or a session's SSE stream, or the WebSocket form (Upgrade: websocket)",
+      request: { query: AgentQuery, headers: Headers },
+      responses: {
+        101: { description: "the WebSocket form: one socket is one connection; `initialize` first, then any message, as text frames" },
+        200: {
+          description:
+            "text/event-stream of `data: <one JSON-RPC message>`: without Acp-Session-Id, what is not for a session (answers to initialize-level requests, `session/load`'s answer); with it, that session's notifications, requests and answers",
+          content: { "text/event-stream": { schema: z.string() } },
+        },
+        ...errors("invalid_request", "not_found", "not_acceptable", "machine_offline"),
+      },
+    },
+  ),
+);
+
+const remove = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "delete",
+      path: "/acp",
+      summary: "ACP remote transport: close a connection (its agent stops; its sessions stay recorded)",
+      request: { headers: Headers },
+      responses: { 202: { description: "closed" }, ...errors("invalid_request", "not_found", "machine_offline") },
+    },
+  ),
+);
+
+/** Who owns a connection: another token cannot use it, even knowing its id. */
+function ownerOf(c: Context<AppEnv>): string {
+  const identity = c.get("identity");
+  return identity.tokenId ?? `name:${identity.name}`;
+}
+
+function agentOf(c: Context<AppEnv>, named: AgentId | undefined): AgentId {
+  const agent = named ?? settings(c.env).defaultAgent;
+  if (!agent) throw new ProblemError("invalid_request", "name the agent of a new connection: /acp?agent=<id> (or set DEFAULT_AGENT on the worker)");
+  return agent;
+}
+
+function connectionOf(headers: z.infer<typeof Headers>): string {
+  const id = headers["acp-connection-id"];
+  if (!id) throw new ProblemError("invalid_request", "Missing Acp-Connection-Id: initialize opens a connection and its answer names it");
+  return id;
+}
+
+export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(post, async (c) => {
+    const message = c.req.valid("json");
+    const headers = c.req.valid("header");
+    const identity = c.get("identity");
+    if (message.method === "initialize") {
+      if (headers["acp-connection-id"]) throw new ProblemError("invalid_request", "Initialize not allowed on an existing connection");
+      if (!isJsonRpcRequest(message)) throw new ProblemError("invalid_request", "initialize must be a request with an id");
+      const opened = settled(await machineStub(c).acpConnect(agentOf(c, c.req.valid("query").agent), message, ownerOf(c), identity.name));
+      return c.body(opened.body, 200, { "content-type": "application/json", [HEADER_CONNECTION_ID]: opened.connectionId });
+    }
+    const connectionId = connectionOf(headers);
+    c.set("auditQuiet", true); // a message within a connection its initialize (which was audited) opened
+    settled(await machineStub(c).acpConnectionPost(connectionId, headers["acp-session-id"] ?? null, message, ownerOf(c), identity.name));
+    return c.body(null, 202);
+  })
+  .openapi(stream, async (c) => {
+    if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
+      const agent = agentOf(c, c.req.valid("query").agent);
+      const upgrade = new Request(`https://machine${ACP_SOCKET_PATH}?agent=${agent}`, {
+        headers: { upgrade: "websocket", "x-who": c.get("identity").name },
+      });
+      c.set("auditRead", true); // opening a WebSocket connection starts an agent
+      return (await machineStub(c).fetch(upgrade)) as never;
+    }
+    if (!accepts(c.req.header("accept"), "text/event-stream")) {
+      throw new ProblemError("not_acceptable", "this endpoint streams text/event-stream; send 'Accept: text/event-stream' (or upgrade to a WebSocket)");
+    }
+    const headers = c.req.valid("header");
+    const body = await machineStub(c).acpConnectionStream(connectionOf(headers), headers["acp-session-id"] ?? null, ownerOf(c));
+    return body as never;
+  })
+  .openapi(remove, async (c) => {
+    settled(await machineStub(c).acpConnectionClose(connectionOf(c.req.valid("header")), ownerOf(c)));
+    return c.body(null, 202);
+  });
