@@ -27,7 +27,15 @@ export interface SseEvent {
 export async function readSse(
   rt: Runtime,
   serverId: string,
-  opts: { lastEventId?: number; until?: (events: SseEvent[]) => boolean; untilEnd?: boolean; timeoutMs?: number; path?: string } = {},
+  opts: {
+    lastEventId?: number;
+    until?: (events: SseEvent[]) => boolean;
+    untilEnd?: boolean;
+    timeoutMs?: number;
+    path?: string;
+    /** Called once the stream is open (the reader is attached: what happens from now on reaches it). */
+    opened?: () => void;
+  } = {},
 ): Promise<SseEvent[]> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), opts.timeoutMs ?? 15_000);
@@ -35,6 +43,7 @@ export async function readSse(
   if (opts.lastEventId !== undefined) headers["last-event-id"] = String(opts.lastEventId);
   const res = await rt.api(opts.path ?? `/v1/acp/${serverId}`, { headers, signal: controller.signal });
   if (res.status !== 200) throw new Error(`SSE answered ${res.status}: ${await res.text()}`);
+  opts.opened?.();
   const events: SseEvent[] = [];
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -74,4 +83,9 @@ function parseBlock(block: string): SseEvent | null {
   }
   if (data.length === 0) return null;
   return { event, id, data: JSON.parse(data.join("\n")) as unknown };
+}
+
+/** Wait until an ACP server's agent has streamed at least this many messages (an observable point in a turn). */
+export async function streamed(rt: Runtime, serverId: string, count: number): Promise<void> {
+  await readSse(rt, serverId, { until: (events) => events.filter((e) => e.event === "message").length >= count });
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { AcpHttpClient } from "acp-http-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
-import { openSession, readSse, rpc } from "./acp-helpers";
+import { openSession, readSse, rpc, streamed } from "./acp-helpers";
 
 let rt: Runtime;
 
@@ -223,8 +223,12 @@ describe("the SSE stream", () => {
 
   it("tells readers when the agent exits (event: end), then the id is gone (404)", async () => {
     await promptSession("ending", "bye");
-    const reading = readSse(rt, "ending", { lastEventId: 2, untilEnd: true });
-    await new Promise((r) => setTimeout(r, 100));
+    let attached!: () => void;
+    const opened = new Promise<void>((resolve) => {
+      attached = resolve;
+    });
+    const reading = readSse(rt, "ending", { lastEventId: 2, untilEnd: true, opened: attached });
+    await opened;
     expect((await rt.api("/v1/acp/ending", { method: "DELETE" })).status).toBe(204);
     const events = await reading;
     expect(events.at(-1)).toMatchObject({ event: "end", data: { serverId: "ending", agent: "mock" } });
@@ -251,7 +255,7 @@ describe("the SSE stream", () => {
       method: "session/prompt",
       params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/slow 40 15" }] },
     });
-    await new Promise((r) => setTimeout(r, 200));
+    await streamed(rt, "drop", 5);
     process.kill(sidecar.child.pid!, "SIGUSR2"); // cut the tunnel mid-stream
     const res = await prompt; // the POST in flight survives the drop and is answered once
     expect(res.status).toBe(200);

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { openSession, readSse, rpc } from "./acp-helpers";
+import { openSession, readSse, rpc, streamed } from "./acp-helpers";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
 let rt: Runtime | null = null;
@@ -50,7 +50,7 @@ describe("the sidecar killed outright in the middle of a prompt", () => {
     const session = await openSession(rt, "victim");
     const agent = ((await (await rt.api("/v1/processes")).json()) as { processes: Proc[] }).processes.find((p) => p.label === "acp:victim")!;
     const inFlight = rpc(rt, "victim", slowPrompt(3, session, 100, 50));
-    await new Promise((r) => setTimeout(r, 300));
+    await streamed(rt, "victim", 2); // mid-turn
     await rt.sidecars.get("local")!.stop("SIGKILL");
 
     const res = await inFlight;
@@ -77,7 +77,7 @@ describe("the tunnel dropped while the agent streams", () => {
       const session = await openSession(rt, serverId);
       const reading = readSse(rt, serverId, { until: (events) => events.filter((e) => e.event === "message").length >= 30 });
       const prompt = rpc(rt, serverId, slowPrompt(3, session, 30, 10));
-      await new Promise((r) => setTimeout(r, 60 + round * 20));
+      await streamed(rt, serverId, 1 + (round % 4) * 6); // each round cuts at another point of the stream
       process.kill(sidecar.child.pid!, "SIGUSR2");
       expect((await prompt).status).toBe(200);
       const got = texts(await reading);
@@ -92,10 +92,10 @@ describe("the tunnel dropped while the agent streams", () => {
     const session = await openSession(rt, "stall");
     const reading = readSse(rt, "stall", { until: (events) => events.filter((e) => e.event === "message").length >= 20 });
     const prompt = rpc(rt, "stall", slowPrompt(3, session, 20, 20));
-    await new Promise((r) => setTimeout(r, 100));
+    await streamed(rt, "stall", 2);
     const pid = rt.sidecars.get("local")!.child.pid!;
     process.kill(pid, "SIGSTOP");
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, 1500)); // the fault itself: how long the sidecar stays stopped
     process.kill(pid, "SIGCONT");
     expect((await prompt).status).toBe(200);
     expect(texts(await reading)).toEqual(ticks(20));
@@ -108,7 +108,7 @@ describe("the agent process killed", () => {
     const session = await openSession(rt, "killed");
     const reading = readSse(rt, "killed", { untilEnd: true });
     const prompt = rpc(rt, "killed", slowPrompt(3, session, 100, 50));
-    await new Promise((r) => setTimeout(r, 200));
+    await streamed(rt, "killed", 2);
     const agent = ((await (await rt.api("/v1/processes")).json()) as { processes: Proc[] }).processes.find((p) => p.label === "acp:killed")!;
     expect((await rt.api(`/v1/processes/${agent.id}/kill`, { method: "POST" })).status).toBe(200);
     const res = await prompt;
