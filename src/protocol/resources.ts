@@ -429,9 +429,6 @@ export const SkillsMachineStatus = z
   .meta({ id: "SkillsMachineStatus" });
 export type SkillsMachineStatus = z.infer<typeof SkillsMachineStatus>;
 
-export const SkillsStatus = z.object({ version: z.string(), machines: z.array(SkillsMachineStatus) }).meta({ id: "SkillsStatus" });
-export type SkillsStatus = z.infer<typeof SkillsStatus>;
-
 // ---------- beyond the document: machines and ACP servers ----------
 
 export const Machine = z
@@ -692,9 +689,3 @@ export const McpMachineStatus = z
   })
   .meta({ id: "McpMachineStatus" });
 export type McpMachineStatus = z.infer<typeof McpMachineStatus>;
-
-export const McpStatus = z.object({ version: z.string(), machines: z.array(McpMachineStatus) }).meta({ id: "McpStatus" });
-
-/** `?directory=&mcpName=` / `?directory=&skillName=`: one named entry for one folder of one machine, as the SDK sends them. */
-export const McpEntryQuery = z.object({ directory: MachinePath, mcpName: McpName });
-export const SkillsEntryQuery = z.object({ directory: MachinePath, skillName: SkillName });
