@@ -13,7 +13,7 @@ import { problemResponse } from "../http/problem";
 import { problemBody, type ProblemInit } from "../protocol/problems";
 import { AgentId, isJsonRpcRequest, JsonRpcMessage } from "../protocol/resources";
 import { AcpConnection, type Route } from "./connection";
-import { Mailbox, ACP_SSE_HEADERS } from "./mailbox";
+import { Mailbox } from "./mailbox";
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
 
@@ -109,7 +109,7 @@ export class AcpConnections {
     if (!verdict.ok) return { ok: false, problem: { code: verdict.status === 409 ? "conflict" : "invalid_request", detail: verdict.detail } };
     // Not awaited: the frame leaves for the machine before this returns (so messages keep their order), and
     // the answer is routed when it comes. The client's open stream keeps this object alive meanwhile.
-    void this.forward(live, message, who);
+    this.forward(live, message, who).catch((err: unknown) => console.error(`acp connection ${connectionId}: forwarding failed:`, err));
     return { ok: true, value: undefined };
   }
 
@@ -138,11 +138,10 @@ export class AcpConnections {
     if (!live) return problemResponse(unknownConnection());
     const key = session ?? "";
     const mailbox = this.mailbox(live, key);
-    const body = mailbox.open(() => {
+    return mailbox.open(() => {
       // A session's stream nobody reads and nothing waits on is dropped; it is made again when needed.
       if (key !== "" && !mailbox.hasReceiver && mailbox.isEmpty && live.streams.get(key) === mailbox) live.streams.delete(key);
     });
-    return new Response(body, { status: 200, headers: ACP_SSE_HEADERS });
   }
 
   /** DELETE: the connection ends and its agent stops (its sessions stay recorded, reattachable elsewhere). */

@@ -4,27 +4,18 @@
  * one before (which ends): the client opens a session's stream anew after aborting the old one, and over
  * worker → object → client hops the abort can arrive after the new GET.
  */
-import { LIMITS } from "../protocol/limits";
-
-const encoder = new TextEncoder();
-
-export const ACP_SSE_HEADERS = {
-  "content-type": "text/event-stream",
-  "cache-control": "no-cache, no-transform",
-  "x-accel-buffering": "no",
-} as const;
+import { SseBody } from "../durable/sse-body";
 
 export class Mailbox {
   private queue: string[] = [];
-  private controller: ReadableStreamDefaultController<Uint8Array> | null = null;
-  private keepAlive: ReturnType<typeof setInterval> | null = null;
+  private receiver: SseBody | null = null;
   private ended = false;
 
   /** `queued` reports each change of the bytes waiting here (the connection bounds their sum). */
   constructor(private readonly queued: (delta: number) => void) {}
 
   get hasReceiver(): boolean {
-    return this.controller !== null;
+    return this.receiver !== null;
   }
 
   get isEmpty(): boolean {
@@ -39,27 +30,25 @@ export class Mailbox {
     this.drain();
   }
 
-  /** The SSE body for a new receiver; a receiver before it ends. */
-  open(onRelease: () => void): ReadableStream<Uint8Array> {
-    this.release();
-    let mine: ReadableStreamDefaultController<Uint8Array> | null = null;
-    const body = new ReadableStream<Uint8Array>(
-      {
-        start: (controller) => {
-          mine = controller;
-          this.controller = controller;
-        },
-        pull: () => this.drain(),
-        cancel: () => {
-          if (this.controller === mine) this.detach();
-          onRelease();
-        },
+  /**
+   * The SSE response of a new receiver; a receiver before it ends. Never closed for being idle: the SDK's
+   * client takes the end of its connection's stream for the end of the connection.
+   */
+  open(onRelease: () => void): Response {
+    const previous = this.receiver;
+    const receiver: SseBody = new SseBody({
+      pull: () => this.drain(),
+      onClose: () => {
+        // Only the current receiver's end releases the stream (not one it took over from).
+        if (this.receiver !== receiver) return;
+        this.receiver = null;
+        onRelease();
       },
-      new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
-    );
-    this.keepAlive = setInterval(() => this.write(":\n\n"), LIMITS.keepAliveMs);
+    });
+    this.receiver = receiver;
+    previous?.close();
     this.drain();
-    return body;
+    return receiver.response();
   }
 
   /** No more messages: the receiver's stream ends (with an error event first when there is one to tell). */
@@ -68,44 +57,17 @@ export class Mailbox {
     this.ended = true;
     this.queued(-this.queue.reduce((n, m) => n + m.length, 0));
     this.queue = [];
-    if (error) this.write(`event: error\ndata: ${JSON.stringify({ detail: error.detail })}\n\n`);
-    this.release();
+    if (error) this.receiver?.write(`event: error\ndata: ${JSON.stringify({ detail: error.detail })}\n\n`);
+    this.receiver?.close();
   }
 
   /** Hand the receiver what waits, as far as its buffer allows (the rest waits for its next pull). */
   private drain(): void {
-    const controller = this.controller;
-    if (!controller) return;
-    while (this.queue.length > 0 && (controller.desiredSize ?? 0) > 0) {
+    const receiver = this.receiver;
+    while (receiver && this.queue.length > 0 && receiver.room > 0) {
       const json = this.queue.shift() as string;
       this.queued(-json.length);
-      if (!this.write(`data: ${json}\n\n`)) return;
+      if (!receiver.write(`data: ${json}\n\n`)) return;
     }
-  }
-
-  private write(text: string): boolean {
-    try {
-      this.controller?.enqueue(encoder.encode(text));
-      return this.controller !== null;
-    } catch {
-      this.detach();
-      return false;
-    }
-  }
-
-  private release(): void {
-    const controller = this.controller;
-    this.detach();
-    try {
-      controller?.close();
-    } catch {
-      // cancelled already
-    }
-  }
-
-  private detach(): void {
-    this.controller = null;
-    if (this.keepAlive) clearInterval(this.keepAlive);
-    this.keepAlive = null;
   }
 }

@@ -199,13 +199,18 @@ export class MachineObject extends DurableObject<Env> {
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     this.invocations.message++;
-    if (this.isViewer(ws)) {
+    // One look at the tags (not the attachment) tells the sidecar's messages, the hot path, from the rest.
+    const tags = this.ctx.getTags(ws);
+    if (tags.includes(TERMINAL_TAG)) {
       const viewer = viewerOf(ws);
       if (viewer) return this.onViewerMessage(ws, viewer, message);
       return;
     }
-    const acp = this.isAcpSocket(ws) ? acpSocketOf(ws) : null;
-    if (acp) return this.acpConnections.socketMessage(ws, acp, message, settings(this.env).acpTimeoutMs);
+    if (tags.includes(ACP_SOCKET_TAG)) {
+      const acp = acpSocketOf(ws);
+      if (acp) return this.acpConnections.socketMessage(ws, acp, message, settings(this.env).acpTimeoutMs);
+      return;
+    }
     if (typeof message !== "string") return;
     const parsed = parseSidecarFrame(message);
     if (!parsed.ok) {
@@ -409,11 +414,6 @@ export class MachineObject extends DurableObject<Env> {
     server.serializeAttachment(viewer);
     if (ws) this.send(ws, subscribeFrame(viewer)); // else: subscribed when the sidecar is back
     return new Response(null, { status: 101, webSocket: client });
-  }
-
-  /** By its tag, without reading its attachment: the sidecar's messages are the hot path. */
-  private isViewer(ws: WebSocket): boolean {
-    return this.ctx.getTags(ws).includes(TERMINAL_TAG);
   }
 
   private isAcpSocket(ws: WebSocket): boolean {

@@ -7,8 +7,7 @@ import type { StreamEnd, StreamEvent, StreamGap, StreamRef, WorkerFrame } from "
 import { LIMITS } from "../protocol/limits";
 import { problemBody, type ProblemInit } from "../protocol/problems";
 import type { CallOutcome } from "./machine";
-
-const encoder = new TextEncoder();
+import { SseBody } from "./sse-body";
 
 /** Bytes queued for one reader that does not read; past this it is told to resume later and closed. */
 export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
@@ -18,19 +17,9 @@ function errorEvent(problem: ProblemInit): string {
   return `event: error\ndata: ${JSON.stringify(problemBody(problem))}\n\n`;
 }
 
-export const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache, no-transform",
-  "x-accel-buffering": "no",
-} as const;
-
 export class SseReader {
   private lastSeq: number;
-  private controller!: ReadableStreamDefaultController<Uint8Array>;
-  private readonly body: ReadableStream<Uint8Array>;
-  private readonly keepAlive: ReturnType<typeof setInterval>;
-  private idleTimer: ReturnType<typeof setTimeout> | null = null;
-  private closed = false;
+  private readonly body: SseBody;
   /** ACP messages are `message` events (as acp-http-client reads them), process output `log` events (as the sandbox-agent SDK does). */
   private readonly eventName: "message" | "log";
   private acceptedResolve: ((outcome: CallOutcome<void>) => void) | null = null;
@@ -42,34 +31,20 @@ export class SseReader {
     after: number,
     private readonly onClose: (sub: string) => void,
     /** A stream with no event for this long is ended (its reader reconnects when it wants more). */
-    private readonly idleCloseMs: number = LIMITS.sseIdleCloseMs,
+    idleCloseMs: number = LIMITS.sseIdleCloseMs,
   ) {
     this.lastSeq = after;
     this.eventName = stream.kind === "logs" ? "log" : "message";
-    this.body = new ReadableStream<Uint8Array>(
-      {
-        start: (controller) => {
-          this.controller = controller;
-        },
-        cancel: () => this.close(),
+    // A reader that stays attached to a stream where nothing happens would keep the machine's object in
+    // memory for ever (a laptop that went to sleep never closes its connection). After idleCloseMs without
+    // an event the stream ends with a `retry:` hint; a client resumes with Last-Event-ID and loses nothing.
+    this.body = new SseBody({
+      onClose: () => this.onClose(this.sub),
+      idle: {
+        ms: idleCloseMs,
+        farewell: () => `: idle for ${idleCloseMs} ms; reconnect with Last-Event-ID: ${this.lastSeq} for more\nretry: 10000\n\n`,
       },
-      new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
-    );
-    this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), LIMITS.keepAliveMs);
-    this.armIdle();
-  }
-
-  /**
-   * A reader that stays attached to a stream where nothing happens would keep the machine's object in
-   * memory for ever (a laptop that went to sleep never closes its connection). After idleCloseMs without
-   * an event the stream ends with a `retry:` hint; a client resumes with Last-Event-ID and loses nothing.
-   */
-  private armIdle(): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => {
-      this.write(`: idle for ${this.idleCloseMs} ms; reconnect with Last-Event-ID: ${this.lastSeq} for more\nretry: 10000\n\n`);
-      this.close();
-    }, this.idleCloseMs);
+    });
   }
 
   subscribeFrame(): WorkerFrame {
@@ -99,7 +74,7 @@ export class SseReader {
   }
 
   response(): Response {
-    return new Response(this.body, { headers: SSE_HEADERS });
+    return this.body.response();
   }
 
   deliver(events: StreamEvent[], gap?: StreamGap): void {
@@ -122,7 +97,7 @@ export class SseReader {
     }
     if (text) {
       this.write(text);
-      this.armIdle();
+      this.body.touch();
     }
   }
 
@@ -146,13 +121,7 @@ export class SseReader {
   }
 
   private write(text: string): void {
-    if (this.closed) return;
-    try {
-      this.controller.enqueue(encoder.encode(text));
-      if ((this.controller.desiredSize ?? 0) < -MAX_QUEUED_BYTES) this.tooSlow();
-    } catch {
-      this.close();
-    }
+    if (this.body.write(text) && this.body.room < -MAX_QUEUED_BYTES) this.tooSlow();
   }
 
   /** Nothing is lost: the machine keeps the messages, and the reader resumes from its last id. */
@@ -162,20 +131,11 @@ export class SseReader {
       detail: `this reader fell more than ${MAX_QUEUED_BYTES} bytes behind; reconnect with Last-Event-ID: ${this.lastSeq} to resume`,
       extensions: { lastEventId: this.lastSeq },
     });
-    this.controller.enqueue(encoder.encode(frame)); // past write(): this frame must not trigger the check again
+    this.body.write(frame); // past write(): this frame must not trigger the check again
     this.close();
   }
 
   private close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    clearInterval(this.keepAlive);
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    try {
-      this.controller.close();
-    } catch {
-      // the reader went away first
-    }
-    this.onClose(this.sub);
+    this.body.close();
   }
 }

@@ -5,30 +5,17 @@
  * when its state changes. Resuming with `Last-Event-ID: n` sends entry n again (it may have grown) and
  * all after it.
  */
-import { LIMITS } from "../../protocol/limits";
 import type { Session, TranscriptEntry } from "../../protocol/sessions";
-import { SSE_HEADERS } from "../sse-reader";
+import { SseBody } from "../sse-body";
 import type { SessionListener } from "./recorder";
 
-const encoder = new TextEncoder();
-
 export class TranscriptFollower implements SessionListener {
-  private controller!: ReadableStreamDefaultController<Uint8Array>;
-  private readonly body: ReadableStream<Uint8Array>;
-  private readonly keepAlive: ReturnType<typeof setInterval>;
-  private idleTimer: ReturnType<typeof setTimeout> | null = null;
-  private closed = false;
+  private readonly body: SseBody;
   private stopListening: () => void = () => {};
 
-  constructor(private readonly idleCloseMs: number) {
-    this.body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.controller = controller;
-      },
-      cancel: () => this.close(),
-    });
-    this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), LIMITS.keepAliveMs);
-    this.armIdle();
+  constructor(idleCloseMs: number) {
+    // As the machine's streams do: a reader of a session where nothing happens does not keep the object in memory for ever.
+    this.body = new SseBody({ onClose: () => this.stopListening(), idle: { ms: idleCloseMs, farewell: () => "retry: 10000\n\n" } });
   }
 
   /** Start with what is stored, then follow. `listen` registers this follower with the recorder. */
@@ -36,47 +23,16 @@ export class TranscriptFollower implements SessionListener {
     this.stopListening = listen(this);
     this.record(record);
     this.entries(stored);
-    return new Response(this.body, { headers: SSE_HEADERS });
+    return this.body.response();
   }
 
   entries(entries: TranscriptEntry[]): void {
     if (entries.length === 0) return;
-    this.write(entries.map((e) => `id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(e)}\n\n`).join(""));
-    this.armIdle();
+    this.body.write(entries.map((e) => `id: ${e.seq}\nevent: entry\ndata: ${JSON.stringify(e)}\n\n`).join(""));
+    this.body.touch();
   }
 
   record(session: Session): void {
-    this.write(`event: session\ndata: ${JSON.stringify(session)}\n\n`);
-  }
-
-  /** As the machine's streams do: a reader of a session where nothing happens does not keep the object in memory for ever. */
-  private armIdle(): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => {
-      this.write("retry: 10000\n\n");
-      this.close();
-    }, this.idleCloseMs);
-  }
-
-  private write(text: string): void {
-    if (this.closed) return;
-    try {
-      this.controller.enqueue(encoder.encode(text));
-    } catch {
-      this.close();
-    }
-  }
-
-  private close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    clearInterval(this.keepAlive);
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.stopListening();
-    try {
-      this.controller.close();
-    } catch {
-      // the reader went away first
-    }
+    this.body.write(`event: session\ndata: ${JSON.stringify(session)}\n\n`);
   }
 }

@@ -1,0 +1,98 @@
+/**
+ * The body of one `text/event-stream` response served by a Durable Object: its bytes, a keep-alive
+ * comment every LIMITS.keepAliveMs, an optional close after a quiet while (so a reader attached to
+ * nothing that happens does not keep the object in memory for ever), and one close that runs once,
+ * whoever starts it. The stream readers, the transcript follower and ACP's transport all write here.
+ */
+import { LIMITS } from "../protocol/limits";
+
+const encoder = new TextEncoder();
+
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+} as const;
+
+export interface SseBodyOptions {
+  /** Runs once, when the body closes (by either side). */
+  onClose?: () => void;
+  /** Close after this long without `touch()`, writing `farewell()` first (a `retry:` hint, where to resume). */
+  idle?: { ms: number; farewell: () => string };
+  /** The reader wants more (for a writer that holds messages until then). */
+  pull?: () => void;
+  /** Bytes queued for the reader before `desiredSize` turns negative. */
+  highWaterMark?: number;
+}
+
+export class SseBody {
+  readonly stream: ReadableStream<Uint8Array>;
+  private controller!: ReadableStreamDefaultController<Uint8Array>;
+  private readonly keepAlive: ReturnType<typeof setInterval>;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  private closed = false;
+
+  constructor(private readonly options: SseBodyOptions = {}) {
+    this.stream = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+        },
+        pull: () => options.pull?.(),
+        cancel: () => this.close(),
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: options.highWaterMark ?? 64 * 1024 }),
+    );
+    this.keepAlive = setInterval(() => this.write(": keep-alive\n\n"), LIMITS.keepAliveMs);
+    this.touch();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** How much more the reader's buffer takes before it is full (negative: bytes beyond it). */
+  get room(): number {
+    return this.closed ? 0 : (this.controller.desiredSize ?? 0);
+  }
+
+  /** Something happened: the idle close starts counting again. */
+  touch(): void {
+    const idle = this.options.idle;
+    if (!idle || this.closed) return;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.write(idle.farewell());
+      this.close();
+    }, idle.ms);
+  }
+
+  /** Whether the text was queued (false once closed). */
+  write(text: string): boolean {
+    if (this.closed) return false;
+    try {
+      this.controller.enqueue(encoder.encode(text));
+      return true;
+    } catch {
+      this.close();
+      return false;
+    }
+  }
+
+  response(): Response {
+    return new Response(this.stream, { headers: SSE_HEADERS });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.keepAlive);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    try {
+      this.controller.close();
+    } catch {
+      // the reader went away first
+    }
+    this.options.onClose?.();
+  }
+}
