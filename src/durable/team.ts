@@ -22,6 +22,8 @@ export const MAX_TOKENS = 1000;
 
 /** Machines per alarm run of the configuration fan-out and of the liveness refresh. */
 export const FANOUT_BATCH = 200;
+/** Up to this many connected machines, a narrowed subscription list is given to each before the change returns. */
+const DIRECT_FANOUT_MAX = 16;
 /** How often machines marked connected are asked whether they still are: one wake per machine every six hours. */
 const REFRESH_EVERY_MS = 6 * 60 * 60_000;
 
@@ -314,7 +316,7 @@ export class TeamObject extends DurableObject<Env> {
     const target = { ...found.target, ...(change.muted !== undefined ? { muted: change.muted } : {}) };
     this.writes++;
     this.ctx.storage.sql.exec(`UPDATE subscriptions SET target = ? WHERE id = ?`, JSON.stringify(target), id);
-    await this.startSubscriptionsFanout();
+    await this.narrowSubscriptions();
     return this.view({ ...found, target });
   }
 
@@ -330,7 +332,7 @@ export class TeamObject extends DurableObject<Env> {
   async dropSubscription(id: string): Promise<void> {
     this.writes++;
     this.ctx.storage.sql.exec(`DELETE FROM subscriptions WHERE id = ?`, id);
-    await this.startSubscriptionsFanout();
+    await this.narrowSubscriptions();
   }
 
   /** A revoked token's subscriptions end with it. */
@@ -339,7 +341,7 @@ export class TeamObject extends DurableObject<Env> {
     const n = this.ctx.storage.sql.exec(`DELETE FROM subscriptions WHERE owner = ?`, owner).rowsWritten;
     if (n > 0) {
       this.writes++;
-      await this.startSubscriptionsFanout();
+      await this.narrowSubscriptions();
     }
     return n;
   }
@@ -356,6 +358,16 @@ export class TeamObject extends DurableObject<Env> {
   listDeliveries(subscriptions: string[] | null, limit: number): DeliveryAttempt[] {
     this.invocations++;
     return this.deliverer.list(subscriptions, limit);
+  }
+
+  /**
+   * A subscription muted or removed must hear nothing more, at once: a team with few connected machines
+   * gives each its new list before this returns; a larger one gets the batched fan-out.
+   */
+  private async narrowSubscriptions(): Promise<void> {
+    const connected = this.connectedIdsAfter("", DIRECT_FANOUT_MAX + 1);
+    if (connected.length > DIRECT_FANOUT_MAX) return this.startSubscriptionsFanout();
+    await Promise.allSettled(connected.map((id) => machineObject(this.env, id).setSubscriptions(this.subscriptionsFor(id))));
   }
 
   /** Connected machines get the new list, a batch per alarm run (the others when they connect). */
