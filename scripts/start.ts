@@ -25,6 +25,7 @@ url: ${worker.url}
 token: ${secrets.API_TOKEN}
 
 try:  curl -H "Authorization: Bearer ${secrets.API_TOKEN}" ${worker.url}/v1/machines
+dashboard: ${worker.url}/   ACP clients (the ACP SDK's http-client or ws-client): ${worker.url}/acp?agent=mock
 Ctrl-C stops the worker and the sidecar.
 `);
 

@@ -54,7 +54,6 @@ export function acpSocketOf(ws: WebSocket): SocketAttachment | null {
 
 interface Live {
   connection: AcpConnection;
-  agent: AgentId;
   /** "" is the connection's own stream, other keys are sessions. */
   streams: Map<string, Mailbox>;
   bufferedBytes: number;
@@ -97,7 +96,7 @@ export class AcpConnections {
     const outcome = await this.relay.post({ serverId, agent, message, who }, timeoutMs, false);
     if (!outcome.ok) return outcome;
     if (outcome.value.status !== 200) return { ok: false, problem: { code: "invalid_request", detail: "initialize must be a request (it needs an id)" } };
-    this.live.set(serverId, { connection: new AcpConnection(serverId, owner), agent, streams: new Map(), bufferedBytes: 0 });
+    this.live.set(serverId, { connection: new AcpConnection(serverId, owner), streams: new Map(), bufferedBytes: 0 });
     return { ok: true, value: { connectionId: serverId, body: outcome.value.body } };
   }
 

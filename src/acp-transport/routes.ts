@@ -48,6 +48,7 @@ const post = createRoute(
           "conflict",
           "unsupported_agent",
           "agent_not_installed",
+          "agent_process_exited",
           "payload_too_large",
           "unsupported_media_type",
           "machine_offline",
