@@ -4,7 +4,7 @@
  * session's), and which sessions must be reattached after its agent was lost. Pure state: the machine's
  * object owns one per HTTP connection, the streams themselves live in `streams.ts`.
  */
-import type { JsonRpcMessage } from "../protocol/resources";
+import { type JsonRpcMessage, sessionIdIn } from "../protocol/resources";
 
 export const HEADER_CONNECTION_ID = "Acp-Connection-Id";
 export const HEADER_SESSION_ID = "Acp-Session-Id";
@@ -34,12 +34,6 @@ export type Verdict = { ok: true; route: Route } | { ok: false; status: 400 | 40
 /** A JSON-RPC id as a map key that keeps 1 and "1" apart. */
 export function idKey(id: unknown): string | null {
   return typeof id === "string" || typeof id === "number" ? JSON.stringify(id) : null;
-}
-
-function sessionIdOf(value: unknown): string | null {
-  if (typeof value !== "object" || value === null) return null;
-  const sessionId = (value as { sessionId?: unknown }).sessionId;
-  return typeof sessionId === "string" ? sessionId : null;
 }
 
 /** How many answer routes a connection remembers for requests whose answer never came (a bound, not a limit in practice). */
@@ -80,7 +74,7 @@ export class AcpConnection {
       if (key !== null) this.agentRequestRoutes.delete(key);
       return { ok: true, route: route ?? null };
     }
-    const paramsSession = sessionIdOf(message.params);
+    const paramsSession = sessionIdIn(message.params);
     if ((SESSION_SCOPED.has(message.method) || paramsSession !== null) && !headerSession) {
       return { ok: false, status: 400, detail: "Missing Acp-Session-Id" };
     }
@@ -108,7 +102,7 @@ export class AcpConnection {
     const key = idKey(id);
     const pending = key !== null ? this.answerRoutes.get(key) : undefined;
     if (key !== null) this.answerRoutes.delete(key);
-    const created = ok ? sessionIdOf(result) : null;
+    const created = ok ? sessionIdIn(result) : null;
     if (created) this.sessions.add(created);
     // A load's or resume's answer may not carry the id (resume answers `{}`): it is the session it was for.
     if (ok && pending?.session && REATTACH.has(pending.method)) this.detached.delete(pending.session);
@@ -123,7 +117,7 @@ export class AcpConnection {
     if (seq <= this.lastSeq) return undefined;
     this.lastSeq = seq;
     if (typeof message.method !== "string") return this.answered(message.id, message.error === undefined, message.result);
-    const session = sessionIdOf(message.params);
+    const session = sessionIdIn(message.params);
     const key = idKey(message.id);
     if (key !== null) this.agentRequestRoutes.set(key, session);
     return session;

@@ -299,9 +299,10 @@ export class AcpConnections {
       return closeSocket(ws, 1012, "the agent was lost: connect again and reattach sessions with session/load or session/resume");
     }
     if (!isJsonRpcRequest(message)) return;
-    if (outcome.ok && outcome.value.status === 200) await this.afterStream(attachment.serverId, outcome.value.afterSeq);
-    if (outcome.ok && outcome.value.status === 200) sendText(ws, outcome.value.body);
-    else sendText(ws, errorAnswer(message.id, outcome.ok ? { code: "internal", detail: "the agent's answer did not come back" } : outcome.problem));
+    if (outcome.ok && outcome.value.status === 200) {
+      await this.afterStream(attachment.serverId, outcome.value.afterSeq);
+      sendText(ws, outcome.value.body);
+    } else sendText(ws, errorAnswer(message.id, outcome.ok ? { code: "internal", detail: "the agent's answer did not come back" } : outcome.problem));
   }
 
   /** The socket closed: its agent stops (a WebSocket connection lives as long as its socket). */

@@ -38,7 +38,7 @@ import { Deliverer } from "../notifications/deliverer";
 import { hears, payloadOf, type RuntimeEvent } from "../notifications/events";
 import type { DeliveryAttempt, SubscriptionTarget } from "../protocol/notifications";
 import { TranscriptFollower } from "./sessions/follower";
-import { AgentId, isJsonRpcRequest, type JsonRpcMessage } from "../protocol/resources";
+import { AgentId, isJsonRpcRequest, type JsonRpcMessage, sessionIdIn } from "../protocol/resources";
 import type { AcpPostResult } from "../protocol/frames";
 import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "../protocol/sessions";
 import {
@@ -812,7 +812,7 @@ export class MachineObject extends DurableObject<Env> {
     if (agent) this.sessions.serverStarted(serverId, agent);
     const message = this.sessions.clientMessage(serverId, req.message);
     const awaitId = isJsonRpcRequest(message) ? (message.id as string | number) : null;
-    const target = acpSessionOf(message);
+    const target = sessionIdIn(message.params);
     if (message.method === "session/load" && target) this.sessions.loading(serverId, target);
     const firstSeq = agent ? this.sessions.firstSeqOf(serverId) : undefined;
     const args = { serverId, ...(agent ? { agent } : {}), message: JSON.stringify(message), awaitId, ...(firstSeq ? { firstSeq } : {}) };
@@ -999,12 +999,6 @@ export class MachineObject extends DurableObject<Env> {
     }
     return { ok: true, value: found };
   }
-}
-
-/** The ACP session a client message is for, when it names one. */
-function acpSessionOf(message: JsonRpcMessage): string | null {
-  const sessionId = (message.params as { sessionId?: unknown } | undefined)?.sessionId;
-  return typeof sessionId === "string" ? sessionId : null;
 }
 
 /** The tag of the terminals a token opened. */

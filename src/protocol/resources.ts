@@ -65,6 +65,13 @@ export const JsonRpcMessage = z
   .meta({ id: "JsonRpcMessage", description: "One JSON-RPC 2.0 message: request, notification or response." });
 export type JsonRpcMessage = z.infer<typeof JsonRpcMessage>;
 
+/** The ACP session an object (a message's params, an answer's result) names, when it names one. */
+export function sessionIdIn(value: unknown): string | null {
+  if (typeof value !== "object" || value === null) return null;
+  const sessionId = (value as { sessionId?: unknown }).sessionId;
+  return typeof sessionId === "string" ? sessionId : null;
+}
+
 /** A request expects an answer; notifications and responses do not. */
 export function isJsonRpcRequest(msg: JsonRpcMessage): boolean {
   return msg.method !== undefined && msg.id !== undefined && msg.id !== null;
