@@ -26,6 +26,33 @@ function fakeEnv(vars: Partial<Env> = {}) {
 const app = createApp();
 
 describe("the worker in-process", () => {
+  it("serves the dashboard at every view's address, and never in place of the API under it", async () => {
+    const { env, ctx } = fakeEnv();
+    for (const path of [
+      "/",
+      "/sessions",
+      "/sessions/ses-0123456789abcdef-laptop",
+      "/machines",
+      "/machines/laptop",
+      "/machines/laptop/files",
+      "/team",
+      "/admin",
+    ]) {
+      const res = await app.request(path, {}, env, ctx);
+      expect(res.headers.get("content-type"), path).toContain("text/html");
+      expect(res.headers.get("content-security-policy"), path).toContain("script-src 'self';");
+    }
+    for (const path of [
+      "/machines/laptop/v1/processes",
+      "/machines/laptop/v1/processes/p1/terminal/ws",
+      "/machines/laptop/v1/fs/files",
+      "/machines/laptop/other",
+    ]) {
+      const res = await app.request(path, {}, env, ctx);
+      expect(res.headers.get("content-type"), path).toBe("application/problem+json");
+    }
+  });
+
   it("answers health without a token", async () => {
     const { env, ctx } = fakeEnv();
     const res = await app.request("/v1/health", {}, env, ctx);

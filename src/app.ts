@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { dashboard, dashboardAsset, dashboardStatic } from "./dashboard/page";
+import { DASHBOARD_PATHS, dashboard, dashboardAsset, dashboardStatic } from "./dashboard/page";
 import type { AppEnv } from "./env";
 import { auditTrail } from "./http/audit";
 import { authenticate } from "./http/auth";
@@ -94,7 +94,7 @@ export function v1App() {
 export function createApp() {
   const app = new Hono<AppEnv>();
   const v1 = v1App();
-  app.get("/", dashboard);
+  for (const path of DASHBOARD_PATHS) app.get(path, dashboard);
   app.get("/assets/:name", dashboardAsset);
   for (const name of ["/sw.js", "/manifest.webmanifest", "/icon.svg"]) app.get(name, dashboardStatic);
   app.get("/v1/sidecar/:file", sidecarPackage);

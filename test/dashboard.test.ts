@@ -1,8 +1,9 @@
 /**
  * The dashboard in a real browser (Debian's Chromium, driven by playwright-core) against the real
- * runtime: sign in with the token, see `local` connected, install `mock`, chat with it, see the
- * streamed answer, press a permission button; a shell in the terminal pane (xterm.js, served by the
- * worker) with a second viewer; the file browser (open, edit, upload, download).
+ * runtime, view by view at their own addresses: sign in with the token, see `local` connected, install
+ * `mock`, start a session with it and follow the streamed answer, press a permission button; a shell in
+ * the terminal tab (xterm.js, served by the worker) with a second viewer and a reload; the file browser
+ * (open, edit, upload, download); the admin's pages; a phone and a desktop.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -28,21 +29,59 @@ beforeAll(async () => {
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
   page = await browser.newPage();
+  page.setDefaultTimeout(15_000);
   page.on("request", (request) => requested.push(request.url()));
+  page.on("pageerror", (e) => console.error("the page threw:", e.stack)); // said in the test output when a wait fails
 });
 
 /** Every URL the page asked for: the dashboard loads nothing from anywhere but the worker. */
 const requested: string[] = [];
 
 async function signIn(p: Page, token: string): Promise<void> {
+  p.setDefaultTimeout(15_000); // a wait that fails says which, before the test's own timeout
   await p.goto(`${rt.url}/`);
   await p.fill("#token", token);
   await p.click("#login-form button[type=submit]");
-  await p.waitForSelector('[data-machine="local"] .dot.on');
+  await p.waitForSelector('nav [data-view="sessions"]');
+}
+
+/** Opens a view at its address, as a link or a reload does, and waits for what shows it is drawn. */
+async function open(p: Page, path: string, ready: string): Promise<void> {
+  await p.goto(`${rt.url}${path}`);
+  await p.waitForSelector(ready);
 }
 
 /** What the terminal pane shows, row by row (xterm.js renders rows into the DOM). */
 const screen = (p: Page) => p.evaluate(() => [...document.querySelectorAll("#terminal .xterm-rows > div")].map((row) => row.textContent ?? "").join("\n"));
+
+/**
+ * Nothing is wider than the screen (what scrolls inside its own box, a wide code block or the terminal,
+ * is contained), and on a phone every control a thumb uses is at least 44 px tall.
+ */
+async function fits(p: Page, width: number, phone: boolean): Promise<void> {
+  const overflowing = await p.evaluate((limit) => {
+    const out: string[] = [];
+    for (const el of document.querySelectorAll<HTMLElement>("body *")) {
+      if (!el.getClientRects().length) continue;
+      let contained = false;
+      for (let a = el.parentElement; a; a = a.parentElement) if (/(auto|scroll|hidden)/.test(getComputedStyle(a).overflowX)) contained = true;
+      const r = el.getBoundingClientRect();
+      if (!contained && (r.right > limit + 1 || r.width > limit + 1)) out.push(`${el.tagName}#${el.id}.${el.className} ${Math.round(r.width)}`);
+    }
+    return out;
+  }, width);
+  expect(overflowing, p.url()).toEqual([]);
+  expect(await p.evaluate(() => document.documentElement.scrollWidth), p.url()).toBeLessThanOrEqual(width);
+  if (!phone) return;
+  const small = await p.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>("button, input, select, textarea, a")]
+      .filter((el) => el.getClientRects().length > 0 && !el.closest("#session-transcript") && !el.closest(".xterm"))
+      .filter((el) => el.getBoundingClientRect().height < 44)
+      .map((el) => `${el.tagName}#${el.id} ${el.textContent?.trim().slice(0, 20)} ${Math.round(el.getBoundingClientRect().height)}`),
+  );
+  expect(small, p.url()).toEqual([]);
+}
+
 afterAll(async () => {
   await browser?.close();
   await rt?.dispose();
@@ -56,7 +95,10 @@ describe("the dashboard", () => {
     await expect.poll(() => page.textContent("#login-error")).toContain("refused");
     await page.fill("#token", rt.token);
     await page.click("#login-form button[type=submit]");
+    await page.waitForSelector("#sessions-list"); // the first view
+    await page.click('nav [data-view="machines"]');
     await page.waitForSelector('[data-machine="local"] .dot.on');
+    expect(page.url()).toBe(`${rt.url}/machines`);
     expect(await page.textContent('[data-machine="local"]')).toContain("connected");
   });
 
@@ -71,8 +113,7 @@ describe("the dashboard", () => {
       // Nothing a script can read holds the token or the sign-in.
       expect(await first.evaluate(() => [document.cookie, JSON.stringify(sessionStorage), JSON.stringify(localStorage)].join("|"))).toBe("|{}|{}");
       const second = await context.newPage();
-      await second.goto(`${rt.url}/`);
-      await second.waitForSelector('[data-machine="local"] .dot.on'); // no token asked
+      await open(second, "/machines", '[data-machine="local"] .dot.on'); // no token asked
       // The cookie works for reads; a change made with it must carry the dashboard's header (no cross-site form can).
       const headers = { cookie: `ar_signin=${cookie!.value}` };
       expect((await fetch(`${rt.url}/v1/whoami`, { headers })).status).toBe(200);
@@ -86,36 +127,45 @@ describe("the dashboard", () => {
     }
   });
 
-  it("shows the agents and installs mock", async () => {
+  it("shows a machine's agents at its own address and installs mock", async () => {
+    await page.click('[data-machine="local"]');
     await page.waitForSelector('tr[data-agent="mock"]');
-    expect(await page.textContent('tr[data-agent="mock"] .installed')).toBe("yes");
-    expect(await page.textContent('tr[data-agent="claude"] .installed')).toBe("no");
+    expect(page.url()).toBe(`${rt.url}/machines/local/agents`);
+    expect(await page.textContent('tr[data-agent="mock"] .installed')).toContain("yes");
+    expect(await page.textContent('tr[data-agent="claude"] .installed')).toContain("no");
     await page.click('[data-install="mock"]');
     await expect.poll(() => page.textContent("#agents-note")).toContain("mock: already installed");
   });
 
-  it("chats with the mock agent: streamed answer, then a permission button", async () => {
-    await page.selectOption("#chat-agent", "mock");
-    await page.click("#chat-start");
-    await page.waitForSelector("#chat-input:not([disabled])");
-    await page.fill("#chat-input", "hello dashboard");
-    await page.press("#chat-input", "Enter");
-    await expect.poll(() => page.locator(".msg.agent").last().textContent()).toBe("You said: hello dashboard");
+  it("starts a session with mock from the machine's page: streamed answer, then a permission button", async () => {
+    await expect.poll(() => page.locator("#new-agent option").allTextContents()).toContain("mock");
+    await page.selectOption("#new-agent", "mock");
+    await page.fill("#new-cwd", rt.dir);
+    await page.click("#new-start");
+    await page.waitForURL(/\/sessions\/ses-[0-9a-f]{16}-local$/);
+    await page.waitForSelector("#session-input:not([disabled])");
+    await page.fill("#session-input", "hello dashboard");
+    await page.press("#session-input", "Enter");
+    await expect.poll(async () => (await page.locator("#session-transcript .entry.agent").last().textContent())?.trim()).toBe("You said: hello dashboard");
 
-    await page.fill("#chat-input", "/permission");
-    await page.press("#chat-input", "Enter");
-    await page.waitForSelector('[data-permission="allow"]');
-    await page.click('[data-permission="allow"]');
-    await expect.poll(() => page.locator(".msg.agent").last().textContent()).toBe("Permission granted: wrote hello.txt");
+    // The agent asks; the page answers.
+    await page.fill("#session-input", "/permission");
+    await page.press("#session-input", "Enter");
+    await page.waitForSelector('[data-answer="allow"]');
+    await page.click('[data-answer="allow"]');
+    await expect
+      .poll(async () => (await page.locator("#session-transcript .entry.agent").last().textContent())?.trim())
+      .toBe("Permission granted: wrote hello.txt");
     await page.screenshot({ path: `${rt.dir}/dashboard.png`, fullPage: true });
     if (process.env.DASHBOARD_SCREENSHOT) await page.screenshot({ path: process.env.DASHBOARD_SCREENSHOT, fullPage: true });
 
-    // The chat's agent process is listed on the page, owned by the system.
-    await page.click("#refresh");
-    await expect.poll(() => page.textContent("#processes")).toContain("(acp:chat-");
+    // The session's agent process is listed on the machine's processes, owned by the system.
+    await open(page, "/machines/local/processes", "#processes");
+    await expect.poll(() => page.textContent("#processes")).toContain("(acp:dash-");
   });
 
-  it("opens a shell in the terminal pane: typing, output, resize, a second viewer, and ending it", async () => {
+  it("opens a shell in the terminal tab: typing, output, resize, the phone's keys, a second viewer, a reload, and ending it", async () => {
+    await open(page, "/machines/local/terminal", "#term-open");
     await page.click("#term-open");
     await page.waitForSelector("#terminal .xterm-rows");
     await expect.poll(() => page.textContent("#term-state")).toMatch(/attached to/);
@@ -148,8 +198,9 @@ describe("the dashboard", () => {
     const second = await browser.newPage();
     try {
       await signIn(second, rt.token);
-      await second.waitForSelector("[data-attach]");
+      await open(second, "/machines/local/processes", "[data-attach]");
       await second.click("[data-attach]");
+      await second.waitForURL(/\/machines\/local\/terminal\?process=/);
       // Replayed from the first byte: the screen after the last `clear` (the command ↑ brought back, and its output).
       await expect.poll(() => screen(second)).toContain("keys-6");
       await second.click("#terminal");
@@ -158,14 +209,19 @@ describe("the dashboard", () => {
     } finally {
       await second.close();
     }
+    // The address names the shell: a reload attaches to it again and draws its screen anew.
+    expect(page.url()).toMatch(/\/machines\/local\/terminal\?process=/);
+    await page.reload();
+    await expect.poll(() => screen(page)).toContain("from-the-second-2");
     await page.click("#term-end");
     await expect.poll(() => page.isVisible("#terminal")).toBe(false);
-    await page.click("#refresh");
+    await open(page, "/machines/local/processes", "#processes tr");
     await expect.poll(() => page.locator("[data-attach]").count()).toBe(0);
     await page.setViewportSize({ width: 1280, height: 720 });
   });
 
   it("starts a process from the page and shows its output", async () => {
+    await open(page, "/machines/local/processes", "#proc-form");
     await page.fill("#proc-command", "echo started-from-the-page-$((6*7)) | tr a-z A-Z");
     await page.click("#proc-form button[type=submit]");
     await expect.poll(() => page.textContent("#proc-msg")).toMatch(/^started /);
@@ -176,12 +232,14 @@ describe("the dashboard", () => {
     const folder = join(rt.dir, "ui-files");
     mkdirSync(join(folder, "sub"), { recursive: true });
     writeFileSync(join(folder, "note.txt"), "first line\n");
+    await open(page, "/machines/local/files", "#files tr"); // HOME, first
     await page.fill("#files-path", folder);
     await page.click("#files-form button[type=submit]");
     await page.waitForSelector('tr[data-entry="note.txt"]');
     expect(await page.textContent('tr[data-entry="sub"]')).toContain("sub");
 
-    await page.click('tr[data-entry="note.txt"] td.name');
+    expect(page.url()).toBe(`${rt.url}/machines/local/files?path=${encodeURIComponent(folder).replace(/%20/g, "+")}`);
+    await page.click('tr[data-entry="note.txt"] td.name button');
     await page.waitForSelector("#file-editor:not([hidden])");
     expect(await page.inputValue("#file-text")).toBe("first line\n");
     await page.fill("#file-text", "edited in the browser\n");
@@ -193,11 +251,11 @@ describe("the dashboard", () => {
     await page.waitForSelector('tr[data-entry="upload.bin"]');
     expect([...readFileSync(join(folder, "upload.bin"))]).toEqual([0, 1, 2, 250, 255]);
 
-    const [download] = await Promise.all([page.waitForEvent("download"), page.click('tr[data-entry="upload.bin"] button')]);
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click('tr[data-entry="upload.bin"] [data-download]')]);
     expect(download.suggestedFilename()).toBe("upload.bin");
     expect([...readFileSync((await download.path())!)]).toEqual([0, 1, 2, 250, 255]);
 
-    await page.click('tr[data-entry="sub"] td.name');
+    await page.click('tr[data-entry="sub"] td.name button');
     await expect.poll(() => page.inputValue("#files-path")).toBe(join(folder, "sub"));
     await page.click("#files-up");
     await expect.poll(() => page.inputValue("#files-path")).toBe(folder);
@@ -212,15 +270,19 @@ describe("the dashboard", () => {
     const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
     const id = sessions.find((s) => s.sessionId === result.sessionId)!.id;
 
+    await open(page, "/sessions", "#sessions-list");
     await page.click("#sessions-refresh");
     await page.click(`[data-session="${id}"]`);
     await expect.poll(() => page.textContent("#session-transcript")).toContain("You said: started from the API");
-    expect(page.url()).toContain(`#session=${id}`);
+    expect(page.url()).toBe(`${rt.url}/sessions/${id}`);
 
     // A reload keeps the place: the same session, its transcript read again.
     await page.reload();
-    await page.waitForSelector("#session-view:not([hidden])");
+    await page.waitForSelector("#session-view");
     await expect.poll(() => page.textContent("#session-transcript")).toContain("You said: started from the API");
+    // A link sent before views had their own paths opens the same session, at its address.
+    await page.goto(`${rt.url}/#session=${id}`);
+    await page.waitForURL(`${rt.url}/sessions/${id}`);
 
     // The agent asks (a turn started elsewhere): the question shows, the tab title counts it, the page answers it.
     const turn = post(4, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "/permission" }] });
@@ -245,7 +307,7 @@ describe("the dashboard", () => {
     // Continue: a new session primed with this one's conversation, opened at its own URL.
     await page.click("#session-continue");
     await expect.poll(() => page.textContent("#session-meta")).toContain("continued from an earlier session");
-    const next = decodeURIComponent(page.url().split("#session=")[1]!);
+    const next = decodeURIComponent(page.url().split("/sessions/")[1]!);
     expect(next).not.toBe(id);
     await page.fill("#session-input", "go on");
     await page.press("#session-input", "Enter");
@@ -277,7 +339,7 @@ describe("the dashboard", () => {
     const message = {
       title: "mock on local needs you",
       body: "Write hello.txt",
-      url: `${rt.url}/#session=ses-0123456789abcdef-local`,
+      url: `${rt.url}/sessions/ses-0123456789abcdef-local`,
       event: "permission.requested",
       tag: "ses-0123456789abcdef-local",
     };
@@ -330,39 +392,50 @@ describe("the dashboard", () => {
       const p = await context.newPage();
       try {
         await signIn(p, rt.token);
-        await p.goto(`${rt.url}/#session=${id}`);
-        await p.waitForSelector("#session-view:not([hidden])");
+        await open(p, `/sessions/${id}`, "#session-view");
         await expect.poll(() => p.locator("#session-transcript strong").first().textContent()).toBe("bold");
         expect(await p.locator('#session-transcript a[href="https://example.com/"]').getAttribute("rel")).toContain("noopener");
         if (name === "phone") await p.waitForSelector('[data-answer="allow"]');
+        const phone = name === "phone";
         const width = options.viewport.width;
-        // Nothing is wider than the screen (what scrolls inside its own box, a wide table or code block, is contained).
-        const overflowing = await p.evaluate((limit) => {
-          const out: string[] = [];
-          for (const el of document.querySelectorAll<HTMLElement>("body *")) {
-            if (!el.getClientRects().length) continue;
-            let contained = false;
-            for (let a = el.parentElement; a; a = a.parentElement) if (/(auto|scroll|hidden)/.test(getComputedStyle(a).overflowX)) contained = true;
-            const r = el.getBoundingClientRect();
-            if (!contained && (r.right > limit + 1 || r.width > limit + 1)) out.push(`${el.tagName}#${el.id}.${el.className} ${Math.round(r.width)}`);
-          }
-          return out;
-        }, width);
-        expect(overflowing).toEqual([]);
-        expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
-        if (name === "phone") {
-          const small = await p.evaluate(() =>
-            [...document.querySelectorAll<HTMLElement>("button, input, select, textarea")]
-              .filter((el) => el.getClientRects().length > 0)
-              .filter((el) => el.getBoundingClientRect().height < 44)
-              .map((el) => `${el.tagName}#${el.id} ${el.textContent?.trim().slice(0, 20)} ${Math.round(el.getBoundingClientRect().height)}`),
-          );
-          expect(small).toEqual([]);
+        await fits(p, width, phone);
+        if (phone) {
           await p.screenshot({ path: join(SCREENSHOTS, "phone-session-waiting.png") });
           await p.click('[data-answer="allow"]');
           await expect.poll(() => p.textContent("#session-transcript")).toContain("Permission granted");
         }
         await p.screenshot({ path: join(SCREENSHOTS, `${name}-session.png`), fullPage: true });
+
+        // Every other view fits too.
+        for (const [path, ready] of [
+          ["/sessions", "#sessions-list .session"],
+          ["/machines", '[data-machine="local"]'],
+          ["/machines/local/agents", 'tr[data-agent="mock"]'],
+          ["/machines/local/processes", "#processes tr"],
+          [`/machines/local/files?path=${encodeURIComponent(rt.dir)}`, "#files tr"],
+          ["/team", "#skills"],
+          ["/admin", "#audit tr"],
+        ] as const) {
+          await open(p, path, ready);
+          await fits(p, width, phone);
+          await p.screenshot({ path: join(SCREENSHOTS, `${name}-${path.split("?")[0]!.slice(1).replace(/\//g, "-")}.png`), fullPage: true });
+        }
+        // The terminal on a phone: typed with the screen keyboard, and the keys it lacks from the row under it.
+        await open(p, "/machines/local/terminal", "#term-open");
+        await p.click("#term-open");
+        await p.waitForSelector("#terminal .xterm-rows");
+        await expect.poll(() => p.textContent("#term-state")).toMatch(/attached to/);
+        await p.click("#terminal");
+        await p.keyboard.type("echo fits-$((3+4))\n");
+        await expect.poll(() => screen(p)).toContain("fits-7");
+        await p.keyboard.type("clear\n");
+        await p.click('[data-key="up"]');
+        await p.click('[data-key="up"]');
+        await p.keyboard.type("\n");
+        await expect.poll(() => screen(p)).toContain("fits-7");
+        await fits(p, width, phone);
+        await p.screenshot({ path: join(SCREENSHOTS, `${name}-terminal.png`), fullPage: true });
+        await p.click("#term-end");
       } finally {
         await context.close();
       }
@@ -378,7 +451,6 @@ describe("the dashboard", () => {
       await p.waitForFunction(() => navigator.serviceWorker.controller !== null);
       // A visit with the worker in control: the page, its scripts and the sessions go through it, which keeps them.
       await p.reload();
-      await p.waitForSelector('[data-machine="local"] .dot.on');
       await p.waitForSelector("#sessions-list .session");
       const titles = await p.locator("#sessions-list .session .title").allTextContents();
       await context.setOffline(true);
@@ -386,6 +458,9 @@ describe("the dashboard", () => {
       await p.waitForSelector("#sessions-list .session");
       expect(await p.locator("#sessions-list .session .title").allTextContents()).toEqual(titles);
       expect(await p.textContent("#sessions-waiting")).toContain("offline");
+      // Any view's address opens the kept page without a network (a notification's link to a session, say).
+      await p.goto(`${rt.url}/machines`);
+      await p.waitForSelector("#machines-view");
       await context.setOffline(false);
       await p.reload();
       await p.waitForSelector('[data-machine="local"] .dot.on');
@@ -402,13 +477,15 @@ describe("the dashboard", () => {
     expect(
       requested.filter((url) => !url.startsWith(rt.url.replace(/^http/, "http")) && !url.startsWith(rt.url.replace(/^http/, "ws")) && !url.startsWith("blob:")),
     ).toEqual([]);
-    expect(requested.some((url) => /\/assets\/terminal\.[0-9a-f]{12}\.js$/.test(url))).toBe(true);
+    expect(requested.some((url) => /\/assets\/dashboard\.[0-9a-f]{12}\.js$/.test(url))).toBe(true);
   });
 
   it("lets an admin connect a machine, issue a token shown once, revoke it, and read the audit log", async () => {
     expect(await page.textContent("#whoami")).toBe("API_TOKEN (admin)");
-    await page.click("#connect-new"); // from the machines pane
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("connect-machine");
+    await open(page, "/machines", "#connect-new");
+    await page.click("#connect-new"); // from the machines view to the admin's form
+    await page.waitForURL(`${rt.url}/admin?connect=1`);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("connect-machine");
     await page.fill("#connect-machine", "new-laptop");
     await page.click("#connect-form button[type=submit]");
     await page.waitForSelector("#connect-out:not([hidden])");
@@ -447,22 +524,28 @@ describe("the dashboard", () => {
     const { token } = (await res.json()) as { token: string };
     const viewerPage = await browser.newPage();
     try {
-      await viewerPage.goto(`${rt.url}/`);
-      await viewerPage.fill("#token", token);
-      await viewerPage.click("#login-form button[type=submit]");
-      await viewerPage.waitForSelector('[data-machine="local"] .dot.on');
+      await signIn(viewerPage, token);
+      await viewerPage.waitForSelector("#sessions-list");
       expect(await viewerPage.textContent("#whoami")).toBe("viewer-vera (viewer)");
-      expect(await viewerPage.isHidden("#admin")).toBe(true);
-      expect(await viewerPage.isHidden("#connect-new")).toBe(true);
-      expect(await viewerPage.isDisabled("#skills-save")).toBe(true);
-      // No button it cannot use: none to install, chat, start, attach, stop, upload or save.
-      await viewerPage.waitForSelector('tr[data-agent="mock"]');
+      // No admin view, no way to start a session, change the team's documents, or connect a machine.
+      expect(await viewerPage.locator('nav [data-view="admin"]').count()).toBe(0);
+      expect(await viewerPage.locator("#new-session").count()).toBe(0);
+      await open(viewerPage, "/machines", '[data-machine="local"]');
+      expect(await viewerPage.locator("#connect-new").count()).toBe(0);
+      await open(viewerPage, "/team", "#skills");
+      for (const hidden of ["#skills-save", "#mcp-save"]) expect(await viewerPage.locator(hidden).count(), hidden).toBe(0);
+      expect(await viewerPage.getAttribute("#skills", "readonly")).not.toBeNull();
+      await open(viewerPage, "/admin", "main");
+      expect(await viewerPage.textContent("main")).toContain("Only an admin");
+      // A machine's views: no button to install, start, attach, stop or upload, and no terminal tab.
+      await open(viewerPage, "/machines/local/agents", 'tr[data-agent="mock"]');
       expect(await viewerPage.locator("[data-install]").count()).toBe(0);
-      for (const hidden of ["#chat-start", "#proc-form", "#term-open", "#files-upload", "#skills-save", "#mcp-save"]) {
-        expect(await viewerPage.isVisible(hidden), hidden).toBe(false);
-      }
-      expect(await viewerPage.locator("[data-attach]").count()).toBe(0);
+      expect(await viewerPage.locator('[data-tab="terminal"]').count()).toBe(0);
+      await open(viewerPage, "/machines/local/processes", "#processes tr");
+      for (const hidden of ["#proc-form", "[data-attach]", "[data-kill]"]) expect(await viewerPage.locator(hidden).count(), hidden).toBe(0);
       expect(await viewerPage.locator('#servers button:text("Stop")').count()).toBe(0);
+      await open(viewerPage, "/machines/local/files", "#files tr");
+      expect(await viewerPage.locator("#files-upload").count()).toBe(0);
     } finally {
       await viewerPage.close();
     }

@@ -100,7 +100,7 @@ describe("webhooks", () => {
     const body = second!.body.toString();
     const payload = JSON.parse(body) as Payload;
     expect(payload).toMatchObject({ event: "permission.requested", machine: "local", agent: "mock", permission: { title: "Write hello.txt" } });
-    expect(payload.url).toBe(`${rt.url}/#session=${payload.session!.id}`);
+    expect(payload.url).toBe(`${rt.url}/sessions/${payload.session!.id}`);
     expect(payload.text).not.toContain("\n");
     expect(payload.text).toContain("Write hello.txt");
     // Verifying a delivery, as a receiver does it in a few lines:
@@ -217,7 +217,7 @@ describe("Web Push", () => {
     const plaintext = ece.decrypt(got.body, { version: "aes128gcm", privateKey: browser, authSecret: auth });
     const message = JSON.parse(plaintext.toString()) as { title: string; body: string; url: string; event: string; tag: string };
     expect(message).toMatchObject({ event: "permission.requested", title: "mock on local needs you", body: "Write hello.txt" });
-    expect(message.url).toMatch(new RegExp(`^${rt.url}/#session=ses-[0-9a-f]{16}-local$`));
+    expect(message.url).toMatch(new RegExp(`^${rt.url}/sessions/ses-[0-9a-f]{16}-local$`));
 
     // The browser unsubscribed: the push service answers 410 and the subscription is gone.
     push.statuses.push(410);

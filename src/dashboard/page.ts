@@ -1,30 +1,42 @@
 import type { Context } from "hono";
 import { notFound } from "../http/problem";
-import { ASSETS, MARKDOWN_SCRIPT, STATIC, TERMINAL_SCRIPT, TERMINAL_STYLE } from "./assets.generated";
+import { APP_SCRIPT, APP_STYLE, ASSETS, STATIC } from "./assets.generated";
 import template from "./index.html";
 
 /** The page, with the names of this build's assets (their content hash changes when they do). */
-const page = template
-  .replace("{{TERMINAL_SCRIPT}}", TERMINAL_SCRIPT)
-  .replace("{{TERMINAL_STYLE}}", TERMINAL_STYLE)
-  .replace("{{MARKDOWN_SCRIPT}}", MARKDOWN_SCRIPT);
+const page = template.replace("{{SCRIPT}}", APP_SCRIPT).replace("{{STYLE}}", APP_STYLE);
 
 /**
- * The dashboard: one static page. It holds no data and needs no token to load; everything it shows
- * it fetches with the API token the person enters (kept in that browser tab only). Its terminal is
- * xterm.js, bundled at build time and served below: nothing is loaded from elsewhere.
+ * The addresses of the dashboard's views (src/dashboard/client/router.ts): each serves the same page,
+ * which shows the view its address names. None is under /v1 or /acp, and none is /machines/<id>/v1.
+ */
+export const DASHBOARD_PATHS = [
+  "/",
+  "/sessions",
+  "/sessions/:id",
+  "/machines",
+  "/machines/:machine",
+  ...["agents", "processes", "files", "terminal"].map((tab) => `/machines/:machine/${tab}`),
+  "/team",
+  "/admin",
+];
+
+/**
+ * The dashboard: one static page and its bundled script (Preact views, xterm.js, marked, DOMPurify). It
+ * holds no data and needs no token to load; everything it shows it fetches with the sign-in cookie.
+ * No inline script runs (script-src 'self'); xterm.js sets inline styles, hence style-src's inline.
  */
 export function dashboard(c: Context): Response {
   return c.html(page, 200, {
     "content-security-policy":
-      "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; manifest-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; manifest-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": "no-cache",
   });
 }
 
-/** The dashboard's bundled scripts and styles: named by content, so cached for good. */
+/** The dashboard's bundled script and style: named by content, so cached for good. */
 export function dashboardAsset(c: Context): Response {
   const asset = ASSETS[c.req.param("name") ?? ""];
   if (!asset) return notFound(c);

@@ -63,10 +63,10 @@ describe("payloadOf", () => {
       agent: "claude",
       session: { id: session.id, sessionId: "abc", title: "Fix <the> build & ship" },
       permission: { requestId: 7, title: "Write\nhello.txt", options: [{ optionId: "allow" }] },
-      url: "https://runtime.example.com/#session=ses-0123456789abcdef-laptop",
+      url: "https://runtime.example.com/sessions/ses-0123456789abcdef-laptop",
     });
     expect(payload.text).toBe(
-      `claude on laptop asks: Write hello.txt (“Fix <the> build & ship”) <https://runtime.example.com/#session=ses-0123456789abcdef-laptop|Answer>`,
+      `claude on laptop asks: Write hello.txt (“Fix <the> build & ship”) <https://runtime.example.com/sessions/ses-0123456789abcdef-laptop|Answer>`,
     );
     expect(payload.text).not.toContain("\n");
   });
@@ -82,7 +82,7 @@ describe("payloadOf", () => {
     expect(done.text).toContain("finished");
     expect(done.text).toContain("All tests pass.");
     const away = payloadOf({ type: "machine.offline", machine: "laptop" }, "https://r", "e", 0);
-    expect(away).toMatchObject({ session: null, agent: null, url: "https://r/" });
+    expect(away).toMatchObject({ session: null, agent: null, url: "https://r/machines/laptop" });
     expect(away.text).toContain("went offline");
   });
 });

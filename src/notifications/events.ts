@@ -33,12 +33,13 @@ function link(url: string, label: string): string {
 export function payloadOf(event: RuntimeEvent, baseUrl: string, id: string, atMs: number): NotificationPayload {
   const at = new Date(atMs).toISOString();
   if (!("session" in event)) {
-    const url = `${baseUrl}/`;
+    const url = `${baseUrl}/machines/${encodeURIComponent(event.machine)}`;
     const text = `Machine ${event.machine} ${event.type === "machine.offline" ? "went offline" : "is back online"} ${link(url, "Dashboard")}`;
     return { id, event: event.type, at, machine: event.machine, agent: null, session: null, url, text };
   }
   const { session } = event;
-  const url = `${baseUrl}/#session=${encodeURIComponent(session.id)}`;
+  // The session's own address in the dashboard: it opens at the question, if one waits.
+  const url = `${baseUrl}/sessions/${encodeURIComponent(session.id)}`;
   const who = `${session.agent} on ${event.machine}`;
   const named = session.title ? ` (“${quote(session.title, 60)}”)` : "";
   const base = {

@@ -1,7 +1,6 @@
 /**
- * Agent text as Markdown (a browser module, bundled by scripts/build.ts and served from the worker: no
- * CDN): `marked` renders it, DOMPurify keeps only safe HTML (no script, no event handler, no
- * javascript: link), and links open in a new tab without handing it this page.
+ * Agent text as Markdown: `marked` renders it, DOMPurify keeps only safe HTML (no script, no event
+ * handler, no javascript: link), and links open in a new tab without handing it this page.
  */
 import DOMPurify from "dompurify";
 import { marked } from "marked";
@@ -13,9 +12,7 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   }
 });
 
-function render(markdown: string): string {
+export function renderMarkdown(markdown: string): string {
   const html = marked.parse(markdown, { async: false, gfm: true, breaks: true });
   return DOMPurify.sanitize(html, { USE_PROFILES: { html: true }, FORBID_TAGS: ["style", "form", "input", "button"] });
 }
-
-(window as unknown as { AgentRuntimeMarkdown: { render: typeof render } }).AgentRuntimeMarkdown = { render };

@@ -1,6 +1,5 @@
 /**
- * The dashboard's terminal (a browser module, bundled with xterm.js by scripts/build.ts and served from
- * the worker: no CDN). It attaches to a tty process's terminal WebSocket and speaks the frames the
+ * The dashboard's terminal (xterm.js, bundled by scripts/build.ts and served from the worker: no CDN). It attaches to a tty process's terminal WebSocket and speaks the frames the
  * runtime serves (docs/architecture.md, "Terminals"): output as binary messages, `ready`/`exit`/`error`
  * as JSON text; it sends `input` and `resize`. A dropped socket (a phone that slept, a network change) is
  * dialed again with a fresh ticket; the process's output is replayed from its start, so the screen is
@@ -28,7 +27,7 @@ type ServerFrame = { type: "ready"; processId: string } | { type: "exit"; exitCo
 const RECONNECT_MS = [500, 1000, 2000, 5000, 10_000];
 
 /** `url` is asked again for every dial: a ticket lives a minute. */
-function open(container: HTMLElement, url: () => Promise<string>, events: TerminalEvents): TerminalHandle {
+export function openTerminal(container: HTMLElement, url: () => Promise<string>, events: TerminalEvents): TerminalHandle {
   const term = new Terminal({
     cursorBlink: true,
     fontSize: 13,
@@ -113,5 +112,3 @@ function open(container: HTMLElement, url: () => Promise<string>, events: Termin
     },
   };
 }
-
-(window as unknown as { AgentRuntimeTerminal: { open: typeof open } }).AgentRuntimeTerminal = { open };

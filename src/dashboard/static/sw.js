@@ -14,15 +14,21 @@ function keptOffline(url) {
 
 self.addEventListener("fetch", (event) => {
   const request = event.request;
-  if (request.method !== "GET" || !keptOffline(new URL(request.url))) return;
+  if (request.method !== "GET") return;
+  const url = new URL(request.url);
+  // Every view's address serves the same page: without a network, any of them opens the page kept as "/".
+  const page = request.mode === "navigate" && url.origin === self.location.origin;
+  if (!page && !keptOffline(url)) return;
+  const key = page ? new Request(new URL("/", url)) : request;
   // The network first (always the live answer when there is one); what was kept only without it.
   event.respondWith(
     fetch(request)
       .then(async (response) => {
-        if (response.ok) await (await caches.open(CACHE)).put(request, response.clone());
+        if (response.ok && (!page || response.headers.get("content-type")?.startsWith("text/html")))
+          await (await caches.open(CACHE)).put(key, response.clone());
         return response;
       })
-      .catch(async () => (await caches.match(request, { ignoreVary: true })) || Response.error()),
+      .catch(async () => (await caches.match(key, { ignoreVary: true, ignoreSearch: page })) || Response.error()),
   );
 });
 

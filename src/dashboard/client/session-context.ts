@@ -1,0 +1,35 @@
+/** Who is signed in, for every view: what a role cannot do is not shown at all. */
+import { createContext } from "preact";
+import { useContext, useEffect, useRef } from "preact/hooks";
+import type { Role, Whoami } from "../../protocol/resources";
+
+export const Me = createContext<Whoami | null>(null);
+
+const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
+
+/** Whether the person signed in holds at least `role`. */
+export function useCan(role: Role): boolean {
+  const me = useContext(Me);
+  return me !== null && RANK[me.role] >= RANK[role];
+}
+
+/**
+ * Runs `load` now and every `everyMs` while the page is looked at, and not at all while it is hidden:
+ * an open but unwatched dashboard must not keep machines awake.
+ */
+export function usePoll(load: () => unknown, deps: unknown[], everyMs = 10_000): void {
+  const latest = useRef(load);
+  latest.current = load;
+  useEffect(() => {
+    const run = () => {
+      if (document.visibilityState === "visible") void latest.current();
+    };
+    void latest.current();
+    const timer = setInterval(run, everyMs);
+    document.addEventListener("visibilitychange", run);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener("visibilitychange", run);
+    };
+  }, deps);
+}

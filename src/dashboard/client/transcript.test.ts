@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import type { Session, TranscriptEntry } from "../../protocol/sessions";
+import { entryText, pageTitle, sessionOrder, withEntry } from "./transcript";
+
+const session = (id: string, state: Session["state"], lastActivityMs: number): Session => ({
+  id,
+  sessionId: id,
+  machine: "local",
+  agent: "mock",
+  agentVersion: null,
+  serverId: "s",
+  cwd: "/",
+  title: null,
+  createdBy: "t",
+  createdAtMs: 0,
+  lastActivityMs,
+  state,
+  pending: null,
+  failure: null,
+  resumable: true,
+  continuedFrom: null,
+  entries: 0,
+});
+
+describe("sessions", () => {
+  it("puts the waiting first, then the running, then the rest by last activity; the title counts the waiting", () => {
+    const list = [session("a", "idle", 5), session("b", "waiting", 1), session("c", "running", 2), session("d", "idle", 9), session("e", "waiting", 3)];
+    expect(list.sort(sessionOrder).map((s) => s.id)).toEqual(["e", "b", "c", "d", "a"]);
+    expect(pageTitle(list)).toBe("(2) agent-runtime");
+    expect(pageTitle([session("x", "idle", 1)])).toBe("agent-runtime");
+  });
+});
+
+describe("transcripts", () => {
+  const entry = (seq: number, text: string): TranscriptEntry => ({ seq, atMs: 0, kind: "text", text });
+
+  it("keeps entries in sequence and replaces one that grew", () => {
+    let list = withEntry([], entry(2, "b"));
+    list = withEntry(list, entry(1, "a"));
+    list = withEntry(list, entry(3, "c"));
+    list = withEntry(list, entry(2, "bb"));
+    expect(list.map((e) => e.text)).toEqual(["a", "bb", "c"]);
+  });
+
+  it("says what a tool call, a plan, a question, an answer and a stop were", () => {
+    expect(entryText({ seq: 1, atMs: 0, kind: "tool_call", data: { title: "Read a.txt", status: "completed" } })).toBe("tool: Read a.txt (completed)");
+    expect(entryText({ seq: 1, atMs: 0, kind: "plan", data: { entries: [{ status: "completed", content: "x" }, { content: "y" }] } })).toBe("plan: ✓ x  · y");
+    expect(entryText({ seq: 1, atMs: 0, kind: "permission", data: { title: "Write a" } })).toBe("asks: Write a");
+    expect(entryText({ seq: 1, atMs: 0, kind: "permission_answer", data: { optionId: "allow" } })).toBe("answered: allow");
+    expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "end_turn", durationMs: 1234 } })).toBe("(end_turn, 1.2 s)");
+    expect(entryText({ seq: 1, atMs: 0, kind: "prompt", text: "hi" })).toBe("hi");
+  });
+});

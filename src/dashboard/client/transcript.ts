@@ -1,0 +1,64 @@
+/** How the dashboard shows sessions and their transcripts: pure functions, tested beside. */
+import type { Session, SessionState, TranscriptEntry } from "../../protocol/sessions";
+import { ago } from "./format";
+
+const STATE_RANK: Record<SessionState, number> = { waiting: 0, running: 1, failed: 2, idle: 3, offline: 4, closed: 5 };
+
+/** Waiting first (someone has to answer), then running, then the rest by their last activity. */
+export function sessionOrder(a: Session, b: Session): number {
+  return STATE_RANK[a.state] - STATE_RANK[b.state] || b.lastActivityMs - a.lastActivityMs;
+}
+
+/** The tab's title: how many sessions wait for a person, where a glance at the tab bar shows it. */
+export const pageTitle = (sessions: readonly Session[]): string => {
+  const waiting = sessions.filter((s) => s.state === "waiting").length;
+  return waiting ? `(${waiting}) agent-runtime` : "agent-runtime";
+};
+
+/** The style an entry is shown with. */
+export function entryClass(entry: TranscriptEntry): string {
+  if (entry.kind === "text") return "agent";
+  return entry.kind === "prompt" || entry.kind === "thought" || entry.kind === "error" ? entry.kind : "muted";
+}
+
+const field = (data: Record<string, unknown> | undefined, key: string): string | undefined => {
+  const value = data?.[key];
+  return typeof value === "string" ? value : undefined;
+};
+
+/** An entry as one line of plain text (agent text is Markdown and is rendered instead). */
+export function entryText(entry: TranscriptEntry): string {
+  const d = entry.data;
+  switch (entry.kind) {
+    case "tool_call": {
+      const status = field(d, "status");
+      return `tool: ${field(d, "title") ?? field(d, "toolCallId") ?? ""}${status ? ` (${status})` : ""}`;
+    }
+    case "plan": {
+      const steps = Array.isArray(d?.entries) ? (d.entries as { status?: string; content?: string }[]) : [];
+      return `plan: ${steps.map((p) => `${p.status === "completed" ? "✓" : "·"} ${p.content ?? ""}`).join("  ")}`;
+    }
+    case "permission":
+      return `asks: ${field(d, "title") ?? ""}`;
+    case "permission_answer":
+      return `answered: ${field(d, "name") ?? field(d, "optionId") ?? field(d, "outcome") ?? ""}`;
+    case "stop": {
+      const ms = typeof d?.durationMs === "number" ? d.durationMs : 0;
+      return `(${field(d, "stopReason") ?? "ended"}${ms ? `, ${Math.round(ms / 100) / 10} s` : ""})`;
+    }
+    default:
+      return entry.text ?? "";
+  }
+}
+
+/** The transcript with `entry` in its place: one seen again (a text that grew) replaces the old copy. */
+export function withEntry(entries: readonly TranscriptEntry[], entry: TranscriptEntry): TranscriptEntry[] {
+  const at = entries.findIndex((e) => e.seq >= entry.seq);
+  if (at < 0) return [...entries, entry];
+  const next = [...entries];
+  next.splice(at, entries[at]!.seq === entry.seq ? 1 : 0, entry);
+  return next;
+}
+
+/** One line about a session: where it runs, which agent, how long ago it moved. */
+export const sessionLine = (s: Session, now = Date.now()): string => `${s.machine} · ${s.agent} · ${ago(s.lastActivityMs, now)}`;

@@ -1,0 +1,171 @@
+/** A machine's files: the folder in the address (`?path=`), open and edit text, upload, download. */
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { FsEntry, FsStat, FsWriteResponse } from "../../../protocol/resources";
+import { api, apiJson, errorText, machineApi } from "../api";
+import { sizeText } from "../format";
+import { machineHref, navigate } from "../router";
+import { useCan } from "../session-context";
+import { Note, Table } from "./parts";
+
+/** Files larger than this are downloaded rather than opened in the page. */
+const EDITABLE_BYTES = 1024 * 1024;
+
+const parentOf = (folder: string) => folder.replace(/\/[^/]+\/?$/, "") || "/";
+
+export function FilesTab(props: { machine: string; folder: string }) {
+  const v1 = machineApi(props.machine);
+  const canAct = useCan("member");
+  const [folder, setFolder] = useState<string | null>(null);
+  const [typed, setTyped] = useState(props.folder);
+  const [entries, setEntries] = useState<FsEntry[] | null>(null);
+  const [note, setNote] = useState("");
+  const [file, setFile] = useState<{ path: string; text: string } | null>(null);
+  const [fileNote, setFileNote] = useState("");
+  const fileUrl = (path: string) => `${v1}/fs/file?path=${encodeURIComponent(path)}`;
+  const open = (path: string) => navigate(machineHref(props.machine, "files", path ? { path } : {}));
+
+  /** Only the newest load draws: an older one (the folder before a click) answering late is dropped. */
+  const loads = useRef(0);
+  const load = async () => {
+    const mine = ++loads.current;
+    setNote("");
+    try {
+      const list = await apiJson<FsEntry[]>(`${v1}/fs/entries${props.folder ? `?path=${encodeURIComponent(props.folder)}` : ""}`);
+      const shown = props.folder || (await apiJson<FsStat>(`${v1}/fs/stat?path=~`)).path;
+      if (mine !== loads.current) return;
+      list.sort((a, b) => (a.entryType === b.entryType ? a.name.localeCompare(b.name) : a.entryType === "directory" ? -1 : 1));
+      setFolder(shown);
+      setEntries(list);
+    } catch (err) {
+      if (mine === loads.current) setNote(errorText(err));
+    }
+  };
+  useEffect(() => {
+    setFile(null);
+    void load();
+  }, [props.machine, props.folder]);
+  // The box shows the folder shown, unless the person is typing another.
+  useEffect(() => {
+    if (folder !== null) setTyped(folder);
+  }, [folder]);
+
+  const openFile = async (entry: FsEntry) => {
+    if (entry.size > EDITABLE_BYTES) return setNote(`${entry.name} is ${sizeText(entry.size)}: download it instead`);
+    const res = await api(fileUrl(entry.path));
+    if (!res.ok) return setNote(((await res.json()) as { detail: string }).detail);
+    try {
+      const text = new TextDecoder("utf-8", { fatal: true }).decode(await res.arrayBuffer());
+      setFile({ path: entry.path, text });
+      setFileNote("");
+    } catch {
+      setNote(`${entry.name} is not text: download it instead`);
+    }
+  };
+  const download = async (entry: FsEntry) => {
+    const res = await api(fileUrl(entry.path));
+    if (!res.ok) return setNote(((await res.json()) as { detail: string }).detail);
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(await res.blob());
+    link.download = entry.name;
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+  };
+  const save = async () => {
+    if (!file) return;
+    const res = await api(fileUrl(file.path), { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: file.text });
+    const answer = (await res.json()) as FsWriteResponse & { detail?: string };
+    setFileNote(res.ok ? `saved (${sizeText(answer.bytesWritten)})` : (answer.detail ?? `HTTP ${res.status}`));
+    if (res.ok) await load();
+  };
+  const upload = async (input: HTMLInputElement) => {
+    for (const f of Array.from(input.files ?? [])) {
+      const res = await api(fileUrl(`${(folder ?? "").replace(/\/$/, "")}/${f.name}`), {
+        method: "PUT",
+        headers: { "content-type": "application/octet-stream" },
+        body: f,
+      });
+      setNote(res.ok ? `uploaded ${f.name}` : ((await res.json()) as { detail: string }).detail);
+    }
+    input.value = "";
+    await load();
+  };
+
+  return (
+    <section id="files-view">
+      <form
+        id="files-form"
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          open(typed.trim());
+        }}
+      >
+        <button id="files-up" type="button" title="the folder above" aria-label="the folder above" onClick={() => folder && open(parentOf(folder))}>
+          ↑
+        </button>
+        <input
+          id="files-path"
+          class="grow"
+          placeholder="a folder on the machine (empty: HOME)"
+          spellcheck={false}
+          value={typed}
+          onInput={(e) => setTyped(e.currentTarget.value)}
+        />
+        <button type="submit">Open</button>
+        {canAct ? (
+          <label class="row muted check">
+            upload: <input id="files-upload" type="file" multiple onChange={(e) => upload(e.currentTarget)} />
+          </label>
+        ) : null}
+      </form>
+      <Note id="files-msg" text={note} />
+      <Table
+        id="files"
+        rows={entries ?? []}
+        empty={entries ? "empty folder" : undefined}
+        rowProps={(e) => ({ "data-entry": e.name, class: e.entryType === "directory" ? "dir" : "file" })}
+        columns={[
+          {
+            label: "name",
+            class: "name",
+            cell: (e) => (
+              <button type="button" class="link" onClick={() => (e.entryType === "directory" ? open(e.path) : openFile(e))}>
+                {e.name}
+              </button>
+            ),
+          },
+          { label: "size", cell: (e) => (e.entryType === "directory" ? "" : sizeText(e.size)) },
+          { label: "modified", cell: (e) => (e.modified ? new Date(e.modified).toLocaleString() : "") },
+          {
+            label: "",
+            cell: (e) =>
+              e.entryType === "directory" ? null : (
+                <button type="button" data-download={e.name} onClick={() => download(e)}>
+                  Download
+                </button>
+              ),
+          },
+        ]}
+      />
+      {file ? (
+        <div id="file-editor">
+          <div class="row">
+            <b id="file-name" class="grow">
+              {file.path}
+            </b>
+            {canAct ? (
+              <button id="file-save" type="button" class="primary" onClick={save}>
+                Save
+              </button>
+            ) : null}
+            <button id="file-close" type="button" onClick={() => setFile(null)}>
+              Close
+            </button>
+          </div>
+          <Note id="file-msg" text={fileNote} />
+          <textarea id="file-text" spellcheck={false} value={file.text} onInput={(e) => setFile({ path: file.path, text: e.currentTarget.value })} />
+        </div>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,89 @@
+/** Small pieces every view uses. */
+import type { AnchorHTMLAttributes, ComponentChildren } from "preact";
+import { follow } from "../router";
+
+/** A link inside the dashboard: followed without reloading the page. */
+export function Link(props: { href: string; class?: string; children: ComponentChildren } & AnchorHTMLAttributes<HTMLAnchorElement>) {
+  const { href, children, ...rest } = props;
+  return (
+    <a href={href} {...rest} onClick={follow}>
+      {children}
+    </a>
+  );
+}
+
+export interface Column<T> {
+  label: string;
+  cell: (row: T) => ComponentChildren;
+  class?: string;
+}
+
+/**
+ * A table on a wide screen; on a phone each row becomes a card whose cells carry their column's label
+ * (style.css), so nothing scrolls sideways.
+ */
+export function Table<T>(props: { id?: string; rows: readonly T[]; columns: Column<T>[]; rowProps?: (row: T) => Record<string, string>; empty?: string }) {
+  return (
+    <table class="cards">
+      <thead>
+        <tr>
+          {props.columns.map((c) => (
+            <th key={c.label}>{c.label}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody id={props.id}>
+        {props.rows.map((row, i) => (
+          <tr key={i} {...(props.rowProps?.(row) ?? {})}>
+            {props.columns.map((c) => (
+              <td key={c.label} data-label={c.label} class={c.class}>
+                {c.cell(row)}
+              </td>
+            ))}
+          </tr>
+        ))}
+        {props.rows.length === 0 && props.empty ? (
+          <tr>
+            <td class="muted">{props.empty}</td>
+          </tr>
+        ) : null}
+      </tbody>
+    </table>
+  );
+}
+
+export function Dot(props: { on: boolean }) {
+  return <span class={props.on ? "dot on" : "dot"} />;
+}
+
+/** A line under a form saying what happened (or what went wrong). */
+export function Note(props: { id: string; text: string; error?: boolean }) {
+  return (
+    <p id={props.id} class={props.error ? "error" : "muted"} aria-live="polite">
+      {props.text}
+    </p>
+  );
+}
+
+/** Copies a shown secret or command; says so, or asks the person to select it when the clipboard is refused. */
+export function CopyButton(props: { id: string; text: string }) {
+  return (
+    <button
+      id={props.id}
+      type="button"
+      onClick={(e) => {
+        const button = e.currentTarget;
+        navigator.clipboard.writeText(props.text).then(
+          () => {
+            button.textContent = "Copied";
+          },
+          () => {
+            button.textContent = "Select and copy";
+          },
+        );
+      }}
+    >
+      Copy
+    </button>
+  );
+}

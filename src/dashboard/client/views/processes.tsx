@@ -1,0 +1,181 @@
+/** A machine's processes: start one (a command or a shell line, with or without a terminal), its logs, attach, stop; ACP servers. */
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { AcpServer, Process } from "../../../protocol/resources";
+import { api, apiJson, errorText, followSse, machineApi, send } from "../api";
+import { machineHref, navigate } from "../router";
+import { useCan, usePoll } from "../session-context";
+import { spawnRequest } from "../spawn";
+import { Link, Note, Table } from "./parts";
+
+export function ProcessesTab(props: { machine: string }) {
+  const v1 = machineApi(props.machine);
+  const canAct = useCan("member");
+  const [processes, setProcesses] = useState<Process[]>([]);
+  const [servers, setServers] = useState<AcpServer[]>([]);
+  const [logs, setLogs] = useState<{ id: string; text: string } | null>(null);
+  const [note, setNote] = useState("");
+  const [command, setCommand] = useState("");
+  const [cwd, setCwd] = useState("");
+  const [tty, setTty] = useState(false);
+  const following = useRef<AbortController | null>(null);
+  const load = async () => {
+    const [p, s] = await Promise.all([apiJson<{ processes: Process[] }>(`${v1}/processes`), apiJson<{ servers: AcpServer[] }>(`${v1}/acp`)]);
+    setProcesses(p.processes.slice(-50).reverse());
+    setServers(s.servers);
+  };
+  usePoll(() => load().catch((err) => setNote(errorText(err))), [props.machine]);
+  useEffect(() => () => following.current?.abort(), []);
+
+  const followLogs = (id: string) => {
+    following.current?.abort();
+    const controller = new AbortController();
+    following.current = controller;
+    let text = "";
+    setLogs({ id, text });
+    followSse(
+      `${v1}/processes/${encodeURIComponent(id)}/logs?follow=true`,
+      (event, data) => {
+        const d = data as { data?: string; encoding?: string; exitCode?: number | null; signal?: string | null };
+        if (event === "log") text += d.encoding === "base64" ? atob(d.data ?? "") : (d.data ?? "");
+        if (event === "end") {
+          text += `\n[exited: ${d.exitCode ?? d.signal}]`;
+          void load();
+        }
+        setLogs({ id, text });
+      },
+      controller.signal,
+    ).catch(() => {});
+  };
+
+  const start = async (e: Event) => {
+    e.preventDefault();
+    if (!command.trim()) return;
+    try {
+      const started = await send<Process>(`${v1}/processes`, spawnRequest(command, cwd, tty));
+      setNote(`started ${started.id}`);
+      setCommand("");
+      if (tty) navigate(machineHref(props.machine, "terminal", { process: started.id }));
+      else {
+        followLogs(started.id);
+        await load();
+      }
+    } catch (err) {
+      setNote(errorText(err));
+    }
+  };
+
+  return (
+    <>
+      <section>
+        <div class="row">
+          <h2 class="grow">Processes</h2>
+          <button id="refresh" type="button" onClick={() => load().catch((err) => setNote(errorText(err)))}>
+            Refresh
+          </button>
+        </div>
+        {canAct ? (
+          <form id="proc-form" class="row" onSubmit={start}>
+            <input
+              id="proc-command"
+              class="grow"
+              placeholder="a command, e.g. npm test"
+              required
+              spellcheck={false}
+              value={command}
+              onInput={(e) => setCommand(e.currentTarget.value)}
+            />
+            <input
+              id="proc-cwd"
+              class="grow"
+              placeholder="folder (empty: the sidecar's)"
+              spellcheck={false}
+              value={cwd}
+              onInput={(e) => setCwd(e.currentTarget.value)}
+            />
+            <label class="row muted check">
+              <input id="proc-tty" type="checkbox" checked={tty} onChange={(e) => setTty(e.currentTarget.checked)} /> terminal
+            </label>
+            <button type="submit" class="primary">
+              Start
+            </button>
+          </form>
+        ) : null}
+        <Note id="proc-msg" text={note} />
+        <Table
+          id="processes"
+          rows={processes}
+          columns={[
+            { label: "id", cell: (p) => p.id },
+            { label: "command", cell: (p) => `${[p.command, ...p.args].join(" ").slice(0, 80)}${p.label ? `  (${p.label})` : ""}` },
+            { label: "owner", cell: (p) => p.owner },
+            { label: "status", cell: (p) => (p.status === "exited" ? `exited ${p.exitCode ?? p.signal ?? ""}` : p.status) },
+            {
+              label: "",
+              cell: (p) => (
+                <div class="row">
+                  <button type="button" onClick={() => followLogs(p.id)}>
+                    Logs
+                  </button>
+                  {p.tty && p.status === "running" && canAct ? (
+                    <Link class="button" href={machineHref(props.machine, "terminal", { process: p.id })} data-attach={p.id}>
+                      Attach
+                    </Link>
+                  ) : null}
+                  {p.status === "running" && canAct && p.owner === "user" ? (
+                    <button
+                      type="button"
+                      data-kill={p.id}
+                      onClick={() => api(`${v1}/processes/${encodeURIComponent(p.id)}/stop`, { method: "POST" }).then(load)}
+                    >
+                      Stop
+                    </button>
+                  ) : null}
+                </div>
+              ),
+            },
+          ]}
+        />
+        {logs ? (
+          <div id="logs-box">
+            <div class="row">
+              <b class="grow">logs of {logs.id}</b>
+              <button
+                id="logs-close"
+                type="button"
+                onClick={() => {
+                  following.current?.abort();
+                  setLogs(null);
+                }}
+              >
+                Close
+              </button>
+            </div>
+            <pre id="logs">{logs.text}</pre>
+          </div>
+        ) : null}
+      </section>
+      <section>
+        <h2>ACP servers</h2>
+        <Table
+          id="servers"
+          rows={servers}
+          empty="none"
+          columns={[
+            { label: "server", cell: (s) => s.serverId },
+            { label: "agent", cell: (s) => s.agent },
+            { label: "since", cell: (s) => new Date(s.createdAtMs).toLocaleTimeString() },
+            {
+              label: "",
+              cell: (s) =>
+                canAct ? (
+                  <button type="button" onClick={() => api(`${v1}/acp/${encodeURIComponent(s.serverId)}`, { method: "DELETE" }).then(load)}>
+                    Stop
+                  </button>
+                ) : null,
+            },
+          ]}
+        />
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,268 @@
+/**
+ * One session at its own address: its question first (answered here), the transcript live, a prompt box,
+ * and continue/close. Prompts go through the relay, which brings the agent back if its process is gone.
+ */
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import type { PendingRequest, Session, TranscriptEntry } from "../../../protocol/sessions";
+import { api, apiJson, errorText, followSse, machineApi, send } from "../api";
+import { type AgentRequest, answerFileRequest, isFileRequest } from "../file-requests";
+import { renderMarkdown } from "../markdown";
+import { href, navigate } from "../router";
+import { useCan } from "../session-context";
+import { entryClass, entryText, withEntry } from "../transcript";
+import { Link } from "./parts";
+
+const sessionPath = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
+
+/** A message to the session's ACP server through the relay. */
+function relay(record: Session, message: object): Promise<Response> {
+  return api(`${machineApi(record.machine)}/acp/${encodeURIComponent(record.serverId)}`, {
+    method: "POST",
+    headers: { accept: "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", ...message }),
+  });
+}
+
+export function SessionView(props: { id: string; onChange: () => void }) {
+  const [record, setRecord] = useState<Session | null>(null);
+  const [entries, setEntries] = useState<TranscriptEntry[]>([]);
+  const [message, setMessage] = useState("");
+  const [text, setText] = useState("");
+  const canAct = useCan("member");
+  const box = useRef<HTMLDivElement>(null);
+  const stickToEnd = useRef(true);
+  const serving = useRef<AbortController | null>(null);
+
+  // The record, then the transcript live: entries by sequence, the record again when its state changes.
+  useEffect(() => {
+    const controller = new AbortController();
+    let maxSeq = 0;
+    setRecord(null);
+    setEntries([]);
+    setMessage("");
+    const atEnd = () => {
+      const el = box.current;
+      return !el || el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    };
+    (async () => {
+      try {
+        setRecord(await apiJson<Session>(sessionPath(props.id)));
+      } catch (err) {
+        setMessage(errorText(err));
+        return;
+      }
+      while (!controller.signal.aborted) {
+        try {
+          await followSse(
+            `${sessionPath(props.id)}/transcript?after=${maxSeq}`,
+            (event, data) => {
+              stickToEnd.current = atEnd();
+              if (event === "entry") {
+                const entry = data as TranscriptEntry;
+                maxSeq = Math.max(maxSeq, entry.seq);
+                setEntries((list) => withEntry(list, entry));
+              } else if (event === "session") setRecord(data as Session);
+            },
+            controller.signal,
+          );
+        } catch (err) {
+          if (controller.signal.aborted) return;
+          setMessage(errorText(err));
+        }
+        // The stream ended (idle) or failed: pick it up again where it stopped.
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+      }
+    })();
+    return () => {
+      controller.abort();
+      serving.current?.abort();
+      serving.current = null;
+    };
+  }, [props.id]);
+
+  // A streaming reply stays in view, unless the person scrolled up to read.
+  useLayoutEffect(() => {
+    if (stickToEnd.current && box.current) box.current.scrollTop = box.current.scrollHeight;
+  }, [entries]);
+
+  /** While a turn runs from this page, answer the agent's file requests (the transcript shows the rest). */
+  const serveFileRequests = (r: Session) => {
+    if (serving.current) return;
+    const controller = new AbortController();
+    serving.current = controller;
+    followSse(
+      `${machineApi(r.machine)}/acp/${encodeURIComponent(r.serverId)}`,
+      (event, data) => {
+        const msg = data as AgentRequest;
+        if (event === "message" && isFileRequest(msg) && msg.params.sessionId === r.sessionId) {
+          void answerFileRequest(machineApi(r.machine), msg, (reply) => relay(r, reply));
+        }
+      },
+      controller.signal,
+    )
+      .catch(() => {})
+      .finally(() => {
+        if (serving.current === controller) serving.current = null;
+      });
+  };
+
+  const prompt = async (e: Event) => {
+    e.preventDefault();
+    const typed = text.trim();
+    if (!record || !typed) return;
+    setText("");
+    setMessage("");
+    stickToEnd.current = true;
+    serveFileRequests(record);
+    const res = await relay(record, {
+      id: `dashboard-${Date.now().toString(36)}`,
+      method: "session/prompt",
+      params: { sessionId: record.sessionId, prompt: [{ type: "text", text: typed }] },
+    }).catch((err: unknown) => err);
+    if (res instanceof Response && !res.ok) {
+      const problem = (await res.json().catch(() => ({}))) as { type?: string; detail?: string };
+      setMessage(
+        problem.type?.endsWith("session_not_resumable")
+          ? "Its agent cannot pick this session up again: use “Continue in a new session”."
+          : (problem.detail ?? `HTTP ${res.status}`),
+      );
+    } else if (!(res instanceof Response)) setMessage(errorText(res));
+  };
+
+  const [answering, setAnswering] = useState(false);
+  useEffect(() => setAnswering(false), [record?.pending?.requestId]);
+  const answer = async (requestId: PendingRequest["requestId"], optionId: string) => {
+    setAnswering(true);
+    try {
+      await send(`${sessionPath(props.id)}/permission`, { requestId, optionId });
+    } catch (err) {
+      setMessage(errorText(err));
+    }
+  };
+
+  const act = (work: () => Promise<void>) => () => work().catch((err) => setMessage(errorText(err)));
+  const closed = record?.state === "closed";
+  const turning = record?.state === "running" || record?.state === "waiting";
+
+  return (
+    <section id="session-view">
+      <div class="row">
+        <h2 id="session-title" class="grow clamp">
+          {record ? record.title || "(no prompt yet)" : "Session"}
+        </h2>
+        {record ? (
+          <span id="session-state" class={`badge ${record.state}`}>
+            {record.state}
+          </span>
+        ) : null}
+        <Link id="session-close-view" class="button" href={href({ view: "sessions" })}>
+          Back
+        </Link>
+      </div>
+      {record ? (
+        <p id="session-meta" class="muted">
+          {record.machine} · {record.agent}
+          {record.agentVersion ? ` ${record.agentVersion}` : ""} · {record.cwd} · started by {record.createdBy} {new Date(record.createdAtMs).toLocaleString()}
+          {record.failure ? ` · ${record.failure.message}` : ""}
+          {record.continuedFrom ? " · continued from an earlier session" : ""}
+        </p>
+      ) : null}
+      <div id="session-pending">
+        {record?.pending ? (
+          <div class="permission">
+            <div>The agent asks: {record.pending.title}</div>
+            {canAct ? (
+              <div class="row">
+                {record.pending.options.map((option) => (
+                  <button
+                    key={option.optionId}
+                    type="button"
+                    data-answer={option.optionId}
+                    class={option.kind.startsWith("allow") ? "primary" : ""}
+                    disabled={answering}
+                    onClick={() => answer(record.pending!.requestId, option.optionId)}
+                  >
+                    {option.name}
+                  </button>
+                ))}
+              </div>
+            ) : null}
+          </div>
+        ) : null}
+      </div>
+      <div id="session-transcript" ref={box}>
+        {entries.map((entry) =>
+          entry.kind === "text" ? (
+            // Agent text is Markdown: rendered, then sanitized (markdown.ts); everything else is plain text.
+            <div
+              key={entry.seq}
+              class="entry agent"
+              data-seq={entry.seq}
+              data-kind={entry.kind}
+              dangerouslySetInnerHTML={{ __html: renderMarkdown(entry.text ?? "") }}
+            />
+          ) : (
+            <div key={entry.seq} class={`entry ${entryClass(entry)}`} data-seq={entry.seq} data-kind={entry.kind}>
+              {entryText(entry)}
+            </div>
+          ),
+        )}
+      </div>
+      {canAct && record ? (
+        <>
+          <form id="session-form" class="row" onSubmit={prompt}>
+            <input
+              id="session-input"
+              class="grow"
+              placeholder="Continue the conversation"
+              autocomplete="off"
+              disabled={closed}
+              value={text}
+              onInput={(e) => setText(e.currentTarget.value)}
+            />
+            <button id="session-send" type="submit" class="primary" disabled={closed}>
+              Send
+            </button>
+            <button
+              id="session-cancel"
+              type="button"
+              disabled={!turning}
+              onClick={() => relay(record, { method: "session/cancel", params: { sessionId: record.sessionId } })}
+            >
+              Cancel turn
+            </button>
+          </form>
+          <div class="row">
+            <button
+              id="session-continue"
+              type="button"
+              title="a new session in the same folder, primed with this conversation"
+              onClick={act(async () => {
+                setMessage("starting a new session…");
+                const next = await send<Session>(`${sessionPath(props.id)}/continue`);
+                props.onChange();
+                navigate(href({ view: "session", id: next.id }));
+              })}
+            >
+              Continue in a new session
+            </button>
+            <button
+              id="session-end"
+              type="button"
+              disabled={closed}
+              onClick={act(async () => {
+                setRecord(await send<Session>(sessionPath(props.id), undefined, "DELETE"));
+                props.onChange();
+              })}
+            >
+              Close the session
+            </button>
+          </div>
+        </>
+      ) : null}
+      <p id="session-msg" class="muted">
+        {message}
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,130 @@
+/** The first view: every machine's sessions, waiting ones first, and a way to start one. */
+import { useState } from "preact/hooks";
+import type { AgentInfo, Machine } from "../../../protocol/resources";
+import type { Session } from "../../../protocol/sessions";
+import { apiJson, errorText, machineApi } from "../api";
+import { notifyThisDevice } from "../notify";
+import { href, navigate } from "../router";
+import { useCan, usePoll } from "../session-context";
+import { startSession } from "../start-session";
+import { sessionLine } from "../transcript";
+import { Link, Note } from "./parts";
+
+export function SessionsView(props: { sessions: Session[] | null; offline: boolean; machines: Machine[]; reload: () => void }) {
+  const waiting = props.sessions?.filter((s) => s.state === "waiting").length ?? 0;
+  const [notice, setNotice] = useState("");
+  const canAct = useCan("member");
+  return (
+    <>
+      <section id="sessions">
+        <div class="row">
+          <h2 class="grow">
+            Sessions{" "}
+            <span id="sessions-waiting" class="muted">
+              {waiting ? `· ${waiting} waiting for you` : ""}
+              {props.offline ? " · offline: the last sessions seen" : ""}
+            </span>
+          </h2>
+          <button id="sessions-refresh" type="button" onClick={props.reload}>
+            Refresh
+          </button>
+        </div>
+        <div class="row">
+          <button id="notify-me" type="button" onClick={() => notifyThisDevice().then(setNotice, (err) => setNotice(errorText(err)))}>
+            Notify me on this device
+          </button>
+          <span id="notify-msg" class="muted">
+            {notice}
+          </span>
+        </div>
+        <div id="sessions-list">
+          {props.sessions?.map((s) => (
+            <Link key={s.id} class="session" href={href({ view: "session", id: s.id })} data-session={s.id}>
+              <span class={`badge ${s.state}`}>{s.state}</span>
+              <span class="title">{s.title || "(no prompt yet)"}</span>
+              <span class="muted">{sessionLine(s)}</span>
+              {s.pending ? <span class="ask">asks: {s.pending.title}</span> : null}
+            </Link>
+          ))}
+          {props.sessions?.length === 0 ? <p class="muted">No session yet: start one below, or through the API.</p> : null}
+        </div>
+      </section>
+      {canAct ? <NewSession machines={props.machines} /> : null}
+    </>
+  );
+}
+
+/** Start a session: a connected machine, one of its installed agents, a folder. */
+export function NewSession(props: { machines: Machine[]; machine?: string }) {
+  const connected = props.machines.filter((m) => m.connected);
+  const [machine, setMachine] = useState(props.machine ?? "");
+  const chosen = machine || connected[0]?.id || "";
+  const [agents, setAgents] = useState<AgentInfo[] | null>(null);
+  const [agent, setAgent] = useState("");
+  const [cwd, setCwd] = useState("");
+  const [note, setNote] = useState("");
+  const [busy, setBusy] = useState(false);
+  usePoll(
+    async () => {
+      if (!chosen) return;
+      const list = await apiJson<{ agents: AgentInfo[] }>(`${machineApi(chosen)}/agents`).catch(() => ({ agents: [] }));
+      setAgents(list.agents.filter((a) => a.installed));
+    },
+    [chosen],
+    60_000,
+  );
+  const picked = agent && agents?.some((a) => a.id === agent) ? agent : (agents?.[0]?.id ?? "");
+  const start = async (e: Event) => {
+    e.preventDefault();
+    if (!chosen || !picked) return;
+    setBusy(true);
+    setNote(`starting ${picked} on ${chosen}…`);
+    try {
+      const session = await startSession(chosen, picked as AgentInfo["id"], cwd.trim());
+      navigate(href({ view: "session", id: session.id }));
+    } catch (err) {
+      setNote(errorText(err));
+      setBusy(false);
+    }
+  };
+  return (
+    <section id="new-session">
+      <h2>Start a session</h2>
+      {connected.length === 0 && !props.machine ? (
+        <p class="muted">No machine is connected.</p>
+      ) : (
+        <form class="row" onSubmit={start}>
+          {props.machine ? null : (
+            <select id="new-machine" aria-label="machine" value={chosen} onChange={(e) => setMachine(e.currentTarget.value)}>
+              {connected.map((m) => (
+                <option key={m.id} value={m.id}>
+                  {m.id}
+                </option>
+              ))}
+            </select>
+          )}
+          <select id="new-agent" aria-label="agent" value={picked} onChange={(e) => setAgent(e.currentTarget.value)}>
+            {agents?.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.id}
+              </option>
+            ))}
+          </select>
+          <input
+            id="new-cwd"
+            class="grow"
+            placeholder="folder (empty: the sidecar's)"
+            spellcheck={false}
+            value={cwd}
+            onInput={(e) => setCwd(e.currentTarget.value)}
+          />
+          <button id="new-start" class="primary" type="submit" disabled={busy || !picked}>
+            Start
+          </button>
+        </form>
+      )}
+      {agents?.length === 0 ? <p class="muted">No agent is installed on {chosen}: install one from its Agents tab.</p> : null}
+      <Note id="new-msg" text={note} />
+    </section>
+  );
+}

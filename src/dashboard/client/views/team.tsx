@@ -1,0 +1,138 @@
+/** The team's configuration: skills and MCP servers for every machine (admin edits, everyone reads), and your notifications. */
+import { useState } from "preact/hooks";
+import type { McpMachineStatus, SkillsMachineStatus } from "../../../protocol/resources";
+import type { Subscription } from "../../../protocol/notifications";
+import { api, apiJson, errorText, send } from "../api";
+import { useCan, usePoll } from "../session-context";
+import { Note, Table } from "./parts";
+
+type Status = Pick<SkillsMachineStatus, "machine" | "version" | "appliedAtMs" | "error"> & {
+  skills?: string[];
+  servers?: string[];
+  errors: ({ source: string; error: string } | { agent: string; error: string })[];
+};
+
+const DOCUMENTS = {
+  skills: { title: "Team skills", list: (m: Status) => m.skills ?? [] },
+  mcp: { title: "Team MCP servers", list: (m: Status) => m.servers ?? [] },
+} as const;
+
+function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
+  const { kind } = props;
+  const isAdmin = useCan("admin");
+  const [text, setText] = useState("");
+  const [etag, setEtag] = useState<string | null>(null);
+  const [status, setStatus] = useState<{ version: string; machines: Status[] } | null>(null);
+  const [note, setNote] = useState("");
+  const load = async () => {
+    const res = await api(`/v1/config/${kind}`);
+    setEtag(res.headers.get("etag"));
+    setText(JSON.stringify(await res.json(), null, 2));
+    setStatus(await apiJson<{ version: string; machines: (SkillsMachineStatus | McpMachineStatus)[] }>(`/v1/config/${kind}/status`));
+  };
+  usePoll(() => load().catch((err) => setNote(errorText(err))), [kind], 60_000);
+  const save = async () => {
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return setNote("not valid JSON");
+    }
+    const res = await api(`/v1/config/${kind}`, { method: "PUT", headers: etag ? { "if-match": etag } : {}, body: JSON.stringify(body) });
+    const answer = (await res.json()) as { detail?: string };
+    setNote(res.ok ? `saved as version ${res.headers.get("etag")}; machines apply it now` : (answer.detail ?? `HTTP ${res.status}`));
+    await load();
+  };
+  return (
+    <section id={`${kind}-section`}>
+      <h2>{DOCUMENTS[kind].title}</h2>
+      <textarea id={kind} rows={8} spellcheck={false} readOnly={!isAdmin} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      {isAdmin ? (
+        <div class="row">
+          <button id={`${kind}-save`} type="button" onClick={save}>
+            Save for the whole team
+          </button>
+        </div>
+      ) : null}
+      <Note id={`${kind}-msg`} text={note} />
+      <Table
+        id={`${kind}-status`}
+        rows={status?.machines ?? []}
+        columns={[
+          { label: "machine", cell: (m) => m.machine },
+          { label: "applied", cell: (m) => (m.version === status?.version ? `${m.version} (current)` : String(m.version)) },
+          { label: "when", cell: (m) => (m.appliedAtMs ? new Date(m.appliedAtMs).toLocaleTimeString() : "—") },
+          { label: kind === "skills" ? "skills" : "servers", cell: (m) => DOCUMENTS[kind].list(m).join(", ") || "—" },
+          {
+            label: "errors",
+            class: "error",
+            cell: (m) => [m.error, ...m.errors.map((x) => `${"source" in x ? x.source : x.agent}: ${x.error}`)].filter(Boolean).join("; "),
+          },
+        ]}
+      />
+    </section>
+  );
+}
+
+/** The notifications of the signed-in token: mute, test, remove (a device subscribes from the Sessions view). */
+function Notifications() {
+  const [subscriptions, setSubscriptions] = useState<Subscription[] | null>(null);
+  const [note, setNote] = useState("");
+  const load = async () => setSubscriptions((await apiJson<{ subscriptions: Subscription[] }>("/v1/notifications/subscriptions")).subscriptions);
+  usePoll(() => load().catch((err) => setNote(errorText(err))), [], 60_000);
+  const act = (work: () => Promise<unknown>, done: string) => () =>
+    work().then(
+      () => {
+        setNote(done);
+        return load();
+      },
+      (err) => setNote(errorText(err)),
+    );
+  return (
+    <section id="notifications">
+      <h2>Your notifications</h2>
+      <Table
+        id="subscriptions"
+        rows={subscriptions ?? []}
+        empty={subscriptions ? "none: “Notify me on this device” on Sessions, or POST /v1/notifications/subscriptions" : undefined}
+        rowProps={(s) => ({ "data-subscription": s.id })}
+        columns={[
+          { label: "kind", cell: (s) => s.kind },
+          { label: "to", cell: (s) => s.target },
+          { label: "events", cell: (s) => s.events.join(", ") },
+          { label: "machines", cell: (s) => s.machines?.join(", ") ?? "all" },
+          {
+            label: "",
+            cell: (s) => (
+              <div class="row">
+                <button
+                  type="button"
+                  onClick={act(() => send(`/v1/notifications/subscriptions/${s.id}`, { muted: !s.muted }, "PATCH"), s.muted ? "unmuted" : "muted")}
+                >
+                  {s.muted ? "Unmute" : "Mute"}
+                </button>
+                <button type="button" onClick={act(() => send(`/v1/notifications/subscriptions/${s.id}/test`), "a test event is on its way")}>
+                  Test
+                </button>
+                <button type="button" onClick={act(() => send(`/v1/notifications/subscriptions/${s.id}`, undefined, "DELETE"), "removed")}>
+                  Remove
+                </button>
+              </div>
+            ),
+          },
+        ]}
+      />
+      <Note id="notifications-msg" text={note} />
+    </section>
+  );
+}
+
+export function TeamView() {
+  return (
+    <>
+      <TeamDocument kind="skills" />
+      <TeamDocument kind="mcp" />
+      <Notifications />
+    </>
+  );
+}
