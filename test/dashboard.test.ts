@@ -403,6 +403,14 @@ describe("the dashboard", () => {
           await p.screenshot({ path: join(SCREENSHOTS, "phone-session-waiting.png") });
           await p.click('[data-answer="allow"]');
           await expect.poll(() => p.textContent("#session-transcript")).toContain("Permission granted");
+          // The transcript stays scrolled to its end as the reply comes in.
+          const fromEnd = () =>
+            p.evaluate(() => {
+              const box = document.querySelector("#session-transcript")!;
+              return box.scrollHeight - box.scrollTop - box.clientHeight;
+            });
+          await expect.poll(fromEnd).toBeLessThan(40);
+          expect(await p.evaluate(() => document.querySelector("#session-transcript")!.scrollTop)).toBeGreaterThan(0);
         }
         await p.screenshot({ path: join(SCREENSHOTS, `${name}-session.png`), fullPage: true });
 
