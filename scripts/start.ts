@@ -9,7 +9,9 @@ await buildAll();
 const secrets = ensureDevVars();
 const port = process.env.PORT ? Number(process.env.PORT) : 8787;
 // `{url}/v1/...` addresses this machine; without DEFAULT_MACHINE every call would have to name one.
-const worker = await startWorker({ secrets, persistTo: `${ROOT}/.state`, port, vars: { DEFAULT_MACHINE: "local" } });
+// A team's registry mirror (or a local one) is passed through; unset, the worker reads the official registry.
+const vars: Record<string, string> = { DEFAULT_MACHINE: "local", ...(process.env.ACP_REGISTRY_URL ? { ACP_REGISTRY_URL: process.env.ACP_REGISTRY_URL } : {}) };
+const worker = await startWorker({ secrets, persistTo: `${ROOT}/.state`, port, vars });
 const sidecar = await startSidecar({
   url: worker.url,
   machine: "local",

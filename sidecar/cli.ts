@@ -16,7 +16,8 @@ import { installService, serviceState, uninstallService, defaultServiceSpec, typ
 import { defaultDataDir, Sidecar, type SidecarOptions } from "./sidecar";
 import { isAlive, readStatus } from "./status-file";
 import { readInstalled } from "./agents/installer";
-import { AgentId } from "../src/protocol/resources";
+import { listRegistryInstalled } from "./agents/registry-install";
+import { BUILTIN_AGENT_IDS } from "../src/protocol/resources";
 import { SIDECAR_VERSION } from "./version";
 
 const log = logger("sidecar");
@@ -50,6 +51,8 @@ Options (each also read from the environment variable shown):
   --workdir <path>     working directory of agent processes (default: current)       AGENT_RUNTIME_WORKDIR
   --allow-root-agents  when run as root, let agents that refuse root run anyway        AGENT_RUNTIME_ALLOW_ROOT_AGENTS=1
                        (Claude Code: its permission bypass then works as root; for containers)
+  --agent-node <path>  a Node for agents whose package needs a newer one than this   AGENT_RUNTIME_AGENT_NODE
+                       sidecar's (e.g. claude-agent-acp needs Node 22 or later)
   --log-level <level>  debug | info | warn | error (default info)                    SIDECAR_LOG_LEVEL
   -h, --help           this help
 
@@ -106,6 +109,7 @@ async function main(): Promise<void> {
       "data-dir": { type: "string" },
       workdir: { type: "string" },
       "allow-root-agents": { type: "boolean" },
+      "agent-node": { type: "string" },
       "log-level": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -182,6 +186,7 @@ async function main(): Promise<void> {
     ...(dataDir ? { dataDir } : {}),
     ...(workdir ? { workdir } : {}),
     allowRootAgents: values["allow-root-agents"] === true || process.env.AGENT_RUNTIME_ALLOW_ROOT_AGENTS === "1",
+    agentNode: values["agent-node"] ?? process.env.AGENT_RUNTIME_AGENT_NODE ?? null,
     onRefused: () => {
       void sidecar.stop().then(() => process.exit(2));
     },
@@ -222,11 +227,12 @@ async function statusReport(configDir: string, dataDir: string): Promise<string>
     lines.push(`last error: ${status.lastError ? `${status.lastError.message} (${new Date(status.lastError.atMs).toISOString()})` : "none"}`);
   }
   const agents: string[] = [];
-  for (const agent of AgentId.options) {
+  for (const agent of BUILTIN_AGENT_IDS) {
     if (agent === "mock") continue;
     const installed = await readInstalled(dataDir, agent);
     if (installed) agents.push(`${agent} ${installed.native?.version ?? installed.agentProcess?.version ?? ""}`.trim());
   }
+  for (const installed of await listRegistryInstalled(dataDir)) agents.push(`${installed.id} ${installed.version} (${installed.kind})`);
   lines.push(`agents:     mock (built in)${agents.length ? `, ${agents.join(", ")}` : ""}`);
   return `${lines.join("\n")}\n`;
 }

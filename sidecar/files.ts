@@ -10,13 +10,13 @@ import { constants } from "node:fs";
 import { chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { extract, list } from "tar";
+import { extract } from "tar";
 import type { OpArgs, OpResult } from "../src/protocol/frames";
 import { LIMITS } from "../src/protocol/limits";
 import { ProblemError } from "../src/protocol/problems";
 import type { FsStat } from "../src/protocol/resources";
 import { errorText, logger } from "./log";
-import { entryPathInside, refuseTarEntry, type TarEntryHead } from "./tar-entries";
+import { checkTarArchive, entryPathInside } from "./tar-entries";
 import type { OpHandlers } from "./tunnel";
 
 const log = logger("files");
@@ -269,25 +269,10 @@ export class MachineFiles {
     const staged = await this.staged(upload);
     const folder = this.resolvePath(path);
     try {
-      const heads: TarEntryHead[] = [];
-      const refusals: string[] = [];
-      try {
-        await list({
-          file: staged.file,
-          strict: true,
-          onReadEntry: (entry) => {
-            const head = { path: entry.path, type: entry.type, linkpath: entry.linkpath };
-            const refused = refuseTarEntry(head);
-            if (refused) refusals.push(refused);
-            else if (heads.length < MAX_TAR_ENTRIES) heads.push(head);
-            else refusals.push(`more than ${MAX_TAR_ENTRIES} entries`);
-            entry.resume();
-          },
-        });
-      } catch (err) {
+      const { heads, refusals } = await checkTarArchive(staged.file, MAX_TAR_ENTRIES).catch((err: unknown) => {
         throw new ProblemError("invalid_request", `the body is not a readable tar archive: ${errorText(err)}`);
-      }
-      if (refusals.length > 0) throw new ProblemError("invalid_request", `the archive was not unpacked: ${refusals.slice(0, 3).join("; ")}`);
+      });
+      if (refusals.length > 0) throw new ProblemError("invalid_request", `the archive was not unpacked: ${refusals.join("; ")}`);
       const existing = await stat(folder).catch(() => null);
       if (existing && !existing.isDirectory()) throw new ProblemError("invalid_request", `not a folder: ${folder}`);
       await mkdir(folder, { recursive: true });

@@ -45,6 +45,8 @@ export interface SidecarOptions {
   agentIdleStopMs?: number;
   /** When the sidecar runs as root: agents that refuse root by default may run (their own check is lifted). */
   allowRootAgents?: boolean;
+  /** A Node for agents whose package needs a newer one than the sidecar's (--agent-node). */
+  agentNode?: string | null;
   /** Tunnel heartbeat and reconnect spread (defaults in src/protocol/limits.ts). */
   heartbeatMs?: number;
   reconnectSpreadMs?: number;
@@ -90,7 +92,7 @@ export class Sidecar {
     const children = new ChildRegistry(dataDir);
     children.reapLeftovers();
     this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits }, children);
-    this.installer = new Installer(dataDir, this.processes);
+    this.installer = new Installer(dataDir, this.processes, undefined, { agentNode: options.agentNode ?? null });
     const launcher = createLauncher(this.installer, { workdir, dataDir, allowRootAgents: options.allowRootAgents ?? false });
     const isInstalled = async (agent: AgentId) => (await this.installer.installed(agent)) !== null;
     const skillsTargets = () => installedSkillsDirs(isInstalled);
@@ -110,7 +112,7 @@ export class Sidecar {
     );
     this.skills = new SkillsApplier(dataDir, home, this.processes, skillsTargets);
     this.mcp = new McpApplier(dataDir, home, () => installedMcpTargets(isInstalled));
-    this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home);
+    this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home, dataDir);
     this.tunnel = new TunnelClient({
       url: options.url,
       machine: options.machine,
@@ -151,8 +153,8 @@ export class Sidecar {
       "acp.list": async () => ({ servers: this.acp.list() }),
       "agents.list": (args) => this.agents.list(args),
       "agents.get": (args) => this.agents.get(args.agent, args),
-      "agents.install": async ({ agent, request }) => {
-        const result = await this.installer.install(agent, request);
+      "agents.install": async ({ agent, request, entry }) => {
+        const result = await this.installer.install(agent, request, entry);
         if (!result.already_installed) {
           // A newly installed agent gets the team's skills and MCP servers too.
           void this.skills.reapply();

@@ -3,6 +3,7 @@
  * before anything is written, so a refused archive changes nothing (docs/architecture.md, "Files").
  */
 import { posix } from "node:path";
+import { list } from "tar";
 
 export interface TarEntryHead {
   path: string;
@@ -38,4 +39,26 @@ export function refuseTarEntry(entry: TarEntryHead): string | null {
 /** The relative path an accepted entry is written at ("" for the folder itself). */
 export function entryPathInside(entry: TarEntryHead): string {
   return inside(entry.path) ?? "";
+}
+
+/**
+ * Every entry of a tar archive (plain, gzip), checked before anything is written: the entries to be
+ * written, or the reasons (at most three) some must not be. Throws when the file is not a tar archive.
+ */
+export async function checkTarArchive(file: string, maxEntries: number): Promise<{ heads: TarEntryHead[]; refusals: string[] }> {
+  const heads: TarEntryHead[] = [];
+  const refusals: string[] = [];
+  await list({
+    file,
+    strict: true,
+    onReadEntry: (entry) => {
+      const head = { path: entry.path, type: entry.type, linkpath: entry.linkpath };
+      const refused = refuseTarEntry(head);
+      if (refused) refusals.push(refused);
+      else if (heads.length < maxEntries) heads.push(head);
+      else refusals.push(`more than ${maxEntries} entries`);
+      entry.resume();
+    },
+  });
+  return { heads, refusals: refusals.slice(0, 3) };
 }

@@ -32,6 +32,8 @@ export interface Env {
   VAPID_SUBJECT?: string;
   /** The first retry of a failed notification waits this long (ms), each next one twice as long. */
   NOTIFY_BACKOFF_MS?: string;
+  /** The ACP agent registry's JSON (default: the official registry); a team may point at a mirror. */
+  ACP_REGISTRY_URL?: string;
 }
 
 export type AppEnv = {

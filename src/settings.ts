@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Env } from "./env";
 import { LIMITS } from "./protocol/limits";
+import { DEFAULT_REGISTRY_URL } from "./agents-registry/catalog";
 import { AgentId } from "./protocol/resources";
 import { type VapidKey, vapidFromKeys } from "./notifications/web-push";
 
@@ -59,6 +60,10 @@ const Settings = z.object({
   VAPID_PRIVATE_KEY: optionalText,
   VAPID_SUBJECT: optionalText,
   NOTIFY_BACKOFF_MS: positive(1000),
+  ACP_REGISTRY_URL: z
+    .string()
+    .optional()
+    .transform((v) => (v?.trim() && URL.canParse(v.trim()) ? v.trim() : DEFAULT_REGISTRY_URL)),
 });
 
 export interface WorkerSettings {
@@ -77,6 +82,8 @@ export interface WorkerSettings {
   vapid: VapidKey | null;
   /** The first retry of a failed notification waits this long, each next one twice as long. */
   notifyBackoffMs: number;
+  /** Where the ACP agent registry is read (the official one, or a team's mirror). */
+  registryUrl: string;
 }
 
 function vapidOf(publicKey: string | null, privateKey: string | null, subject: string | null): VapidKey | null {
@@ -113,6 +120,7 @@ export function settings(env: Env): WorkerSettings {
         : null,
     vapid: vapidOf(s.VAPID_PUBLIC_KEY, s.VAPID_PRIVATE_KEY, s.VAPID_SUBJECT),
     notifyBackoffMs: s.NOTIFY_BACKOFF_MS,
+    registryUrl: s.ACP_REGISTRY_URL,
   };
   cache.set(env, parsed);
   return parsed;

@@ -25,8 +25,10 @@ export interface Runtime {
 export async function startRuntime(opts: { machines?: string[]; vars?: Record<string, string>; persist?: boolean } = {}): Promise<Runtime> {
   const dir = await mkdtemp(join(tmpdir(), "agent-runtime-test-"));
   const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts"), ...newVapidKeys() };
-  // `/v1/...` means machine `local` unless a test says otherwise (as `npm start` does).
-  const workerOptions = { secrets, ...(opts.persist ? { persistTo: join(dir, "state") } : {}), vars: { DEFAULT_MACHINE: "local", ...opts.vars } };
+  // `/v1/...` means machine `local` unless a test says otherwise (as `npm start` does). Tests reach no
+  // registry on the Internet: unless one serves its own, the worker finds none and lists its built-in catalog.
+  const vars = { DEFAULT_MACHINE: "local", ACP_REGISTRY_URL: "http://127.0.0.1:9/no-registry.json", ...opts.vars };
+  const workerOptions = { secrets, ...(opts.persist ? { persistTo: join(dir, "state") } : {}), vars };
   let worker = await startWorker(workerOptions);
   const sidecars = new Map<string, SidecarProcess>();
   const runtime: Runtime = {

@@ -279,6 +279,7 @@ describe("the OpenAPI document", () => {
         "GET /agents",
         "GET /agents/{agent}",
         "POST /agents/{agent}/install",
+        "GET /registry/agents",
         "GET /config/skills",
         "PUT /config/skills",
         "GET /config/skills/status",

@@ -7,15 +7,18 @@ import { execFile } from "node:child_process";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
-import type { AgentId, AgentInfo } from "../../src/protocol/resources";
-import { AgentId as AgentIdSchema } from "../../src/protocol/resources";
+import { type AgentId, type AgentInfo, BUILTIN_AGENT_IDS, CAPABILITY_NAMES, type Capabilities } from "../../src/protocol/resources";
 import { spawnAgentProcess, type AcpServers, type AgentLauncher } from "../acp-bridge";
 import type { ProcessManager } from "../processes";
 import { errorText } from "../log";
 import { envAuthMethod } from "./auth";
-import { AGENTS } from "./definitions";
+import { type AgentDefinition, builtinAgent } from "./definitions";
 import type { Installer } from "./installer";
 import { MOCK_AGENT_PATH } from "./launcher";
+import { listRegistryInstalled, type RegistryInstalled, readRegistryInstalled } from "./registry-install";
+
+/** What an agent known only from the registry can do is not known before it is asked (initialize). */
+const UNKNOWN_CAPABILITIES = Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, false])) as Capabilities;
 
 const PROBE_TIMEOUT_MS = 15_000;
 
@@ -29,19 +32,62 @@ export class AgentCatalog {
     private readonly processes: ProcessManager,
     private readonly launcher: AgentLauncher,
     private readonly home: string,
+    private readonly dataDir: string,
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
 
-  async list(opts: { config: boolean; noCache: boolean }): Promise<{ agents: AgentInfo[] }> {
-    return { agents: await Promise.all(AgentIdSchema.options.map((id) => this.get(id, opts))) };
+  /** The built-in agents, then every agent installed from the registry. */
+  async list(opts: { config: boolean; noCache: boolean }): Promise<{ agents: AgentInfo[]; platform: string }> {
+    const builtin = await Promise.all(BUILTIN_AGENT_IDS.map((id) => this.get(id, opts)));
+    const fromRegistry = await listRegistryInstalled(this.dataDir);
+    const agents = [...builtin, ...(await Promise.all(fromRegistry.map((r) => this.registryInfo(r, opts))))];
+    return { agents, platform: `${process.platform}-${process.arch}` };
   }
 
   async get(agent: AgentId, opts: { config: boolean; noCache: boolean }): Promise<AgentInfo> {
-    const def = AGENTS[agent];
-    const installed = def.launch.from === "builtin" ? true : (await this.installer.installed(agent)) !== null;
+    const def = builtinAgent(agent);
+    if (!def) {
+      const installed = await readRegistryInstalled(this.dataDir, agent);
+      if (installed) return this.registryInfo(installed, opts);
+      return {
+        id: agent,
+        installed: false,
+        installedVersion: null,
+        credentialsAvailable: false,
+        capabilities: UNKNOWN_CAPABILITIES,
+        serverStatus: this.serverStatus(agent),
+      };
+    }
+    return this.builtinInfo(agent, def, opts);
+  }
+
+  /** An agent installed from its registry entry: what was recorded, and with `config` its options. */
+  private async registryInfo(installed: RegistryInstalled, opts: { config: boolean; noCache: boolean }): Promise<AgentInfo> {
+    const info: AgentInfo = {
+      id: installed.id,
+      name: installed.name,
+      installed: true,
+      installedVersion: installed.version,
+      // Its credentials are its own business: it says what it needs when a session asks (authenticate).
+      credentialsAvailable: true,
+      capabilities: UNKNOWN_CAPABILITIES,
+      serverStatus: this.serverStatus(installed.id),
+    };
+    if (!opts.config) return info;
+    const key = `${installed.id}:${installed.command}`;
+    const probe = (!opts.noCache && this.probeCache.get(key)) || (await this.probeConfigOptions(installed.id));
+    this.probeCache.set(key, probe);
+    return { ...info, path: installed.command, version: installed.version, configOptions: probe.options, configError: probe.error };
+  }
+
+  private async builtinInfo(agent: AgentId, def: AgentDefinition, opts: { config: boolean; noCache: boolean }): Promise<AgentInfo> {
+    const record = def.launch.from === "builtin" ? null : await this.installer.installed(agent);
+    const installed = def.launch.from === "builtin" ? true : record !== null;
     const info: AgentInfo = {
       id: agent,
+      name: def.name,
       installed,
+      installedVersion: def.launch.from === "builtin" ? "1.0.0" : ((def.launch.from === "native" ? record?.native : record?.agentProcess)?.version ?? null),
       credentialsAvailable: await this.credentialsAvailable(agent),
       capabilities: def.capabilities,
       serverStatus: this.serverStatus(agent),
@@ -67,7 +113,7 @@ export class AgentCatalog {
   }
 
   private async credentialsAvailable(agent: AgentId): Promise<boolean> {
-    const { env, files } = AGENTS[agent].credentials;
+    const { env, files } = builtinAgent(agent)?.credentials ?? { env: [], files: [] };
     if (env.length === 0 && files.length === 0) return true; // needs none
     if (env.some((name) => (this.env[name] ?? "").trim() !== "")) return true;
     for (const file of files) {
@@ -90,8 +136,8 @@ export class AgentCatalog {
   }
 
   private async binaryPath(agent: AgentId): Promise<string | null> {
-    const def = AGENTS[agent];
-    if (def.launch.from === "builtin") return MOCK_AGENT_PATH;
+    const def = builtinAgent(agent);
+    if (def?.launch.from === "builtin") return MOCK_AGENT_PATH;
     return (await this.running(agent))?.path ?? null;
   }
 
@@ -105,16 +151,16 @@ export class AgentCatalog {
    * the agent inside it (codex-acp embeds Codex and never runs the `codex` binary).
    */
   private async running(agent: AgentId) {
-    const def = AGENTS[agent];
+    const def = builtinAgent(agent);
     const installed = await this.installer.installed(agent);
-    const adapterOnly = def.launch.from === "acpAdapter" && !def.launch.nativeEnv;
+    const adapterOnly = def?.launch.from === "acpAdapter" && !def.launch.nativeEnv;
     return adapterOnly ? installed?.agentProcess : (installed?.native ?? installed?.agentProcess);
   }
 
   /** `<binary> --version`, the first version-looking thing it prints; cached per path. */
   private async version(agent: AgentId, path: string, noCache: boolean): Promise<string | null> {
     if (!noCache && this.versionCache.has(path)) return this.versionCache.get(path)!;
-    const [command, args] = AGENTS[agent].launch.from === "builtin" ? [process.execPath, [path, "--version"]] : [path, ["--version"]];
+    const [command, args] = builtinAgent(agent)?.launch.from === "builtin" ? [process.execPath, [path, "--version"]] : [path, ["--version"]];
     const out = await new Promise<string>((resolve) => {
       execFile(command, args, { timeout: 10_000, env: this.env }, (_err, stdout, stderr) => resolve(`${stdout}\n${stderr}`));
     });

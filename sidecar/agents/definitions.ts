@@ -2,8 +2,11 @@
  * Every agent the runtime knows, in one place: what to install from npm, how its ACP process
  * is launched, what it can do (the 18 capability flags) and where its credentials live.
  */
-import type { AgentId, Capabilities, CapabilityName } from "../../src/protocol/resources";
+import { builtinName } from "../../src/protocol/registry";
+import type { BUILTIN_AGENT_IDS, Capabilities, CapabilityName } from "../../src/protocol/resources";
 import { CAPABILITY_NAMES } from "../../src/protocol/resources";
+
+export type BuiltinAgentId = (typeof BUILTIN_AGENT_IDS)[number];
 import type { McpFormat } from "../mcp-formats";
 
 export interface NpmPackage {
@@ -16,7 +19,7 @@ export interface NpmPackage {
 }
 
 export interface AgentDefinition {
-  id: AgentId;
+  id: BuiltinAgentId;
   name: string;
   /** The agent itself (the CLI a developer would install). */
   native?: NpmPackage;
@@ -73,7 +76,7 @@ const FULL_CODING_AGENT: CapabilityName[] = [
   "toolResults",
 ];
 
-export const AGENTS: Record<AgentId, AgentDefinition> = {
+export const AGENTS: Record<BuiltinAgentId, AgentDefinition> = {
   claude: {
     id: "claude",
     name: "Claude Code",
@@ -157,3 +160,13 @@ export const AGENTS: Record<AgentId, AgentDefinition> = {
     mcpConfig: { file: ".mock-agent/mcp.json", format: "claude" },
   },
 };
+
+const BY_NAME = new Map<string, AgentDefinition>(Object.entries(AGENTS));
+
+/**
+ * The built-in definition of an agent, by its name (`claude`) or its registry id (`claude-acp`); none for
+ * an agent known only from the registry (sidecar/agents/registry-install.ts).
+ */
+export function builtinAgent(agent: string): AgentDefinition | undefined {
+  return BY_NAME.get(agent) ?? BY_NAME.get(builtinName(agent));
+}

@@ -16,7 +16,9 @@ import type { AgentId, Artifact, InstallRequest, InstallResult } from "../../src
 import { VersionSpec } from "../../src/protocol/resources";
 import { logger } from "../log";
 import type { ProcessManager } from "../processes";
-import { AGENTS, type NpmPackage } from "./definitions";
+import type { RegistryAgent } from "../../src/protocol/registry";
+import { type AgentDefinition, type BuiltinAgentId, builtinAgent, type NpmPackage } from "./definitions";
+import { RegistryInstaller } from "./registry-install";
 
 const log = logger("install");
 
@@ -33,32 +35,46 @@ export interface InstalledAgent {
 }
 
 export class Installer {
-  private readonly queues = new Map<AgentId, Promise<unknown>>();
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly registry: RegistryInstaller;
 
   constructor(
     private readonly dataDir: string,
     private readonly processes: ProcessManager,
     private readonly npmCommand = process.env.AGENT_RUNTIME_NPM ?? "npm",
-  ) {}
+    options: { agentNode?: string | null } = {},
+  ) {
+    this.registry = new RegistryInstaller({ dataDir, processes, npmCommand, agentNode: options.agentNode ?? null });
+  }
 
   private agentDir(agent: AgentId): string {
     return join(this.dataDir, "agents", agent);
   }
 
+  /** What is installed of a built-in agent (by its name or registry id); null for the registry's others. */
   installed(agent: AgentId): Promise<InstalledAgent | null> {
-    return readInstalled(this.dataDir, agent);
+    const def = builtinAgent(agent);
+    return def ? readInstalled(this.dataDir, def.id) : Promise.resolve(null);
   }
 
-  /** Serialized per agent: a second install of the same agent waits for the first. */
-  install(agent: AgentId, request: InstallRequest): Promise<InstallResult> {
-    const previous = this.queues.get(agent) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.installNow(agent, request));
-    this.queues.set(agent, next);
+  /**
+   * Serialized per agent: a second install of the same agent waits for the first. A built-in agent is
+   * installed as its definition says; any other by its registry entry (`entry`, handed by the worker).
+   */
+  install(agent: AgentId, request: InstallRequest, entry?: RegistryAgent): Promise<InstallResult> {
+    const def = builtinAgent(agent);
+    if (!def && !entry) {
+      return Promise.reject(new ProblemError("unsupported_agent", `'${agent}' is neither built in nor an agent of the registry the worker reads`));
+    }
+    const key = def?.id ?? agent;
+    const previous = this.queues.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => (def ? this.installNow(def, request) : this.registry.install(entry!, request.reinstall === true)));
+    this.queues.set(key, next);
     return next;
   }
 
-  private async installNow(agent: AgentId, request: InstallRequest): Promise<InstallResult> {
-    const def = AGENTS[agent];
+  private async installNow(def: AgentDefinition, request: InstallRequest): Promise<InstallResult> {
+    const agent: BuiltinAgentId = def.id;
     if (def.launch.from === "builtin") {
       return { already_installed: true, artifacts: [{ kind: "agent_process", path: "builtin:mock", source: "builtin", version: "1.0.0" }] };
     }
@@ -157,29 +173,37 @@ export class Installer {
   }
 
   /** Run npm (no shell) as a tracked system process; its output is visible in the process logs. */
-  private async npm(agent: AgentId, args: string[], cwd: string): Promise<string> {
-    await mkdir(cwd, { recursive: true });
-    const proc = await this.processes.spawn({
-      command: this.npmCommand,
-      args,
-      cwd,
-      owner: "system",
-      interactive: false,
-      tty: false,
-      label: `install:${agent}`,
-      env: { npm_config_update_notifier: "false", npm_config_fund: "false" },
-    });
-    proc.child.stdin?.end();
-    await proc.exited;
-    if (proc.info.exitCode !== 0) {
-      const stderr = proc.outputText("stderr").trim().split("\n").slice(-8).join("\n");
-      throw new ProblemError(
-        "install_failed",
-        `npm ${args[0]} failed for agent '${agent}' (exit ${proc.info.exitCode ?? proc.info.signal}): ${stderr || "no output"}`,
-      );
-    }
-    return proc.outputText("stdout").trim();
+  private npm(agent: AgentId, args: string[], cwd: string): Promise<string> {
+    return runTool(this.processes, { command: this.npmCommand, args, cwd, label: `install:${agent}`, what: `npm ${args[0]} failed for agent '${agent}'` });
   }
+}
+
+/**
+ * Runs an install tool (npm, uv) without a shell as a tracked `system` process, so its output is in the
+ * process logs; resolves to its stdout, or throws `install_failed` with the end of its stderr.
+ */
+export async function runTool(
+  processes: ProcessManager,
+  tool: { command: string; args: string[]; cwd: string; label: string; what: string; env?: Record<string, string> },
+): Promise<string> {
+  await mkdir(tool.cwd, { recursive: true });
+  const proc = await processes.spawn({
+    command: tool.command,
+    args: tool.args,
+    cwd: tool.cwd,
+    owner: "system",
+    interactive: false,
+    tty: false,
+    label: tool.label,
+    env: { npm_config_update_notifier: "false", npm_config_fund: "false", ...tool.env },
+  });
+  proc.child.stdin?.end();
+  await proc.exited;
+  if (proc.info.exitCode !== 0) {
+    const stderr = proc.outputText("stderr").trim().split("\n").slice(-8).join("\n");
+    throw new ProblemError("install_failed", `${tool.what} (exit ${proc.info.exitCode ?? proc.info.signal}): ${stderr || "no output"}`);
+  }
+  return proc.outputText("stdout").trim();
 }
 
 /** What is installed of an agent in a data folder (also read by `agent-runtime-sidecar status`, with no sidecar running). */

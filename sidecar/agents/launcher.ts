@@ -5,8 +5,9 @@ import { fileURLToPath } from "node:url";
 import { ProblemError } from "../../src/protocol/problems";
 import type { AgentId } from "../../src/protocol/resources";
 import type { AgentLaunch } from "../acp-bridge";
-import { AGENTS } from "./definitions";
+import { builtinAgent } from "./definitions";
 import type { Installer } from "./installer";
+import { readRegistryInstalled } from "./registry-install";
 
 /** The mock agent ships next to the sidecar bundle (sidecar/dist/mock-agent.js). */
 export const MOCK_AGENT_PATH = fileURLToPath(new URL("./mock-agent.js", import.meta.url));
@@ -24,7 +25,19 @@ export interface LauncherOptions {
 export function createLauncher(installer: Installer, options: LauncherOptions) {
   const isRoot = options.isRoot ?? process.getuid?.() === 0;
   return async (agent: AgentId): Promise<AgentLaunch> => {
-    const def = AGENTS[agent];
+    const def = builtinAgent(agent);
+    if (!def) {
+      // An agent of the registry: what its install recorded.
+      const installed = options.dataDir ? await readRegistryInstalled(options.dataDir, agent) : null;
+      if (!installed) {
+        throw new ProblemError(
+          "unsupported_agent",
+          `'${agent}' is not a built-in agent and is not installed on this machine: if the ACP registry lists it, POST /v1/agents/${agent}/install first`,
+        );
+      }
+      const env = Object.keys(installed.env).length ? { env: installed.env } : {};
+      return { command: installed.command, args: installed.args, cwd: options.workdir, ...env };
+    }
     if (def.launch.from === "builtin") {
       const env: Record<string, string> = options.dataDir ? { MOCK_AGENT_STATE_DIR: join(options.dataDir, "mock-agent", "sessions") } : {};
       return { command: process.execPath, args: [MOCK_AGENT_PATH, ...def.launch.args], cwd: options.workdir, env };

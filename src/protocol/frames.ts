@@ -17,6 +17,7 @@
  * a schema for its arguments (parsed by the sidecar) and for its result (parsed by the worker).
  */
 import { z } from "zod";
+import { RegistryAgent } from "./registry";
 import { LIMITS } from "./limits";
 import { PROBLEMS, type ProblemCode } from "./problems";
 import {
@@ -165,7 +166,14 @@ export const OPS = {
   "acp.list": { args: Nothing, result: AcpServerList },
   "agents.list": { args: z.object({ config: z.boolean(), noCache: z.boolean() }), result: AgentList },
   "agents.get": { args: z.object({ agent: AgentId, config: z.boolean(), noCache: z.boolean() }), result: AgentInfo },
-  "agents.install": { args: z.object({ agent: AgentId, request: InstallRequest }), result: InstallResult },
+  "agents.install": {
+    args: z.object({
+      agent: AgentId,
+      request: InstallRequest,
+      entry: RegistryAgent.optional().describe("the registry's entry, for an agent that is not built in"),
+    }),
+    result: InstallResult,
+  },
   "processes.list": { args: Nothing, result: ProcessList },
   "processes.get": { args: z.object({ id: Id }), result: Process },
   "processes.spawn": { args: SpawnRequest, result: Process },

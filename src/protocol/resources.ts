@@ -31,7 +31,13 @@ export const VersionSpec = z
     "must be a semver version (1.2.3, ^1.2) or a dist-tag (latest, next)",
   );
 
-export const AgentId = z.enum(["claude", "codex", "gemini", "opencode", "pi", "amp", "mock"]).meta({ id: "AgentId" });
+/** The agents this runtime knows without the registry (their registry ids: src/protocol/registry.ts). */
+export const BUILTIN_AGENT_IDS = ["claude", "codex", "gemini", "opencode", "pi", "amp", "mock"] as const;
+
+export const AgentId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "an agent id: a built-in name (claude, codex, gemini, opencode, pi, amp, mock) or an ACP registry id")
+  .meta({ id: "AgentId", description: "claude, codex, gemini, opencode, pi, amp or mock, or any id of the ACP agent registry (claude-acp, codex-acp, …)" });
 export type AgentId = z.infer<typeof AgentId>;
 
 // ---------- 2.1 JSON-RPC message ----------
@@ -93,7 +99,7 @@ export const Artifact = z
   .object({
     kind: z.enum(["native_agent", "agent_process"]),
     path: z.string(),
-    source: z.enum(["npm", "builtin", "local_path"]),
+    source: z.enum(["npm", "builtin", "local_path", "binary", "uvx"]),
     version: z.string(),
   })
   .meta({ id: "Artifact" });
@@ -320,10 +326,27 @@ export const ServerStatus = z
   .object({ status: z.enum(["running", "stopped"]), uptimeMs: z.number().int().nullable(), servers: z.number().int() })
   .meta({ id: "ServerStatus" });
 
+/** What the ACP registry says of an agent, beside what the machine has (GET /v1/agents). */
+export const AgentRegistryInfo = z
+  .object({
+    id: z.string().describe("its registry id"),
+    version: z.string().describe("the version the registry offers"),
+    distributions: z.array(z.enum(["npx", "binary", "uvx"])),
+    installable: z.boolean().describe("this machine can install it (a build for its platform, or npx/uvx)"),
+    reason: z.string().nullable().describe("why not, when it cannot"),
+  })
+  .meta({ id: "AgentRegistryInfo" });
+export type AgentRegistryInfo = z.infer<typeof AgentRegistryInfo>;
+
 export const AgentInfo = z
   .object({
     id: AgentId,
+    name: z.string().optional(),
+    description: z.string().optional(),
     installed: z.boolean(),
+    installedVersion: z.string().nullable().optional().describe("the version installed, as recorded when it was"),
+    registry: AgentRegistryInfo.nullable().optional().describe("the registry's entry, when the registry lists this agent"),
+    updateAvailable: z.boolean().nullable().optional().describe("the registry offers another version than the one installed (null: not comparable)"),
     credentialsAvailable: z.boolean(),
     capabilities: Capabilities,
     configError: z.string().nullable().optional(),
@@ -335,7 +358,21 @@ export const AgentInfo = z
   .meta({ id: "AgentInfo" });
 export type AgentInfo = z.infer<typeof AgentInfo>;
 
-export const AgentList = z.object({ agents: z.array(AgentInfo) }).meta({ id: "AgentList" });
+export const AgentList = z
+  .object({
+    agents: z.array(AgentInfo),
+    platform: z.string().optional().describe("the machine's platform as Node names it (linux-x64, darwin-arm64, …)"),
+    registry: z
+      .object({
+        url: z.string(),
+        source: z.enum(["registry", "cache", "stale", "builtin"]),
+        fetchedAtMs: z.number().int().nullable(),
+        error: z.string().nullable(),
+      })
+      .optional()
+      .describe("where the registry entries came from: read now, kept, kept while the registry is unreachable, or the built-in list"),
+  })
+  .meta({ id: "AgentList" });
 
 // ---------- 2.7 skills ----------
 

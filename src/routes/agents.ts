@@ -1,4 +1,8 @@
-/** Agents on the machine: what is installed, credentials, capabilities; real installs from npm (docs/architecture.md, "Agents"). */
+/**
+ * Agents on the machine beside the ACP registry's catalog: what is installed, credentials, capabilities,
+ * what the registry offers; installs by the runtime's own definitions or by a registry entry's
+ * distribution (docs/architecture.md, "Agents").
+ */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
@@ -6,7 +10,11 @@ import { settings } from "../settings";
 import { declare } from "../http/access";
 import { relay } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
-import { AgentId, AgentInfo, AgentList, InstallRequest, InstallResult } from "../protocol/resources";
+import { defaultCache, loadCatalog } from "../agents-registry/catalog";
+import { withRegistry } from "../agents-registry/merge";
+import { ProblemError } from "../protocol/problems";
+import { BUILTIN_REGISTRY_IDS, builtinName, distributionKinds, RegistryAgent } from "../protocol/registry";
+import { AgentId, AgentInfo, AgentList, AgentRegistryInfo, BUILTIN_AGENT_IDS, InstallRequest, InstallResult } from "../protocol/resources";
 
 const AgentParams = z.object({ agent: AgentId });
 const InfoQuery = z.object({
@@ -20,7 +28,7 @@ const list = createRoute(
     {
       method: "get",
       path: "/agents",
-      summary: "Every agent this runtime knows, as installed on the machine",
+      summary: "Every agent of the machine (built-in and installed from the registry), then every agent of the ACP registry it lacks",
       request: { query: InfoQuery },
       responses: { 200: json(AgentList, "agents"), ...errors(...MACHINE_ERRORS) },
     },
@@ -46,7 +54,8 @@ const install = createRoute(
     {
       method: "post",
       path: "/agents/{agent}/install",
-      summary: "Install an agent (and its ACP adapter) from the npm registry on the machine",
+      summary:
+        "Install (or upgrade) an agent on the machine: a built-in one from npm, any other by its registry entry (npx, a binary for the machine's platform, or uvx)",
       request: { params: AgentParams, body: { ...jsonBody(InstallRequest), required: false } },
       responses: {
         200: json(InstallResult, "what is installed now"),
@@ -56,17 +65,79 @@ const install = createRoute(
   ),
 );
 
+const RegistryCatalog = z
+  .object({
+    url: z.string(),
+    source: z.enum(["registry", "cache", "stale", "builtin"]),
+    fetchedAtMs: z.number().int().nullable(),
+    error: z.string().nullable(),
+    agents: z.array(RegistryAgent.extend({ distributions: AgentRegistryInfo.shape.distributions, builtin: z.string().nullable() })),
+  })
+  .meta({ id: "RegistryCatalog" });
+
+const catalog = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/registry/agents",
+      summary: "The ACP agent registry as this deployment reads it (ACP_REGISTRY_URL): fetched, kept with its ETag, or the built-in list",
+      responses: { 200: json(RegistryCatalog, "the catalog"), ...errors() },
+    },
+  ),
+);
+
+/** Built-in names are not registry ids: an install of `claude` never looks the registry up. */
+const isBuiltin = (agent: string) => (BUILTIN_AGENT_IDS as readonly string[]).includes(builtinName(agent));
+
 export const agentRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(catalog, async (c) => {
+    const loaded = await loadCatalog(settings(c.env).registryUrl, defaultCache());
+    const builtinOf = (id: string) => Object.entries(BUILTIN_REGISTRY_IDS).find(([, registryId]) => registryId === id)?.[0] ?? null;
+    return c.json({ ...loaded, agents: loaded.agents.map((a) => ({ ...a, distributions: distributionKinds(a), builtin: builtinOf(a.id) })) }, 200);
+  })
   .openapi(list, async (c) => {
     const { config, no_cache } = c.req.valid("query");
-    return c.json(await relay(c, "agents.list", { config, noCache: no_cache }), 200);
+    const [machine, loaded] = await Promise.all([
+      relay(c, "agents.list", { config, noCache: no_cache }),
+      loadCatalog(settings(c.env).registryUrl, defaultCache()),
+    ]);
+    const platform = machine.platform ?? null;
+    return c.json(
+      {
+        agents: withRegistry(machine.agents, loaded.agents, platform),
+        ...(machine.platform ? { platform: machine.platform } : {}),
+        registry: { url: loaded.url, source: loaded.source, fetchedAtMs: loaded.fetchedAtMs, error: loaded.error },
+      },
+      200,
+    );
   })
   .openapi(get, async (c) => {
     const { config, no_cache } = c.req.valid("query");
-    return c.json(await relay(c, "agents.get", { agent: c.req.valid("param").agent, config, noCache: no_cache }), 200);
+    const { agent } = c.req.valid("param");
+    const [info, loaded] = await Promise.all([
+      relay(c, "agents.get", { agent, config, noCache: no_cache }),
+      loadCatalog(settings(c.env).registryUrl, defaultCache()),
+    ]);
+    const [merged] = withRegistry([info], loaded.agents, null).filter((a) => a.id === agent);
+    // Known to nobody: not built in, not installed, not in the registry.
+    if (!isBuiltin(agent) && !info.installed && !merged?.registry)
+      throw new ProblemError("unsupported_agent", `'${agent}' is neither built in, installed, nor an agent of the registry`);
+    return c.json(merged ?? info, 200);
   })
   .openapi(install, async (c) => {
     const request = c.req.valid("json") ?? {};
+    const { agent } = c.req.valid("param");
     const timeout = settings(c.env).installTimeoutMs;
-    return c.json(await relay(c, "agents.install", { agent: c.req.valid("param").agent, request }, timeout), 200);
+    if (isBuiltin(agent)) return c.json(await relay(c, "agents.install", { agent, request }, timeout), 200);
+    // Any other agent installs by what the registry says of it now (the sidecar never reads the registry).
+    const loaded = await loadCatalog(settings(c.env).registryUrl, defaultCache());
+    const entry = loaded.agents.find((a) => a.id === agent);
+    if (!entry) {
+      throw new ProblemError(
+        "unsupported_agent",
+        `'${agent}' is neither built in nor an agent of the registry (${loaded.url}${loaded.error ? `, unreachable: ${loaded.error}` : ""})`,
+      );
+    }
+    return c.json(await relay(c, "agents.install", { agent, request, entry }, timeout), 200);
   });

@@ -1,0 +1,114 @@
+/**
+ * The ACP agent registry (docs/architecture.md, "Agents"): the catalog every ACP client reads, one JSON
+ * document of agents with `npx`, `uvx` and per-platform `binary` distributions. The worker fetches and
+ * caches it; the sidecar installs an entry it is handed. One schema for both, so what crosses the tunnel
+ * is parsed, never cast.
+ */
+import { z } from "zod";
+
+/** What the registry spells an agent's id: lowercase, digits and hyphens (its directory name). */
+export const RegistryAgentId = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "a registry agent id (lowercase letters, digits, hyphens)");
+
+const Env = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096));
+const Args = z.array(z.string().max(4096)).max(64);
+
+/** A package run through a package runner: npm's (`npx`) or uv's (`uvx`). */
+export const PackageDistribution = z.object({
+  package: z.string().min(1).max(512).describe("a package spec: name@version (npm or PyPI), or for npm a tarball URL"),
+  args: Args.optional(),
+  env: Env.optional(),
+});
+export type PackageDistribution = z.infer<typeof PackageDistribution>;
+
+/** One platform's build: an archive (or a raw binary) and the command inside it. */
+export const BinaryTarget = z.object({
+  archive: z.string().url().max(2048),
+  cmd: z.string().min(1).max(512).describe("the program, relative to the unpacked archive (e.g. ./agent)"),
+  args: Args.optional(),
+  env: Env.optional(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/)
+    .optional()
+    .describe("the archive's SHA-256, checked before anything is unpacked"),
+});
+export type BinaryTarget = z.infer<typeof BinaryTarget>;
+
+/** The platforms the registry names, and what a machine reports for each (`process.platform-process.arch`). */
+export const REGISTRY_PLATFORMS: Record<string, string> = {
+  "linux-x64": "linux-x86_64",
+  "linux-arm64": "linux-aarch64",
+  "darwin-x64": "darwin-x86_64",
+  "darwin-arm64": "darwin-aarch64",
+  "win32-x64": "windows-x86_64",
+  "win32-arm64": "windows-aarch64",
+};
+
+export const RegistryAgent = z
+  .object({
+    id: RegistryAgentId,
+    name: z.string().min(1).max(200),
+    version: z.string().min(1).max(100),
+    description: z.string().max(2000).default(""),
+    repository: z.string().max(2048).optional(),
+    distribution: z
+      .object({
+        npx: PackageDistribution.optional(),
+        uvx: PackageDistribution.optional(),
+        binary: z.record(z.string(), BinaryTarget).optional(),
+      })
+      .refine((d) => d.npx || d.uvx || d.binary, "at least one distribution"),
+  })
+  .meta({ id: "RegistryAgent" });
+export type RegistryAgent = z.infer<typeof RegistryAgent>;
+
+export type DistributionKind = "npx" | "uvx" | "binary";
+
+export const distributionKinds = (entry: RegistryAgent): DistributionKind[] =>
+  (["npx", "binary", "uvx"] as const).filter((kind) => entry.distribution[kind] !== undefined);
+
+/**
+ * The registry ids of the agents this runtime knew before it read the registry: their old names keep
+ * working (`claude` is `claude-acp`), with what the runtime knows about them (credentials, skills, MCP).
+ */
+export const BUILTIN_REGISTRY_IDS: Record<string, string> = {
+  claude: "claude-acp",
+  codex: "codex-acp",
+  gemini: "gemini",
+  opencode: "opencode",
+  pi: "pi-acp",
+  amp: "amp-acp",
+};
+
+/** A built-in agent's name for a registry id, or the id itself. */
+export function builtinName(id: string): string {
+  for (const [name, registryId] of Object.entries(BUILTIN_REGISTRY_IDS)) if (registryId === id) return name;
+  return id;
+}
+
+/**
+ * How this machine would install an entry, or why it cannot: a binary for its platform first (no runtime
+ * needed), then npx, then uvx (which needs `uv` on the machine, checked when installing).
+ */
+export function installPlan(entry: RegistryAgent, machinePlatform: string | null): { kind: DistributionKind } | { kind: null; reason: string } {
+  const platform = machinePlatform ? REGISTRY_PLATFORMS[machinePlatform.split(" ")[0]!] : undefined;
+  if (platform && entry.distribution.binary?.[platform]) return { kind: "binary" };
+  if (entry.distribution.npx) return { kind: "npx" };
+  if (entry.distribution.uvx) return { kind: "uvx" };
+  const offered = Object.keys(entry.distribution.binary ?? {}).join(", ");
+  return { kind: null, reason: `${entry.id} has builds for ${offered || "no platform"}, not for this machine (${platform ?? machinePlatform ?? "unknown"})` };
+}
+
+/** The registry document: entries that do not parse are left out one by one, not the whole catalog. */
+export function parseRegistry(body: unknown): { version: string | null; agents: RegistryAgent[]; skipped: string[] } {
+  const doc = z.object({ version: z.string().optional(), agents: z.array(z.unknown()) }).safeParse(body);
+  if (!doc.success) throw new Error("not an ACP registry document (no agents list)");
+  const agents: RegistryAgent[] = [];
+  const skipped: string[] = [];
+  for (const raw of doc.data.agents) {
+    const entry = RegistryAgent.safeParse(raw);
+    if (entry.success) agents.push(entry.data);
+    else skipped.push(typeof raw === "object" && raw && "id" in raw ? String((raw as { id: unknown }).id) : "(no id)");
+  }
+  return { version: doc.data.version ?? null, agents, skipped };
+}

@@ -1,0 +1,208 @@
+/**
+ * Agents from the ACP registry, against a registry and archives served on 127.0.0.1: an `npx` agent (a
+ * package tarball) and a `binary` agent (a .tar.gz) install and finish a turn through the relay; a
+ * checksum mismatch, an archive with `../` or a link out, and a platform the entry lacks are refused with
+ * clear problems and leave nothing behind; the catalog stays when the registry goes away.
+ */
+import { createHash } from "node:crypto";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { create as createTar } from "tar";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rpc } from "./acp-helpers";
+import { problemOf, startRuntime, type Runtime } from "./harness";
+
+const MOCK_AGENT = new URL("../sidecar/dist/mock-agent.js", import.meta.url);
+
+let rt: Runtime;
+let server: Server;
+const files = new Map<string, Buffer>();
+let registry: unknown = { agents: [] };
+
+/** A tar.gz of `root`'s entries. */
+async function tarGz(root: string, entries: string[], opts: { preservePaths?: boolean } = {}): Promise<Buffer> {
+  const out = `${root}.tgz`;
+  await createTar({ gzip: true, file: out, cwd: root, portable: true, ...(opts.preservePaths ? { preservePaths: true } : {}) }, entries);
+  return readFileSync(out);
+}
+
+const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    if (req.url === "/registry.json") return void res.writeHead(200, { "content-type": "application/json", etag: '"r1"' }).end(JSON.stringify(registry));
+    const file = files.get(req.url ?? "");
+    if (!file) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": "application/octet-stream" }).end(file);
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  rt = await startRuntime({ vars: { ACP_REGISTRY_URL: `${base}/registry.json` } });
+  const work = join(rt.dir, "archives");
+  const agentScript = `#!/usr/bin/env node\n${readFileSync(MOCK_AGENT, "utf8")}`;
+
+  // An npm package whose bin speaks ACP (the built-in mock agent, packaged as any agent is).
+  const pkg = join(work, "npx", "package");
+  mkdirSync(pkg, { recursive: true });
+  writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "echo-acp-agent", version: "1.0.0", type: "module", bin: { "echo-acp-agent": "agent.js" } }));
+  writeFileSync(join(pkg, "agent.js"), agentScript);
+  files.set("/echo-acp-agent-1.0.0.tgz", await tarGz(join(work, "npx"), ["package"]));
+
+  // A binary distribution: a program (a shell script starting node) in a folder of the archive.
+  const bin = join(work, "bin");
+  mkdirSync(join(bin, "echo", "lib"), { recursive: true });
+  writeFileSync(join(bin, "echo", "lib", "agent.mjs"), agentScript);
+  writeFileSync(join(bin, "echo", "echo-agent"), '#!/bin/sh\nexec node "$(dirname "$0")/lib/agent.mjs" "$@"\n');
+  chmodSync(join(bin, "echo", "echo-agent"), 0o755);
+  const good = await tarGz(bin, ["echo"]);
+  files.set("/echo-bin.tar.gz", good);
+
+  // An archive that writes outside its folder, and one that links out of it.
+  const escaping = join(work, "escape", "inner");
+  mkdirSync(escaping, { recursive: true });
+  writeFileSync(join(work, "escape", "evil.txt"), "outside");
+  writeFileSync(join(escaping, "agent"), "#!/bin/sh\n");
+  files.set("/escape.tar.gz", await tarGz(escaping, ["agent", "../evil.txt"], { preservePaths: true }));
+  const link = join(work, "link");
+  mkdirSync(link, { recursive: true });
+  writeFileSync(join(link, "agent"), "#!/bin/sh\n");
+  symlinkSync("/etc/passwd", join(link, "passwd"));
+  files.set("/link.tar.gz", await tarGz(link, ["agent", "passwd"]));
+
+  const binary = (archive: string, extra: Record<string, string> = {}) => ({
+    "linux-x86_64": { archive: `${base}${archive}`, cmd: "./echo/echo-agent", ...extra },
+  });
+  registry = {
+    version: "1.0.0",
+    agents: [
+      {
+        id: "echo-npx",
+        name: "Echo (npx)",
+        version: "1.0.0",
+        description: "the mock agent as an npm package",
+        distribution: { npx: { package: `${base}/echo-acp-agent-1.0.0.tgz` } },
+      },
+      {
+        id: "echo-bin",
+        name: "Echo (binary)",
+        version: "1.0.0",
+        description: "the mock agent as a binary",
+        distribution: { binary: binary("/echo-bin.tar.gz", { sha256: sha256(good) }) },
+      },
+      { id: "bad-sum", name: "Bad checksum", version: "1.0.0", distribution: { binary: binary("/echo-bin.tar.gz", { sha256: "0".repeat(64) }) } },
+      { id: "escape", name: "Escapes", version: "1.0.0", distribution: { binary: { "linux-x86_64": { archive: `${base}/escape.tar.gz`, cmd: "./agent" } } } },
+      { id: "link-out", name: "Links out", version: "1.0.0", distribution: { binary: { "linux-x86_64": { archive: `${base}/link.tar.gz`, cmd: "./agent" } } } },
+      {
+        id: "mac-only",
+        name: "Mac only",
+        version: "1.0.0",
+        distribution: { binary: { "darwin-aarch64": { archive: `${base}/echo-bin.tar.gz`, cmd: "./echo/echo-agent" } } },
+      },
+      { id: "py-agent", name: "Python", version: "1.0.0", distribution: { uvx: { package: "py-agent==1.0.0" } } },
+    ],
+  };
+}, 120_000);
+
+afterAll(async () => {
+  await rt?.dispose();
+  await new Promise((done) => server?.close(done));
+});
+
+const install = (agent: string) => rt.api(`/v1/agents/${agent}/install`, { method: "POST" });
+const agentFolder = (agent: string) => join(rt.dir, "data-local", "agents", agent);
+
+/** A whole turn with the agent through the relay. */
+async function turn(agent: string): Promise<string> {
+  const server = `srv-${agent}`;
+  const init = await rpc(
+    rt,
+    server,
+    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } },
+    `?agent=${agent}`,
+  );
+  expect(init.status).toBe(200);
+  const created = (await (await rpc(rt, server, { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
+    result: { sessionId: string };
+  };
+  const prompted = await rpc(rt, server, {
+    jsonrpc: "2.0",
+    id: 3,
+    method: "session/prompt",
+    params: { sessionId: created.result.sessionId, prompt: [{ type: "text", text: `hello ${agent}` }] },
+  });
+  return ((await prompted.json()) as { result: { stopReason: string } }).result.stopReason;
+}
+
+describe("agents from the ACP registry", () => {
+  it("lists the registry's agents beside the machine's, with what this machine can install", async () => {
+    const {
+      agents,
+      platform,
+      registry: source,
+    } = (await (await rt.api("/v1/agents")).json()) as {
+      agents: { id: string; installed: boolean; registry: { installable: boolean; reason: string | null; distributions: string[] } | null }[];
+      platform: string;
+      registry: { source: string };
+    };
+    expect(platform).toBe(`${process.platform}-${process.arch}`);
+    expect(source.source).toBe("registry");
+    const byId = Object.fromEntries(agents.map((a) => [a.id, a]));
+    expect(byId.mock!.installed).toBe(true); // the built-in ones stay
+    expect(byId["echo-npx"]).toMatchObject({ installed: false, registry: { installable: true, distributions: ["npx"] } });
+    expect(byId["mac-only"]!.registry).toMatchObject({ installable: false });
+    expect(byId["mac-only"]!.registry!.reason).toContain("darwin-aarch64");
+  });
+
+  it("installs an npx agent into the data folder, idempotently, and it finishes a turn", async () => {
+    const res = await install("echo-npx");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ already_installed: false, artifacts: [{ kind: "agent_process", source: "npm", version: "1.0.0" }] });
+    expect(((await (await install("echo-npx")).json()) as { already_installed: boolean }).already_installed).toBe(true);
+    expect(await turn("echo-npx")).toBe("end_turn");
+    const info = (await (await rt.api("/v1/agents/echo-npx")).json()) as { installed: boolean; installedVersion: string };
+    expect(info).toMatchObject({ installed: true, installedVersion: "1.0.0" });
+  });
+
+  it("installs a binary agent after checking its checksum, and it finishes a turn", async () => {
+    const res = await install("echo-bin");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ already_installed: false, artifacts: [{ source: "binary", version: "1.0.0" }] });
+    expect(await turn("echo-bin")).toBe("end_turn");
+  });
+
+  it("refuses a checksum mismatch, an archive that escapes or links out, and a platform the entry lacks, leaving nothing", async () => {
+    const mismatch = await problemOf(await install("bad-sum"));
+    expect(mismatch).toMatchObject({ status: 502, type: "urn:agent-runtime:error:package_unavailable" });
+    expect(mismatch.detail).toContain("checksum");
+    for (const agent of ["escape", "link-out"]) {
+      const refused = await problemOf(await install(agent));
+      expect(refused.status, agent).toBe(502);
+      expect(refused.detail, agent).toMatch(/outside the folder/);
+    }
+    const platform = await problemOf(await install("mac-only"));
+    expect(platform).toMatchObject({ status: 400, type: "urn:agent-runtime:error:unsupported_agent" });
+    expect(platform.detail).toContain("darwin-aarch64");
+    for (const agent of ["bad-sum", "escape", "link-out", "mac-only"]) {
+      expect(existsSync(agentFolder(agent)) ? readdirSync(agentFolder(agent)) : [], agent).toEqual([]);
+    }
+    expect(existsSync(join(rt.dir, "data-local", "agents", "evil.txt"))).toBe(false);
+  });
+
+  it("says what a uvx agent needs when uv is not on the machine, and refuses an id the registry lacks", async () => {
+    const uvx = await problemOf(await install("py-agent"));
+    // This machine has no uv: the problem names it (with uv present, uvx runs the package).
+    expect(uvx.status).toBe(502);
+    expect(uvx.detail).toContain("uv is not on this machine's PATH");
+    const unknown = await problemOf(await install("no-such-agent"));
+    expect(unknown).toMatchObject({ status: 400, type: "urn:agent-runtime:error:unsupported_agent" });
+  });
+
+  it("keeps the catalog it read when the registry goes away", async () => {
+    await new Promise((done) => server.close(done));
+    const catalog = (await (await rt.api("/v1/registry/agents")).json()) as { source: string; agents: { id: string }[] };
+    expect(["cache", "stale"]).toContain(catalog.source);
+    expect(catalog.agents.map((a) => a.id)).toContain("echo-npx");
+  });
+});
