@@ -133,6 +133,12 @@ describe("the dashboard", () => {
     expect(page.url()).toBe(`${rt.url}/machines/local/agents`);
     expect(await page.textContent('tr[data-agent="mock"] .installed')).toContain("yes");
     expect(await page.textContent('tr[data-agent="claude"] .installed')).toContain("no");
+    // What the registry offers, beside it (here the built-in catalog: the tests reach no registry), and a search.
+    expect(await page.textContent('tr[data-agent="claude"] .registry')).toContain("0.101.0");
+    expect(await page.textContent("main")).toContain("built-in catalog");
+    await page.fill("#agents-search", "gemini");
+    await expect.poll(() => page.locator("#agents tr").count()).toBe(1);
+    await page.fill("#agents-search", "");
     await page.click('[data-install="mock"]');
     await expect.poll(() => page.textContent("#agents-note")).toContain("mock: already installed");
   });

@@ -1,4 +1,7 @@
-/** A machine's agents: installed or not, credentials, version; install; start a session with one. */
+/**
+ * A machine's agents and the ACP registry's others: installed or not, the version the registry offers,
+ * search, install and upgrade; start a session with one.
+ */
 import { useState } from "preact/hooks";
 import type { AgentInfo, InstallResult, Machine } from "../../../protocol/resources";
 import { apiJson, errorText, machineApi, send } from "../api";
@@ -6,15 +9,30 @@ import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
 import { NewSession } from "./sessions";
 
+/** Whether an agent matches what was typed in the search box. */
+const matches = (a: AgentInfo, search: string) =>
+  !search.trim() || [a.id, a.name ?? "", a.description ?? ""].some((text) => text.toLowerCase().includes(search.trim().toLowerCase()));
+
 export function AgentsTab(props: { machine: string; machines: Machine[] }) {
   const [agents, setAgents] = useState<AgentInfo[] | null>(null);
+  const [source, setSource] = useState("");
+  const [search, setSearch] = useState("");
   const [note, setNote] = useState("");
   const [installing, setInstalling] = useState<string | null>(null);
   const canAct = useCan("member");
   const v1 = machineApi(props.machine);
   const load = async () => {
     try {
-      setAgents((await apiJson<{ agents: AgentInfo[] }>(`${v1}/agents?config=true`)).agents);
+      const list = await apiJson<{ agents: AgentInfo[]; registry?: { source: string; url: string; error: string | null } }>(`${v1}/agents?config=true`);
+      setAgents(list.agents);
+      const r = list.registry;
+      setSource(
+        r
+          ? r.source === "builtin"
+            ? `the registry (${r.url}) was never reached: the built-in catalog`
+            : `registry: ${r.url}${r.source === "stale" ? ` (unreachable, as last read: ${r.error})` : ""}`
+          : "",
+      );
     } catch (err) {
       setNote(errorText(err));
     }
@@ -38,26 +56,43 @@ export function AgentsTab(props: { machine: string; machines: Machine[] }) {
         <h2>
           Agents <span class="muted">{agents ? "" : "· asking the machine…"}</span>
         </h2>
+        <input
+          id="agents-search"
+          type="search"
+          class="wide"
+          placeholder="search agents (name, id, description)"
+          aria-label="search agents"
+          value={search}
+          onInput={(e) => setSearch(e.currentTarget.value)}
+        />
         <Table
           id="agents"
-          rows={agents ?? []}
+          rows={(agents ?? []).filter((a) => matches(a, search))}
           rowProps={(a) => ({ "data-agent": a.id })}
           columns={[
-            { label: "agent", cell: (a) => a.id },
-            { label: "installed", class: "installed", cell: (a) => (a.installed ? "yes" : "no") },
+            { label: "agent", cell: (a) => (a.name && a.name !== a.id ? `${a.name} (${a.id})` : a.id) },
+            { label: "installed", class: "installed", cell: (a) => (a.installed ? `yes${a.installedVersion ? ` ${a.installedVersion}` : ""}` : "no") },
+            {
+              label: "registry",
+              class: "registry",
+              cell: (a) =>
+                a.registry
+                  ? `${a.registry.version}${a.updateAvailable ? " (update available)" : ""}${a.registry.installable ? "" : ` · ${a.registry.reason}`}`
+                  : "—",
+            },
             { label: "credentials", cell: (a) => (a.credentialsAvailable ? "yes" : "no") },
-            { label: "version", cell: (a) => a.version || "—" },
             {
               label: "",
               cell: (a) =>
-                canAct ? (
+                canAct && (a.installed || a.registry?.installable !== false) ? (
                   <button type="button" data-install={a.id} disabled={installing !== null} onClick={() => install(a.id)}>
-                    {installing === a.id ? "Installing…" : a.installed ? "Reinstall" : "Install"}
+                    {installing === a.id ? "Installing…" : a.updateAvailable ? "Upgrade" : a.installed ? "Reinstall" : "Install"}
                   </button>
                 ) : null,
             },
           ]}
         />
+        <p class="muted">{source}</p>
         <Note id="agents-note" text={note} />
       </section>
       {canAct ? <NewSession machines={props.machines} machine={props.machine} key={agents?.filter((a) => a.installed).length} /> : null}
