@@ -360,6 +360,11 @@ function startFailure(command: string, code: string | undefined, message: string
 }
 
 async function findExecutable(command: string, path: string): Promise<boolean> {
+  return (await whichExecutable(command, path)) !== null;
+}
+
+/** Where `command` runs from: itself when it names a path, else the first executable of that name on `path`. */
+export async function whichExecutable(command: string, path: string): Promise<string | null> {
   const candidates = command.includes("/")
     ? [command]
     : path
@@ -374,9 +379,9 @@ async function findExecutable(command: string, path: string): Promise<boolean> {
         () => false,
       )
     )
-      return true;
+      return candidate;
   }
-  return false;
+  return null;
 }
 
 function signalName(signal: number): NodeJS.Signals | null {

@@ -219,7 +219,7 @@ export async function readInstalled(dataDir: string, agent: AgentId): Promise<In
   }
 }
 
-async function exists(path: string): Promise<boolean> {
+export async function exists(path: string): Promise<boolean> {
   return stat(path).then(
     () => true,
     () => false,

@@ -16,8 +16,8 @@
  */
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { access, constants, mkdir, readdir, readFile, realpath, rename, rm, stat } from "node:fs/promises";
-import { delimiter, join, resolve } from "node:path";
+import { mkdir, readdir, readFile, realpath, rename, rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
@@ -26,9 +26,9 @@ import { type DistributionKind, REGISTRY_PLATFORMS, type RegistryAgent } from ".
 import type { InstallResult } from "../../src/protocol/resources";
 import { writeFileAtomic } from "../atomic-file";
 import { errorText, logger } from "../log";
-import type { ProcessManager } from "../processes";
+import { type ProcessManager, whichExecutable } from "../processes";
 import { archiveKind, makeExecutable, unpackArchive } from "./archive";
-import { runTool } from "./installer";
+import { exists, runTool } from "./installer";
 import { satisfiesNode } from "./node-range";
 
 const log = logger("install");
@@ -157,7 +157,7 @@ export class RegistryInstaller {
     }
     if (kind === "uvx") {
       const dist = entry.distribution.uvx!;
-      const uvx = await onPath("uvx", this.options.path ?? process.env.PATH ?? "");
+      const uvx = await whichExecutable("uvx", this.options.path ?? process.env.PATH ?? "");
       if (!uvx) {
         throw new ProblemError(
           "package_unavailable",
@@ -265,25 +265,4 @@ async function fetchTo(url: string, file: string): Promise<string> {
 async function versionOf(node: string): Promise<string | null> {
   const { execFile } = await import("node:child_process");
   return new Promise((done) => execFile(node, ["--version"], { timeout: 10_000 }, (err, out) => done(err ? null : out.trim())));
-}
-
-async function onPath(program: string, path: string): Promise<string | null> {
-  for (const folder of path.split(delimiter).filter(Boolean)) {
-    const candidate = join(folder, program);
-    if (
-      await access(candidate, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return candidate;
-  }
-  return null;
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }
