@@ -49,6 +49,12 @@ beforeAll(async () => {
   writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "echo-acp-agent", version: "1.0.0", type: "module", bin: { "echo-acp-agent": "agent.js" } }));
   writeFileSync(join(pkg, "agent.js"), agentScript);
   files.set("/echo-acp-agent-1.0.0.tgz", await tarGz(join(work, "npx"), ["package"]));
+  // The same agent, for a Node far newer than any here (as claude-agent-acp needs 22 of a sidecar on 20).
+  writeFileSync(
+    join(pkg, "package.json"),
+    JSON.stringify({ name: "future-acp-agent", version: "1.0.0", type: "module", bin: { "future-acp-agent": "agent.js" }, engines: { node: ">=99" } }),
+  );
+  files.set("/future-acp-agent-1.0.0.tgz", await tarGz(join(work, "npx"), ["package"]));
 
   // A binary distribution: a program (a shell script starting node) in a folder of the archive.
   const bin = join(work, "bin");
@@ -100,6 +106,7 @@ beforeAll(async () => {
         version: "1.0.0",
         distribution: { binary: { "darwin-aarch64": { archive: `${base}/echo-bin.tar.gz`, cmd: "./echo/echo-agent" } } },
       },
+      { id: "future", name: "Needs Node 99", version: "1.0.0", distribution: { npx: { package: `${base}/future-acp-agent-1.0.0.tgz` } } },
       { id: "py-agent", name: "Python", version: "1.0.0", distribution: { uvx: { package: "py-agent==1.0.0" } } },
     ],
   };
@@ -197,6 +204,29 @@ describe("agents from the ACP registry", () => {
     expect(uvx.detail).toContain("uv is not on this machine's PATH");
     const unknown = await problemOf(await install("no-such-agent"));
     expect(unknown).toMatchObject({ status: 400, type: "urn:agent-runtime:error:unsupported_agent" });
+  });
+
+  it("runs a package that needs a newer Node on the one given with --agent-node, and says what it needs without one", async () => {
+    const refused = await problemOf(await install("future"));
+    expect(refused.status).toBe(502);
+    expect(refused.detail).toContain("needs Node >=99");
+    expect(refused.detail).toContain("--agent-node");
+    expect(existsSync(agentFolder("future")) ? readdirSync(agentFolder("future")) : []).toEqual([]);
+    // A machine whose owner named a newer Node: here a wrapper that says it is 99 and runs this one.
+    const node99 = join(rt.dir, "node99");
+    writeFileSync(node99, `#!/bin/sh\n[ "$1" = "--version" ] && { echo v99.0.0; exit 0; }\nexec "${process.execPath}" "$@"\n`);
+    chmodSync(node99, 0o755);
+    await rt.addSidecar("newer", { AGENT_RUNTIME_AGENT_NODE: node99 });
+    const res = await rt.api("/machines/newer/v1/agents/future/install", { method: "POST" });
+    expect(res.status).toBe(200);
+    const initialized = await rt.api("/machines/newer/v1/acp/future-1?agent=future", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }),
+    });
+    expect(((await initialized.json()) as { result: { protocolVersion: number } }).result.protocolVersion).toBe(1);
+    const processes = (await (await rt.api("/machines/newer/v1/processes")).json()) as { processes: { command: string; label: string | null }[] };
+    expect(processes.processes.find((p) => p.label === "acp:future-1")?.command).toBe(node99);
   });
 
   it("keeps the catalog it read when the registry goes away", async () => {

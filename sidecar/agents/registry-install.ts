@@ -213,11 +213,9 @@ export class RegistryInstaller {
     const node = this.options.agentNode ?? null;
     const nodeVersion = node ? await versionOf(node) : null;
     if (node && nodeVersion && satisfiesNode(nodeVersion, needs)) {
-      return {
-        ...base,
-        command: node,
-        args: [await realpath(join(staging, script)).then((p) => join(target, p.slice(staging.length + 1))), ...(dist.args ?? [])],
-      };
+      // The bin's real file (npm links .bin to it), at the place it will have once the folder is renamed.
+      const [realStaging, realScript] = await Promise.all([realpath(staging), realpath(join(staging, script))]);
+      return { ...base, command: node, args: [join(target, realScript.slice(realStaging.length + 1)), ...(dist.args ?? [])] };
     }
     throw new ProblemError(
       "package_unavailable",
