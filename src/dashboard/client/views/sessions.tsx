@@ -1,11 +1,11 @@
 /** The first view: every machine's sessions, waiting ones first, and a way to start one. */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { AgentInfo, Machine } from "../../../protocol/resources";
 import type { Session } from "../../../protocol/sessions";
 import { apiJson, errorText, machineApi } from "../api";
 import { notifyThisDevice } from "../notify";
 import { href, navigate } from "../router";
-import { useCan, usePoll } from "../session-context";
+import { useCan } from "../session-context";
 import { startSession } from "../start-session";
 import { sessionLine } from "../transcript";
 import { Link, Note } from "./parts";
@@ -64,15 +64,17 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
   const [cwd, setCwd] = useState("");
   const [note, setNote] = useState("");
   const [busy, setBusy] = useState(false);
-  usePoll(
-    async () => {
-      if (!chosen) return;
-      const list = await apiJson<{ agents: AgentInfo[] }>(`${machineApi(chosen)}/agents`).catch(() => ({ agents: [] }));
-      setAgents(list.agents.filter((a) => a.installed));
-    },
-    [chosen],
-    60_000,
-  );
+  // Asked once per machine chosen, not polled: an open Sessions page must not keep asking a machine.
+  useEffect(() => {
+    if (!chosen) return;
+    let current = true;
+    apiJson<{ agents: AgentInfo[] }>(`${machineApi(chosen)}/agents`)
+      .catch(() => ({ agents: [] as AgentInfo[] }))
+      .then((list) => current && setAgents(list.agents.filter((a) => a.installed)));
+    return () => {
+      current = false;
+    };
+  }, [chosen]);
   const picked = agent && agents?.some((a) => a.id === agent) ? agent : (agents?.[0]?.id ?? "");
   const start = async (e: Event) => {
     e.preventDefault();
