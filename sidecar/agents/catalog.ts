@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
-import { type AgentId, type AgentInfo, BUILTIN_AGENT_IDS, CAPABILITY_NAMES, type Capabilities } from "../../src/protocol/resources";
+import { type AgentId, type AgentInfo, BUILTIN_AGENT_IDS, UNKNOWN_CAPABILITIES } from "../../src/protocol/resources";
 import { spawnAgentProcess, type AcpServers, type AgentLauncher } from "../acp-bridge";
 import type { ProcessManager } from "../processes";
 import { errorText } from "../log";
@@ -16,9 +16,6 @@ import { type AgentDefinition, builtinAgent } from "./definitions";
 import type { Installer } from "./installer";
 import { MOCK_AGENT_PATH } from "./launcher";
 import { listRegistryInstalled, type RegistryInstalled, readRegistryInstalled } from "./registry-install";
-
-/** What an agent known only from the registry can do is not known before it is asked (initialize). */
-const UNKNOWN_CAPABILITIES = Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, false])) as Capabilities;
 
 const PROBE_TIMEOUT_MS = 15_000;
 

@@ -22,7 +22,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { z } from "zod";
 import { ProblemError } from "../../src/protocol/problems";
-import { type DistributionKind, REGISTRY_PLATFORMS, type RegistryAgent } from "../../src/protocol/registry";
+import { type DistributionKind, installPlan, REGISTRY_PLATFORMS, type RegistryAgent } from "../../src/protocol/registry";
 import type { InstallResult } from "../../src/protocol/resources";
 import { writeFileAtomic } from "../atomic-file";
 import { errorText, logger } from "../log";
@@ -117,16 +117,9 @@ export class RegistryInstaller {
 
   /** The distribution this machine uses: its platform's binary first, then npx, then uvx. */
   private kindFor(entry: RegistryAgent): DistributionKind {
-    const platform = REGISTRY_PLATFORMS[this.platform];
-    if (platform && entry.distribution.binary?.[platform]) return "binary";
-    if (entry.distribution.npx) return "npx";
-    if (entry.distribution.uvx) return "uvx";
-    const offered = Object.keys(entry.distribution.binary ?? {});
-    throw new ProblemError(
-      "unsupported_agent",
-      `${entry.id} ${entry.version} has builds for ${offered.join(", ") || "no platform"}, not for this machine (${platform ?? this.platform})`,
-      { platforms: offered },
-    );
+    const plan = installPlan(entry, this.platform);
+    if (plan.kind) return plan.kind;
+    throw new ProblemError("unsupported_agent", plan.reason, { platforms: Object.keys(entry.distribution.binary ?? {}) });
   }
 
   private async installInto(entry: RegistryAgent, kind: DistributionKind, staging: string, target: string): Promise<Omit<RegistryInstalled, "root">> {

@@ -1,8 +1,6 @@
 /** The registry's entries beside what a machine has (GET /v1/agents): pure, tested beside. */
 import { BUILTIN_REGISTRY_IDS, distributionKinds, installPlan, type RegistryAgent } from "../protocol/registry";
-import { type AgentInfo, type AgentRegistryInfo, CAPABILITY_NAMES, type Capabilities } from "../protocol/resources";
-
-const UNKNOWN_CAPABILITIES = Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, false])) as Capabilities;
+import { type AgentInfo, type AgentRegistryInfo, UNKNOWN_CAPABILITIES } from "../protocol/resources";
 
 export function registryInfo(entry: RegistryAgent, platform: string | null): AgentRegistryInfo {
   const plan = installPlan(entry, platform);

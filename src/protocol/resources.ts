@@ -322,6 +322,9 @@ export const Capabilities = z
   .meta({ id: "Capabilities" });
 export type Capabilities = z.infer<typeof Capabilities>;
 
+/** What an agent known only from the registry can do is not known before a session asks it (initialize). */
+export const UNKNOWN_CAPABILITIES = Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, false])) as Capabilities;
+
 export const ServerStatus = z
   .object({ status: z.enum(["running", "stopped"]), uptimeMs: z.number().int().nullable(), servers: z.number().int() })
   .meta({ id: "ServerStatus" });

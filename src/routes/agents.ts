@@ -13,7 +13,7 @@ import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/opena
 import { defaultCache, loadCatalog } from "../agents-registry/catalog";
 import { withRegistry } from "../agents-registry/merge";
 import { ProblemError } from "../protocol/problems";
-import { BUILTIN_REGISTRY_IDS, builtinName, distributionKinds, RegistryAgent } from "../protocol/registry";
+import { builtinName, distributionKinds, RegistryAgent } from "../protocol/registry";
 import { AgentId, AgentInfo, AgentList, AgentRegistryInfo, BUILTIN_AGENT_IDS, InstallRequest, InstallResult } from "../protocol/resources";
 
 const AgentParams = z.object({ agent: AgentId });
@@ -87,21 +87,23 @@ const catalog = createRoute(
   ),
 );
 
+/** The registry as this deployment reads it (cached: see src/agents-registry/catalog.ts). */
+const catalogOf = (env: AppEnv["Bindings"]) => loadCatalog(settings(env).registryUrl, defaultCache());
+
 /** Built-in names are not registry ids: an install of `claude` never looks the registry up. */
 const isBuiltin = (agent: string) => (BUILTIN_AGENT_IDS as readonly string[]).includes(builtinName(agent));
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(catalog, async (c) => {
-    const loaded = await loadCatalog(settings(c.env).registryUrl, defaultCache());
-    const builtinOf = (id: string) => Object.entries(BUILTIN_REGISTRY_IDS).find(([, registryId]) => registryId === id)?.[0] ?? null;
-    return c.json({ ...loaded, agents: loaded.agents.map((a) => ({ ...a, distributions: distributionKinds(a), builtin: builtinOf(a.id) })) }, 200);
+    const loaded = await catalogOf(c.env);
+    return c.json(
+      { ...loaded, agents: loaded.agents.map((a) => ({ ...a, distributions: distributionKinds(a), builtin: isBuiltin(a.id) ? builtinName(a.id) : null })) },
+      200,
+    );
   })
   .openapi(list, async (c) => {
     const { config, no_cache } = c.req.valid("query");
-    const [machine, loaded] = await Promise.all([
-      relay(c, "agents.list", { config, noCache: no_cache }),
-      loadCatalog(settings(c.env).registryUrl, defaultCache()),
-    ]);
+    const [machine, loaded] = await Promise.all([relay(c, "agents.list", { config, noCache: no_cache }), catalogOf(c.env)]);
     const platform = machine.platform ?? null;
     return c.json(
       {
@@ -115,10 +117,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(get, async (c) => {
     const { config, no_cache } = c.req.valid("query");
     const { agent } = c.req.valid("param");
-    const [info, loaded] = await Promise.all([
-      relay(c, "agents.get", { agent, config, noCache: no_cache }),
-      loadCatalog(settings(c.env).registryUrl, defaultCache()),
-    ]);
+    const [info, loaded] = await Promise.all([relay(c, "agents.get", { agent, config, noCache: no_cache }), catalogOf(c.env)]);
     const [merged] = withRegistry([info], loaded.agents, null).filter((a) => a.id === agent);
     // Known to nobody: not built in, not installed, not in the registry.
     if (!isBuiltin(agent) && !info.installed && !merged?.registry)
@@ -131,7 +130,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const timeout = settings(c.env).installTimeoutMs;
     if (isBuiltin(agent)) return c.json(await relay(c, "agents.install", { agent, request }, timeout), 200);
     // Any other agent installs by what the registry says of it now (the sidecar never reads the registry).
-    const loaded = await loadCatalog(settings(c.env).registryUrl, defaultCache());
+    const loaded = await catalogOf(c.env);
     const entry = loaded.agents.find((a) => a.id === agent);
     if (!entry) {
       throw new ProblemError(
