@@ -258,17 +258,17 @@ describe.each(AGENTS)("$id", (agent) => {
           headers: { "content-type": "application/json", accept: "application/json" },
           body: JSON.stringify(second),
         });
-        // Claude Code, Codex, OpenCode and pi come back. Gemini CLI 0.61 advertises session/load but
-        // answers it "Internal error" here: the 409 and `continue` are its way on.
+        // Claude Code, Codex, OpenCode and pi come back. Gemini CLI 0.61 advertises session/load and
+        // mostly answers it "Internal error" here, though not always (a fresh clone's CI run saw it load):
+        // for it either way on is checked whole; the 409 and `continue`, or the session going on.
         expect(record.resumable).toBe(true);
-        if (agent.id !== "gemini") {
+        if (res.status !== 409 || agent.id !== "gemini") {
           expect(res.status, await res.clone().text()).toBe(200);
           expect(((await res.json()) as { result?: { stopReason: string } }).result?.stopReason).toBe("end_turn");
           const seen = fake.requests.slice(before).map((r) => JSON.stringify(r.body));
           expect(seen.some((body) => body.includes("Which code word") && body.includes(word))).toBe(true);
         } else {
-          // It cannot reattach: 409, and continue carries the conversation into a new session.
-          expect(res.status).toBe(409);
+          // It could not reattach: 409, and continue carries the conversation into a new session.
           expect(errorCode(await problemOf(res))).toBe("session_not_resumable");
           const continued = await rt.api(`/v1/sessions/${record.id}/continue`, { method: "POST" });
           expect(continued.status, await continued.clone().text()).toBe(201);
