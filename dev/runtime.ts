@@ -150,12 +150,14 @@ export interface SidecarOptions {
   /** Forward the sidecar's log lines to this process's stderr. */
   echo?: boolean;
   token?: string;
+  /** The Node that runs the sidecar (default: this process's). */
+  node?: string;
 }
 
 export async function startSidecar(options: SidecarOptions): Promise<SidecarProcess> {
   const token = options.token ?? (await mintMachineToken(options.tunnelSecret, options.machine));
   const child = spawn(
-    process.execPath,
+    options.node ?? process.execPath,
     [
       ...SIDECAR_NODE_FLAGS,
       // For profiling (bench/README.md): SIDECAR_PROFILE_DIR=/tmp/prof writes each sidecar's CPU profile there when it exits.

@@ -12,6 +12,7 @@ import { MachineFiles } from "./files";
 import { installedMcpTargets, McpApplier } from "./mcp";
 import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
+import { TeamAgents } from "./agents/team-agents";
 import { LIMITS } from "../src/protocol/limits";
 import type { AgentId } from "../src/protocol/resources";
 import { logger } from "./log";
@@ -64,6 +65,7 @@ export class Sidecar {
   readonly processes: ProcessManager;
   readonly acp: AcpServers;
   readonly installer: Installer;
+  private readonly teamAgents: TeamAgents;
   readonly agents: AgentCatalog;
   readonly tunnel: TunnelClient;
   readonly skills: SkillsApplier;
@@ -93,7 +95,13 @@ export class Sidecar {
     children.reapLeftovers();
     this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits }, children);
     this.installer = new Installer(dataDir, this.processes, undefined, { agentNode: options.agentNode ?? null });
-    const launcher = createLauncher(this.installer, { workdir, dataDir, allowRootAgents: options.allowRootAgents ?? false });
+    this.teamAgents = new TeamAgents(this.installer, dataDir, () => this.installedOne());
+    const launcher = createLauncher(this.installer, {
+      workdir,
+      dataDir,
+      allowRootAgents: options.allowRootAgents ?? false,
+      teamEnv: (agent) => this.teamAgents.envFor(agent),
+    });
     const isInstalled = async (agent: AgentId) => (await this.installer.installed(agent)) !== null;
     const skillsTargets = () => installedSkillsDirs(isInstalled);
     this.files = new MachineFiles(dataDir, home);
@@ -155,19 +163,22 @@ export class Sidecar {
       "agents.get": (args) => this.agents.get(args.agent, args),
       "agents.install": async ({ agent, request, entry }) => {
         const result = await this.installer.install(agent, request, entry);
-        if (!result.already_installed) {
-          // A newly installed agent gets the team's skills and MCP servers too.
-          void this.skills.reapply();
-          void this.mcp.reapply();
-        }
+        if (!result.already_installed) this.installedOne();
         return result;
       },
+      "agents.apply": (args) => this.teamAgents.apply(args),
       "skills.apply": (args) => this.skills.apply(args),
       "mcp.apply": (args) => this.mcp.apply(args),
       ...this.directories.handlers(),
       ...processHandlers(this.processes),
       ...this.files.handlers(),
     };
+  }
+
+  /** A newly installed agent gets the team's skills and MCP servers too. */
+  private installedOne(): void {
+    void this.skills.reapply();
+    void this.mcp.reapply();
   }
 
   private streams(): StreamResolver {

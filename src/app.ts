@@ -15,6 +15,7 @@ import { agentRoutes } from "./routes/agents";
 import { healthRoutes } from "./routes/health";
 import { machineRoutes } from "./routes/machines";
 import { processRoutes } from "./routes/processes";
+import { agentsConfigRoutes } from "./routes/agents-config";
 import { mcpRoutes } from "./routes/mcp";
 import { skillsRoutes } from "./routes/skills";
 import { sessionRoutes } from "./routes/sessions";
@@ -59,6 +60,7 @@ export function v1App() {
   v1.route("/", agentRoutes);
   v1.route("/", skillsRoutes);
   v1.route("/", mcpRoutes);
+  v1.route("/", agentsConfigRoutes);
   v1.route("/", trustRoutes);
   v1.route("/", desktopRoutes);
   v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", {

@@ -34,6 +34,8 @@ export interface Env {
   NOTIFY_BACKOFF_MS?: string;
   /** The ACP agent registry's JSON (default: the official registry); a team may point at a mirror. */
   ACP_REGISTRY_URL?: string;
+  /** How long (ms) the registry's catalog is used before the registry is asked again; default 5 minutes. */
+  ACP_REGISTRY_MAX_AGE_MS?: string;
 }
 
 export type AppEnv = {

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import type { Env } from "./env";
 import { LIMITS } from "./protocol/limits";
-import { DEFAULT_REGISTRY_URL } from "./agents-registry/catalog";
+import { DEFAULT_REGISTRY_URL, FRESH_MS } from "./agents-registry/catalog";
 import { AgentId } from "./protocol/resources";
 import { type VapidKey, vapidFromKeys } from "./notifications/web-push";
 
@@ -64,6 +64,7 @@ const Settings = z.object({
     .string()
     .optional()
     .transform((v) => (v?.trim() && URL.canParse(v.trim()) ? v.trim() : DEFAULT_REGISTRY_URL)),
+  ACP_REGISTRY_MAX_AGE_MS: positive(FRESH_MS),
 });
 
 export interface WorkerSettings {
@@ -84,6 +85,8 @@ export interface WorkerSettings {
   notifyBackoffMs: number;
   /** Where the ACP agent registry is read (the official one, or a team's mirror). */
   registryUrl: string;
+  /** How long a catalog read from it is used before it is asked again (with its ETag). */
+  registryMaxAgeMs: number;
 }
 
 function vapidOf(publicKey: string | null, privateKey: string | null, subject: string | null): VapidKey | null {
@@ -121,6 +124,7 @@ export function settings(env: Env): WorkerSettings {
     vapid: vapidOf(s.VAPID_PUBLIC_KEY, s.VAPID_PRIVATE_KEY, s.VAPID_SUBJECT),
     notifyBackoffMs: s.NOTIFY_BACKOFF_MS,
     registryUrl: s.ACP_REGISTRY_URL,
+    registryMaxAgeMs: s.ACP_REGISTRY_MAX_AGE_MS,
   };
   cache.set(env, parsed);
   return parsed;

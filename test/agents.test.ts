@@ -1,17 +1,17 @@
 /**
  * Agents: definitions, credentials, real installs from the npm registry, info with and without config.
- * The install test downloads @openai/codex and @zed-industries/codex-acp at pinned versions (npm's
+ * The install test downloads @openai/codex and @agentclientprotocol/codex-acp at pinned versions (npm's
  * cache makes later runs fast).
  */
-import { chmod, mkdir, readdir, realpath, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CAPABILITY_NAMES } from "../src/protocol/resources";
 import { openSession, rpc } from "./acp-helpers";
 import { errorCode, problemOf, startRuntime, type Runtime } from "./harness";
 
-const CODEX_VERSION = "0.169.0";
-const CODEX_ACP_VERSION = "0.16.0";
+const CODEX_VERSION = "0.166.0";
+const CODEX_ACP_VERSION = "2.6.0";
 
 /** Credentials the tests must not inherit from whoever runs them. */
 const NO_KEYS = Object.fromEntries(
@@ -129,9 +129,9 @@ describe("install validation", () => {
     const res = await install("codex", { agentProcessVersion: "99.99.99" });
     expect(res.status).toBe(400);
     const problem = await problemOf(res);
-    expect(problem).toMatchObject({ package: "@zed-industries/codex-acp", version: "99.99.99" });
-    expect(problem.detail).toContain("no version of @zed-industries/codex-acp matches '99.99.99'");
-    // The CLI's version was resolved too, but nothing was downloaded: no package folder, no record.
+    expect(problem).toMatchObject({ package: "@agentclientprotocol/codex-acp", version: "99.99.99" });
+    expect(problem.detail).toContain("no version of @agentclientprotocol/codex-acp matches '99.99.99'");
+    // Nothing was downloaded: no package folder, no record.
     const agentDir = join(rt.dir, "data-local", "agents", "codex");
     const left = await readdir(agentDir).catch(() => [] as string[]);
     expect(left).toEqual([]);
@@ -209,12 +209,12 @@ describe("a real install from the npm registry", () => {
     expect(installs.length).toBeGreaterThanOrEqual(2);
     expect(installs.every((p) => p.owner === "system" && p.exitCode === 0)).toBe(true);
 
-    // Info: installed, and with config=true the binary that runs the turns: codex-acp, which embeds Codex
-    // (it never runs the `codex` binary, installed for the user and for its sandbox helper).
+    // Info: installed (the adapter's version, as the registry names it), and with config=true the binary
+    // that runs the turns: the installed Codex, which codex-acp is pointed at (CODEX_PATH).
     const codex = await info("codex", "?config=true");
-    expect(codex).toMatchObject({ installed: true, version: CODEX_ACP_VERSION, path: result.artifacts[1]!.path });
+    expect(codex).toMatchObject({ installed: true, installedVersion: CODEX_ACP_VERSION, version: CODEX_VERSION, path: result.artifacts[0]!.path });
     expect(codex.configError).toMatch(/auth/i); // no key on this machine: the agent says so, as configError
-    expect((await info("codex", "?config=true&no_cache=true")).version).toBe(CODEX_ACP_VERSION);
+    expect((await info("codex", "?config=true&no_cache=true")).version).toBe(CODEX_VERSION);
 
     // A failed install (a version that does not exist) leaves the previous one working.
     const broken = await install("codex", { agentProcessVersion: "0.0.1-does-not-exist" });
@@ -241,22 +241,24 @@ describe("a real install from the npm registry", () => {
       "?agent=codex",
     );
     expect(init.status).toBe(200);
-    expect(((await init.json()) as { result: { agentInfo: { name: string } } }).result.agentInfo.name).toBe("codex-acp");
+    expect(((await init.json()) as { result: { agentInfo: { name: string } } }).result.agentInfo.name).toBe("@agentclientprotocol/codex-acp");
     const session = await rpc(rt, "codex-1", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } });
     expect(session.status).toBe(200);
     expect(((await session.json()) as { error?: { message: string } }).error?.message).toMatch(/auth/i);
     expect((await info("codex")).serverStatus?.status).toBe("running");
     await rt.api("/v1/acp/codex-1", { method: "DELETE" });
 
-    // Installed but unable to start (here: no longer executable): 502 stream_error, as sandbox-agent answers it.
+    // Installed but broken (here: its script throws at once): the agent process exited, and why is in the problem.
     const adapter = await realpath(result.artifacts[1]!.path);
-    await chmod(adapter, 0o644);
+    const script = await readFile(adapter);
+    await writeFile(adapter, "#!/usr/bin/env node\nthrow new Error('broken on purpose');\n");
     try {
       const broken = await rpc(rt, "codex-2", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }, "?agent=codex");
-      expect(broken.status).toBe(502);
-      expect(errorCode(await problemOf(broken))).toBe("stream_error");
+      const problem = await problemOf(broken);
+      expect(errorCode(problem)).toBe("agent_process_exited");
+      expect(problem.stderr).toContain("broken on purpose");
     } finally {
-      await chmod(adapter, 0o755);
+      await writeFile(adapter, script);
     }
   });
 });

@@ -529,6 +529,26 @@ describe("the dashboard", () => {
     if (process.env.DASHBOARD_SCREENSHOT) await page.screenshot({ path: process.env.DASHBOARD_SCREENSHOT.replace(/\.png$/, "-admin.png"), fullPage: true });
   });
 
+  it("lets an admin set the team's agents, and shows each machine applying them", async () => {
+    await open(page, "/team", "#agents");
+    expect(await page.textContent("#agents-section")).toContain("latest");
+    await page.fill("#agents", JSON.stringify({ agents: { mock: { env: { MOCK_FROM_DASHBOARD: "1" } } } }));
+    await page.click("#agents-save");
+    await expect.poll(() => page.textContent("#agents-msg")).toContain("saved as version");
+    const etag = (await rt.api("/v1/config/agents")).headers.get("etag");
+    await waitFor(async () => {
+      const status = (await (await rt.api("/v1/config/agents/status")).json()) as { machines: { machine: string; version: string }[] };
+      return status.machines.some((m) => m.machine === "local" && m.version === etag);
+    }, "local to apply the team's agents");
+    await open(page, "/team", "#agents-status tr");
+    expect(await page.textContent("#agents-status")).toContain("mock 1.0.0");
+    // A secret is refused with the reason, and nothing changes.
+    await page.fill("#agents", JSON.stringify({ agents: { mock: { env: { MOCK_API_KEY: "x" } } } }));
+    await page.click("#agents-save");
+    await expect.poll(() => page.textContent("#agents-msg")).toContain("looks like a secret");
+    expect((await rt.api("/v1/config/agents")).headers.get("etag")).toBe(etag);
+  });
+
   it("shows a viewer no admin pages and no way to change the team's skills", async () => {
     const res = await rt.api("/v1/tokens", {
       method: "POST",
@@ -547,7 +567,7 @@ describe("the dashboard", () => {
       await open(viewerPage, "/machines", '[data-machine="local"]');
       expect(await viewerPage.locator("#connect-new").count()).toBe(0);
       await open(viewerPage, "/team", "#skills");
-      for (const hidden of ["#skills-save", "#mcp-save"]) expect(await viewerPage.locator(hidden).count(), hidden).toBe(0);
+      for (const hidden of ["#skills-save", "#mcp-save", "#agents-save"]) expect(await viewerPage.locator(hidden).count(), hidden).toBe(0);
       expect(await viewerPage.getAttribute("#skills", "readonly")).not.toBeNull();
       await open(viewerPage, "/admin", "main");
       expect(await viewerPage.textContent("main")).toContain("Only an admin");

@@ -22,7 +22,15 @@ export interface Runtime {
   dispose(): Promise<void>;
 }
 
-export async function startRuntime(opts: { machines?: string[]; vars?: Record<string, string>; persist?: boolean } = {}): Promise<Runtime> {
+export async function startRuntime(
+  opts: {
+    machines?: string[];
+    vars?: Record<string, string>;
+    persist?: boolean;
+    /** The Node its sidecars run on (test/node24.ts), if not the tests' own. */
+    sidecarNode?: string;
+  } = {},
+): Promise<Runtime> {
   const dir = await mkdtemp(join(tmpdir(), "agent-runtime-test-"));
   const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts"), ...newVapidKeys() };
   // `/v1/...` means machine `local` unless a test says otherwise (as `npm start` does). Tests reach no
@@ -53,6 +61,7 @@ export async function startRuntime(opts: { machines?: string[]; vars?: Record<st
         dataDir: join(dir, `data-${machine}`),
         workdir: dir,
         ...(env ? { env } : {}),
+        ...(opts.sidecarNode ? { node: opts.sidecarNode } : {}),
         ...(process.env.SIDECAR_ECHO ? { echo: true } : {}),
       });
       sidecars.set(machine, sidecar);

@@ -1,8 +1,9 @@
 /**
- * The real agents, installed from the npm registry through the API and driven through the relay to a
- * finished turn, offline: their model API is the fake server of test/fake-models.ts on 127.0.0.1. Each
- * turn streams text, asks a permission (answered by the client), and writes a file on disk. The versions
- * and paths the runtime reports are those of the processes that run.
+ * The real agents, installed through their ACP registry entries (a registry served on 127.0.0.1 that
+ * mirrors the official one) from the npm registry, on a sidecar running Node 24, and driven through the
+ * relay to a finished turn, offline: their model API is the fake server of test/fake-models.ts on
+ * 127.0.0.1. Each turn streams text, asks a permission (answered by the client), and writes a file on
+ * disk. The versions and paths the runtime reports are those of the processes that run.
  */
 import { mkdir, mkdtemp, readFile, readlink, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,24 +16,49 @@ import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FILE_CONTENT, FINAL_TEXT, type FakeModels, SANDBOX_PROMPT, startFakeModels, WRITE_PROMPT } from "./fake-models";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
+import { ensureNode24, NODE24_VERSION } from "./node24";
+import { type RegistryServer, startRegistryServer } from "./registry-server";
 
-/** Each agent: the version installed (pinned: the test checks it is the one that runs) and how it finds the fake. */
+/**
+ * The registry this test serves, mirroring the official one's entries for these agents (as a team's mirror
+ * would, with their npm packages): what each installs, at which version, is the registry's.
+ */
+const REGISTRY = [
+  { id: "claude-acp", name: "Claude Agent", version: "0.101.0", distribution: { npx: { package: "@agentclientprotocol/claude-agent-acp@0.101.0" } } },
+  { id: "codex-acp", name: "Codex", version: "2.6.0", distribution: { npx: { package: "@agentclientprotocol/codex-acp@2.6.0" } } },
+  { id: "gemini", name: "Gemini CLI", version: "0.61.0", distribution: { npx: { package: "@google/gemini-cli@0.61.0", args: ["--experimental-acp"] } } },
+  { id: "opencode", name: "OpenCode", version: "1.18.33", distribution: { npx: { package: "opencode-ai@1.18.33", args: ["acp"] } } },
+  { id: "pi-acp", name: "pi", version: "0.0.23", distribution: { npx: { package: "pi-acp@0.0.23" } } },
+];
+
+/**
+ * Each agent, by its registry id: what the install request adds to the registry's entry, the version of
+ * what runs its turns (the test checks it is what runs), the adapter the registry named, and how it finds
+ * the fake. `folder`: where the runtime keeps it (by its built-in name).
+ */
 const AGENTS = [
   {
     id: "gemini",
-    install: { agentVersion: "0.61.0" },
+    folder: "gemini",
+    install: {},
     version: "0.61.0",
     env: (fake: FakeModels) => ({ GEMINI_API_KEY: "fake-gemini-key", GOOGLE_GEMINI_BASE_URL: fake.url }),
   },
   {
-    id: "claude",
-    install: { agentVersion: "2.1.330", agentProcessVersion: "0.23.1" },
+    id: "claude-acp",
+    folder: "claude",
+    // Claude Code itself pinned; its adapter (Node >= 22, here the sidecar's Node 24) is the registry's.
+    install: { agentVersion: "2.1.330" },
     version: "2.1.330",
+    adapter: "0.101.0",
     env: (fake: FakeModels) => ({ ANTHROPIC_API_KEY: "fake-anthropic-key", ANTHROPIC_BASE_URL: fake.url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" }),
+    // claude-agent-acp starts sessions in "auto" mode (a classifier approves edits): asked to ask, as its users can.
+    files: () => ({ ".claude/settings.json": JSON.stringify({ permissions: { defaultMode: "default" } }) }),
   },
   {
     id: "opencode",
-    install: { agentVersion: "1.18.33" },
+    folder: "opencode",
+    install: {},
     version: "1.18.33",
     env: () => ({ ANTHROPIC_API_KEY: "fake-anthropic-key" }),
     // OpenCode is pointed at another endpoint in its own configuration (as its users do), and asked to ask before editing.
@@ -45,11 +71,14 @@ const AGENTS = [
     }),
   },
   {
-    id: "codex",
-    install: { agentVersion: "0.169.0", agentProcessVersion: "0.16.0" },
-    // What runs is codex-acp (it embeds Codex), so its version is the one reported.
-    version: "0.16.0",
-    env: () => ({ OPENAI_API_KEY: "fake-openai-key" }),
+    id: "codex-acp",
+    folder: "codex",
+    // codex-acp 2.6 runs the installed Codex, at the version it depends on (^0.166.0) unless asked.
+    install: {},
+    version: "0.166.0",
+    adapter: "2.6.0",
+    // codex-acp 2.6 starts in "Auto review" (asks only for what it deems unsafe): started read-only, it asks before editing.
+    env: () => ({ OPENAI_API_KEY: "fake-openai-key", INITIAL_AGENT_MODE: "read-only" }),
     // Codex is pointed at another endpoint with a model provider in its configuration.
     files: (fake: FakeModels) => ({
       ".codex/config.toml": [
@@ -67,8 +96,9 @@ const AGENTS = [
     helpers: "codex-resources",
   },
   {
-    id: "pi",
-    // No versions named: the runtime installs the pair that works together on Node 20.
+    id: "pi-acp",
+    folder: "pi",
+    // No versions named: the registry's pi-acp, and the pi that works with it.
     install: {},
     version: "0.73.1",
     env: () => ({ ANTHROPIC_API_KEY: "fake-anthropic-key" }),
@@ -101,12 +131,16 @@ const TURN_TIMEOUT_MS = 120_000;
 
 let rt: Runtime;
 let fake: FakeModels;
+let registry: RegistryServer;
 let work: string;
 let sidecarEnv: Record<string, string>;
 
 beforeAll(async () => {
   fake = await startFakeModels();
-  rt = await startRuntime({ machines: [] });
+  registry = await startRegistryServer();
+  registry.setAgents(REGISTRY);
+  // The sidecar, and so the agents, run on Node 24 (the tests' own Node is 20).
+  rt = await startRuntime({ machines: [], sidecarNode: await ensureNode24(), vars: { ACP_REGISTRY_URL: registry.url } });
   const home = join(rt.dir, "home");
   work = await mkdtemp(join(tmpdir(), "agent-work-"));
   await mkdir(home, { recursive: true });
@@ -123,6 +157,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await rt?.dispose();
   await fake?.close();
+  await registry?.close();
+});
+
+it("runs its sidecar on Node 24", async () => {
+  const { machines } = (await (await rt.api("/v1/machines")).json()) as { machines: { id: string; platform: string }[] };
+  expect(machines.find((m) => m.id === "local")?.platform).toContain(`node-v${NODE24_VERSION}`);
 });
 
 describe.each(AGENTS)("$id", (agent) => {
@@ -135,6 +175,8 @@ describe.each(AGENTS)("$id", (agent) => {
         body: JSON.stringify(agent.install),
       });
       expect(installed.status, await installed.clone().text()).toBe(200);
+      const { artifacts } = (await installed.json()) as { artifacts: { kind: string; version: string }[] };
+      if ("adapter" in agent) expect(artifacts.find((a) => a.kind === "agent_process")?.version).toBe(agent.adapter);
       const info = (await (await rt.api(`/v1/agents/${agent.id}?config=true`)).json()) as {
         installed: boolean;
         credentialsAvailable: boolean;
@@ -143,7 +185,7 @@ describe.each(AGENTS)("$id", (agent) => {
         configError?: string | null;
       };
       expect(info).toMatchObject({ installed: true, credentialsAvailable: true, version: agent.version });
-      expect(info.path).toContain(join("agents", agent.id));
+      expect(info.path).toContain(join("agents", agent.folder));
     },
     INSTALL_TIMEOUT_MS,
   );
@@ -193,7 +235,8 @@ describe.each(AGENTS)("$id", (agent) => {
         };
         const running = processes.find((p) => p.label === `acp:real-${agent.id}` && p.status === "running");
         expect(running).toBeDefined();
-        const ran = [running!.command, ...(await descendantExecutables(running!.pid!))];
+        const ownScript = (await readFile(`/proc/${running!.pid}/cmdline`, "utf8")).split("\0")[1];
+        const ran = [running!.command, ...(ownScript?.startsWith("/") ? [ownScript] : []), ...(await descendantExecutables(running!.pid!))];
         const environ = (await readFile(`/proc/${running!.pid}/environ`, "utf8")).split("\0");
         // An adapter that runs the agent through a script (pi: `node …/cli.js`, which renames its process)
         // shows it by the variable it was given: the path of the binary that is reported.

@@ -6,20 +6,18 @@
  */
 import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { create as createTar } from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpc } from "./acp-helpers";
 import { problemOf, startRuntime, type Runtime } from "./harness";
+import { type RegistryServer, startRegistryServer } from "./registry-server";
 
 const MOCK_AGENT = new URL("../sidecar/dist/mock-agent.js", import.meta.url);
 
 let rt: Runtime;
-let server: Server;
-const files = new Map<string, Buffer>();
-let registry: unknown = { agents: [] };
+let registry: RegistryServer;
+let agents: { id: string; name: string; version: string; description?: string; distribution: Record<string, unknown> }[];
 
 /** A tar.gz of `root`'s entries. */
 async function tarGz(root: string, entries: string[], opts: { preservePaths?: boolean } = {}): Promise<Buffer> {
@@ -31,15 +29,10 @@ async function tarGz(root: string, entries: string[], opts: { preservePaths?: bo
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    if (req.url === "/registry.json") return void res.writeHead(200, { "content-type": "application/json", etag: '"r1"' }).end(JSON.stringify(registry));
-    const file = files.get(req.url ?? "");
-    if (!file) return void res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "application/octet-stream" }).end(file);
-  });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  rt = await startRuntime({ vars: { ACP_REGISTRY_URL: `${base}/registry.json` } });
+  registry = await startRegistryServer();
+  const { base, files } = registry;
+  // The catalog is asked again (with its ETag) on every read, so that a new version is seen at once.
+  rt = await startRuntime({ vars: { ACP_REGISTRY_URL: registry.url, ACP_REGISTRY_MAX_AGE_MS: "1" } });
   const work = join(rt.dir, "archives");
   const agentScript = `#!/usr/bin/env node\n${readFileSync(MOCK_AGENT, "utf8")}`;
 
@@ -49,6 +42,9 @@ beforeAll(async () => {
   writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "echo-acp-agent", version: "1.0.0", type: "module", bin: { "echo-acp-agent": "agent.js" } }));
   writeFileSync(join(pkg, "agent.js"), agentScript);
   files.set("/echo-acp-agent-1.0.0.tgz", await tarGz(join(work, "npx"), ["package"]));
+  // Its next version, for the upgrade.
+  writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "echo-acp-agent", version: "1.0.1", type: "module", bin: { "echo-acp-agent": "agent.js" } }));
+  files.set("/echo-acp-agent-1.0.1.tgz", await tarGz(join(work, "npx"), ["package"]));
   // The same agent, for a Node far newer than any here (as claude-agent-acp needs 22 of a sidecar on 20).
   writeFileSync(
     join(pkg, "package.json"),
@@ -80,49 +76,46 @@ beforeAll(async () => {
   const binary = (archive: string, extra: Record<string, string> = {}) => ({
     "linux-x86_64": { archive: `${base}${archive}`, cmd: "./echo/echo-agent", ...extra },
   });
-  registry = {
-    version: "1.0.0",
-    agents: [
-      {
-        id: "echo-npx",
-        name: "Echo (npx)",
-        version: "1.0.0",
-        description: "the mock agent as an npm package",
-        distribution: { npx: { package: `${base}/echo-acp-agent-1.0.0.tgz` } },
-      },
-      {
-        id: "echo-bin",
-        name: "Echo (binary)",
-        version: "1.0.0",
-        description: "the mock agent as a binary",
-        distribution: { binary: binary("/echo-bin.tar.gz", { sha256: sha256(good) }) },
-      },
-      { id: "bad-sum", name: "Bad checksum", version: "1.0.0", distribution: { binary: binary("/echo-bin.tar.gz", { sha256: "0".repeat(64) }) } },
-      { id: "escape", name: "Escapes", version: "1.0.0", distribution: { binary: { "linux-x86_64": { archive: `${base}/escape.tar.gz`, cmd: "./agent" } } } },
-      { id: "link-out", name: "Links out", version: "1.0.0", distribution: { binary: { "linux-x86_64": { archive: `${base}/link.tar.gz`, cmd: "./agent" } } } },
-      {
-        id: "mac-only",
-        name: "Mac only",
-        version: "1.0.0",
-        distribution: { binary: { "darwin-aarch64": { archive: `${base}/echo-bin.tar.gz`, cmd: "./echo/echo-agent" } } },
-      },
-      { id: "future", name: "Needs Node 99", version: "1.0.0", distribution: { npx: { package: `${base}/future-acp-agent-1.0.0.tgz` } } },
-      { id: "py-agent", name: "Python", version: "1.0.0", distribution: { uvx: { package: "py-agent==1.0.0" } } },
-    ],
-  };
+  agents = [
+    {
+      id: "echo-npx",
+      name: "Echo (npx)",
+      version: "1.0.0",
+      description: "the mock agent as an npm package",
+      distribution: { npx: { package: `${base}/echo-acp-agent-1.0.0.tgz` } },
+    },
+    {
+      id: "echo-bin",
+      name: "Echo (binary)",
+      version: "1.0.0",
+      description: "the mock agent as a binary",
+      distribution: { binary: binary("/echo-bin.tar.gz", { sha256: sha256(good) }) },
+    },
+    { id: "bad-sum", name: "Bad checksum", version: "1.0.0", distribution: { binary: binary("/echo-bin.tar.gz", { sha256: "0".repeat(64) }) } },
+    { id: "escape", name: "Escapes", version: "1.0.0", distribution: { binary: { "linux-x86_64": { archive: `${base}/escape.tar.gz`, cmd: "./agent" } } } },
+    { id: "link-out", name: "Links out", version: "1.0.0", distribution: { binary: { "linux-x86_64": { archive: `${base}/link.tar.gz`, cmd: "./agent" } } } },
+    {
+      id: "mac-only",
+      name: "Mac only",
+      version: "1.0.0",
+      distribution: { binary: { "darwin-aarch64": { archive: `${base}/echo-bin.tar.gz`, cmd: "./echo/echo-agent" } } },
+    },
+    { id: "future", name: "Needs Node 99", version: "1.0.0", distribution: { npx: { package: `${base}/future-acp-agent-1.0.0.tgz` } } },
+    { id: "py-agent", name: "Python", version: "1.0.0", distribution: { uvx: { package: "py-agent==1.0.0" } } },
+  ];
+  registry.setAgents(agents);
 }, 120_000);
 
 afterAll(async () => {
   await rt?.dispose();
-  await new Promise((done) => server?.close(done));
+  await registry?.close();
 });
 
 const install = (agent: string) => rt.api(`/v1/agents/${agent}/install`, { method: "POST" });
 const agentFolder = (agent: string) => join(rt.dir, "data-local", "agents", agent);
 
 /** A whole turn with the agent through the relay. */
-async function turn(agent: string): Promise<string> {
-  const server = `srv-${agent}`;
+async function turn(agent: string, server = `srv-${agent}`): Promise<string> {
   const init = await rpc(
     rt,
     server,
@@ -170,6 +163,24 @@ describe("agents from the ACP registry", () => {
     expect(await turn("echo-npx")).toBe("end_turn");
     const info = (await (await rt.api("/v1/agents/echo-npx")).json()) as { installed: boolean; installedVersion: string };
     expect(info).toMatchObject({ installed: true, installedVersion: "1.0.0" });
+  });
+
+  it("upgrades an agent when the registry moves on: the new version installs beside, and runs", async () => {
+    type Listed = { agents: { id: string; installedVersion: string | null; updateAvailable: boolean | null }[] };
+    const listed = async () => ((await (await rt.api("/v1/agents")).json()) as Listed).agents.find((a) => a.id === "echo-npx")!;
+    expect(await listed()).toMatchObject({ installedVersion: "1.0.0", updateAvailable: false });
+    registry.setAgents(
+      agents.map((a) =>
+        a.id === "echo-npx" ? { ...a, version: "1.0.1", distribution: { npx: { package: `${registry.base}/echo-acp-agent-1.0.1.tgz` } } } : a,
+      ),
+    );
+    expect(await listed()).toMatchObject({ installedVersion: "1.0.0", updateAvailable: true });
+    const res = await install("echo-npx");
+    expect(await res.json()).toMatchObject({ already_installed: false, artifacts: [{ version: "1.0.1" }] });
+    expect(await listed()).toMatchObject({ installedVersion: "1.0.1", updateAvailable: false });
+    expect(readdirSync(agentFolder("echo-npx")).sort()).toEqual(["1.0.0-npx", "1.0.1-npx", "registry.json"]);
+    expect(await turn("echo-npx", "srv-echo-npx-2")).toBe("end_turn");
+    registry.setAgents(agents);
   });
 
   it("installs a binary agent after checking its checksum, and it finishes a turn", async () => {
@@ -230,7 +241,7 @@ describe("agents from the ACP registry", () => {
   });
 
   it("keeps the catalog it read when the registry goes away", async () => {
-    await new Promise((done) => server.close(done));
+    await registry.close();
     const catalog = (await (await rt.api("/v1/registry/agents")).json()) as { source: string; agents: { id: string }[] };
     expect(["cache", "stale"]).toContain(catalog.source);
     expect(catalog.agents.map((a) => a.id)).toContain("echo-npx");

@@ -307,6 +307,9 @@ describe("the OpenAPI document", () => {
         "PUT /config/mcp",
         "DELETE /config/mcp",
         "GET /config/mcp/status",
+        "GET /config/agents",
+        "PUT /config/agents",
+        "GET /config/agents/status",
       ]
         .map((route) => route.replace(" /", " /v1/")) // the API, under /v1
         .concat(["POST /acp", "GET /acp", "DELETE /acp"]) // ACP's remote transport beside it

@@ -11,10 +11,12 @@ import { type AgentId, type AgentInfo, BUILTIN_AGENT_IDS, UNKNOWN_CAPABILITIES }
 import { spawnAgentProcess, type AcpServers, type AgentLauncher } from "../acp-bridge";
 import type { ProcessManager } from "../processes";
 import { errorText } from "../log";
+import { registryIdOf } from "../../src/protocol/registry";
 import { envAuthMethod } from "./auth";
 import { type AgentDefinition, builtinAgent } from "./definitions";
 import type { Installer } from "./installer";
 import { MOCK_AGENT_PATH } from "./launcher";
+import { commandLine } from "./node-runner";
 import { listRegistryInstalled, type RegistryInstalled, readRegistryInstalled } from "./registry-install";
 
 const PROBE_TIMEOUT_MS = 15_000;
@@ -36,13 +38,19 @@ export class AgentCatalog {
   /** The built-in agents, then every agent installed from the registry. */
   async list(opts: { config: boolean; noCache: boolean }): Promise<{ agents: AgentInfo[]; platform: string }> {
     const builtin = await Promise.all(BUILTIN_AGENT_IDS.map((id) => this.get(id, opts)));
-    const fromRegistry = await listRegistryInstalled(this.dataDir);
+    // A built-in name installed by its registry entry (amp) is listed once, by its name.
+    const builtinIds = new Set<string>(BUILTIN_AGENT_IDS.map(registryIdOf));
+    const fromRegistry = (await listRegistryInstalled(this.dataDir)).filter((r) => !builtinIds.has(r.id));
     const agents = [...builtin, ...(await Promise.all(fromRegistry.map((r) => this.registryInfo(r, opts))))];
     return { agents, platform: `${process.platform}-${process.arch}` };
   }
 
   async get(agent: AgentId, opts: { config: boolean; noCache: boolean }): Promise<AgentInfo> {
     const def = builtinAgent(agent);
+    if (def?.unavailable) {
+      const installed = await readRegistryInstalled(this.dataDir, registryIdOf(def.id));
+      if (installed) return { ...(await this.registryInfo(installed, opts)), id: agent, capabilities: def.capabilities };
+    }
     if (!def) {
       const installed = await readRegistryInstalled(this.dataDir, agent);
       if (installed) return this.registryInfo(installed, opts);
@@ -91,10 +99,11 @@ export class AgentCatalog {
     };
     if (def.unavailable) return { ...info, configError: def.unavailable, ...(opts.config ? { configOptions: null, path: null, version: null } : {}) };
     if (!opts.config) return info;
-    const path = await this.binaryPath(agent);
+    const command = await this.runningCommand(agent);
+    const path = command?.path ?? null;
     info.path = path;
     // Asked of the binary; an adapter that cannot say (`--version` unsupported) reports the version npm installed.
-    info.version = path ? ((await this.version(agent, path, opts.noCache)) ?? (await this.recordedVersion(agent))) : null;
+    info.version = command ? ((await this.version(command, opts.noCache)) ?? (await this.recordedVersion(agent))) : null;
     if (installed) {
       // Cached per binary like the version; no_cache asks the agent again.
       const key = `${agent}:${path}`;
@@ -132,10 +141,10 @@ export class AgentCatalog {
     return { status: "running", uptimeMs: Date.now() - oldest, servers: servers.length };
   }
 
-  private async binaryPath(agent: AgentId): Promise<string | null> {
-    const def = builtinAgent(agent);
-    if (def?.launch.from === "builtin") return MOCK_AGENT_PATH;
-    return (await this.running(agent))?.path ?? null;
+  /** The installed command that runs the agent's turns (see running); the mock is a script of the sidecar's. */
+  private async runningCommand(agent: AgentId): Promise<{ path: string; script?: string; node?: string } | null> {
+    if (builtinAgent(agent)?.launch.from === "builtin") return { path: MOCK_AGENT_PATH, script: MOCK_AGENT_PATH };
+    return (await this.running(agent)) ?? null;
   }
 
   private async recordedVersion(agent: AgentId): Promise<string | null> {
@@ -154,10 +163,11 @@ export class AgentCatalog {
     return adapterOnly ? installed?.agentProcess : (installed?.native ?? installed?.agentProcess);
   }
 
-  /** `<binary> --version`, the first version-looking thing it prints; cached per path. */
-  private async version(agent: AgentId, path: string, noCache: boolean): Promise<string | null> {
+  /** `<binary> --version` (on the Node it runs on), the first version-looking thing it prints; cached per path. */
+  private async version(installed: { path: string; script?: string; node?: string }, noCache: boolean): Promise<string | null> {
+    const path = installed.path;
     if (!noCache && this.versionCache.has(path)) return this.versionCache.get(path)!;
-    const [command, args] = builtinAgent(agent)?.launch.from === "builtin" ? [process.execPath, [path, "--version"]] : [path, ["--version"]];
+    const { command, args } = commandLine(installed, ["--version"]);
     const out = await new Promise<string>((resolve) => {
       execFile(command, args, { timeout: 10_000, env: this.env }, (_err, stdout, stderr) => resolve(`${stdout}\n${stderr}`));
     });

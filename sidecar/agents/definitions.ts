@@ -49,7 +49,10 @@ export interface AgentDefinition {
   skillsDir?: string;
   /** Where the agent reads its MCP servers (relative to HOME) and in which of the known spellings (sidecar/mcp-formats.ts). */
   mcpConfig?: { file: string; format: McpFormat };
-  /** Why it cannot be installed and driven at all today (no ACP-speaking package on the registry). */
+  /**
+   * Why it cannot be installed from npm by this definition (no ACP-speaking package there): it installs
+   * from its ACP registry entry instead when the registry has one.
+   */
   unavailable?: string;
 }
 
@@ -81,7 +84,8 @@ export const AGENTS: Record<BuiltinAgentId, AgentDefinition> = {
     id: "claude",
     name: "Claude Code",
     native: { name: "@anthropic-ai/claude-code", bin: "claude" },
-    acpAdapter: { name: "@zed-industries/claude-agent-acp", bin: "claude-agent-acp" },
+    // The adapter (Node >= 22) runs the installed Claude Code, not the build its SDK carries.
+    acpAdapter: { name: "@agentclientprotocol/claude-agent-acp", bin: "claude-agent-acp" },
     launch: { from: "acpAdapter", args: [], nativeEnv: "CLAUDE_CODE_EXECUTABLE" },
     asRoot: {
       env: { IS_SANDBOX: "1" },
@@ -96,10 +100,10 @@ export const AGENTS: Record<BuiltinAgentId, AgentDefinition> = {
     id: "codex",
     name: "Codex",
     native: { name: "@openai/codex", bin: "codex" },
-    acpAdapter: { name: "@zed-industries/codex-acp", bin: "codex-acp" },
-    // codex-acp embeds Codex; the installed @openai/codex supplies its sandbox helper (bwrap), which
-    // codex-acp looks for on PATH or beside its own executable.
-    launch: { from: "acpAdapter", args: [], nativeHelpers: "codex-resources" },
+    // codex-acp drives Codex's app server: the installed @openai/codex (at the version the adapter depends
+    // on, unless one is asked for), whose sandbox helper (bwrap) is also put on the adapter's PATH.
+    acpAdapter: { name: "@agentclientprotocol/codex-acp", bin: "codex-acp" },
+    launch: { from: "acpAdapter", args: [], nativeEnv: "CODEX_PATH", nativeHelpers: "codex-resources" },
     capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "planMode")),
     credentials: { env: ["OPENAI_API_KEY", "CODEX_API_KEY"], files: [".codex/auth.json"] },
     skillsDir: ".codex/skills",
@@ -144,7 +148,7 @@ export const AGENTS: Record<BuiltinAgentId, AgentDefinition> = {
     native: { name: "@ampcode/cli", bin: "amp" },
     acpAdapter: { name: "@superagenticai/acp-amp", bin: "acp-amp" },
     unavailable:
-      "Amp speaks no ACP, and no ACP adapter for it is published on the npm registry (@superagenticai/acp-amp is not there; @sourcegraph/amp became @ampcode/cli, a CLI without ACP): it cannot be installed or driven through this runtime until one is",
+      "Amp speaks no ACP, and no ACP adapter for it is published on the npm registry (@superagenticai/acp-amp is not there; @sourcegraph/amp became @ampcode/cli, a CLI without ACP): it installs only from an amp-acp entry of the ACP registry this deployment reads, and that registry has none",
     launch: { from: "acpAdapter", args: [] },
     capabilities: caps(FULL_CODING_AGENT.filter((c) => c !== "planMode" && c !== "images")),
     credentials: { env: ["AMP_API_KEY"], files: [".local/share/amp/secrets.json"] },

@@ -18,6 +18,8 @@ import { logger } from "../log";
 import type { ProcessManager } from "../processes";
 import type { RegistryAgent } from "../../src/protocol/registry";
 import { type AgentDefinition, type BuiltinAgentId, builtinAgent, type NpmPackage } from "./definitions";
+import { satisfiesRange } from "./node-range";
+import { nodeRunnerFor } from "./node-runner";
 import { RegistryInstaller } from "./registry-install";
 
 const log = logger("install");
@@ -27,6 +29,9 @@ export interface InstalledArtifact {
   version: string;
   /** The bin that is run. */
   path: string;
+  /** A Node script: its real file, and the Node it needs when the sidecar's does not do (sidecar/agents/node-runner.ts). */
+  script?: string;
+  node?: string;
 }
 
 export interface InstalledAgent {
@@ -42,7 +47,7 @@ export class Installer {
     private readonly dataDir: string,
     private readonly processes: ProcessManager,
     private readonly npmCommand = process.env.AGENT_RUNTIME_NPM ?? "npm",
-    options: { agentNode?: string | null } = {},
+    private readonly options: { agentNode?: string | null } = {},
   ) {
     this.registry = new RegistryInstaller({ dataDir, processes, npmCommand, agentNode: options.agentNode ?? null });
   }
@@ -59,57 +64,80 @@ export class Installer {
 
   /**
    * Serialized per agent: a second install of the same agent waits for the first. A built-in agent is
-   * installed as its definition says; any other by its registry entry (`entry`, handed by the worker).
+   * installed as its definition says, at the version its registry entry names unless the request names
+   * one; any other agent by its registry entry (`entry`, handed by the worker).
    */
   install(agent: AgentId, request: InstallRequest, entry?: RegistryAgent): Promise<InstallResult> {
     const def = builtinAgent(agent);
     if (!def && !entry) {
       return Promise.reject(new ProblemError("unsupported_agent", `'${agent}' is neither built in nor an agent of the registry the worker reads`));
     }
-    const key = def?.id ?? agent;
+    // A built-in name with no package of its own (amp) installs as its registry entry, when there is one.
+    const byRegistry = entry && (!def || def.unavailable);
+    const key = byRegistry ? entry.id : (def?.id ?? agent);
     const previous = this.queues.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => (def ? this.installNow(def, request) : this.registry.install(entry!, request.reinstall === true)));
+    const next = previous
+      .catch(() => undefined)
+      .then(() => (byRegistry ? this.registry.install(entry, request.reinstall === true) : this.installNow(def!, request, entry)));
     this.queues.set(key, next);
     return next;
   }
 
-  private async installNow(def: AgentDefinition, request: InstallRequest): Promise<InstallResult> {
+  private async installNow(def: AgentDefinition, request: InstallRequest, entry?: RegistryAgent): Promise<InstallResult> {
     const agent: BuiltinAgentId = def.id;
     if (def.launch.from === "builtin") {
       return { already_installed: true, artifacts: [{ kind: "agent_process", path: "builtin:mock", source: "builtin", version: "1.0.0" }] };
     }
     if (def.unavailable) throw new ProblemError("package_unavailable", def.unavailable, { packages: [def.native?.name, def.acpAdapter?.name].filter(Boolean) });
     const current = (await this.installed(agent)) ?? {};
-    const wanted: { kind: Artifact["kind"]; pkg: NpmPackage; requested: string | undefined; key: keyof InstalledAgent }[] = [];
-    if (def.native) wanted.push({ kind: "native_agent", pkg: def.native, requested: request.agentVersion, key: "native" });
-    if (def.acpAdapter) wanted.push({ kind: "agent_process", pkg: def.acpAdapter, requested: request.agentProcessVersion, key: "agentProcess" });
+    const registry = registryVersion(entry);
+    const asked = (pkg: NpmPackage, requested: string | undefined) =>
+      requested ?? (registry?.name === pkg.name && VersionSpec.safeParse(registry.version).success ? registry.version : undefined);
 
     // Every version is resolved before anything is installed: a package or version the registry does not
-    // have fails the install before the first download, so an agent is never left half-installed.
-    const plan: { w: (typeof wanted)[number]; keep: InstalledArtifact | null; version: string | null }[] = [];
-    for (const w of wanted) {
-      const have = current[w.key];
-      // Nothing asked for and something is installed: keep it (use reinstall or a version to change it).
-      if (have && have.package === w.pkg.name && w.requested === undefined && !request.reinstall) plan.push({ w, keep: have, version: null });
-      else
-        plan.push({ w, keep: null, version: await this.resolveVersion(agent, w.pkg.name, VersionSpec.parse(w.requested ?? w.pkg.defaultVersion ?? "latest")) });
+    // have fails the install before the first download, so an agent is never left half-installed. The
+    // adapter first: the agent it drives is installed at the version the adapter depends on, unless asked.
+    const plan: { kind: Artifact["kind"]; pkg: NpmPackage; key: keyof InstalledAgent; keep: InstalledArtifact | null; version: string | null }[] = [];
+    const decide = async (kind: Artifact["kind"], pkg: NpmPackage, key: keyof InstalledAgent, requested: string | undefined, pairedRange?: string) => {
+      const have = current[key];
+      const sameAsHave = have?.package === pkg.name && (requested === undefined || requested === have.version);
+      // Nothing asked for (or what is installed) and it suits the adapter: keep it (reinstall or a version changes it).
+      if (have && sameAsHave && !request.reinstall && (requested !== undefined || !pairedRange || satisfiesRange(have.version, pairedRange))) {
+        plan.push({ kind, pkg, key, keep: have, version: null });
+        return have.version;
+      }
+      const version = await this.resolveVersion(agent, pkg.name, VersionSpec.parse(requested ?? pairedRange ?? pkg.defaultVersion ?? "latest"));
+      plan.push({ kind, pkg, key, keep: null, version });
+      return version;
+    };
+    let adapterVersion: string | null = null;
+    if (def.acpAdapter) adapterVersion = await decide("agent_process", def.acpAdapter, "agentProcess", asked(def.acpAdapter, request.agentProcessVersion));
+    if (def.native) {
+      // Asked of the registry only when it may matter: no agent installed yet, or the adapter changes.
+      const adapterChanges = plan.some((p) => p.key === "agentProcess" && p.keep === null);
+      const paired =
+        def.acpAdapter && adapterVersion && (!current.native || adapterChanges)
+          ? await this.dependencyRange(agent, def.acpAdapter.name, adapterVersion, def.native.name)
+          : undefined;
+      await decide("native_agent", def.native, "native", asked(def.native, request.agentVersion), paired);
     }
+    plan.sort((a, b) => (a.kind === b.kind ? 0 : a.kind === "native_agent" ? -1 : 1)); // reported as before: the agent, then its adapter
 
     let didSomething = false;
     const artifacts: Artifact[] = [];
     const next: InstalledAgent = { ...current };
     const freshTargets: string[] = [];
     try {
-      for (const { w, keep, version } of plan) {
+      for (const { kind, pkg, key, keep, version } of plan) {
         if (keep) {
-          artifacts.push({ kind: w.kind, path: keep.path, source: "npm", version: keep.version });
+          artifacts.push({ kind, path: keep.path, source: "npm", version: keep.version });
           continue;
         }
-        const artifact = await this.installPackage(agent, w.pkg, version!, request.reinstall === true);
-        if (artifact.fresh) freshTargets.push(artifact.target);
-        didSomething ||= artifact.fresh;
-        next[w.key] = { package: w.pkg.name, version: version!, path: artifact.path };
-        artifacts.push({ kind: w.kind, path: artifact.path, source: "npm", version: version! });
+        const { fresh, target, ...installed } = await this.installPackage(agent, pkg, version!, request.reinstall === true);
+        if (fresh) freshTargets.push(target);
+        didSomething ||= fresh;
+        next[key] = { package: pkg.name, version: version!, ...installed };
+        artifacts.push({ kind, path: installed.path, source: "npm", version: version! });
       }
     } catch (err) {
       // What this attempt installed goes too (but never a version in use): the agent stays as it was.
@@ -143,15 +171,25 @@ export class Installer {
     return version;
   }
 
+  /** The range of `dependency` that `name@version` depends on (Codex for codex-acp), if it names one. */
+  private async dependencyRange(agent: AgentId, name: string, version: string, dependency: string): Promise<string | undefined> {
+    const out = await this.npm(agent, ["view", `${name}@${version}`, "dependencies", "--json"], this.dataDir);
+    const range = (JSON.parse(out || "{}") as Record<string, unknown>)[dependency];
+    return typeof range === "string" && VersionSpec.safeParse(range).success ? range : undefined;
+  }
+
   private async installPackage(
     agent: AgentId,
     pkg: NpmPackage,
     version: string,
     reinstall: boolean,
-  ): Promise<{ path: string; fresh: boolean; target: string }> {
+  ): Promise<{ path: string; script?: string; node?: string; fresh: boolean; target: string }> {
     const target = join(this.agentDir(agent), pkg.name.replace("/", "__"), version);
     const bin = join(target, "node_modules", ".bin", pkg.bin);
-    if (!reinstall && (await exists(join(target, ".installed")))) return { path: bin, fresh: false, target };
+    if (!reinstall && (await exists(join(target, ".installed")))) {
+      // Installed before: how it runs is asked again (the sidecar may now run on another Node).
+      return { path: bin, ...(await this.runnerOf(target, pkg)), fresh: false, target };
+    }
     const staging = `${target}.staging-${process.pid}-${Date.now()}`;
     await mkdir(staging, { recursive: true });
     await writeFile(join(staging, "package.json"), JSON.stringify({ name: `agent-runtime-${agent}`, private: true }));
@@ -161,6 +199,8 @@ export class Installer {
       if (!(await exists(join(staging, "node_modules", ".bin", pkg.bin)))) {
         throw new ProblemError("install_failed", `${pkg.name}@${version} installed but has no '${pkg.bin}' command`);
       }
+      // A package whose Node no Node here satisfies is refused now, leaving nothing behind.
+      await this.runnerOf(staging, pkg);
       await writeFile(join(staging, ".installed"), new Date().toISOString());
       await rm(target, { recursive: true, force: true });
       await rename(staging, target);
@@ -169,13 +209,30 @@ export class Installer {
       throw err;
     }
     log.info(`${agent}: installed ${pkg.name}@${version}`);
-    return { path: bin, fresh: true, target };
+    return { path: bin, ...(await this.runnerOf(target, pkg)), fresh: true, target };
+  }
+
+  /** How the package's bin in `root` runs: natively (nothing), or as a script on a Node that satisfies it. */
+  private async runnerOf(root: string, pkg: NpmPackage): Promise<{ script?: string; node?: string }> {
+    const runner = await nodeRunnerFor(join(root, "node_modules", pkg.name), join(root, "node_modules", ".bin", pkg.bin), {
+      agentNode: this.options.agentNode ?? null,
+    });
+    return runner ?? {};
   }
 
   /** Run npm (no shell) as a tracked system process; its output is visible in the process logs. */
   private npm(agent: AgentId, args: string[], cwd: string): Promise<string> {
     return runTool(this.processes, { command: this.npmCommand, args, cwd, label: `install:${agent}`, what: `npm ${args[0]} failed for agent '${agent}'` });
   }
+}
+
+/** The package and version a registry entry's npx distribution names (`@scope/name@1.2.3`), if any. */
+export function registryVersion(entry: RegistryAgent | undefined): { name: string; version: string } | null {
+  const spec = entry?.distribution.npx?.package;
+  if (!spec) return null;
+  const at = spec.lastIndexOf("@");
+  if (at <= 0) return { name: spec, version: "latest" };
+  return { name: spec.slice(0, at), version: spec.slice(at + 1) };
 }
 
 /**

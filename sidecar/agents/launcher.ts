@@ -6,7 +6,9 @@ import { ProblemError } from "../../src/protocol/problems";
 import type { AgentId } from "../../src/protocol/resources";
 import type { AgentLaunch } from "../acp-bridge";
 import { builtinAgent } from "./definitions";
+import { registryIdOf } from "../../src/protocol/registry";
 import type { Installer } from "./installer";
+import { commandLine } from "./node-runner";
 import { readRegistryInstalled } from "./registry-install";
 
 /** The mock agent ships next to the sidecar bundle (sidecar/dist/mock-agent.js). */
@@ -20,15 +22,17 @@ export interface LauncherOptions {
   isRoot?: boolean;
   /** The sidecar's data folder: the built-in mock keeps its sessions there, as a real agent keeps its own in HOME. */
   dataDir?: string;
+  /** The team's default environment for an agent (sidecar/agents/team-agents.ts), under what the launch itself sets. */
+  teamEnv?: (agent: AgentId) => Promise<Record<string, string>>;
 }
 
 export function createLauncher(installer: Installer, options: LauncherOptions) {
   const isRoot = options.isRoot ?? process.getuid?.() === 0;
-  return async (agent: AgentId): Promise<AgentLaunch> => {
+  const launch = async (agent: AgentId): Promise<AgentLaunch> => {
     const def = builtinAgent(agent);
-    if (!def) {
-      // An agent of the registry: what its install recorded.
-      const installed = options.dataDir ? await readRegistryInstalled(options.dataDir, agent) : null;
+    if (!def || def.unavailable) {
+      // An agent of the registry (or a built-in name with no package of its own): what its install recorded.
+      const installed = options.dataDir ? await readRegistryInstalled(options.dataDir, def ? registryIdOf(def.id) : agent) : null;
       if (!installed) {
         throw new ProblemError(
           "unsupported_agent",
@@ -36,7 +40,7 @@ export function createLauncher(installer: Installer, options: LauncherOptions) {
         );
       }
       const env = Object.keys(installed.env).length ? { env: installed.env } : {};
-      return { command: installed.command, args: installed.args, cwd: options.workdir, ...env };
+      return { ...commandLine({ ...installed, path: installed.command }, installed.args), cwd: options.workdir, ...env };
     }
     if (def.launch.from === "builtin") {
       const env: Record<string, string> = options.dataDir ? { MOCK_AGENT_STATE_DIR: join(options.dataDir, "mock-agent", "sessions") } : {};
@@ -63,7 +67,12 @@ export function createLauncher(installer: Installer, options: LauncherOptions) {
       }
       Object.assign(env, def.asRoot.env);
     }
-    return { command: artifact.path, args: def.launch.args, cwd: options.workdir, ...(Object.keys(env).length ? { env } : {}) };
+    return { ...commandLine(artifact, def.launch.args), cwd: options.workdir, ...(Object.keys(env).length ? { env } : {}) };
+  };
+  return async (agent: AgentId): Promise<AgentLaunch> => {
+    const [launched, team] = await Promise.all([launch(agent), options.teamEnv?.(agent) ?? {}]);
+    if (Object.keys(team).length === 0) return launched;
+    return { ...launched, env: { ...team, ...launched.env } };
   };
 }
 

@@ -1,7 +1,8 @@
 /**
- * Whether a Node version satisfies a package's `engines.node`, for the forms packages write (`>=22`,
- * `>=20.19.0 <21 || >=22.12`, `^22`, `22.x`). A range this does not understand is taken as satisfied:
- * npm itself only warns on engines, and the agent then says for itself what it lacks.
+ * Whether a version satisfies a range of the forms packages write: a package's `engines.node` (`>=22`,
+ * `>=20.19.0 <21 || >=22.12`, `^22`, `22.x`) or an adapter's dependency on its agent (`^0.166.0`). A range
+ * this does not understand is taken as satisfied: npm itself only warns on engines, and the agent then
+ * says for itself what it lacks.
  */
 type Version = [number, number, number];
 
@@ -33,7 +34,10 @@ function satisfiesComparator(version: Version, comparator: string): boolean | nu
     case "<":
       return c < 0;
     case "^":
-      return c >= 0 && version[0] === bound[0];
+      // As npm reads it: the left-most non-zero part is fixed (^0.166.0 is 0.166.x, ^0.0.3 only 0.0.3).
+      if (bound[0] !== 0) return c >= 0 && version[0] === bound[0];
+      if (bound[1] !== 0) return c >= 0 && version[0] === 0 && version[1] === bound[1];
+      return c === 0;
     case "~":
       return c >= 0 && version[0] === bound[0] && version[1] === bound[1];
     default: {
@@ -47,8 +51,8 @@ function satisfiesComparator(version: Version, comparator: string): boolean | nu
   }
 }
 
-export function satisfiesNode(nodeVersion: string, range: string | undefined): boolean {
-  const version = parse(nodeVersion);
+export function satisfiesRange(versionText: string, range: string | undefined): boolean {
+  const version = parse(versionText);
   if (!range || !version) return true;
   const verdicts = range.split("||").map((clause) => {
     const comparators = clause

@@ -29,7 +29,7 @@ import { errorText, logger } from "../log";
 import { type ProcessManager, whichExecutable } from "../processes";
 import { archiveKind, makeExecutable, unpackArchive } from "./archive";
 import { exists, runTool } from "./installer";
-import { satisfiesNode } from "./node-range";
+import { nodeRunnerFor } from "./node-runner";
 
 const log = logger("install");
 
@@ -47,6 +47,9 @@ export const RegistryInstalled = z.object({
   env: z.record(z.string(), z.string()),
   /** The folder of this version (removed when a later one replaces the one before it). */
   root: z.string(),
+  /** A Node script: its real file, run by `node` or else the sidecar's own Node (sidecar/agents/node-runner.ts). */
+  script: z.string().optional(),
+  node: z.string().optional(),
 });
 export type RegistryInstalled = z.infer<typeof RegistryInstalled>;
 
@@ -189,7 +192,6 @@ export class RegistryInstaller {
     if (!name) throw new ProblemError("install_failed", `npm installed nothing for ${dist.package}`);
     const manifest = JSON.parse(await readFile(join(staging, "node_modules", name, "package.json"), "utf8")) as {
       bin?: string | Record<string, string>;
-      engines?: { node?: string };
     };
     const bins = typeof manifest.bin === "string" ? { [name.split("/").pop()!]: manifest.bin } : (manifest.bin ?? {});
     // As npx picks: the bin named like the package, else the only one.
@@ -199,22 +201,16 @@ export class RegistryInstaller {
         "install_failed",
         `${name} has ${Object.keys(bins).length ? `several commands (${Object.keys(bins).join(", ")})` : "no command"} and the registry names none`,
       );
-    const script = join("node_modules", name, bins[binName]!);
-    const needs = manifest.engines?.node;
-    const base = { id: entry.id, name: entry.name, version: entry.version, kind: "npx" as const, env: dist.env ?? {} };
-    if (satisfiesNode(process.version, needs)) return { ...base, command: join(target, "node_modules", ".bin", binName), args: dist.args ?? [] };
-    const node = this.options.agentNode ?? null;
-    const nodeVersion = node ? await versionOf(node) : null;
-    if (node && nodeVersion && satisfiesNode(nodeVersion, needs)) {
-      // The bin's real file (npm links .bin to it), at the place it will have once the folder is renamed.
-      const [realStaging, realScript] = await Promise.all([realpath(staging), realpath(join(staging, script))]);
-      return { ...base, command: node, args: [join(target, realScript.slice(realStaging.length + 1)), ...(dist.args ?? [])] };
-    }
-    throw new ProblemError(
-      "package_unavailable",
-      `${name} needs Node ${needs}; the sidecar runs ${process.version}${node ? ` and --agent-node ${node} is ${nodeVersion ?? "not a working node"}` : ""}: start the sidecar with --agent-node <a node that satisfies it> (AGENT_RUNTIME_AGENT_NODE)`,
-      { needs: `node ${needs}` },
-    );
+    const base = { id: entry.id, name: entry.name, version: entry.version, kind: "npx" as const, env: dist.env ?? {}, args: dist.args ?? [] };
+    const runner = await nodeRunnerFor(join(staging, "node_modules", name), join(staging, "node_modules", ".bin", binName), {
+      agentNode: this.options.agentNode ?? null,
+      path: this.options.path,
+    });
+    const command = join(target, "node_modules", ".bin", binName);
+    if (!runner) return { ...base, command };
+    // The script's real file, at the place it will have once the staging folder is renamed.
+    const realStaging = await realpath(staging);
+    return { ...base, command, script: join(target, runner.script.slice(realStaging.length + 1)), ...(runner.node ? { node: runner.node } : {}) };
   }
 
   private async pruneOlder(agentDir: string, keep: (string | undefined)[]): Promise<void> {
@@ -251,9 +247,4 @@ async function fetchTo(url: string, file: string): Promise<string> {
   });
   await pipeline(counted, createWriteStream(file));
   return hash.digest("hex");
-}
-
-async function versionOf(node: string): Promise<string | null> {
-  const { execFile } = await import("node:child_process");
-  return new Promise((done) => execFile(node, ["--version"], { timeout: 10_000 }, (err, out) => done(err ? null : out.trim())));
 }

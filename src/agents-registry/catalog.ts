@@ -56,10 +56,10 @@ async function keep(cache: Cache | null, kept: Kept): Promise<void> {
     .catch(() => undefined);
 }
 
-/** The catalog, reading the registry when what is kept is older than FRESH_MS. */
-export async function loadCatalog(url: string, cache: Cache | null, now = Date.now()): Promise<Catalog> {
+/** The catalog, reading the registry when what is kept is older than `maxAgeMs` (FRESH_MS unless the deployment says). */
+export async function loadCatalog(url: string, cache: Cache | null, now = Date.now(), maxAgeMs = FRESH_MS): Promise<Catalog> {
   const kept = memory.get(url) ?? (await fromCache(cache, url));
-  if (kept && now - kept.fetchedAtMs < FRESH_MS) return { agents: kept.agents, source: "cache", url, fetchedAtMs: kept.fetchedAtMs, error: null };
+  if (kept && now - kept.fetchedAtMs < maxAgeMs) return { agents: kept.agents, source: "cache", url, fetchedAtMs: kept.fetchedAtMs, error: null };
   try {
     const res = await fetch(url, {
       headers: { accept: "application/json", ...(kept?.etag ? { "if-none-match": kept.etag } : {}) },

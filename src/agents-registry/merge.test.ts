@@ -31,9 +31,15 @@ describe("withRegistry", () => {
     const merged = withRegistry([agent("claude", true, "0.23.1"), agent("mock", true, "1.0.0"), agent("acme", true, "1.0.0")], catalog, "linux-x64");
     const byId = Object.fromEntries(merged.map((a) => [a.id, a]));
     expect(byId.claude!.registry).toMatchObject({ id: "claude-acp", version: "0.101.0", installable: true });
-    expect(byId.claude!.updateAvailable).toBeNull(); // installed the runtime's way: not compared
+    expect(byId.claude!.updateAvailable).toBe(true); // its adapter, 0.23.1, is behind the registry's 0.101.0
     expect(byId.mock!.registry).toBeNull();
     expect(byId.acme).toMatchObject({ installed: true, installedVersion: "1.0.0", updateAvailable: true });
+  });
+
+  it("says nothing of updates for an agent not installed, and none when it is current", () => {
+    const merged = withRegistry([agent("claude", false), agent("acme", true, "2.0.0")], catalog, "linux-x64");
+    expect(merged.find((a) => a.id === "claude")!.updateAvailable).toBeNull();
+    expect(merged.find((a) => a.id === "acme")!.updateAvailable).toBe(false);
   });
 
   it("lists what the machine lacks, installable or with the reason it is not", () => {

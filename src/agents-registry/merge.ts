@@ -1,5 +1,5 @@
 /** The registry's entries beside what a machine has (GET /v1/agents): pure, tested beside. */
-import { BUILTIN_REGISTRY_IDS, distributionKinds, installPlan, type RegistryAgent } from "../protocol/registry";
+import { distributionKinds, installPlan, type RegistryAgent, registryIdOf } from "../protocol/registry";
 import { type AgentInfo, type AgentRegistryInfo, UNKNOWN_CAPABILITIES } from "../protocol/resources";
 
 export function registryInfo(entry: RegistryAgent, platform: string | null): AgentRegistryInfo {
@@ -15,20 +15,19 @@ export function registryInfo(entry: RegistryAgent, platform: string | null): Age
 
 /**
  * Every agent of the machine with what the registry says of it, then every registry agent the machine
- * lacks. A built-in agent is matched by its registry id (`claude` is `claude-acp`); it installs the way
- * the runtime knows, so whether it is behind the registry is not compared (null). An agent installed from
- * the registry is behind when the registry offers another version.
+ * lacks. A built-in agent is matched by its registry id (`claude` is `claude-acp`). An installed agent is
+ * behind when the registry offers another version of what runs it (for a built-in agent driven through an
+ * adapter, the adapter's version: what the registry's entry names).
  */
 export function withRegistry(machineAgents: AgentInfo[], catalog: RegistryAgent[], platform: string | null): AgentInfo[] {
   const byId = new Map(catalog.map((entry) => [entry.id, entry]));
   const listed = new Set<string>();
   const agents = machineAgents.map((agent) => {
-    const registryId = BUILTIN_REGISTRY_IDS[agent.id] ?? agent.id;
+    const registryId = registryIdOf(agent.id);
     const entry = byId.get(registryId);
     listed.add(registryId);
     if (!entry) return { ...agent, registry: null, updateAvailable: null };
-    const builtin = registryId !== agent.id;
-    const updateAvailable = builtin || !agent.installed || !agent.installedVersion ? null : agent.installedVersion !== entry.version;
+    const updateAvailable = !agent.installed || !agent.installedVersion || agent.id === "mock" ? null : agent.installedVersion !== entry.version;
     return { ...agent, name: agent.name ?? entry.name, description: entry.description, registry: registryInfo(entry, platform), updateAvailable };
   });
   for (const entry of catalog) {

@@ -30,6 +30,8 @@ import { sidecarVersionAdvice } from "../protocol/version";
 import { PendingCalls } from "../protocol/pending-calls";
 import type { ProblemInit } from "../protocol/problems";
 import { teamStub } from "./stubs";
+import { deploymentCatalog } from "../agents-registry/deployment";
+import { type RegistryAgent, registryIdOf } from "../protocol/registry";
 import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
 import { fileResponse, stageBody } from "./file-transfer";
 import { SseReader } from "./sse-reader";
@@ -557,19 +559,56 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   /** `recorded`: the versions the team's status already shows for this machine (a reconnect), if known. */
-  private async applyDocuments(documents: TeamDocuments, recorded: Record<DocumentKind, string | null> = { skills: null, mcp: null }): Promise<void> {
+  private async applyDocuments(
+    documents: TeamDocuments,
+    recorded: Record<DocumentKind, string | null> = { skills: null, mcp: null, agents: null },
+  ): Promise<void> {
     const team = teamStub(this.env);
     await Promise.all([
-      this.applyDocument(documents.skills, recorded.skills, "skills.apply", (machine, outcome) => team.recordSkillsApplied(machine, outcome)),
-      this.applyDocument(documents.mcp, recorded.mcp, "mcp.apply", (machine, outcome) => team.recordMcpApplied(machine, outcome)),
+      this.applyDocument(
+        documents.skills,
+        recorded.skills,
+        "skills.apply",
+        DOCUMENT_APPLY_TIMEOUT_MS,
+        async (base) => base,
+        (machine, outcome) => team.recordSkillsApplied(machine, outcome),
+      ),
+      this.applyDocument(
+        documents.mcp,
+        recorded.mcp,
+        "mcp.apply",
+        DOCUMENT_APPLY_TIMEOUT_MS,
+        async (base) => base,
+        (machine, outcome) => team.recordMcpApplied(machine, outcome),
+      ),
+      // Agents install from the registry's entries (the sidecar never reads the registry); installs take
+      // as long as an install may.
+      this.applyDocument(
+        documents.agents,
+        recorded.agents,
+        "agents.apply",
+        settings(this.env).installTimeoutMs,
+        async (base) => ({ ...base, entries: await this.registryEntriesOf(Object.keys(base.config.agents)) }),
+        (machine, outcome) => team.recordAgentsApplied(machine, outcome),
+      ),
     ]);
   }
 
+  /** The registry's entry for each agent named (by built-in name or registry id), where it has one. */
+  private async registryEntriesOf(agents: string[]): Promise<Record<string, RegistryAgent>> {
+    if (agents.length === 0) return {};
+    const { agents: catalog } = await deploymentCatalog(this.env);
+    const byId = new Map(catalog.map((entry) => [entry.id, entry]));
+    return Object.fromEntries(agents.flatMap((agent) => (byId.has(registryIdOf(agent)) ? [[agent, byId.get(registryIdOf(agent))!]] : [])));
+  }
+
   /** One document onto the sidecar, and its outcome to the team, unless nothing changed that the team does not know. */
-  private async applyDocument<N extends "skills.apply" | "mcp.apply">(
+  private async applyDocument<N extends "skills.apply" | "mcp.apply" | "agents.apply">(
     latest: StoredDocument<OpArgs<N>["config"]>,
     recorded: string | null,
     op: N,
+    timeoutMs: number,
+    argsOf: (base: { version: string; config: OpArgs<N>["config"] }) => Promise<OpArgs<N>>,
     record: (
       machine: string,
       outcome: { applied: Omit<OpResult<N>, "version" | "unchanged"> & { version: string } } | { error: string; version: number },
@@ -578,7 +617,7 @@ export class MachineObject extends DurableObject<Env> {
     const ws = this.tunnel();
     const machine = ws ? attachmentOf(ws)?.machine : undefined;
     if (!ws || !machine || latest.version === 0) return; // applied when the machine connects; never configured: nothing to do
-    const outcome = await this.call(op, { version: String(latest.version), config: latest.config } as OpArgs<N>, DOCUMENT_APPLY_TIMEOUT_MS);
+    const outcome = await this.call(op, await argsOf({ version: String(latest.version), config: latest.config }), timeoutMs);
     const etag = documentEtag(latest.version);
     // A reconnect whose apply changed nothing, and whose status the team already holds: no write.
     if (outcome.ok && outcome.value.unchanged && recorded === etag) return;

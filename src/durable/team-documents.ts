@@ -1,11 +1,13 @@
 /**
- * The team's configuration documents (docs/architecture.md, "Team configuration"): skills and MCP servers,
- * one of each per deployment, each with a version (its ETag), pushed to every machine by the same fan-out.
+ * The team's configuration documents (docs/architecture.md, "Team configuration"): skills, MCP servers and
+ * agents, one of each per deployment, each with a version (its ETag), pushed to every machine by the same fan-out.
  * Shared by the team object, machine objects and routes.
  */
+import type { AgentsConfig, AgentsMachineStatus } from "../protocol/agents-config";
 import type { McpConfig, McpMachineStatus, SkillsConfig, SkillsMachineStatus } from "../protocol/resources";
 
-export type DocumentKind = "skills" | "mcp";
+export type DocumentKind = "skills" | "mcp" | "agents";
+export const DOCUMENT_KINDS: readonly DocumentKind[] = ["skills", "mcp", "agents"];
 
 export interface StoredDocument<T> {
   /** Increases with every change; the ETag is `"<version>"`. Version 0: never set. */
@@ -17,17 +19,20 @@ export interface StoredDocument<T> {
 export interface TeamDocuments {
   skills: StoredDocument<SkillsConfig>;
   mcp: StoredDocument<McpConfig>;
+  agents: StoredDocument<AgentsConfig>;
 }
 
 /** What a machine last applied, per document kind. */
 export interface MachineStatusOf {
   skills: SkillsMachineStatus;
   mcp: McpMachineStatus;
+  agents: AgentsMachineStatus;
 }
 
 export const EMPTY_DOCUMENTS: TeamDocuments = {
   skills: { version: 0, config: { sources: [] }, updatedAtMs: null },
   mcp: { version: 0, config: { servers: {} }, updatedAtMs: null },
+  agents: { version: 0, config: { agents: {} }, updatedAtMs: null },
 };
 
 export function documentEtag(version: number): string {

@@ -6,10 +6,11 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { documentEtag, type DocumentKind, EMPTY_DOCUMENTS, ifMatchAllows, type MachineStatusOf, type TeamDocuments } from "./team-documents";
+import { DOCUMENT_KINDS, documentEtag, type DocumentKind, EMPTY_DOCUMENTS, ifMatchAllows, type MachineStatusOf, type TeamDocuments } from "./team-documents";
 import { machineObject } from "./stubs";
 import { sidecarVersionAdvice } from "../protocol/version";
 import type { AuditEntry, AuditPage, AuditQuery, Machine, McpMachineStatus, SkillsMachineStatus, TokenInfo } from "../protocol/resources";
+import type { AgentsMachineStatus } from "../protocol/agents-config";
 import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTarget } from "../protocol/notifications";
 import { Deliverer } from "../notifications/deliverer";
 import { settings } from "../settings";
@@ -192,7 +193,7 @@ export class TeamObject extends DurableObject<Env> {
     };
     return {
       documents: await this.getDocuments(),
-      recorded: { skills: await recordedVersion("skills"), mcp: await recordedVersion("mcp") },
+      recorded: { skills: await recordedVersion("skills"), mcp: await recordedVersion("mcp"), agents: await recordedVersion("agents") },
       subscriptions: this.subscriptionsFor(m.id),
     };
   }
@@ -446,13 +447,14 @@ export class TeamObject extends DurableObject<Env> {
     return { invocations: this.invocations, writes: this.writes };
   }
 
-  // ---------- the team's documents: skills and MCP servers (one of each per deployment) ----------
+  // ---------- the team's documents: skills, MCP servers and agents (one of each per deployment) ----------
 
   async getDocuments(): Promise<TeamDocuments> {
-    const stored = await this.ctx.storage.get<TeamDocuments[DocumentKind]>(["skills", "mcp"]);
+    const stored = await this.ctx.storage.get<TeamDocuments[DocumentKind]>([...DOCUMENT_KINDS]);
     return {
       skills: (stored.get("skills") as TeamDocuments["skills"] | undefined) ?? EMPTY_DOCUMENTS.skills,
       mcp: (stored.get("mcp") as TeamDocuments["mcp"] | undefined) ?? EMPTY_DOCUMENTS.mcp,
+      agents: (stored.get("agents") as TeamDocuments["agents"] | undefined) ?? EMPTY_DOCUMENTS.agents,
     };
   }
 
@@ -483,6 +485,10 @@ export class TeamObject extends DurableObject<Env> {
     await this.recordApplied("mcp", machine, outcome, { servers: [], perAgent: {}, errors: [] });
   }
 
+  async recordAgentsApplied(machine: string, outcome: AppliedOutcome<AgentsMachineStatus>): Promise<void> {
+    await this.recordApplied("agents", machine, outcome, { agents: {}, errors: [] });
+  }
+
   /** What a machine applied, or why it did not: then what it applied before stays, with the error. */
   private async recordApplied<S extends AppliedStatus>(
     kind: DocumentKind,
@@ -508,6 +514,10 @@ export class TeamObject extends DurableObject<Env> {
 
   async mcpStatus(): Promise<McpMachineStatus[]> {
     return this.statusOf("mcp");
+  }
+
+  async agentsStatus(): Promise<AgentsMachineStatus[]> {
+    return this.statusOf("agents");
   }
 
   private async statusOf<K extends DocumentKind>(kind: K): Promise<MachineStatusOf[K][]> {

@@ -17,6 +17,7 @@
  * a schema for its arguments (parsed by the sidecar) and for its result (parsed by the worker).
  */
 import { z } from "zod";
+import { AgentsApplyArgs, AgentsApplyResult } from "./agents-config";
 import { RegistryAgent } from "./registry";
 import { LIMITS } from "./limits";
 import { PROBLEMS, type ProblemCode } from "./problems";
@@ -198,6 +199,7 @@ export const OPS = {
   },
   "skills.apply": { args: SkillsApplyArgs, result: SkillsApplyResult },
   "mcp.apply": { args: McpApplyArgs, result: McpApplyResult },
+  "agents.apply": { args: AgentsApplyArgs, result: AgentsApplyResult },
   /** Per-directory entries (stored in `<directory>/.sandbox-agent/config/`, as sandbox-agent keeps them). */
   "mcp.entry.get": { args: z.object({ directory: MachinePath, name: McpName }), result: McpServerConfig },
   "mcp.entry.put": { args: z.object({ directory: MachinePath, name: McpName, config: McpServerConfig }), result: z.object({ path: z.string() }) },

@@ -80,6 +80,11 @@ export const BUILTIN_REGISTRY_IDS: Record<string, string> = {
   amp: "amp-acp",
 };
 
+/** A built-in agent's registry id (`claude` is `claude-acp`), or the id itself. */
+export function registryIdOf(agent: string): string {
+  return BUILTIN_REGISTRY_IDS[agent] ?? agent;
+}
+
 /** A built-in agent's name for a registry id, or the id itself. */
 export function builtinName(id: string): string {
   for (const [name, registryId] of Object.entries(BUILTIN_REGISTRY_IDS)) if (registryId === id) return name;

@@ -10,10 +10,10 @@ import { settings } from "../settings";
 import { declare } from "../http/access";
 import { relay } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
-import { defaultCache, loadCatalog } from "../agents-registry/catalog";
+import { deploymentCatalog } from "../agents-registry/deployment";
 import { withRegistry } from "../agents-registry/merge";
 import { ProblemError } from "../protocol/problems";
-import { builtinName, distributionKinds, RegistryAgent } from "../protocol/registry";
+import { builtinName, distributionKinds, RegistryAgent, registryIdOf } from "../protocol/registry";
 import { AgentId, AgentInfo, AgentList, AgentRegistryInfo, BUILTIN_AGENT_IDS, InstallRequest, InstallResult } from "../protocol/resources";
 
 const AgentParams = z.object({ agent: AgentId });
@@ -87,15 +87,12 @@ const catalog = createRoute(
   ),
 );
 
-/** The registry as this deployment reads it (cached: see src/agents-registry/catalog.ts). */
-const catalogOf = (env: AppEnv["Bindings"]) => loadCatalog(settings(env).registryUrl, defaultCache());
-
 /** Built-in names are not registry ids: an install of `claude` never looks the registry up. */
 const isBuiltin = (agent: string) => (BUILTIN_AGENT_IDS as readonly string[]).includes(builtinName(agent));
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(catalog, async (c) => {
-    const loaded = await catalogOf(c.env);
+    const loaded = await deploymentCatalog(c.env);
     return c.json(
       { ...loaded, agents: loaded.agents.map((a) => ({ ...a, distributions: distributionKinds(a), builtin: isBuiltin(a.id) ? builtinName(a.id) : null })) },
       200,
@@ -103,7 +100,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(list, async (c) => {
     const { config, no_cache } = c.req.valid("query");
-    const [machine, loaded] = await Promise.all([relay(c, "agents.list", { config, noCache: no_cache }), catalogOf(c.env)]);
+    const [machine, loaded] = await Promise.all([relay(c, "agents.list", { config, noCache: no_cache }), deploymentCatalog(c.env)]);
     const platform = machine.platform ?? null;
     return c.json(
       {
@@ -117,7 +114,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(get, async (c) => {
     const { config, no_cache } = c.req.valid("query");
     const { agent } = c.req.valid("param");
-    const [info, loaded] = await Promise.all([relay(c, "agents.get", { agent, config, noCache: no_cache }), catalogOf(c.env)]);
+    const [info, loaded] = await Promise.all([relay(c, "agents.get", { agent, config, noCache: no_cache }), deploymentCatalog(c.env)]);
     const [merged] = withRegistry([info], loaded.agents, null).filter((a) => a.id === agent);
     // Known to nobody: not built in, not installed, not in the registry.
     if (!isBuiltin(agent) && !info.installed && !merged?.registry)
@@ -128,15 +125,15 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
     const request = c.req.valid("json") ?? {};
     const { agent } = c.req.valid("param");
     const timeout = settings(c.env).installTimeoutMs;
-    if (isBuiltin(agent)) return c.json(await relay(c, "agents.install", { agent, request }, timeout), 200);
-    // Any other agent installs by what the registry says of it now (the sidecar never reads the registry).
-    const loaded = await catalogOf(c.env);
-    const entry = loaded.agents.find((a) => a.id === agent);
-    if (!entry) {
+    // The registry's entry goes with the install: a built-in agent takes its version from it (unless the
+    // request names one), any other installs by it (the sidecar never reads the registry).
+    const loaded = await deploymentCatalog(c.env);
+    const entry = loaded.agents.find((a) => a.id === registryIdOf(agent));
+    if (!entry && !isBuiltin(agent)) {
       throw new ProblemError(
         "unsupported_agent",
         `'${agent}' is neither built in nor an agent of the registry (${loaded.url}${loaded.error ? `, unreachable: ${loaded.error}` : ""})`,
       );
     }
-    return c.json(await relay(c, "agents.install", { agent, request, entry }, timeout), 200);
+    return c.json(await relay(c, "agents.install", { agent, request, ...(entry ? { entry } : {}) }, timeout), 200);
   });

@@ -8,14 +8,14 @@ export const skillsRoutes = teamDocumentRoutes({
   kind: "skills",
   title: "skills configuration",
   documentId: "SkillsConfig",
-  entryId: "SkillsConfig",
   document: SkillsConfig,
   status: SkillsMachineStatus,
   readStatus: (c) => teamStub(c.env).skillsStatus(),
-  nameParam: "skillName",
-  name: SkillName,
-  entry: SkillsConfig,
-  entries: {
+  perDirectory: {
+    entryId: "SkillsConfig",
+    nameParam: "skillName",
+    name: SkillName,
+    entry: SkillsConfig,
     get: (c, directory, name) => relay(c, "skills.entry.get", { directory, name }),
     // The folder's skills are installed (cloned, copied) before this answers.
     put: async (c, directory, name, config) => void (await relay(c, "skills.entry.put", { directory, name, config }, 5 * 60_000)),

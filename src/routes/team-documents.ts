@@ -1,11 +1,11 @@
 /**
- * The team's documents, skills and MCP servers (docs/architecture.md, "Team
- * configuration"), served alike:
+ * The team's documents, skills, MCP servers and agents (docs/architecture.md, "Team configuration"),
+ * served alike:
  *
  *   GET/PUT /config/{kind}            the team's document (ETag, If-Match); every machine applies it
  *   GET     /config/{kind}/status     per machine: what it applied, when, and what went wrong
  *   GET/PUT/DELETE /config/{kind}?directory=&{name}=   one named entry for one folder of one machine,
- *                                     as the sandbox-agent SDK calls them
+ *                                     as the sandbox-agent SDK calls them (skills and MCP only)
  */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -31,17 +31,19 @@ export interface DocumentSpec<K extends DocumentKind, Entry extends z.ZodType> {
   /** "skills configuration", "MCP servers": for summaries and errors. */
   title: string;
   document: z.ZodType<TeamDocuments[K]["config"]>;
-  /** The OpenAPI component names of the document and entry schemas (their `.meta({ id })`). */
+  /** The OpenAPI component name of the document schema (its `.meta({ id })`). */
   documentId: string;
-  entryId: string;
   status: z.ZodType;
   readStatus: (c: Context<AppEnv>) => Promise<unknown[]>;
-  /** The query parameter naming an entry (`skillName`, `mcpName`) and its schema. */
-  nameParam: string;
-  name: z.ZodType<string>;
-  entry: Entry;
-  /** Per-directory entries live on the machine: these reach it through the tunnel. */
-  entries: {
+  /** Named entries per folder of one machine, beside the team's document (skills and MCP servers have them). */
+  perDirectory?: {
+    /** The OpenAPI component name of the entry schema. */
+    entryId: string;
+    /** The query parameter naming an entry (`skillName`, `mcpName`) and its schema. */
+    nameParam: string;
+    name: z.ZodType<string>;
+    entry: Entry;
+    /** Per-directory entries live on the machine: these reach it through the tunnel. */
     get(c: Context<AppEnv>, directory: string, name: string): Promise<z.output<Entry>>;
     put(c: Context<AppEnv>, directory: string, name: string, value: z.output<Entry>): Promise<void>;
     delete(c: Context<AppEnv>, directory: string, name: string): Promise<void>;
@@ -50,29 +52,33 @@ export interface DocumentSpec<K extends DocumentKind, Entry extends z.ZodType> {
 
 export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodType>(spec: DocumentSpec<K, Entry>) {
   const path = `/config/${spec.kind}`;
+  const entries = spec.perDirectory;
   // Built per kind, so typed here by their shape (the name parameter differs: skillName, mcpName).
-  const entryQuery: z.ZodObject<Record<string, z.ZodType<string>>> = z.object({
-    directory: MachinePath.describe("a folder on the machine"),
-    [spec.nameParam]: spec.name,
-  });
-  const optionalEntryQuery: z.ZodObject<Record<string, z.ZodType<string | undefined>>> = entryQuery.partial();
+  const entryQuery: z.ZodObject<Record<string, z.ZodType<string>>> | null = entries
+    ? z.object({ directory: MachinePath.describe("a folder on the machine"), [entries.nameParam]: entries.name })
+    : null;
+  const optionalEntryQuery: z.ZodObject<Record<string, z.ZodType<string | undefined>>> | null = entryQuery?.partial() ?? null;
+  const query = optionalEntryQuery ? { query: optionalEntryQuery } : {};
   // Which of the two a PUT carries depends on its query: the handler parses it (parseJsonBody); the
   // document names both, by reference to their schemas.
-  const body = { oneOf: [{ $ref: `#/components/schemas/${spec.documentId}` }, { $ref: `#/components/schemas/${spec.entryId}` }] };
+  const body = entries
+    ? { oneOf: [{ $ref: `#/components/schemas/${spec.documentId}` }, { $ref: `#/components/schemas/${entries.entryId}` }] }
+    : { $ref: `#/components/schemas/${spec.documentId}` };
   const onMachine = { role: "member", machine: true } as const;
+  const withEntry = (text: string) => (entries ? `${text}; with directory and ${entries.nameParam}, ` : text);
 
   const read = createRoute(
     declare(
-      { role: "viewer", machine: false, withDirectory: { role: "viewer", machine: true } },
+      { role: "viewer", machine: false, ...(entries ? { withDirectory: { role: "viewer", machine: true } as const } : {}) },
       {
         method: "get",
         path,
-        summary: `The team's ${spec.title}; with directory and ${spec.nameParam}, that folder's entry on the machine`,
-        request: { query: optionalEntryQuery },
+        summary: `${withEntry(`The team's ${spec.title}`)}${entries ? "that folder's entry on the machine" : ""}`,
+        request: query,
         responses: {
           200: {
-            description: "the document (empty until one is set), or the entry",
-            content: { "application/json": { schema: z.union([spec.document, spec.entry]) } },
+            description: entries ? "the document (empty until one is set), or the entry" : "the document (empty until one is set)",
+            content: { "application/json": { schema: entries ? z.union([spec.document, entries.entry]) : spec.document } },
             headers: EtagHeader,
           },
           ...errors(...MACHINE_ERRORS, "not_found"),
@@ -83,33 +89,23 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
 
   const write = createRoute(
     declare(
-      { role: "admin", machine: false, withDirectory: onMachine },
+      { role: "admin", machine: false, ...(entries ? { withDirectory: onMachine } : {}) },
       {
         method: "put",
         path,
-        summary: `Replace the team's ${spec.title} (every connected machine applies it); with directory and ${spec.nameParam}, set that folder's entry on the machine`,
+        summary: `${withEntry(`Replace the team's ${spec.title} (every connected machine applies it)`)}${entries ? "set that folder's entry on the machine" : ""}`,
         request: {
-          query: optionalEntryQuery,
+          ...query,
           headers: z.object({ "if-match": z.string().max(256).optional().describe("the ETag you read; 412 if it changed since") }),
           body: { required: true, content: { "application/json": { schema: body } } },
         },
         responses: {
           200: { ...json(spec.document, "the stored document"), headers: EtagHeader },
-          204: { description: "the folder's entry is stored" },
+          ...(entries ? { 204: { description: "the folder's entry is stored" } } : {}),
           ...errors(...MACHINE_ERRORS, "not_found", "precondition_failed", "payload_too_large", "unsupported_media_type"),
         },
       },
     ),
-  );
-
-  const remove = createRoute(
-    declare(onMachine, {
-      method: "delete",
-      path,
-      summary: `Delete a folder's ${spec.title} entry on the machine (the team's document is replaced, not deleted)`,
-      request: { query: entryQuery },
-      responses: { 204: { description: "deleted (or was not there)" }, ...errors(...MACHINE_ERRORS, "not_found") },
-    }),
   );
 
   const status = createRoute(
@@ -118,7 +114,7 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
       {
         method: "get",
         path: `${path}/status`,
-        summary: `Per machine: the ${spec.title} version it applied, when, what it wrote and any error`,
+        summary: `Per machine: the ${spec.title} version it applied, when, what it did and any error`,
         responses: { 200: json(z.object({ version: z.string(), machines: z.array(spec.status) }), "status"), ...errors() },
       },
     ),
@@ -126,29 +122,31 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
 
   /** The entry the query names, or null for the team's document; half a query is a mistake, said as such. */
   const entryOf = (query: Record<string, string | undefined>): { directory: string; name: string } | null => {
+    if (!entries) return null;
     const directory = query.directory;
-    const name = query[spec.nameParam];
+    const name = query[entries.nameParam];
     if (directory === undefined && name === undefined) return null;
-    if (directory === undefined || name === undefined) throw new ProblemError("invalid_request", `give both directory and ${spec.nameParam}, or neither`);
+    if (directory === undefined || name === undefined) throw new ProblemError("invalid_request", `give both directory and ${entries.nameParam}, or neither`);
     return { directory, name };
   };
+  const queryOf = (c: Context<AppEnv>): Record<string, string | undefined> => (entries ? c.req.query() : {});
 
   const routes = new OpenAPIHono<AppEnv>();
   routes.use(
     path,
     bodyLimit({ maxSize: MAX_DOCUMENT_BYTES, onError: () => problem("payload_too_large", `a ${spec.title} document is at most ${MAX_DOCUMENT_BYTES} bytes`) }),
   );
-  return routes
+  routes
     .openapi(read, async (c) => {
-      const entry = entryOf(c.req.valid("query"));
-      if (entry) return c.json(await spec.entries.get(c, entry.directory, entry.name), 200);
+      const entry = entryOf(queryOf(c));
+      if (entries && entry) return c.json(await entries.get(c, entry.directory, entry.name), 200);
       const stored = (await teamStub(c.env).getDocuments())[spec.kind];
       return c.json(stored.config, 200, { ETag: documentEtag(stored.version) });
     })
     .openapi(write, async (c) => {
-      const entry = entryOf(c.req.valid("query"));
-      if (entry) {
-        await spec.entries.put(c, entry.directory, entry.name, await parseJsonBody(c, spec.entry));
+      const entry = entryOf(queryOf(c));
+      if (entries && entry) {
+        await entries.put(c, entry.directory, entry.name, await parseJsonBody(c, entries.entry));
         return c.body(null, 204);
       }
       const document = await parseJsonBody(c, spec.document);
@@ -158,14 +156,26 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
       if (!ok) throw new ProblemError("precondition_failed", `the document changed since you read it: it is now version ${etag}`, { etag });
       return c.json(stored.config, 200, { ETag: etag });
     })
-    .openapi(remove, async (c) => {
-      const entry = entryOf(c.req.valid("query"));
-      if (!entry) throw new ProblemError("invalid_request", `give directory and ${spec.nameParam}`);
-      await spec.entries.delete(c, entry.directory, entry.name);
-      return c.body(null, 204);
-    })
     .openapi(status, async (c) => {
       const [documents, machines] = await Promise.all([teamStub(c.env).getDocuments(), spec.readStatus(c)]);
       return c.json({ version: documentEtag(documents[spec.kind].version), machines }, 200);
     });
+  if (entries && entryQuery) {
+    const remove = createRoute(
+      declare(onMachine, {
+        method: "delete",
+        path,
+        summary: `Delete a folder's ${spec.title} entry on the machine (the team's document is replaced, not deleted)`,
+        request: { query: entryQuery },
+        responses: { 204: { description: "deleted (or was not there)" }, ...errors(...MACHINE_ERRORS, "not_found") },
+      }),
+    );
+    routes.openapi(remove, async (c) => {
+      const entry = entryOf(c.req.valid("query"));
+      if (!entry) throw new ProblemError("invalid_request", `give directory and ${entries.nameParam}`);
+      await entries.delete(c, entry.directory, entry.name);
+      return c.body(null, 204);
+    });
+  }
+  return routes;
 }

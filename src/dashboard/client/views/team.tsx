@@ -1,5 +1,6 @@
-/** The team's configuration: skills and MCP servers for every machine (admin edits, everyone reads), and your notifications. */
+/** The team's configuration: skills, MCP servers and agents for every machine (admin edits, everyone reads), and your notifications. */
 import { useState } from "preact/hooks";
+import type { AgentsMachineStatus } from "../../../protocol/agents-config";
 import type { McpMachineStatus, SkillsMachineStatus } from "../../../protocol/resources";
 import type { Subscription } from "../../../protocol/notifications";
 import { api, apiJson, errorText, send } from "../api";
@@ -9,12 +10,19 @@ import { Note, Table } from "./parts";
 type Status = Pick<SkillsMachineStatus, "machine" | "version" | "appliedAtMs" | "error"> & {
   skills?: string[];
   servers?: string[];
+  agents?: AgentsMachineStatus["agents"];
   errors: ({ source: string; error: string } | { agent: string; error: string })[];
 };
 
 const DOCUMENTS = {
-  skills: { title: "Team skills", list: (m: Status) => m.skills ?? [] },
-  mcp: { title: "Team MCP servers", list: (m: Status) => m.servers ?? [] },
+  skills: { title: "Team skills", column: "skills", list: (m: Status) => m.skills ?? [], hint: null },
+  mcp: { title: "Team MCP servers", column: "servers", list: (m: Status) => m.servers ?? [], hint: null },
+  agents: {
+    title: "Team agents",
+    column: "installed",
+    list: (m: Status) => Object.entries(m.agents ?? {}).map(([agent, a]) => `${agent} ${a.installedVersion ?? "—"}`),
+    hint: 'Every machine installs these, at the registry\'s version ("latest") or the one pinned, with non-secret settings: {"agents": {"gemini": {"version": "0.61.0"}, "claude": {"env": {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}}}}',
+  },
 } as const;
 
 function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
@@ -28,7 +36,7 @@ function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
     const res = await api(`/v1/config/${kind}`);
     setEtag(res.headers.get("etag"));
     setText(JSON.stringify(await res.json(), null, 2));
-    setStatus(await apiJson<{ version: string; machines: (SkillsMachineStatus | McpMachineStatus)[] }>(`/v1/config/${kind}/status`));
+    setStatus(await apiJson<{ version: string; machines: (SkillsMachineStatus | McpMachineStatus | AgentsMachineStatus)[] }>(`/v1/config/${kind}/status`));
   };
   usePoll(() => load().catch((err) => setNote(errorText(err))), [kind], 60_000);
   const save = async () => {
@@ -46,6 +54,7 @@ function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
   return (
     <section id={`${kind}-section`}>
       <h2>{DOCUMENTS[kind].title}</h2>
+      {DOCUMENTS[kind].hint ? <p class="hint">{DOCUMENTS[kind].hint}</p> : null}
       <textarea id={kind} rows={8} spellcheck={false} readOnly={!isAdmin} value={text} onInput={(e) => setText(e.currentTarget.value)} />
       {isAdmin ? (
         <div class="row">
@@ -62,7 +71,7 @@ function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
           { label: "machine", cell: (m) => m.machine },
           { label: "applied", cell: (m) => (m.version === status?.version ? `${m.version} (current)` : String(m.version)) },
           { label: "when", cell: (m) => (m.appliedAtMs ? new Date(m.appliedAtMs).toLocaleTimeString() : "—") },
-          { label: kind === "skills" ? "skills" : "servers", cell: (m) => DOCUMENTS[kind].list(m).join(", ") || "—" },
+          { label: DOCUMENTS[kind].column, cell: (m) => DOCUMENTS[kind].list(m).join(", ") || "—" },
           {
             label: "errors",
             class: "error",
@@ -132,6 +141,7 @@ export function TeamView() {
     <>
       <TeamDocument kind="skills" />
       <TeamDocument kind="mcp" />
+      <TeamDocument kind="agents" />
       <Notifications />
     </>
   );

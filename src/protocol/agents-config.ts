@@ -1,0 +1,87 @@
+/**
+ * The team's agents document (docs/architecture.md, "Team configuration"): which agents every machine
+ * should have, at which version, with which non-secret settings. The third team document beside skills
+ * and MCP servers, on the same fan-out and apply path; each machine installs or upgrades what it lacks
+ * when it connects and when the document changes, and reports per agent.
+ */
+import { z } from "zod";
+import { RegistryAgent } from "./registry";
+import { AgentId, VersionSpec } from "./resources";
+
+/**
+ * A name that says it holds a secret. The document is readable by every viewer and written to every
+ * machine, so a credential has no place in it: credentials stay on each machine (its environment or
+ * the agent's own login).
+ */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i;
+
+export const AgentSettingsEnv = z
+  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name"), z.string().max(4096))
+  .refine((env) => Object.keys(env).length <= 32, "at most 32 variables")
+  .superRefine((env, ctx) => {
+    for (const name of Object.keys(env).filter((n) => SECRET_NAME.test(n))) {
+      ctx.addIssue({
+        code: "custom",
+        path: [name],
+        message: `${name} looks like a secret: the team document is readable by every viewer and copied to every machine; set credentials on the machine itself`,
+      });
+    }
+  })
+  .describe("non-secret defaults for the agent's process environment (a variable the machine's own environment sets wins)");
+
+export const AgentsConfigEntry = z
+  .object({
+    version: VersionSpec.default("latest").describe(
+      "`latest`: the version the ACP registry names (upgraded when it moves on); or a version to pin (for an agent driven through an adapter, the adapter's version, as the registry names it)",
+    ),
+    env: AgentSettingsEnv.optional(),
+  })
+  .strict()
+  .meta({ id: "AgentsConfigEntry" });
+export type AgentsConfigEntry = z.infer<typeof AgentsConfigEntry>;
+
+export const AgentsConfig = z
+  .object({
+    agents: z
+      .record(AgentId, AgentsConfigEntry)
+      .refine((a) => Object.keys(a).length <= 64, "at most 64 agents")
+      .describe("by agent id: a built-in name (claude) or an ACP registry id"),
+  })
+  .strict()
+  .meta({ id: "AgentsConfig" });
+export type AgentsConfig = z.infer<typeof AgentsConfig>;
+
+const AgentApplied = z.object({
+  installedVersion: z.string().nullable().describe("the version that runs the agent now (null: not installed)"),
+  error: z.string().nullable().describe("why it is not at the version asked for"),
+});
+
+export const AgentsMachineStatus = z
+  .object({
+    machine: z.string(),
+    version: z.string().nullable().describe("the document version (ETag) this machine applied last"),
+    appliedAtMs: z.number().int().nullable(),
+    agents: z.record(z.string(), AgentApplied).describe("per agent of the document"),
+    errors: z.array(z.object({ agent: z.string(), error: z.string() })),
+    error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
+  })
+  .meta({ id: "AgentsMachineStatus" });
+export type AgentsMachineStatus = z.infer<typeof AgentsMachineStatus>;
+
+/** What the machine object hands the sidecar: the document, and the registry's entry of each of its agents. */
+export const AgentsApplyArgs = z.object({
+  version: z.string(),
+  config: AgentsConfig,
+  entries: z.record(z.string(), RegistryAgent).describe("by the document's agent id: its registry entry, where the registry has one"),
+});
+export type AgentsApplyArgs = z.infer<typeof AgentsApplyArgs>;
+
+export const AgentsApplyResult = z.object({
+  version: z.string(),
+  /** True when every agent was already installed at what the document asks and its settings were kept. */
+  unchanged: z.boolean().optional(),
+  appliedAtMs: z.number(),
+  agents: z.record(z.string(), AgentApplied),
+  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
+});
+export type AgentsApplyResult = z.infer<typeof AgentsApplyResult>;
