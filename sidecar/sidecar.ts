@@ -160,7 +160,7 @@ export class Sidecar {
       "acp.delete": async ({ serverId }) => ({ deleted: await this.acp.delete(serverId) }),
       "acp.list": async () => ({ servers: this.acp.list() }),
       "agents.list": (args) => this.agents.list(args),
-      "agents.get": (args) => this.agents.get(args.agent, args),
+      "agents.get": async (args) => ({ ...(await this.agents.get(args.agent, args)), platform: `${process.platform}-${process.arch}` }),
       "agents.install": async ({ agent, request, entry }) => {
         const result = await this.installer.install(agent, request, entry);
         if (!result.already_installed) this.installedOne();

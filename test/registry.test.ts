@@ -153,6 +153,12 @@ describe("agents from the ACP registry", () => {
     expect(byId["echo-npx"]).toMatchObject({ installed: false, registry: { installable: true, distributions: ["npx"] } });
     expect(byId["mac-only"]!.registry).toMatchObject({ installable: false });
     expect(byId["mac-only"]!.registry!.reason).toContain("darwin-aarch64");
+    // One agent says the same, judged for this machine's platform.
+    const one = (await (await rt.api("/v1/agents/mac-only")).json()) as { registry: { installable: boolean; reason: string } };
+    expect(one.registry).toMatchObject({ installable: false });
+    expect(one.registry.reason).toContain("linux-x86_64");
+    const echoBin = (await (await rt.api("/v1/agents/echo-bin")).json()) as { registry: { installable: boolean } };
+    expect(echoBin.registry.installable).toBe(true);
   });
 
   it("installs an npx agent into the data folder, idempotently, and it finishes a turn", async () => {

@@ -166,7 +166,11 @@ export const OPS = {
   "acp.delete": { args: z.object({ serverId: Id }), result: Deleted },
   "acp.list": { args: Nothing, result: AcpServerList },
   "agents.list": { args: z.object({ config: z.boolean(), noCache: z.boolean() }), result: AgentList },
-  "agents.get": { args: z.object({ agent: AgentId, config: z.boolean(), noCache: z.boolean() }), result: AgentInfo },
+  "agents.get": {
+    args: z.object({ agent: AgentId, config: z.boolean(), noCache: z.boolean() }),
+    // The machine's platform rides along (absent from sidecars before it), for what the registry offers it.
+    result: AgentInfo.extend({ platform: z.string().optional() }),
+  },
   "agents.install": {
     args: z.object({
       agent: AgentId,

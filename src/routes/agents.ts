@@ -114,8 +114,8 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(get, async (c) => {
     const { config, no_cache } = c.req.valid("query");
     const { agent } = c.req.valid("param");
-    const [info, loaded] = await Promise.all([relay(c, "agents.get", { agent, config, noCache: no_cache }), deploymentCatalog(c.env)]);
-    const [merged] = withRegistry([info], loaded.agents, null).filter((a) => a.id === agent);
+    const [{ platform, ...info }, loaded] = await Promise.all([relay(c, "agents.get", { agent, config, noCache: no_cache }), deploymentCatalog(c.env)]);
+    const [merged] = withRegistry([info], loaded.agents, platform ?? null).filter((a) => a.id === agent);
     // Known to nobody: not built in, not installed, not in the registry.
     if (!isBuiltin(agent) && !info.installed && !merged?.registry)
       throw new ProblemError("unsupported_agent", `'${agent}' is neither built in, installed, nor an agent of the registry`);
