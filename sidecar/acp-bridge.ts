@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { createInterface } from "node:readline";
-import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult, OpResult, StreamEnd } from "../src/protocol/frames";
+import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult, OpArgs, OpResult, StreamEnd } from "../src/protocol/frames";
 import { PendingCalls } from "../src/protocol/pending-calls";
 import { ProblemError } from "../src/protocol/problems";
 import type { AcpServer as AcpServerInfo, AgentId } from "../src/protocol/resources";
@@ -67,16 +67,6 @@ export function reattachCapabilities(initializeResult: unknown): { resume: boole
     load: caps?.loadSession === true,
     list: caps?.sessionCapabilities?.list != null,
   };
-}
-
-/** Is this client message an `initialize` request? (Checked on the text first: most messages are not.) */
-function isInitialize(message: string): boolean {
-  if (!message.includes('"initialize"')) return false;
-  try {
-    return (JSON.parse(message) as { method?: unknown }).method === "initialize";
-  } catch {
-    return false;
-  }
 }
 
 export class AcpServer {
@@ -153,7 +143,8 @@ export class AcpServer {
    * Write one client message; for a request, resolve with the agent's response. `signal` is the
    * worker giving up (a deadline): the request stops waiting and its id is free for a retry.
    */
-  async post(message: string, awaitId: string | number | null, signal?: AbortSignal): Promise<AcpPostResult> {
+  /** `initialize`: the message is the client's `initialize` (the worker parsed it and said so). */
+  async post(message: string, awaitId: string | number | null, signal?: AbortSignal, initialize = false): Promise<AcpPostResult> {
     if (!this.process.running) throw new ProblemError("agent_process_exited", `the agent process of '${this.serverId}' has exited`);
     this.lastActivityMs = Date.now();
     if (awaitId === null) {
@@ -175,7 +166,7 @@ export class AcpServer {
     }
     const outcome = await answer;
     if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
-    if (isInitialize(message) && outcome.value.status === 200) await this.authenticateFromEnv(outcome.value.body);
+    if (initialize && outcome.value.status === 200) await this.authenticateFromEnv(outcome.value.body);
     return outcome.value;
   }
 
@@ -343,16 +334,16 @@ export class AcpServers {
     return () => this.createdListeners.delete(listener);
   }
 
-  async post(
-    serverId: string,
-    agent: AgentId | undefined,
-    message: string,
-    awaitId: string | number | null,
-    signal?: AbortSignal,
-    firstSeq?: number,
-  ): Promise<AcpPostResult> {
+  /**
+   * A client message, as the worker parsed it (`acp.post`): its method (null for a response) and, for a
+   * session start, its cwd; the sidecar reads the message itself only to add a folder's MCP servers.
+   */
+  async post(args: OpArgs<"acp.post">, signal?: AbortSignal): Promise<AcpPostResult> {
+    const { serverId, agent, awaitId, firstSeq, method, cwd } = args;
     const server = await this.serverFor(serverId, agent, firstSeq);
-    return server.post(await this.withFolderMcpServers(message), awaitId, signal);
+    const sessionStart = (method === "session/new" || method === "session/load") && cwd !== undefined;
+    const message = sessionStart ? await this.withFolderMcpServers(args.message, cwd) : args.message;
+    return server.post(message, awaitId, signal, method === "initialize");
   }
 
   /**
@@ -412,10 +403,10 @@ export class AcpServers {
 
   /**
    * A `session/new` or `session/load` for a folder with MCP entries gets them added to its `mcpServers`
-   * (the client's own come first and win on a name). Any other message passes untouched, unparsed.
+   * (the client's own come first and win on a name); for a folder without, it passes untouched, unparsed.
    */
-  private async withFolderMcpServers(message: string): Promise<string> {
-    if (!message.includes('"session/new"') && !message.includes('"session/load"')) return message;
+  private async withFolderMcpServers(message: string, cwd: string): Promise<string> {
+    if ((await this.folderMcpServers(cwd)).length === 0) return message;
     let value: unknown;
     try {
       value = JSON.parse(message);

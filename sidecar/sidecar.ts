@@ -154,7 +154,7 @@ export class Sidecar {
 
   private handlers(): OpHandlers {
     return {
-      "acp.post": ({ serverId, agent, message, awaitId, firstSeq }, { signal }) => this.acp.post(serverId, agent, message, awaitId, signal, firstSeq),
+      "acp.post": (args, { signal }) => this.acp.post(args, signal),
       "acp.restore": (args) => this.acp.restore(args),
       "acp.discover": ({ agent, cwd }) => this.acp.discover(agent, cwd),
       "acp.delete": async ({ serverId }) => ({ deleted: await this.acp.delete(serverId) }),

@@ -854,7 +854,19 @@ export class MachineObject extends DurableObject<Env> {
     const target = sessionIdIn(message.params);
     if (message.method === "session/load" && target) this.sessions.loading(serverId, target);
     const firstSeq = agent ? this.sessions.firstSeqOf(serverId) : undefined;
-    const args = { serverId, ...(agent ? { agent } : {}), message: JSON.stringify(message), awaitId, ...(firstSeq ? { firstSeq } : {}) };
+    const method = "method" in message && typeof message.method === "string" ? message.method : null;
+    const params: unknown = "params" in message ? message.params : undefined;
+    const startsSession = method === "session/new" || method === "session/load";
+    const cwd = startsSession && typeof params === "object" && params !== null && "cwd" in params && typeof params.cwd === "string" ? params.cwd : undefined;
+    const args = {
+      serverId,
+      ...(agent ? { agent } : {}),
+      message: JSON.stringify(message),
+      method,
+      ...(cwd !== undefined ? { cwd } : {}),
+      awaitId,
+      ...(firstSeq ? { firstSeq } : {}),
+    };
     let outcome = await this.call("acp.post", args, timeoutMs);
     // Only a message for a session recorded on this server brings its agent back: any other message for a
     // server whose agent is gone finds the id free, as before (its first POST names the agent again).

@@ -143,6 +143,9 @@ export const OPS = {
       serverId: Id,
       agent: AgentId.optional(),
       message: z.string(),
+      /** What the worker read of the message when it parsed it, so that the sidecar need not parse it again. */
+      method: z.string().max(256).nullable().describe("its method; null for a response"),
+      cwd: z.string().max(4096).optional().describe("a session/new or session/load: its cwd"),
       awaitId: z.union([z.string(), z.number(), z.null()]),
       /** Where a server started by this call numbers its messages from: after what its earlier incarnation sent. */
       firstSeq: z.number().int().min(1).optional(),
