@@ -113,13 +113,14 @@ export class Installer {
     let adapterVersion: string | null = null;
     if (def.acpAdapter) adapterVersion = await decide("agent_process", def.acpAdapter, "agentProcess", asked(def.acpAdapter, request.agentProcessVersion));
     if (def.native) {
-      // Asked of the registry only when it may matter: no agent installed yet, or the adapter changes.
+      const requested = asked(def.native, request.agentVersion);
+      // Asked of the registry only when it may matter: no version named, and no agent installed yet or the adapter changes.
       const adapterChanges = plan.some((p) => p.key === "agentProcess" && p.keep === null);
       const paired =
-        def.acpAdapter && adapterVersion && (!current.native || adapterChanges)
+        def.acpAdapter && adapterVersion && requested === undefined && (!current.native || adapterChanges)
           ? await this.dependencyRange(agent, def.acpAdapter.name, adapterVersion, def.native.name)
           : undefined;
-      await decide("native_agent", def.native, "native", asked(def.native, request.agentVersion), paired);
+      await decide("native_agent", def.native, "native", requested, paired);
     }
     plan.sort((a, b) => (a.kind === b.kind ? 0 : a.kind === "native_agent" ? -1 : 1)); // reported as before: the agent, then its adapter
 
@@ -174,7 +175,13 @@ export class Installer {
   /** The range of `dependency` that `name@version` depends on (Codex for codex-acp), if it names one. */
   private async dependencyRange(agent: AgentId, name: string, version: string, dependency: string): Promise<string | undefined> {
     const out = await this.npm(agent, ["view", `${name}@${version}`, "dependencies", "--json"], this.dataDir);
-    const range = (JSON.parse(out || "{}") as Record<string, unknown>)[dependency];
+    let dependencies: unknown;
+    try {
+      dependencies = JSON.parse(out || "{}");
+    } catch {
+      return undefined; // not said in a form we read: the agent's own default applies
+    }
+    const range = typeof dependencies === "object" && dependencies !== null ? (dependencies as Record<string, unknown>)[dependency] : undefined;
     return typeof range === "string" && VersionSpec.safeParse(range).success ? range : undefined;
   }
 

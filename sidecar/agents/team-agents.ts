@@ -9,6 +9,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { z } from "zod";
 import type { AgentsApplyArgs, AgentsApplyResult } from "../../src/protocol/agents-config";
 import { ProblemError } from "../../src/protocol/problems";
 import { type RegistryAgent, registryIdOf } from "../../src/protocol/registry";
@@ -21,7 +22,9 @@ import type { Installer } from "./installer";
 
 const log = logger("team-agents");
 
-type TeamEnv = Record<string, Record<string, string>>;
+/** The kept settings, per agent by registry id (read back from the data folder, so parsed). */
+const TeamEnv = z.record(z.string(), z.record(z.string(), z.string()));
+type TeamEnv = z.infer<typeof TeamEnv>;
 
 export class TeamAgents {
   private readonly serial = new SerialApply<AgentsApplyArgs, AgentsApplyResult>((args) => this.applyNow(args));
@@ -52,12 +55,17 @@ export class TeamAgents {
     return Object.fromEntries(Object.entries(defaults).filter(([name]) => process.env[name] === undefined));
   }
 
-  /** The settings of the document applied last (read once from the data folder). */
+  /** The settings of the document applied last (read once from the data folder; none if it is unreadable). */
   private async kept(): Promise<TeamEnv> {
-    this.env ??= await readFile(this.envFile, "utf8").then(
-      (text) => JSON.parse(text) as TeamEnv,
-      () => ({}),
-    );
+    if (this.env) return this.env;
+    const text = await readFile(this.envFile, "utf8").catch(() => null);
+    let parsed: unknown = null;
+    try {
+      parsed = text === null ? null : JSON.parse(text);
+    } catch {
+      log.warn(`${this.envFile} is not JSON: the team's agent settings apply again with the next document`);
+    }
+    this.env = TeamEnv.safeParse(parsed).data ?? {};
     return this.env;
   }
 
