@@ -91,8 +91,11 @@ export class Installer {
     if (def.unavailable) throw new ProblemError("package_unavailable", def.unavailable, { packages: [def.native?.name, def.acpAdapter?.name].filter(Boolean) });
     const current = (await this.installed(agent)) ?? {};
     const registry = registryVersion(entry);
+    // An entry that names no version (`latest`) asks for nothing: what is installed stays, and no connect
+    // asks npm what `latest` is now.
     const asked = (pkg: NpmPackage, requested: string | undefined) =>
-      requested ?? (registry?.name === pkg.name && VersionSpec.safeParse(registry.version).success ? registry.version : undefined);
+      requested ??
+      (registry?.name === pkg.name && registry.version !== "latest" && VersionSpec.safeParse(registry.version).success ? registry.version : undefined);
 
     // Every version is resolved before anything is installed: a package or version the registry does not
     // have fails the install before the first download, so an agent is never left half-installed. The
