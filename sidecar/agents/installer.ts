@@ -16,7 +16,7 @@ import type { AgentId, Artifact, InstallRequest, InstallResult } from "../../src
 import { VersionSpec } from "../../src/protocol/resources";
 import { logger } from "../log";
 import type { ProcessManager } from "../processes";
-import type { RegistryAgent } from "../../src/protocol/registry";
+import { type RegistryAgent, splitPackageSpec } from "../../src/protocol/registry";
 import { type AgentDefinition, type BuiltinAgentId, builtinAgent, type NpmPackage } from "./definitions";
 import { satisfiesRange } from "./node-range";
 import { nodeRunnerFor } from "./node-runner";
@@ -90,7 +90,8 @@ export class Installer {
     }
     if (def.unavailable) throw new ProblemError("package_unavailable", def.unavailable, { packages: [def.native?.name, def.acpAdapter?.name].filter(Boolean) });
     const current = (await this.installed(agent)) ?? {};
-    const registry = registryVersion(entry);
+    const npx = entry?.distribution.npx;
+    const registry = npx ? splitPackageSpec(npx.package) : null;
     // An entry that names no version (`latest`) asks for nothing: what is installed stays, and no connect
     // asks npm what `latest` is now.
     const asked = (pkg: NpmPackage, requested: string | undefined) =>
@@ -234,15 +235,6 @@ export class Installer {
   private npm(agent: AgentId, args: string[], cwd: string): Promise<string> {
     return runTool(this.processes, { command: this.npmCommand, args, cwd, label: `install:${agent}`, what: `npm ${args[0]} failed for agent '${agent}'` });
   }
-}
-
-/** The package and version a registry entry's npx distribution names (`@scope/name@1.2.3`), if any. */
-export function registryVersion(entry: RegistryAgent | undefined): { name: string; version: string } | null {
-  const spec = entry?.distribution.npx?.package;
-  if (!spec) return null;
-  const at = spec.lastIndexOf("@");
-  if (at <= 0) return { name: spec, version: "latest" };
-  return { name: spec.slice(0, at), version: spec.slice(at + 1) };
 }
 
 /**

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import type { AgentsApplyArgs, AgentsApplyResult } from "../../src/protocol/agents-config";
 import { ProblemError } from "../../src/protocol/problems";
-import { type RegistryAgent, registryIdOf } from "../../src/protocol/registry";
+import { type RegistryAgent, registryIdOf, splitPackageSpec } from "../../src/protocol/registry";
 import type { InstallRequest, InstallResult } from "../../src/protocol/resources";
 import { writeFileAtomic } from "../atomic-file";
 import { errorText, logger } from "../log";
@@ -123,7 +123,7 @@ export function installArgs(agent: string, version: string, entry: RegistryAgent
       `the registry offers ${entry.id} ${entry.version} only (as a ${Object.keys(entry.distribution).join(" or ")} distribution): it cannot be pinned to ${version}`,
     );
   }
-  const name = npx.package.lastIndexOf("@") > 0 ? npx.package.slice(0, npx.package.lastIndexOf("@")) : npx.package;
+  const { name } = splitPackageSpec(npx.package);
   return { request: {}, entry: { ...entry, version, distribution: { npx: { ...npx, package: `${name}@${version}` } } } };
 }
 

@@ -80,6 +80,12 @@ export const BUILTIN_REGISTRY_IDS: Record<string, string> = {
   amp: "amp-acp",
 };
 
+/** An npm package spec as the registry writes it (`@scope/name@1.2.3`, `name`): its name and version (`latest` when none). */
+export function splitPackageSpec(spec: string): { name: string; version: string } {
+  const at = spec.lastIndexOf("@");
+  return at <= 0 ? { name: spec, version: "latest" } : { name: spec.slice(0, at), version: spec.slice(at + 1) };
+}
+
 /** A built-in agent's registry id (`claude` is `claude-acp`), or the id itself. */
 export function registryIdOf(agent: string): string {
   return BUILTIN_REGISTRY_IDS[agent] ?? agent;
