@@ -19,7 +19,7 @@ import type { ProcessManager } from "../processes";
 import { type RegistryAgent, splitPackageSpec } from "../../src/protocol/registry";
 import { type AgentDefinition, type BuiltinAgentId, builtinAgent, type NpmPackage } from "./definitions";
 import { satisfiesRange } from "./node-range";
-import { nodeRunnerFor } from "./node-runner";
+import { type NodeScript, nodeRunnerFor, relocated } from "./node-runner";
 import { RegistryInstaller } from "./registry-install";
 
 const log = logger("install");
@@ -202,6 +202,7 @@ export class Installer {
       return { path: bin, ...(await this.runnerOf(target, pkg)), fresh: false, target };
     }
     const staging = `${target}.staging-${process.pid}-${Date.now()}`;
+    let runner: NodeScript | null = null;
     await mkdir(staging, { recursive: true });
     await writeFile(join(staging, "package.json"), JSON.stringify({ name: `agent-runtime-${agent}`, private: true }));
     log.info(`${agent}: installing ${pkg.name}@${version} ...`);
@@ -211,7 +212,7 @@ export class Installer {
         throw new ProblemError("install_failed", `${pkg.name}@${version} installed but has no '${pkg.bin}' command`);
       }
       // A package whose Node no Node here satisfies is refused now, leaving nothing behind.
-      await this.runnerOf(staging, pkg);
+      runner = await relocated(await this.runnerOf(staging, pkg), staging, target);
       await writeFile(join(staging, ".installed"), new Date().toISOString());
       await rm(target, { recursive: true, force: true });
       await rename(staging, target);
@@ -220,15 +221,12 @@ export class Installer {
       throw err;
     }
     log.info(`${agent}: installed ${pkg.name}@${version}`);
-    return { path: bin, ...(await this.runnerOf(target, pkg)), fresh: true, target };
+    return { path: bin, ...runner, fresh: true, target };
   }
 
   /** How the package's bin in `root` runs: natively (nothing), or as a script on a Node that satisfies it. */
-  private async runnerOf(root: string, pkg: NpmPackage): Promise<{ script?: string; node?: string }> {
-    const runner = await nodeRunnerFor(join(root, "node_modules", pkg.name), join(root, "node_modules", ".bin", pkg.bin), {
-      agentNode: this.options.agentNode ?? null,
-    });
-    return runner ?? {};
+  private runnerOf(root: string, pkg: NpmPackage): Promise<NodeScript | null> {
+    return nodeRunnerFor(join(root, "node_modules", pkg.name), join(root, "node_modules", ".bin", pkg.bin), { agentNode: this.options.agentNode ?? null });
   }
 
   /** Run npm (no shell) as a tracked system process; its output is visible in the process logs. */

@@ -54,6 +54,17 @@ export async function nodeRunnerFor(packageDir: string, bin: string, options: No
   );
 }
 
+/**
+ * A runner found in a staging folder, with its script where it will be once that folder is renamed to
+ * `target` (installs are staged, checked, then renamed into place).
+ */
+export async function relocated(runner: NodeScript | null, staging: string, target: string): Promise<NodeScript | null> {
+  if (!runner) return null;
+  const realStaging = await realpath(staging);
+  const inside = runner.script.startsWith(`${realStaging}/`) ? runner.script.slice(realStaging.length + 1) : null;
+  return { ...runner, script: inside === null ? runner.script : join(target, inside) };
+}
+
 /** The command line that runs an installed command, as its install recorded it. */
 export function commandLine(installed: { path: string; script?: string; node?: string }, args: string[]): { command: string; args: string[] } {
   if (installed.script === undefined) return { command: installed.path, args };

@@ -16,7 +16,7 @@
  */
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, readdir, readFile, realpath, rename, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -29,7 +29,7 @@ import { errorText, logger } from "../log";
 import { type ProcessManager, whichExecutable } from "../processes";
 import { archiveKind, makeExecutable, unpackArchive } from "./archive";
 import { exists, runTool } from "./installer";
-import { nodeRunnerFor } from "./node-runner";
+import { nodeRunnerFor, relocated } from "./node-runner";
 
 const log = logger("install");
 
@@ -207,10 +207,7 @@ export class RegistryInstaller {
       path: this.options.path,
     });
     const command = join(target, "node_modules", ".bin", binName);
-    if (!runner) return { ...base, command };
-    // The script's real file, at the place it will have once the staging folder is renamed.
-    const realStaging = await realpath(staging);
-    return { ...base, command, script: join(target, runner.script.slice(realStaging.length + 1)), ...(runner.node ? { node: runner.node } : {}) };
+    return { ...base, command, ...(await relocated(runner, staging, target)) };
   }
 
   private async pruneOlder(agentDir: string, keep: (string | undefined)[]): Promise<void> {
