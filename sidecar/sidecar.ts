@@ -12,6 +12,7 @@ import { MachineFiles } from "./files";
 import { installedMcpTargets, McpApplier } from "./mcp";
 import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
+import { MACHINE_PLATFORM } from "./agents/registry-install";
 import { TeamAgents } from "./agents/team-agents";
 import { LIMITS } from "../src/protocol/limits";
 import type { AgentId } from "../src/protocol/resources";
@@ -160,7 +161,7 @@ export class Sidecar {
       "acp.delete": async ({ serverId }) => ({ deleted: await this.acp.delete(serverId) }),
       "acp.list": async () => ({ servers: this.acp.list() }),
       "agents.list": (args) => this.agents.list(args),
-      "agents.get": async (args) => ({ ...(await this.agents.get(args.agent, args)), platform: `${process.platform}-${process.arch}` }),
+      "agents.get": async (args) => ({ ...(await this.agents.get(args.agent, args)), platform: MACHINE_PLATFORM }),
       "agents.install": async ({ agent, request, entry }) => {
         const result = await this.installer.install(agent, request, entry);
         if (!result.already_installed) this.installedOne();

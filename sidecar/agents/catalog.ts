@@ -17,7 +17,7 @@ import { type AgentDefinition, builtinAgent } from "./definitions";
 import type { Installer } from "./installer";
 import { MOCK_AGENT_PATH } from "./launcher";
 import { commandLine } from "./node-runner";
-import { listRegistryInstalled, type RegistryInstalled, readRegistryInstalled } from "./registry-install";
+import { listRegistryInstalled, MACHINE_PLATFORM, type RegistryInstalled, readRegistryInstalled } from "./registry-install";
 
 const PROBE_TIMEOUT_MS = 15_000;
 
@@ -42,7 +42,7 @@ export class AgentCatalog {
     const builtinIds = new Set<string>(BUILTIN_AGENT_IDS.map(registryIdOf));
     const fromRegistry = (await listRegistryInstalled(this.dataDir)).filter((r) => !builtinIds.has(r.id));
     const agents = [...builtin, ...(await Promise.all(fromRegistry.map((r) => this.registryInfo(r, opts))))];
-    return { agents, platform: `${process.platform}-${process.arch}` };
+    return { agents, platform: MACHINE_PLATFORM };
   }
 
   async get(agent: AgentId, opts: { config: boolean; noCache: boolean }): Promise<AgentInfo> {

@@ -65,6 +65,9 @@ export interface RegistryInstallerOptions {
   path?: string;
 }
 
+/** This machine's platform as Node names it (`linux-x64`): what the registry's builds are chosen by. */
+export const MACHINE_PLATFORM = `${process.platform}-${process.arch}`;
+
 const recordFile = (dataDir: string, id: string) => join(dataDir, "agents", id, "registry.json");
 
 /** What is installed of a registry agent, or null; a record whose program is gone counts as nothing. */
@@ -88,7 +91,7 @@ export class RegistryInstaller {
   constructor(private readonly options: RegistryInstallerOptions) {}
 
   private get platform(): string {
-    return this.options.platform ?? `${process.platform}-${process.arch}`;
+    return this.options.platform ?? MACHINE_PLATFORM;
   }
 
   async install(entry: RegistryAgent, reinstall: boolean): Promise<InstallResult> {

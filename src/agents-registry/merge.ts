@@ -27,7 +27,7 @@ export function withRegistry(machineAgents: AgentInfo[], catalog: RegistryAgent[
     const entry = byId.get(registryId);
     listed.add(registryId);
     if (!entry) return { ...agent, registry: null, updateAvailable: null };
-    const updateAvailable = !agent.installed || !agent.installedVersion || agent.id === "mock" ? null : agent.installedVersion !== entry.version;
+    const updateAvailable = !agent.installed || !agent.installedVersion ? null : agent.installedVersion !== entry.version;
     return { ...agent, name: agent.name ?? entry.name, description: entry.description, registry: registryInfo(entry, platform), updateAvailable };
   });
   for (const entry of catalog) {

@@ -599,7 +599,12 @@ export class MachineObject extends DurableObject<Env> {
     if (agents.length === 0) return {};
     const { agents: catalog } = await deploymentCatalog(this.env);
     const byId = new Map(catalog.map((entry) => [entry.id, entry]));
-    return Object.fromEntries(agents.flatMap((agent) => (byId.has(registryIdOf(agent)) ? [[agent, byId.get(registryIdOf(agent))!]] : [])));
+    return Object.fromEntries(
+      agents.flatMap((agent) => {
+        const entry = byId.get(registryIdOf(agent));
+        return entry ? [[agent, entry]] : [];
+      }),
+    );
   }
 
   /** One document onto the sidecar, and its outcome to the team, unless nothing changed that the team does not know. */
