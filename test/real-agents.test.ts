@@ -112,17 +112,15 @@ const AGENTS = [
   },
 ] as const;
 
-/** What a process's descendants run (from /proc): their executables and scripts (`node <script>`). */
-async function descendantExecutables(pid: number): Promise<string[]> {
-  const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "")).split(/\s+/).filter(Boolean).map(Number);
+/** What a process and its descendants run (from /proc): their executables and scripts (`node <script>`). */
+async function executablesOf(pid: number): Promise<string[]> {
   const found: string[] = [];
-  for (const child of children) {
-    const exe = await readlink(`/proc/${child}/exe`).catch(() => null);
-    if (exe) found.push(exe);
-    const script = (await readFile(`/proc/${child}/cmdline`, "utf8").catch(() => "")).split("\0")[1];
-    if (script?.startsWith("/")) found.push(script);
-    found.push(...(await descendantExecutables(child)));
-  }
+  const exe = await readlink(`/proc/${pid}/exe`).catch(() => null);
+  if (exe) found.push(exe);
+  const script = (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).split("\0")[1];
+  if (script?.startsWith("/")) found.push(script);
+  const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "")).split(/\s+/).filter(Boolean).map(Number);
+  for (const child of children) found.push(...(await executablesOf(child)));
   return found;
 }
 
@@ -235,8 +233,7 @@ describe.each(AGENTS)("$id", (agent) => {
         };
         const running = processes.find((p) => p.label === `acp:real-${agent.id}` && p.status === "running");
         expect(running).toBeDefined();
-        const ownScript = (await readFile(`/proc/${running!.pid}/cmdline`, "utf8")).split("\0")[1];
-        const ran = [running!.command, ...(ownScript?.startsWith("/") ? [ownScript] : []), ...(await descendantExecutables(running!.pid!))];
+        const ran = [running!.command, ...(await executablesOf(running!.pid!))];
         const environ = (await readFile(`/proc/${running!.pid}/environ`, "utf8")).split("\0");
         // An adapter that runs the agent through a script (pi: `node …/cli.js`, which renames its process)
         // shows it by the variable it was given: the path of the binary that is reported.

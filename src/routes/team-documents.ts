@@ -65,7 +65,8 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
     ? { oneOf: [{ $ref: `#/components/schemas/${spec.documentId}` }, { $ref: `#/components/schemas/${entries.entryId}` }] }
     : { $ref: `#/components/schemas/${spec.documentId}` };
   const onMachine = { role: "member", machine: true } as const;
-  const withEntry = (text: string) => (entries ? `${text}; with directory and ${entries.nameParam}, ` : text);
+  /** What a summary adds for the per-folder form, where there is one. */
+  const andEntry = (what: string) => (entries ? `; with directory and ${entries.nameParam}, ${what}` : "");
 
   const read = createRoute(
     declare(
@@ -73,7 +74,7 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
       {
         method: "get",
         path,
-        summary: `${withEntry(`The team's ${spec.title}`)}${entries ? "that folder's entry on the machine" : ""}`,
+        summary: `The team's ${spec.title}${andEntry("that folder's entry on the machine")}`,
         request: query,
         responses: {
           200: {
@@ -93,7 +94,7 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
       {
         method: "put",
         path,
-        summary: `${withEntry(`Replace the team's ${spec.title} (every connected machine applies it)`)}${entries ? "set that folder's entry on the machine" : ""}`,
+        summary: `Replace the team's ${spec.title} (every connected machine applies it)${andEntry("set that folder's entry on the machine")}`,
         request: {
           ...query,
           headers: z.object({ "if-match": z.string().max(256).optional().describe("the ETag you read; 412 if it changed since") }),
