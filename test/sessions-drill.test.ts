@@ -62,7 +62,13 @@ describe("20 sessions, the sidecar killed mid-turn 10 times", () => {
     const finals = await Promise.all(
       sessions.map(async (s) => {
         const res = await post(s.serverId, "session/prompt", { sessionId: s.sessionId, prompt: [{ type: "text", text: "after the drill" }] });
-        return ((await res.json()) as { result?: { stopReason: string } }).result?.stopReason;
+        const text = await res.text();
+        // Anything but a finished turn is shown whole, so that a failure says what came back.
+        try {
+          return (JSON.parse(text) as { result?: { stopReason: string } }).result?.stopReason ?? `${res.status} ${text}`;
+        } catch {
+          return `${res.status} ${text}`;
+        }
       }),
     );
     expect(finals).toEqual(sessions.map(() => "end_turn"));
