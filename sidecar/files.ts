@@ -205,13 +205,13 @@ export class MachineFiles {
       }
       const buffer = Buffer.alloc(Math.max(0, Math.min(length, info.size - offset)));
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
-      return { path: target, size: info.size, mtimeMs: info.mtimeMs, data: buffer.subarray(0, bytesRead).toString("base64") };
+      return { path: target, size: info.size, mtimeMs: info.mtimeMs, bytes: buffer.subarray(0, bytesRead) };
     } finally {
       await handle.close();
     }
   }
 
-  private async upload({ upload, offset, data }: OpArgs<"fs.upload">): Promise<OpResult<"fs.upload">> {
+  private async upload({ upload, offset, bytes }: OpArgs<"fs.upload">): Promise<OpResult<"fs.upload">> {
     let staged = this.uploads.get(upload);
     if (!staged) {
       if (offset !== 0) throw new ProblemError("conflict", `upload ${upload} is unknown here (it was abandoned, or the sidecar restarted); start it again`);
@@ -220,7 +220,6 @@ export class MachineFiles {
       this.uploads.set(upload, staged);
     }
     if (offset !== staged.received) throw new ProblemError("conflict", `upload ${upload} is at byte ${staged.received}, not ${offset}`);
-    const bytes = Buffer.from(data, "base64");
     if (staged.received + bytes.length > LIMITS.maxFileBytes) {
       await this.forget(upload);
       throw new ProblemError("payload_too_large", `uploads are limited to ${LIMITS.maxFileBytes} bytes`);
@@ -290,7 +289,7 @@ export class MachineFiles {
     const staged = this.uploads.get(upload);
     if (staged) return staged;
     // An empty body sends no piece: commit an empty file.
-    await this.upload({ upload, offset: 0, data: "" });
+    await this.upload({ upload, offset: 0, bytes: new Uint8Array(0) });
     const created = this.uploads.get(upload);
     if (!created) throw new ProblemError("internal", `upload ${upload} could not be staged`);
     return created;

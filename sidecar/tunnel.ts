@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import {
+  encodeFrame,
   parseOpArgs,
   parseWorkerFrame,
   PING_FRAME,
@@ -77,7 +78,7 @@ export class TunnelClient {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private lastPongMs = 0;
-  private readonly calls = new Map<string, { answer: Promise<string>; answeredAt: number | null; cancel: AbortController }>();
+  private readonly calls = new Map<string, { answer: Promise<string | Uint8Array>; answeredAt: number | null; cancel: AbortController }>();
   /** This process's identity in every hello: the worker fails calls meant for an earlier process instead of re-sending them here. */
   private readonly bootId = randomUUID();
   private sweeper: NodeJS.Timeout | null = null;
@@ -142,10 +143,11 @@ export class TunnelClient {
         bootId: this.bootId,
       });
     });
-    ws.on("message", (data) => {
-      const text = data.toString();
-      if (text === PONG_FRAME) this.lastPongMs = Date.now();
-      else this.onFrame(text);
+    ws.on("message", (data, isBinary) => {
+      // A binary frame carries bytes (a piece of an upload); everything else is JSON text.
+      const message = isBinary ? toBuffer(data) : data.toString();
+      if (message === PONG_FRAME) this.lastPongMs = Date.now();
+      else this.onFrame(message);
     });
     ws.on("unexpected-response", (_req, res) => {
       let body = "";
@@ -196,8 +198,8 @@ export class TunnelClient {
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 
-  private onFrame(text: string): void {
-    const parsed = parseWorkerFrame(text);
+  private onFrame(message: string | Uint8Array): void {
+    const parsed = parseWorkerFrame(message);
     if (!parsed.ok) {
       // Said and logged, never dropped silently: a worker and a sidecar that disagree must show it.
       log.error(`the worker sent a frame this sidecar cannot read: ${parsed.error}`);
@@ -250,7 +252,7 @@ export class TunnelClient {
         ws.terminate();
         return;
       }
-      this.sendText(PING_FRAME);
+      this.sendRaw(PING_FRAME);
     }, this.heartbeatMs);
   }
 
@@ -262,7 +264,7 @@ export class TunnelClient {
     let call = this.calls.get(id);
     if (!call) {
       const cancel = new AbortController();
-      const entry: { answer: Promise<string>; answeredAt: number | null; cancel: AbortController } = {
+      const entry: { answer: Promise<string | Uint8Array>; answeredAt: number | null; cancel: AbortController } = {
         answer: this.run(id, op, args, cancel.signal),
         answeredAt: null,
         cancel,
@@ -275,7 +277,7 @@ export class TunnelClient {
     const answer = await call.answer;
     if (call.cancel.signal.aborted) return; // nobody waits for it any more
     this.hub.flushAll(); // what the agent wrote before this answer goes first
-    this.sendText(answer); // if the tunnel is down now, the worker asks again after reconnecting
+    this.sendRaw(answer); // if the tunnel is down now, the worker asks again after reconnecting
     if (READ_ONLY_OPS.has(op)) this.calls.delete(id); // asked again, it runs again: nothing to keep
   }
 
@@ -284,18 +286,18 @@ export class TunnelClient {
     for (const [id, call] of this.calls) if (call.answeredAt !== null && call.answeredAt < before) this.calls.delete(id);
   }
 
-  private async run<N extends OpName>(id: string, op: N, rawArgs: unknown, signal: AbortSignal): Promise<string> {
+  private async run<N extends OpName>(id: string, op: N, rawArgs: unknown, signal: AbortSignal): Promise<string | Uint8Array> {
     try {
       const args = parseOpArgs(op, rawArgs);
       if (!args.ok)
         throw new ProblemError("invalid_request", `the arguments of ${op} are not what this sidecar reads (${args.error}); update the sidecar or the worker`);
       const handler: OpHandlers[N] = this.options.handlers[op];
       const value = await handler(args.args, { signal });
-      const text = JSON.stringify({ t: "res", id, ok: true, value } satisfies SidecarFrame);
+      const answer = encodeFrame({ t: "res", id, ok: true, value } satisfies SidecarFrame);
       // An answer the tunnel cannot carry is refused, never sent (the worker would close the tunnel).
-      if (text.length > LIMITS.maxFrameBytes)
+      if (answer.length > LIMITS.maxFrameBytes)
         throw new ProblemError("payload_too_large", `the answer to ${op} is larger than the tunnel carries (${LIMITS.maxFrameBytes} bytes)`);
-      return text;
+      return answer;
     } catch (err) {
       const problem = err instanceof ProblemError ? err.toInit() : { code: "internal" as const, detail: `the sidecar failed on ${op}: ${errorText(err)}` };
       if (!(err instanceof ProblemError)) log.error(`${op} failed: ${errorText(err)}`);
@@ -304,12 +306,18 @@ export class TunnelClient {
   }
 
   private send(frame: SidecarFrame): void {
-    this.sendText(JSON.stringify(frame));
+    this.sendRaw(encodeFrame(frame));
   }
 
-  private sendText(text: string): void {
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(text);
+  private sendRaw(message: string | Uint8Array): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(message);
   }
+}
+
+/** ws hands a binary message over as one Buffer, or as its fragments when it arrived in several. */
+function toBuffer(data: WebSocket.RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
 }
 
 function safeDetail(body: string): string | null {

@@ -13,6 +13,7 @@ import { promisify } from "node:util";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../dev/runtime";
+import { TUNNEL_PROTOCOL_VERSION } from "../src/protocol/frames";
 import { mintMachineToken } from "../src/protocol/machine-token";
 import { LATEST_SIDECAR_VERSION } from "../src/protocol/version";
 import { startRuntime, waitFor, type Runtime } from "./harness";
@@ -226,7 +227,9 @@ describe("the version handshake", () => {
     const token = await mintMachineToken(rt.tunnelSecret, "old-one");
     const ws = new WebSocket(`${rt.url.replace("http", "ws")}/_tunnel/old-one`, { headers: { authorization: `Bearer ${token}` } });
     const welcome = await new Promise<{ t: string; sidecar?: { outdated: boolean; upgrade: string | null; latest: string } }>((resolve, reject) => {
-      ws.on("open", () => ws.send(JSON.stringify({ t: "hello", protocol: 1, machine: "old-one", sidecarVersion: "0.0.1", platform: "test" })));
+      ws.on("open", () =>
+        ws.send(JSON.stringify({ t: "hello", protocol: TUNNEL_PROTOCOL_VERSION, machine: "old-one", sidecarVersion: "0.0.1", platform: "test" })),
+      );
       ws.on("message", (data) => resolve(JSON.parse(data.toString())));
       ws.on("error", reject);
     });

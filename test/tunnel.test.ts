@@ -3,6 +3,7 @@
  */
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TUNNEL_PROTOCOL_VERSION } from "../src/protocol/frames";
 import { mintMachineToken } from "../src/protocol/machine-token";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
@@ -142,17 +143,37 @@ describe("tunnel", () => {
     const frames: { t: string; error?: string }[] = [];
     ws.on("message", (data) => frames.push(JSON.parse(data.toString()) as { t: string; error?: string }));
     await new Promise<void>((resolve) => ws.on("open", () => resolve()));
-    ws.send(JSON.stringify({ t: "hello", protocol: 1, machine: "raw-frames", sidecarVersion: "0.1.0", platform: "test" }));
+    ws.send(JSON.stringify({ t: "hello", protocol: TUNNEL_PROTOCOL_VERSION, machine: "raw-frames", sidecarVersion: "0.1.0", platform: "test" }));
     await waitFor(async () => frames.some((f) => f.t === "welcome"), "the welcome");
     ws.send('{"t":"res","id":"nobody","ok":"yes"}');
     ws.send("not json at all");
-    await waitFor(async () => frames.filter((f) => f.t === "bad").length === 2, "two bad-frame answers");
+    // Binary frames: one too short for its header, one whose bytes have no place (an `ev`).
+    ws.send(Buffer.from([0, 0, 9]));
+    const header = Buffer.from('{"t":"ev","sub":"s","events":[]}');
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(header.length);
+    ws.send(Buffer.concat([length, header, Buffer.from("bytes")]));
+    await waitFor(async () => frames.filter((f) => f.t === "bad").length === 4, "four bad-frame answers");
     expect(frames.filter((f) => f.t === "bad").map((f) => f.error)).toEqual([
       expect.stringContaining('frame "res" refused'),
       expect.stringContaining("not JSON"),
+      expect.stringContaining("without its header"),
+      expect.stringContaining("no place for its bytes"),
     ]);
     expect(ws.readyState).toBe(WebSocket.OPEN);
     ws.close();
+  });
+
+  it("says goodbye to a sidecar of the tunnel protocol before binary frames, telling it to update", async () => {
+    const token = await mintMachineToken(rt.tunnelSecret, "protocol-one");
+    const ws = new WebSocket(`${rt.url.replace("http", "ws")}/_tunnel/protocol-one`, { headers: { authorization: `Bearer ${token}` } });
+    const frames: { t: string; reason?: string }[] = [];
+    ws.on("message", (data) => frames.push(JSON.parse(data.toString()) as { t: string; reason?: string }));
+    const closed = new Promise<number>((resolve) => ws.on("close", (code) => resolve(code)));
+    await new Promise<void>((resolve) => ws.on("open", () => resolve()));
+    ws.send(JSON.stringify({ t: "hello", protocol: 1, machine: "protocol-one", sidecarVersion: "0.0.9", platform: "test" }));
+    expect(await closed).toBe(4002);
+    expect(frames).toEqual([{ t: "bye", reason: expect.stringContaining(`this worker speaks ${TUNNEL_PROTOCOL_VERSION}); update the sidecar`) }]);
   });
 
   it("a sidecar refused for its token exits with code 2 and says why", async () => {

@@ -6,7 +6,6 @@
  * stored the last. (Pulling pieces from the worker, one RPC per piece, kept every answer alive until the
  * response ended: the object keeps the loop on its side.)
  */
-import { fromBase64, toBase64 } from "../http/base64";
 import { problemResponse } from "../http/problem";
 import type { OpArgs, OpName, OpResult } from "../protocol/frames";
 import { LIMITS } from "../protocol/limits";
@@ -37,7 +36,14 @@ export async function fileResponse(call: MachineCall, path: string, waitUntil: (
   if (!first.ok) return problemResponse(first.problem);
   const { size, mtimeMs } = first.value;
   const expect = { size, mtimeMs };
-  const firstBytes = fromBase64(first.value.data);
+  const firstBytes = first.value.bytes;
+  const headers = {
+    "content-type": "application/octet-stream",
+    "last-modified": new Date(mtimeMs).toUTCString(),
+    "cache-control": "no-store",
+  };
+  // A file of one piece is answered whole: no stream to pump, its length known from the bytes.
+  if (firstBytes.length >= size) return new Response(firstBytes, { headers });
   let offset = firstBytes.length;
   const body = new ReadableStream<Uint8Array>(
     {
@@ -47,7 +53,7 @@ export async function fileResponse(call: MachineCall, path: string, waitUntil: (
       },
       async pull(controller) {
         const next = await must(call("fs.read", { path, offset, length: LIMITS.fileChunkBytes, expect }));
-        const bytes = fromBase64(next.data);
+        const bytes = next.bytes;
         if (bytes.length === 0) throw new Failed({ code: "conflict", detail: `${next.path} got shorter while it was being read` });
         controller.enqueue(bytes);
         offset += bytes.length;
@@ -59,13 +65,7 @@ export async function fileResponse(call: MachineCall, path: string, waitUntil: (
   // A known length lets clients show progress and tell a cut-off download from a finished one.
   const sized = new FixedLengthStream(size);
   waitUntil(body.pipeTo(sized.writable).catch((err: unknown) => console.error(`download of ${first.value.path} ended early:`, err)));
-  return new Response(sized.readable, {
-    headers: {
-      "content-type": "application/octet-stream",
-      "last-modified": new Date(mtimeMs).toUTCString(),
-      "cache-control": "no-store",
-    },
-  });
+  return new Response(sized.readable, { headers });
 }
 
 /**
@@ -90,7 +90,7 @@ export async function stageBody(call: MachineCall, body: ReadableStream<Uint8Arr
     held = [];
     heldBytes = 0;
     staged = true;
-    await must(call("fs.upload", { upload, offset, data: toBase64(piece) }));
+    await must(call("fs.upload", { upload, offset, bytes: piece }));
     offset += piece.length;
   };
   const reader = body?.getReader();

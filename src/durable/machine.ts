@@ -13,6 +13,7 @@ import type { Env } from "../env";
 import { settings } from "../settings";
 import { problemResponse } from "../http/problem";
 import {
+  encodeFrame,
   parseOpResult,
   parseSidecarFrame,
   PING_FRAME,
@@ -61,7 +62,8 @@ import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "..
 export type CallOutcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
 
 interface CallInFlight {
-  frame: string;
+  /** As sent: JSON text, or a binary frame for a call that carries bytes (kept to be sent again after a reconnect). */
+  frame: string | Uint8Array;
   op: OpName;
   /** The sidecar instance (boot id) it was sent to; null while it waits for a sidecar to come back. */
   sentTo: string | null;
@@ -213,7 +215,6 @@ export class MachineObject extends DurableObject<Env> {
       if (acp) return this.acpConnections.socketMessage(ws, acp, message, settings(this.env).acpTimeoutMs);
       return;
     }
-    if (typeof message !== "string") return;
     const parsed = parseSidecarFrame(message);
     if (!parsed.ok) {
       // A sidecar that sends what we cannot read is told so, and it is logged: never dropped silently.
@@ -680,7 +681,7 @@ export class MachineObject extends DurableObject<Env> {
     // No sidecar and none expected back soon: offline at once. Within a reconnect's grace, the call waits.
     if (!ws && !this.graceTimer) return { ok: false, problem: offline() };
     const id = this.newId();
-    const frame = JSON.stringify({ t: "req", id, op, args } satisfies WorkerFrame);
+    const frame = encodeFrame({ t: "req", id, op, args } satisfies WorkerFrame);
     if (frame.length > LIMITS.maxFrameBytes) {
       return { ok: false, problem: { code: "payload_too_large", detail: `the request is larger than ${LIMITS.maxFrameBytes} bytes` } };
     }

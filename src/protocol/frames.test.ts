@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OPS, parseOpArgs, parseOpResult, parseSidecarFrame, parseWorkerFrame } from "./frames";
+import { encodeFrame, OPS, parseOpArgs, parseOpResult, parseSidecarFrame, parseWorkerFrame } from "./frames";
 
 describe("tunnel frames", () => {
   it("parse every kind a sidecar sends", () => {
@@ -35,5 +35,34 @@ describe("tunnel frames", () => {
     expect(parseOpArgs("acp.list", {})).toEqual({ ok: true, args: {} });
     expect(parseOpResult("acp.post", { status: 200, body: "{}" })).toEqual({ ok: true, value: { status: 200, body: "{}" } });
     expect(parseOpResult("acp.post", { status: 500 })).toMatchObject({ ok: false });
+  });
+
+  it("carry bytes in one binary frame, beside their control frame, and give them back where they were", () => {
+    const bytes = new Uint8Array([0, 255, 10, 13, 34, 92]);
+    const upload = { t: "req" as const, id: "x-2", op: "fs.upload" as const, args: { upload: "abcdefgh", offset: 0, bytes } };
+    const sent = encodeFrame(upload);
+    expect(sent).toBeInstanceOf(Uint8Array);
+    // The control frame's JSON has no trace of the bytes: they follow it as they are.
+    expect(new TextDecoder().decode(sent as Uint8Array)).not.toContain("bytes");
+    const back = parseWorkerFrame(sent);
+    expect(back).toEqual({ ok: true, frame: upload });
+    expect(parseOpArgs("fs.upload", (back as { frame: { args: unknown } }).frame.args)).toEqual({ ok: true, args: upload.args });
+    // An ArrayBuffer (what workerd hands over) reads the same, and so does an answer with bytes.
+    const piece = { t: "res" as const, id: "x-3", ok: true as const, value: { path: "/f", size: 6, mtimeMs: 1, bytes } };
+    const answer = encodeFrame(piece) as Uint8Array;
+    const parsed = parseSidecarFrame(answer.buffer.slice(answer.byteOffset, answer.byteOffset + answer.length) as ArrayBuffer);
+    expect(parsed).toEqual({ ok: true, frame: piece });
+    // Bytes that turn themselves into JSON (a Node Buffer, what the sidecar reads a file into) are carried as they are.
+    class NodeLikeBuffer extends Uint8Array {
+      toJSON() {
+        return { type: "Buffer", data: [...this] };
+      }
+    }
+    const fromNode = encodeFrame({ ...piece, value: { ...piece.value, bytes: NodeLikeBuffer.from(bytes) } }) as Uint8Array;
+    expect(fromNode.length).toBe(answer.length);
+    expect(parseOpResult("fs.read", (parsed as { frame: { value: unknown } }).frame.value)).toMatchObject({ ok: true });
+    // A frame without bytes stays JSON text; bytes cannot be smuggled in as JSON.
+    expect(encodeFrame({ t: "unsub", sub: "s" })).toBe('{"t":"unsub","sub":"s"}');
+    expect(parseOpArgs("fs.upload", { upload: "abcdefgh", offset: 0, bytes: { 0: 1 } })).toMatchObject({ ok: false });
   });
 });

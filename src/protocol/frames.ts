@@ -1,7 +1,9 @@
 /**
  * The tunnel between a machine's Durable Object (the worker side) and its sidecar.
  *
- * One WebSocket, JSON text frames. Three kinds of traffic:
+ * One WebSocket. Control frames are JSON text; a frame that carries bytes (a piece of a file) is one
+ * binary frame: its control frame as JSON, then the bytes as they are (`encodeFrame`), never base64 in
+ * JSON. Three kinds of traffic:
  *  - calls: `req` (worker → sidecar) answered by exactly one `res` with the same id.
  *    Ids are unique per worker instance; the sidecar remembers recent ids, so a call
  *    re-sent after a reconnect is answered once and never executed twice.
@@ -57,8 +59,14 @@ export const TUNNEL_PATH_PREFIX = "/_tunnel/";
 export const PING_FRAME = '{"t":"ping"}';
 export const PONG_FRAME = '{"t":"pong"}';
 
-/** Version of this frame protocol; a sidecar speaking another one is refused with a clear message. */
-export const TUNNEL_PROTOCOL_VERSION = 1;
+/**
+ * Version of this frame protocol; a sidecar speaking another one is refused with a clear message.
+ * 2: file pieces travel in binary frames (1 sent them as base64 in JSON).
+ */
+export const TUNNEL_PROTOCOL_VERSION = 2;
+
+/** Bytes an operation sends or answers: the payload of a binary frame, set on `args.bytes` or `value.bytes`. */
+export const Bytes = z.instanceof(Uint8Array);
 
 // ---------- operations the worker calls on a sidecar ----------
 
@@ -128,8 +136,8 @@ const Id = z.string().min(1).max(256);
 const UploadId = z.string().regex(/^[A-Za-z0-9-]{8,64}$/);
 const Deleted = z.object({ deleted: z.boolean() });
 
-/** A piece of a file read through the tunnel: its bytes as base64, and what the file was when read. */
-export const FileChunk = z.object({ path: z.string(), size: z.number().int().min(0), mtimeMs: z.number(), data: z.string() });
+/** A piece of a file read through the tunnel: its bytes (a binary frame's payload), and what the file was when read. */
+export const FileChunk = z.object({ path: z.string(), size: z.number().int().min(0), mtimeMs: z.number(), bytes: Bytes });
 export type FileChunk = z.infer<typeof FileChunk>;
 
 /**
@@ -231,7 +239,7 @@ export const OPS = {
     result: FileChunk,
   },
   /** Uploads are staged on the machine piece by piece (at `offset`, in order), then committed or unpacked whole. */
-  "fs.upload": { args: z.object({ upload: UploadId, offset: z.number().int().min(0), data: z.string() }), result: z.object({ received: z.number().int() }) },
+  "fs.upload": { args: z.object({ upload: UploadId, offset: z.number().int().min(0), bytes: Bytes }), result: z.object({ received: z.number().int() }) },
   "fs.commit": { args: z.object({ upload: UploadId, path: MachinePath }), result: FsWriteResponse },
   "fs.unpack": { args: z.object({ upload: UploadId, path: MachinePath }), result: FsUploadBatchResponse },
   "fs.abort": { args: z.object({ upload: UploadId }), result: z.object({ aborted: z.boolean() }) },
@@ -341,25 +349,82 @@ export type WorkerFrame = z.infer<typeof WorkerFrame>;
 
 export type Parsed<F> = { ok: true; frame: F } | { ok: false; error: string };
 
-function parseWith<F>(schema: z.ZodType<F>, text: string): Parsed<F> {
+/** What a WebSocket hands over: text, or the bytes of a binary frame. */
+export type FrameMessage = string | ArrayBuffer | Uint8Array;
+
+/** A binary frame starts with the length of its JSON control frame (4 bytes, big-endian); its bytes follow that. */
+const HEADER_LENGTH_BYTES = 4;
+const utf8Encoder = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+/** Where a call's or an answer's bytes would be: its arguments or its value. */
+function holderOf(frame: WorkerFrame | SidecarFrame): object | null {
+  const holder = frame.t === "req" ? frame.args : frame.t === "res" ? frame.value : null;
+  return typeof holder === "object" && holder !== null ? holder : null;
+}
+
+/**
+ * A frame as the tunnel carries it: JSON text, or, for a frame with bytes (`args.bytes`, `value.bytes`),
+ * one binary frame of the control frame's JSON (without them) followed by the bytes. One copy, no base64.
+ */
+export function encodeFrame(frame: WorkerFrame | SidecarFrame): string | Uint8Array {
+  const holder = holderOf(frame);
+  const bytes = holder && "bytes" in holder && holder.bytes instanceof Uint8Array ? holder.bytes : null;
+  if (!bytes) return JSON.stringify(frame);
+  // The control frame without its bytes (a replacer would not do: a Node Buffer turns itself into JSON first).
+  const control = { ...frame, [frame.t === "req" ? "args" : "value"]: { ...holder, bytes: undefined } };
+  const header = utf8Encoder.encode(JSON.stringify(control));
+  const out = new Uint8Array(HEADER_LENGTH_BYTES + header.length + bytes.length);
+  new DataView(out.buffer).setUint32(0, header.length);
+  out.set(header, HEADER_LENGTH_BYTES);
+  out.set(bytes, HEADER_LENGTH_BYTES + header.length);
+  return out;
+}
+
+/** A message's JSON, with a binary frame's bytes put back where they were taken from. */
+function decodeFrame(message: FrameMessage): { ok: true; value: unknown } | { ok: false; error: string } {
+  if (typeof message === "string") {
+    try {
+      return { ok: true, value: JSON.parse(message) };
+    } catch {
+      return { ok: false, error: `not JSON: ${message.slice(0, 80)}` };
+    }
+  }
+  const view = message instanceof Uint8Array ? message : new Uint8Array(message);
+  const headerLength = view.length >= HEADER_LENGTH_BYTES ? new DataView(view.buffer, view.byteOffset, view.length).getUint32(0) : -1;
+  if (headerLength < 0 || HEADER_LENGTH_BYTES + headerLength > view.length)
+    return { ok: false, error: `a binary frame of ${view.length} bytes without its header` };
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(utf8Decoder.decode(view.subarray(HEADER_LENGTH_BYTES, HEADER_LENGTH_BYTES + headerLength)));
   } catch {
-    return { ok: false, error: `not JSON: ${text.slice(0, 80)}` };
+    return { ok: false, error: "a binary frame whose header is not JSON" };
   }
+  const frame = typeof value === "object" && value !== null ? (value as { t?: unknown; args?: unknown; value?: unknown }) : null;
+  const holder = frame?.t === "req" ? frame.args : frame?.t === "res" ? frame.value : null;
+  if (typeof holder !== "object" || holder === null || Array.isArray(holder)) {
+    return { ok: false, error: `a binary frame ${JSON.stringify(frame?.t ?? null)} with no place for its bytes` };
+  }
+  (holder as { bytes?: Uint8Array }).bytes = view.subarray(HEADER_LENGTH_BYTES + headerLength);
+  return { ok: true, value };
+}
+
+function parseWith<F>(schema: z.ZodType<F>, message: FrameMessage): Parsed<F> {
+  const decoded = decodeFrame(message);
+  if (!decoded.ok) return decoded;
+  const value = decoded.value;
   const parsed = schema.safeParse(value);
   if (parsed.success) return { ok: true, frame: parsed.data };
   return { ok: false, error: `frame ${JSON.stringify((value as { t?: unknown } | null)?.t ?? null)} refused: ${issuesText(parsed.error, "(frame)")}` };
 }
 
 /** A frame from the sidecar, parsed; what does not parse is named, for the log and the answer. */
-export function parseSidecarFrame(text: string): Parsed<SidecarFrame> {
-  return parseWith(SidecarFrame, text);
+export function parseSidecarFrame(message: FrameMessage): Parsed<SidecarFrame> {
+  return parseWith(SidecarFrame, message);
 }
 
-export function parseWorkerFrame(text: string): Parsed<WorkerFrame> {
-  return parseWith(WorkerFrame, text);
+export function parseWorkerFrame(message: FrameMessage): Parsed<WorkerFrame> {
+  return parseWith(WorkerFrame, message);
 }
 
 /** An operation's arguments, parsed against its schema (the sidecar does this before any handler runs). */

@@ -4,7 +4,7 @@ export const LIMITS = {
   maxBodyBytes: 1024 * 1024,
   /** Largest single frame on the tunnel (a bigger ACP message is refused with 413, never cut). */
   maxFrameBytes: 8 * 1024 * 1024,
-  /** Files travel through the tunnel in pieces of at most this many bytes (base64 in one frame each). */
+  /** Files travel through the tunnel in pieces of at most this many bytes (one binary frame each). */
   fileChunkBytes: 1024 * 1024,
   /** Largest file (or tar batch) written or read through the runtime (worker var MAX_FILE_BYTES). */
   maxFileBytes: 256 * 1024 * 1024,
