@@ -18,6 +18,7 @@ import { client as acpClient, type ClientConnection, methods, ndJsonStream, PROT
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
 import { buildAll } from "../scripts/build";
+import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
 
@@ -344,15 +345,12 @@ async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Fig
     sent.then(() => promptDone),
   );
   await up;
-  const rowsBefore = await target.sessionRowsWritten?.();
   const t0 = performance.now();
   promptDone = post(target, "stream", prompt(3, sid, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`));
   promptSent();
   const delivered = await reading;
   const streamMs = delivered.lastAt - t0;
   await promptDone;
-  // The turn's end writes what the recorder held: everything the stream cost in storage is counted now.
-  const rowsAfter = await target.sessionRowsWritten?.();
 
   const rssIdle = await target.rss();
   console.error(`bench:   ${target.name}: streaming done`);
@@ -417,7 +415,6 @@ async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Fig
     rssIdleMb: rssIdle,
     rssLoadedMb: rssLoaded,
     files,
-    ...(rowsBefore !== undefined && rowsAfter !== undefined ? { streamStorageRows: rowsAfter - rowsBefore } : {}),
   };
 }
 
@@ -494,6 +491,20 @@ async function benchFiles(target: HttpTarget): Promise<FileFigures> {
   }
 }
 
+/**
+ * Storage rows the session recorder writes for the STREAM_EVENTS-update stream, counted by the instrumented
+ * worker in a runtime of its own (the timed runs use the worker as deployed).
+ */
+async function recordedStreamRows(): Promise<number> {
+  return withThisProject(async (target) => {
+    const sid = await session(target, "stream");
+    const before = await target.sessionRowsWritten!();
+    await post(target, "stream", prompt(3, sid, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`));
+    // The turn's end writes what the recorder held: everything the stream cost in storage is counted now.
+    return (await target.sessionRowsWritten!()) - before;
+  }, true);
+}
+
 async function waitHealthy(url: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
     if (
@@ -536,12 +547,13 @@ async function withSandboxAgent<T>(run: (target: HttpTarget) => Promise<T>): Pro
   }
 }
 
-async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>): Promise<T> {
+/** `instrumented`: the worker whose objects count their storage writes (dev/instrumented-worker.ts), never the one timed. */
+async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>, instrumented = false): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), "bench-agent-runtime-"));
   const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts") };
   // The floor's workerd may be running too: this project's is the one that was not there before.
   const others = new Set(await findDescendants(process.pid, /workerd/));
-  const worker = await startWorker({ secrets });
+  const worker = await startWorker({ secrets, instrumented });
   const sidecar = await startSidecar({ url: worker.url, machine: "local", tunnelSecret: secrets.TUNNEL_SECRET, dataDir: join(dir, "data"), workdir: dir });
   try {
     await sidecar.connected();
@@ -552,11 +564,13 @@ async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>): Prom
       headers: { authorization: `Bearer ${secrets.API_TOKEN}` },
       rss: async () => ({ sidecar: await rssMb(sidecar.child.pid), "sidecar private": await privateMb(sidecar.child.pid), workerd: await rssMb(workerd) }),
       processes: async () => ({ workerd, sidecar: sidecar.child.pid, agent: await findDescendant(sidecar.child.pid!, /mock-agent/) }),
-      sessionRowsWritten: async () => {
-        const ns = await worker.mf.getDurableObjectNamespace("MACHINE");
-        const stub = ns.get(ns.idFromName("local")) as unknown as { debugStats(): Promise<{ sessionRowsWritten: number }> };
-        return (await stub.debugStats()).sessionRowsWritten;
-      },
+      sessionRowsWritten: instrumented
+        ? async () => {
+            const ns = await worker.mf.getDurableObjectNamespace("MACHINE");
+            const stub = ns.get(ns.idFromName("local")) as unknown as { debugStats(): Promise<ObjectStats> };
+            return (await stub.debugStats()).writes;
+          }
+        : undefined,
     });
   } finally {
     await sidecar.stop();
@@ -756,6 +770,8 @@ const [reference, floor, ours] = previous
         }),
       ),
     );
+console.error("bench: the stream's storage rows, counted by the instrumented worker ...");
+ours.streamStorageRows = await recordedStreamRows();
 const table = report(direct, reference, floor, ours);
 console.log(table);
 await mkdir(join(ROOT, "bench", "results"), { recursive: true });

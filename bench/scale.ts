@@ -18,6 +18,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
+import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startWorker, type RunningWorker } from "../dev/runtime";
 import { buildAll } from "../scripts/build";
 import { PING_FRAME, PONG_FRAME, TUNNEL_PROTOCOL_VERSION } from "../src/protocol/frames";
@@ -32,8 +33,12 @@ const PRODUCT_HEARTBEAT_MS = 20_000;
 const CONNECT_CONCURRENCY = 50;
 const RECONNECT_SPREAD_MS = 2_000;
 
-type MachineStats = { invocations: { fetch: number; message: number; close: number; rpc: number }; lastPingMs: number | null };
-type TeamStats = { invocations: number; writes: number };
+/** An object's counts (dev/instrumented-worker.ts), its invocations summed. */
+type Totals = { invocations: number; writes: number };
+
+function totalsOf(stats: ObjectStats): Totals {
+  return { invocations: Object.values(stats.invocations).reduce((a, b) => a + b, 0), writes: stats.writes };
+}
 
 /** One simulated sidecar: the real frames, none of the real work. */
 class SimSidecar {
@@ -125,25 +130,22 @@ async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
 }
 
-async function machineTotals(
-  worker: RunningWorker,
-  sims: SimSidecar[],
-): Promise<{ invocations: number; fetch: number; message: number; close: number; rpc: number }> {
+async function machineTotals(worker: RunningWorker, sims: SimSidecar[]): Promise<Totals & { fetch: number; message: number; close: number; rpc: number }> {
   const ns = await worker.mf.getDurableObjectNamespace("MACHINE");
-  const totals = { invocations: 0, fetch: 0, message: 0, close: 0, rpc: 0 };
+  const totals = { invocations: 0, writes: 0, fetch: 0, message: 0, close: 0, rpc: 0 };
   await inBatches(sims, 100, async (sim) => {
-    const s = await (ns.get(ns.idFromName(sim.machine)) as unknown as { debugStats(): Promise<MachineStats> }).debugStats();
-    for (const key of ["fetch", "message", "close", "rpc"] as const) {
-      totals[key] += s.invocations[key];
-      totals.invocations += s.invocations[key];
-    }
+    const s = await (ns.get(ns.idFromName(sim.machine)) as unknown as { debugStats(): Promise<ObjectStats> }).debugStats();
+    for (const key of ["fetch", "message", "close", "rpc"] as const) totals[key] += s.invocations[key];
+    const sum = totalsOf(s);
+    totals.invocations += sum.invocations;
+    totals.writes += sum.writes;
   });
   return totals;
 }
 
-async function teamTotals(worker: RunningWorker): Promise<TeamStats> {
+async function teamTotals(worker: RunningWorker): Promise<Totals> {
   const ns = await worker.mf.getDurableObjectNamespace("TEAM");
-  return (ns.get(ns.idFromName("team")) as unknown as { debugStats(): Promise<TeamStats> }).debugStats();
+  return totalsOf(await (ns.get(ns.idFromName("team")) as unknown as { debugStats(): Promise<ObjectStats> }).debugStats());
 }
 
 async function main(): Promise<void> {
@@ -151,7 +153,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "bench-scale-"));
   const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts") };
   const persistTo = join(dir, "state");
-  let worker = await startWorker({ secrets, persistTo });
+  let worker = await startWorker({ secrets, persistTo, instrumented: true });
   const port = Number(new URL(worker.url).port);
   const api = (path: string, init: RequestInit = {}) =>
     fetch(`${worker.url}${path}`, { ...init, headers: { authorization: `Bearer ${secrets.API_TOKEN}`, "content-type": "application/json", ...init.headers } });
@@ -190,7 +192,7 @@ async function main(): Promise<void> {
     figures.pingsAnswered = pongsAfter - pongsBefore;
     figures.machineInvocationsPerIdleMachineHour = (machinesAfter.invocations - machinesBefore.invocations) / machineHours;
     figures.teamInvocationsPerIdleMachineHour = (teamAfter.invocations - teamBefore.invocations) / machineHours;
-    figures.storageWritesPerIdleMachineHour = (teamAfter.writes - teamBefore.writes) / machineHours;
+    figures.storageWritesPerIdleMachineHour = (teamAfter.writes - teamBefore.writes + machinesAfter.writes - machinesBefore.writes) / machineHours;
     figures.workerdCpuPercentIdle = Math.round(((cpuAfter - cpuBefore) / IDLE_SECONDS) * 1000) / 10;
     figures.workerdRssMbIdle = await rssMb(workerd);
     figures.pingsPerMachineHourAtProductHeartbeat = 3600_000 / PRODUCT_HEARTBEAT_MS;
@@ -234,7 +236,7 @@ async function main(): Promise<void> {
     const welcomedBefore = sims.map((s) => s.welcomed);
     await worker.dispose();
     const restartStarted = Date.now();
-    worker = await startWorker({ secrets, persistTo, port });
+    worker = await startWorker({ secrets, persistTo, port, instrumented: true });
     const teamAfterRestart = await teamTotals(worker); // a new instance: counters from zero
     await waitUntil(() => sims.every((s, i) => s.welcomed > welcomedBefore[i]!), "every machine to reconnect", 120_000);
     figures.reconnectAllMs = Date.now() - restartStarted;

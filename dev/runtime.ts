@@ -16,6 +16,8 @@ import { SIDECAR_NODE_FLAGS } from "../sidecar/node-flags";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 export const WORKER_BUNDLE = `${ROOT}/dist/worker.js`;
+/** The same worker with its Durable Objects' invocations and storage writes counted (dev/instrumented-worker.ts). */
+export const INSTRUMENTED_WORKER_BUNDLE = `${ROOT}/dist/instrumented-worker.js`;
 export const SIDECAR_BUNDLE = `${ROOT}/sidecar/dist/sidecar.js`;
 
 export interface Secrets {
@@ -75,6 +77,8 @@ export interface WorkerOptions {
   persistTo?: string;
   port?: number;
   vars?: Record<string, string>;
+  /** Run the instrumented bundle: its objects answer `debugStats()` (counts of invocations and writes). */
+  instrumented?: boolean;
 }
 
 export interface RunningWorker {
@@ -86,7 +90,7 @@ export interface RunningWorker {
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const mf = new Miniflare({
     modules: true,
-    scriptPath: WORKER_BUNDLE,
+    scriptPath: options.instrumented ? INSTRUMENTED_WORKER_BUNDLE : WORKER_BUNDLE,
     compatibilityDate: "2026-04-01",
     durableObjects: {
       MACHINE: { className: "MachineObject", useSQLite: true },

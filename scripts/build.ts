@@ -105,8 +105,10 @@ export async function buildAll(): Promise<void> {
   await buildSidecar();
   await buildSidecarTarball();
   await build({
-    entryPoints: [`${root}/src/worker.ts`],
-    outfile: `${root}/dist/worker.js`,
+    // The worker, and the same worker with its objects' invocations and writes counted (dev/instrumented-worker.ts:
+    // for the idle-cost test and the benchmarks, never deployed).
+    entryPoints: { worker: `${root}/src/worker.ts`, "instrumented-worker": `${root}/dev/instrumented-worker.ts` },
+    outdir: `${root}/dist`,
     bundle: true,
     format: "esm",
     platform: "neutral",
@@ -140,5 +142,7 @@ function buildSidecar() {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await buildAll();
-  console.log("built src/dashboard/assets.generated.ts, sidecar/dist/sidecar.js, sidecar/dist/mock-agent.js, src/sidecar-package.generated.ts, dist/worker.js");
+  console.log(
+    "built src/dashboard/assets.generated.ts, sidecar/dist/sidecar.js, sidecar/dist/mock-agent.js, src/sidecar-package.generated.ts, dist/worker.js, dist/instrumented-worker.js",
+  );
 }

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Env } from "./env";
 import { LIMITS } from "./protocol/limits";
+import { OPS } from "./protocol/frames";
 import { DEFAULT_REGISTRY_URL, FRESH_MS } from "./agents-registry/catalog";
 import { AgentId } from "./protocol/resources";
 import { type VapidKey, vapidFromKeys } from "./notifications/web-push";
@@ -50,7 +51,7 @@ const Settings = z.object({
   DEFAULT_AGENT: z.preprocess((v) => (v === "" ? undefined : v), AgentId.optional()).transform((v) => v ?? null),
   ACP_TIMEOUT_MS: positive(LIMITS.acpTimeoutMs),
   RECONNECT_GRACE_MS: positive(LIMITS.reconnectGraceMs),
-  INSTALL_TIMEOUT_MS: positive(15 * 60_000),
+  INSTALL_TIMEOUT_MS: positive(OPS["agents.install"].deadlineMs),
   SSE_IDLE_CLOSE_MS: positive(LIMITS.sseIdleCloseMs),
   CF_ACCESS_AUD: optionalText,
   CF_ACCESS_TEAM_DOMAIN: optionalText,

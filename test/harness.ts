@@ -27,6 +27,8 @@ export async function startRuntime(
     machines?: string[];
     vars?: Record<string, string>;
     persist?: boolean;
+    /** Run the instrumented worker, whose objects answer `debugStats()` (dev/instrumented-worker.ts). */
+    instrumented?: boolean;
     /** The Node its sidecars run on (test/node24.ts), if not the tests' own. */
     sidecarNode?: string;
   } = {},
@@ -36,7 +38,7 @@ export async function startRuntime(
   // `/v1/...` means machine `local` unless a test says otherwise (as `npm start` does). Tests reach no
   // registry on the Internet: unless one serves its own, the worker finds none and lists its built-in catalog.
   const vars = { DEFAULT_MACHINE: "local", ACP_REGISTRY_URL: "http://127.0.0.1:9/no-registry.json", ...opts.vars };
-  const workerOptions = { secrets, ...(opts.persist ? { persistTo: join(dir, "state") } : {}), vars };
+  const workerOptions = { secrets, ...(opts.persist ? { persistTo: join(dir, "state") } : {}), vars, instrumented: opts.instrumented ?? false };
   let worker = await startWorker(workerOptions);
   const sidecars = new Map<string, SidecarProcess>();
   const runtime: Runtime = {

@@ -2,24 +2,26 @@
  * An idle machine costs nothing: heartbeats are answered by the runtime without running the machine
  * object's code, the team object is written only when a machine connects or disconnects, a half-open
  * tunnel is noticed and redialed, a client's request for an unknown machine creates no object, and a
- * reconnect with an unchanged configuration re-applies nothing. Counters are read straight from the
- * objects (Miniflare's RPC), which does not count as a use.
+ * reconnect with an unchanged configuration re-applies nothing. Counters are read from the instrumented
+ * worker's objects (dev/instrumented-worker.ts: what the runtime ran of them, from outside), through
+ * Miniflare's RPC, which does not count as a use.
  */
 import { existsSync } from "node:fs";
 import { mkdir, readdir } from "node:fs/promises";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ObjectStats } from "../dev/object-stats";
 import { startSidecar } from "../dev/runtime";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
-type MachineStats = { invocations: { fetch: number; message: number; close: number; rpc: number }; lastPingMs: number | null };
-type TeamStats = { invocations: number; writes: number };
+type MachineStats = ObjectStats;
+type TeamStats = ObjectStats;
 
 let rt: Runtime;
 
 beforeAll(async () => {
-  rt = await startRuntime({ machines: [], persist: true });
+  rt = await startRuntime({ machines: [], persist: true, instrumented: true });
   await rt.addSidecar("local", { AGENT_RUNTIME_HEARTBEAT_MS: "150" });
 });
 afterAll(async () => {
@@ -40,6 +42,11 @@ describe("an idle machine", () => {
   it("is kept alive by heartbeats that never run the machine object's code nor write to the team", async () => {
     const before = await machineStats("local");
     const teamBefore = await teamStats();
+    // The counters count: connecting ran the machine's object (the upgrade, the hello) and wrote to the team.
+    expect(before.invocations.fetch).toBeGreaterThan(0);
+    expect(before.invocations.message).toBeGreaterThan(0);
+    expect(teamBefore.invocations.rpc).toBeGreaterThan(0);
+    expect(teamBefore.writes).toBeGreaterThan(0);
     const firstPing = before.lastPingMs ?? 0;
     // Ten heartbeats later (150 ms each), the runtime has answered every one...
     const after = await waitFor(async () => {

@@ -8,13 +8,11 @@
  *  - stream readers remember the last sequence they delivered, and re-subscribe from it.
  */
 import { DurableObject } from "cloudflare:workers";
-import { z } from "zod";
 import type { Env } from "../env";
 import { settings } from "../settings";
 import { problemResponse } from "../http/problem";
 import {
   encodeFrame,
-  parseOpResult,
   parseSidecarFrame,
   PING_FRAME,
   PONG_FRAME,
@@ -28,8 +26,9 @@ import {
 } from "../protocol/frames";
 import { LIMITS } from "../protocol/limits";
 import { sidecarVersionAdvice } from "../protocol/version";
-import { PendingCalls } from "../protocol/pending-calls";
+import type { Outcome } from "../protocol/pending-calls";
 import type { ProblemInit } from "../protocol/problems";
+import { attachmentOf, offline, SIDECAR_TAG, setAttachment, Tunnel, type TunnelAttachment } from "./tunnel";
 import { teamStub } from "./stubs";
 import { deploymentCatalog } from "../agents-registry/deployment";
 import { type RegistryAgent, registryIdOf } from "../protocol/registry";
@@ -59,72 +58,14 @@ import {
 } from "./terminal-viewers";
 import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "../acp-transport/connections";
 
-export type CallOutcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
+export type CallOutcome<T> = Outcome<T>;
 
-interface CallInFlight {
-  /** As sent: JSON text, or a binary frame for a call that carries bytes (kept to be sent again after a reconnect). */
-  frame: string | Uint8Array;
-  op: OpName;
-  /** The sidecar instance (boot id) it was sent to; null while it waits for a sidecar to come back. */
-  sentTo: string | null;
-}
-
-/** What a sidecar's socket carries across hibernation; read only through `attachmentOf`, which checks it. */
-const TunnelAttachment = z.object({
-  machine: z.string(),
-  connectedAtMs: z.number(),
-  hello: z.boolean(),
-  /** The generation of the machine token this sidecar connected with. */
-  generation: z.number().int(),
-  /** How often the sidecar pings (from its hello); three intervals without a ping and the tunnel is dead. */
-  heartbeatMs: z.number().int(),
-});
-type TunnelAttachment = z.infer<typeof TunnelAttachment>;
-
-/** The one accessor of a socket's attachment: parsed, so a socket from an older deployment cannot mislead us (null). */
-function attachmentOf(ws: WebSocket): TunnelAttachment | null {
-  // Read (and checked) once per socket and instance: every call on the tunnel looks at it.
-  const known = attachments.get(ws);
-  if (known) return known;
-  const parsed = TunnelAttachment.safeParse(ws.deserializeAttachment());
-  if (!parsed.success) return null;
-  attachments.set(ws, parsed.data);
-  return parsed.data;
-}
-
-/** The one writer of a sidecar socket's attachment, so the accessor's memory never disagrees with it. */
-function setAttachment(ws: WebSocket, attachment: TunnelAttachment): void {
-  ws.serializeAttachment(attachment);
-  attachments.set(ws, attachment);
-}
-
-const attachments = new WeakMap<WebSocket, TunnelAttachment>();
-
-const SIDECAR_TAG = "sidecar";
-/** How long one piece of a file (1 MiB) may take to reach the machine or come back; unpacking a staged archive too. */
-const FILE_PIECE_TIMEOUT_MS = 120_000;
-/** How long a keystroke or a resize from a terminal viewer may take to reach the process. */
-const VIEWER_CALL_TIMEOUT_MS = 30_000;
-/** Cloning several repositories (skills) can take a while. */
-const DOCUMENT_APPLY_TIMEOUT_MS = 5 * 60_000;
-/** Starting an agent again and reattaching its sessions (a load replays a whole conversation). */
-const RESTORE_TIMEOUT_MS = 180_000;
-/** Asking an agent which sessions it keeps (`session/list`) starts a process of it. */
-const DISCOVER_TIMEOUT_MS = 90_000;
 /** The session recorder's own subscription to a server's stream: `rec:<serverId>`, the same across restarts of this object. */
 const RECORDER_PREFIX = "rec:";
 
 export class MachineObject extends DurableObject<Env> {
-  private readonly pending = new PendingCalls<string, unknown, CallInFlight>();
-  /** The boot id of the sidecar instance last greeted: a different one means it restarted. */
-  private sidecarBoot: string | null = null;
   private readonly readers = new Map<string, SseReader>();
-  /** Call/subscription ids: unique per instance, so a re-sent id always means "the same call". */
-  private readonly idPrefix = crypto.randomUUID().slice(0, 8);
-  private nextId = 0;
-  private graceTimer: ReturnType<typeof setTimeout> | null = null;
-  /** How often this instance's code ran, by entry point: for the idle-cost tests and `npm run bench:scale`. */
-  private readonly invocations = { fetch: 0, message: 0, close: 0, rpc: 0 };
+  private readonly tunnel: Tunnel;
   private readonly sessions: SessionRecorder;
   /** Notifications of this machine's events, sent from its alarm (docs/architecture.md, "Notifications"). */
   private readonly deliverer: Deliverer;
@@ -139,17 +80,24 @@ export class MachineObject extends DurableObject<Env> {
   private readonly acpConnections = new AcpConnections({
     post: (req, timeoutMs, restore) => this.acpPost(req, timeoutMs, restore),
     stop: async (serverId) => {
-      await this.call("acp.delete", { serverId }, 30_000);
+      await this.tunnel.call("acp.delete", { serverId }, 30_000);
     },
     sockets: (tag) => this.ctx.getWebSockets(tag),
   });
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.tunnel = new Tunnel({
+      sockets: () => ctx.getWebSockets(SIDECAR_TAG),
+      lastPingMs: (ws) => ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? null,
+      halfOpen: (ws) => ctx.waitUntil(this.onTunnelGone(ws, 1001)),
+      away: (problem) => this.machineAway(problem),
+      graceMs: settings(env).reconnectGraceMs,
+    });
     this.sessions = new SessionRecorder(
       ctx.storage.sql,
       () => this.machineName(),
-      () => this.tunnel() !== null,
+      () => this.tunnel.live() !== null,
       () => this.announceRecords(),
       (event) => this.ctx.waitUntil(this.notify(event)),
     );
@@ -169,7 +117,6 @@ export class MachineObject extends DurableObject<Env> {
   // ---------------- tunnel ----------------
 
   override async fetch(request: Request): Promise<Response> {
-    this.invocations.fetch++;
     const path = new URL(request.url).pathname;
     if (path.startsWith(TERMINAL_PATH_PREFIX)) return this.attachViewer(request, decodeURIComponent(path.slice(TERMINAL_PATH_PREFIX.length)));
     if (path === ACP_SOCKET_PATH) return this.acceptAcpSocket(request);
@@ -202,7 +149,6 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    this.invocations.message++;
     // One look at the tags (not the attachment) tells the sidecar's messages, the hot path, from the rest.
     const tags = this.ctx.getTags(ws);
     if (tags.includes(TERMINAL_TAG)) {
@@ -224,27 +170,9 @@ export class MachineObject extends DurableObject<Env> {
     }
     const frame = parsed.frame;
     switch (frame.t) {
-      case "res": {
-        // Answered already (a re-sent call), timed out or cancelled: nothing waits, nothing to do.
-        const call = this.pending.meta(frame.id);
-        if (!call) return;
-        const result = parseOpResult(call.op, frame.value);
-        this.pending.settle(
-          frame.id,
-          result.ok
-            ? { ok: true, value: result.value }
-            : {
-                ok: false,
-                problem: {
-                  code: "stream_error",
-                  detail: `the sidecar's answer to ${call.op} is not what this worker reads (${result.error}); update the sidecar`,
-                },
-              },
-        );
-        return;
-      }
+      case "res":
       case "err":
-        this.pending.settle(frame.id, { ok: false, problem: frame.problem });
+        this.tunnel.answered(frame);
         return;
       case "bad":
         console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
@@ -280,7 +208,6 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
-    this.invocations.close++;
     const viewer = viewerOf(ws);
     if (viewer) return this.detachViewer(ws, viewer);
     const acp = this.isAcpSocket(ws) ? acpSocketOf(ws) : null;
@@ -328,8 +255,6 @@ export class MachineObject extends DurableObject<Env> {
       await this.ctx.storage.delete("offline-announced");
       this.ctx.waitUntil(this.notify({ type: "machine.online", machine: attachment.machine }));
     }
-    if (this.graceTimer) clearTimeout(this.graceTimer);
-    this.graceTimer = null;
     this.resumeAfterHello(ws, hello.bootId ?? null);
     if (!registered) return;
     // Every machine gets the team's documents when it connects (the sidecar skips a version it applied already).
@@ -343,21 +268,12 @@ export class MachineObject extends DurableObject<Env> {
    * Calls made while no sidecar was there go out now.
    */
   private resumeAfterHello(ws: WebSocket, bootId: string | null): void {
-    const restarted = this.sidecarBoot !== null && bootId !== this.sidecarBoot;
-    this.sidecarBoot = bootId;
+    const { restarted } = this.tunnel.greeted(ws, bootId);
     if (restarted) {
-      const problem: ProblemInit = {
-        code: "machine_restarted",
-        detail: "the machine's sidecar restarted while this call was in flight; it was not run again, retry it if it is safe to",
-      };
-      this.pending.settleAll((call) => (call.sentTo !== null ? { ok: false, problem } : null));
-      for (const reader of [...this.readers.values()]) reader.fail({ ...problem, detail: "the machine's sidecar restarted: this stream's source is gone" });
+      const detail = "the machine's sidecar restarted: this stream's source is gone";
+      for (const reader of [...this.readers.values()]) reader.fail({ code: "machine_restarted", detail });
       this.failViewers("the machine's sidecar restarted: this terminal's process is gone");
       this.acpConnections.allAgentsGone();
-    }
-    for (const [id, call] of this.pending.waiting()) {
-      this.pending.setMeta(id, { ...call, sentTo: bootId });
-      ws.send(call.frame);
     }
     for (const reader of this.readers.values()) this.send(ws, reader.subscribeFrame());
     for (const serverId of this.recording) this.send(ws, this.recorderFrame(serverId));
@@ -374,29 +290,19 @@ export class MachineObject extends DurableObject<Env> {
     } catch {
       // already closed
     }
-    if (this.tunnel()) return; // replaced by a newer socket: nothing changed for callers
-    if (this.graceTimer) clearTimeout(this.graceTimer);
-    this.graceTimer = null;
-    // A sidecar that said goodbye (1000) is not coming back soon: what is in flight fails now. Otherwise it
-    // gets a moment to come back, and calls made meanwhile wait for it like those in flight.
-    if (code === 1000) this.failInFlight();
-    else this.graceTimer = setTimeout(() => this.failInFlight(), settings(this.env).reconnectGraceMs);
+    if (!this.tunnel.closed(code)) return; // replaced by a newer socket: nothing changed for callers
     const machine = attachmentOf(ws)?.machine;
     if (machine) await teamStub(this.env).machineDisconnected(machine, Date.now());
   }
 
-  private failInFlight(): void {
-    this.graceTimer = null;
-    if (this.tunnel()) return;
-    // Away for good, not a blip (it did not come back within the grace): people are told once.
+  /** Away for good, not a blip (it did not come back within the grace): calls failed; streams fail, people are told once. */
+  private machineAway(problem: ProblemInit): void {
     this.ctx.waitUntil(
       (async () => {
         await this.ctx.storage.put("offline-announced", true);
         await this.notify({ type: "machine.offline", machine: this.machineName() });
       })(),
     );
-    const problem: ProblemInit = { code: "machine_offline", detail: "the machine's sidecar disconnected and did not come back in time" };
-    this.pending.settleAll(() => ({ ok: false, problem }));
     for (const reader of [...this.readers.values()]) reader.fail(problem);
     this.failViewers(problem.detail);
   }
@@ -408,10 +314,10 @@ export class MachineObject extends DurableObject<Env> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !processId) {
       return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade for a process's terminal" });
     }
-    const ws = this.tunnel();
-    if (!ws && !this.graceTimer) return problemResponse(offline());
+    const ws = this.tunnel.live();
+    if (!ws && !this.tunnel.reachable()) return problemResponse(offline());
     const { 0: client, 1: server } = new WebSocketPair();
-    const viewer: ViewerAttachment = { kind: "terminal", processId, sub: this.newId(), after: 0, ready: false };
+    const viewer: ViewerAttachment = { kind: "terminal", processId, sub: this.tunnel.newId(), after: 0, ready: false };
     const tokenId = request.headers.get("x-token-id");
     this.ctx.acceptWebSocket(server, [TERMINAL_TAG, viewerTag(viewer.sub), ...(tokenId ? [tokenTag(tokenId)] : [])]);
     server.serializeAttachment(viewer);
@@ -431,7 +337,7 @@ export class MachineObject extends DurableObject<Env> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !agent.success) {
       return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade naming its agent" });
     }
-    if (!this.tunnel() && !this.graceTimer) return problemResponse(offline());
+    if (!this.tunnel.reachable()) return problemResponse(offline());
     const { serverId, tags, attachment } = this.acpConnections.socketSetup(agent.data, request.headers.get("x-who") ?? "(unknown)");
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, tags);
@@ -441,22 +347,18 @@ export class MachineObject extends DurableObject<Env> {
 
   /** `initialize` without a connection id: the agent starts, and the connection is its server. */
   async acpConnect(agent: AgentId, message: JsonRpcMessage, owner: string, who: string): Promise<CallOutcome<{ connectionId: string; body: string }>> {
-    this.invocations.rpc++;
     return this.acpConnections.connect(agent, message, owner, who, settings(this.env).acpTimeoutMs);
   }
 
   acpConnectionPost(connectionId: string, session: string | null, message: JsonRpcMessage, owner: string, who: string): CallOutcome<void> {
-    this.invocations.rpc++;
     return this.acpConnections.post(connectionId, session, message, owner, who);
   }
 
   acpConnectionStream(connectionId: string, session: string | null, owner: string): Response {
-    this.invocations.rpc++;
     return this.acpConnections.stream(connectionId, session, owner);
   }
 
   async acpConnectionClose(connectionId: string, owner: string): Promise<CallOutcome<void>> {
-    this.invocations.rpc++;
     return this.acpConnections.close(connectionId, owner);
   }
 
@@ -482,20 +384,19 @@ export class MachineObject extends DurableObject<Env> {
     }
     const outcome =
       frame.type === "input"
-        ? await this.call("processes.input", { id: viewer.processId, data: frame.data, encoding: frame.encoding ?? "utf8", eof: false }, VIEWER_CALL_TIMEOUT_MS)
-        : await this.call("processes.resize", { id: viewer.processId, cols: frame.cols, rows: frame.rows }, VIEWER_CALL_TIMEOUT_MS);
+        ? await this.tunnel.call("processes.input", { id: viewer.processId, data: frame.data, encoding: frame.encoding ?? "utf8", eof: false })
+        : await this.tunnel.call("processes.resize", { id: viewer.processId, cols: frame.cols, rows: frame.rows });
     if (!outcome.ok) sendControl(ws, { type: "error", message: outcome.problem.detail });
   }
 
   private detachViewer(ws: WebSocket, viewer: ViewerAttachment): void {
     closeViewer(ws, 1000, "closed");
-    const live = this.tunnel();
+    const live = this.tunnel.live();
     if (live) this.send(live, { t: "unsub", sub: viewer.sub });
   }
 
   /** The token that opened these terminals was revoked: they close now (a terminal is the whole machine). */
   closeViewersOf(tokenId: string): number {
-    this.invocations.rpc++;
     const viewers = this.ctx.getWebSockets(tokenTag(tokenId));
     for (const ws of viewers) {
       sendControl(ws, { type: "error", message: "the token that opened this terminal was revoked" });
@@ -513,39 +414,13 @@ export class MachineObject extends DurableObject<Env> {
     }
   }
 
-  /**
-   * The live sidecar socket, if any. A socket whose sidecar has not pinged for three heartbeats is
-   * half-open (the machine vanished without closing): it is closed here, and counts as gone.
-   */
-  private tunnel(): WebSocket | null {
-    for (const ws of this.ctx.getWebSockets(SIDECAR_TAG)) {
-      if (ws.readyState !== WebSocket.OPEN) continue;
-      const attachment = attachmentOf(ws);
-      if (!attachment) {
-        ws.close(4003, "this connection's state is unreadable; reconnect");
-        continue;
-      }
-      const { connectedAtMs, heartbeatMs } = attachment;
-      const lastPing = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? connectedAtMs;
-      if (Date.now() - Math.max(lastPing, connectedAtMs) > 3 * heartbeatMs) {
-        this.ctx.waitUntil(this.onTunnelGone(ws, 1001));
-        continue;
-      }
-      return ws;
-    }
-    return null;
-  }
-
+  /** A frame to one socket (a `bye` or `bad` to the sidecar that sent something wrong). */
   private send(ws: WebSocket, frame: WorkerFrame): void {
     try {
-      ws.send(JSON.stringify(frame));
+      ws.send(encodeFrame(frame));
     } catch {
       // the close handler takes care of what was in flight
     }
-  }
-
-  private newId(): string {
-    return `${this.idPrefix}-${(this.nextId++).toString(36)}`;
   }
 
   // ---------------- RPC surface used by the worker ----------------
@@ -555,7 +430,6 @@ export class MachineObject extends DurableObject<Env> {
    * them); the apply runs after this call has returned, and its outcome is recorded when it changed.
    */
   scheduleConfigApply(documents: TeamDocuments): void {
-    this.invocations.rpc++;
     this.ctx.waitUntil(this.applyDocuments(documents));
   }
 
@@ -570,7 +444,7 @@ export class MachineObject extends DurableObject<Env> {
         documents.skills,
         recorded.skills,
         "skills.apply",
-        DOCUMENT_APPLY_TIMEOUT_MS,
+        undefined,
         async (base) => base,
         (machine, outcome) => team.recordSkillsApplied(machine, outcome),
       ),
@@ -578,7 +452,7 @@ export class MachineObject extends DurableObject<Env> {
         documents.mcp,
         recorded.mcp,
         "mcp.apply",
-        DOCUMENT_APPLY_TIMEOUT_MS,
+        undefined,
         async (base) => base,
         (machine, outcome) => team.recordMcpApplied(machine, outcome),
       ),
@@ -613,17 +487,18 @@ export class MachineObject extends DurableObject<Env> {
     latest: StoredDocument<OpArgs<N>["config"]>,
     recorded: string | null,
     op: N,
-    timeoutMs: number,
+    /** Unless the operation's deadline. */
+    timeoutMs: number | undefined,
     argsOf: (base: { version: string; config: OpArgs<N>["config"] }) => Promise<OpArgs<N>>,
     record: (
       machine: string,
       outcome: { applied: Omit<OpResult<N>, "version" | "unchanged"> & { version: string } } | { error: string; version: number },
     ) => Promise<void>,
   ): Promise<void> {
-    const ws = this.tunnel();
+    const ws = this.tunnel.live();
     const machine = ws ? attachmentOf(ws)?.machine : undefined;
     if (!ws || !machine || latest.version === 0) return; // applied when the machine connects; never configured: nothing to do
-    const outcome = await this.call(op, await argsOf({ version: String(latest.version), config: latest.config }), timeoutMs);
+    const outcome = await this.tunnel.call(op, await argsOf({ version: String(latest.version), config: latest.config }), timeoutMs);
     const etag = documentEtag(latest.version);
     // A reconnect whose apply changed nothing, and whose status the team already holds: no write.
     if (outcome.ok && outcome.value.unchanged && recorded === etag) return;
@@ -631,21 +506,6 @@ export class MachineObject extends DurableObject<Env> {
     // The team's status is the sidecar's answer, with the document's ETag as its version.
     const { version: _applied, unchanged: _unchanged, ...status } = outcome.value;
     await record(machine, { applied: { ...status, version: etag } });
-  }
-
-  /** For tests and the scale benchmark: how often this object's code ran, and when the runtime last answered a ping. */
-  debugStats(): {
-    invocations: { fetch: number; message: number; close: number; rpc: number };
-    lastPingMs: number | null;
-    /** Rows the session recorder wrote (`npm run bench` reports them per stream). */
-    sessionRowsWritten: number;
-  } {
-    const ws = this.ctx.getWebSockets(SIDECAR_TAG)[0];
-    return {
-      invocations: { ...this.invocations },
-      lastPingMs: ws ? (this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? null) : null,
-      sessionRowsWritten: this.sessions.rowsWritten,
-    };
   }
 
   /** The generation new machine tokens are minted with; 1 until the machine's tokens are first revoked. */
@@ -670,43 +530,18 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   isOnline(): boolean {
-    this.invocations.rpc++;
-    return this.tunnel() !== null;
+    return this.tunnel.live() !== null;
   }
 
-  /** Call an operation on the sidecar and wait for its answer (or a problem: offline, timeout). */
-  async call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs: number): Promise<CallOutcome<OpResult<N>>> {
-    this.invocations.rpc++;
-    const ws = this.tunnel();
-    // No sidecar and none expected back soon: offline at once. Within a reconnect's grace, the call waits.
-    if (!ws && !this.graceTimer) return { ok: false, problem: offline() };
-    const id = this.newId();
-    const frame = encodeFrame({ t: "req", id, op, args } satisfies WorkerFrame);
-    if (frame.length > LIMITS.maxFrameBytes) {
-      return { ok: false, problem: { code: "payload_too_large", detail: `the request is larger than ${LIMITS.maxFrameBytes} bytes` } };
-    }
-    const answer = this.pending.wait(id, { frame, op, sentTo: ws ? this.sidecarBoot : null }, timeoutMs, (callId, call) => {
-      // The sidecar stops waiting too: what the call started is cancelled, and its id is free again.
-      const live = call.sentTo !== null ? this.tunnel() : null;
-      if (live) this.send(live, { t: "cancel", id: callId });
-      return { code: "timeout", detail: `no answer from the machine within ${timeoutMs} ms (${op})` };
-    });
-    if (ws) {
-      try {
-        ws.send(frame);
-      } catch {
-        // The socket is closing under us: the call stays pending and goes out again on reconnect.
-      }
-    }
-    // The value was parsed against OPS[op].result when its frame came in: this only tells TypeScript so.
-    return answer as Promise<CallOutcome<OpResult<N>>>;
+  /** Call an operation on the sidecar and wait for its answer (or a problem: offline, timeout); `timeoutMs` defaults to the operation's deadline. */
+  async call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<CallOutcome<OpResult<N>>> {
+    return this.tunnel.call(op, args, timeoutMs);
   }
 
   /** A file on the machine as a streamed response (or a problem response), read in pieces (durable/file-transfer.ts). */
   async readFile(path: string): Promise<Response> {
-    this.invocations.rpc++;
     return fileResponse(
-      (op, args) => this.call(op, args, FILE_PIECE_TIMEOUT_MS),
+      (op, args) => this.tunnel.call(op, args),
       path,
       (work) => this.ctx.waitUntil(work),
     );
@@ -717,15 +552,13 @@ export class MachineObject extends DurableObject<Env> {
    * (`fs.commit`) or unpacked into the folder `path` as a tar archive (`fs.unpack`).
    */
   async writeFile(path: string, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.commit">>> {
-    this.invocations.rpc++;
-    const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.call(op, args, FILE_PIECE_TIMEOUT_MS);
+    const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.tunnel.call(op, args);
     const staged = await stageBody(call, body, declaredBytes);
     return staged.ok ? call("fs.commit", { upload: staged.value, path }) : staged;
   }
 
   async unpackArchive(path: string, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.unpack">>> {
-    this.invocations.rpc++;
-    const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.call(op, args, FILE_PIECE_TIMEOUT_MS);
+    const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.tunnel.call(op, args);
     const staged = await stageBody(call, body, declaredBytes);
     return staged.ok ? call("fs.unpack", { upload: staged.value, path }) : staged;
   }
@@ -735,16 +568,15 @@ export class MachineObject extends DurableObject<Env> {
    * Answers only once the sidecar has accepted the subscription, so an unknown stream is a 404, not an empty stream.
    */
   async openStream(stream: StreamRef, after: number): Promise<Response> {
-    this.invocations.rpc++;
-    const ws = this.tunnel();
-    if (!ws && !this.graceTimer) return problemResponse(offline());
+    const ws = this.tunnel.live();
+    if (!ws && !this.tunnel.reachable()) return problemResponse(offline());
     const reader = new SseReader(
-      this.newId(),
+      this.tunnel.newId(),
       stream,
       after,
       (sub) => {
         this.readers.delete(sub);
-        const live = this.tunnel();
+        const live = this.tunnel.live();
         if (live) this.send(live, { t: "unsub", sub });
       },
       settings(this.env).sseIdleCloseMs,
@@ -789,7 +621,6 @@ export class MachineObject extends DurableObject<Env> {
 
   /** The team's fan-out: the subscriptions that may hear of this machine now. */
   async setSubscriptions(subscriptions: SubscriptionTarget[]): Promise<void> {
-    this.invocations.rpc++;
     await this.keepSubscriptions(subscriptions);
   }
 
@@ -818,7 +649,6 @@ export class MachineObject extends DurableObject<Env> {
 
   /** The newest delivery attempts of these subscriptions (null: all) made from this machine. */
   listDeliveries(subscriptions: string[] | null, limit: number): DeliveryAttempt[] {
-    this.invocations.rpc++;
     return this.deliverer.list(subscriptions, limit);
   }
 
@@ -836,7 +666,7 @@ export class MachineObject extends DurableObject<Env> {
   private record(serverId: string): void {
     if (this.recording.has(serverId)) return;
     this.recording.add(serverId);
-    const ws = this.tunnel();
+    const ws = this.tunnel.live();
     if (ws) this.send(ws, this.recorderFrame(serverId));
   }
 
@@ -852,7 +682,6 @@ export class MachineObject extends DurableObject<Env> {
     /** The runtime's own message (continue): start the server's agent again whatever the message is for. */
     restoreAny = false,
   ): Promise<CallOutcome<AcpPostResult>> {
-    this.invocations.rpc++;
     const { serverId, agent, who } = req;
     if (agent) this.sessions.serverStarted(serverId, agent);
     const message = this.sessions.clientMessage(serverId, req.message);
@@ -873,12 +702,12 @@ export class MachineObject extends DurableObject<Env> {
       awaitId,
       ...(firstSeq ? { firstSeq } : {}),
     };
-    let outcome = await this.call("acp.post", args, timeoutMs);
+    let outcome = await this.tunnel.call("acp.post", args, timeoutMs);
     // Only a message for a session recorded on this server brings its agent back: any other message for a
     // server whose agent is gone finds the id free, as before (its first POST names the agent again).
     if (!outcome.ok && outcome.problem.extensions?.notRunning === true && (restoreAny || (target && this.sessions.recordOf(serverId, target)))) {
       const restored = await this.restoreServer(serverId, target);
-      outcome = restored.ok ? await this.call("acp.post", args, timeoutMs) : restored;
+      outcome = restored.ok ? await this.tunnel.call("acp.post", args, timeoutMs) : restored;
     }
     if (outcome.ok) {
       this.record(serverId);
@@ -917,11 +746,14 @@ export class MachineObject extends DurableObject<Env> {
       return notResumable(`agent '${plan.agent}' can neither resume nor load a session`);
     }
     const reattach = plan.canResume || plan.canLoad ? plan.sessions : [];
-    const restored = await this.call(
-      "acp.restore",
-      { serverId, agent: plan.agent, initialize: plan.initialize, authMethodId: plan.authMethodId, sessions: reattach, firstSeq: plan.firstSeq },
-      RESTORE_TIMEOUT_MS,
-    );
+    const restored = await this.tunnel.call("acp.restore", {
+      serverId,
+      agent: plan.agent,
+      initialize: plan.initialize,
+      authMethodId: plan.authMethodId,
+      sessions: reattach,
+      firstSeq: plan.firstSeq,
+    });
     if (!restored.ok) return restored;
     this.record(serverId);
     for (const s of restored.value.sessions) if (s.how === "none") this.sessions.notResumable(serverId, s.sessionId, s.error ?? "the agent refused");
@@ -932,23 +764,19 @@ export class MachineObject extends DurableObject<Env> {
 
   /** A page of this machine's sessions, newest activity first. */
   listSessions(filter: SessionFilter, cursor: { atMs: number; id: string } | null, limit: number): { sessions: Session[]; more: boolean } {
-    this.invocations.rpc++;
     return this.sessions.list(filter, cursor, limit);
   }
 
   getSession(id: string): Session | null {
-    this.invocations.rpc++;
     return this.sessions.get(id);
   }
 
   readTranscript(id: string, after: number, limit: number): TranscriptPage | null {
-    this.invocations.rpc++;
     return this.sessions.transcript(id, after, limit);
   }
 
   /** The transcript as a live stream (or a 404 problem). */
   followTranscript(id: string, after: number): Response {
-    this.invocations.rpc++;
     const record = this.sessions.get(id);
     // Entry `after` itself again: it may have grown since the reader saw it.
     const page = this.sessions.transcript(id, Math.max(0, after - 1), 10_000);
@@ -958,7 +786,7 @@ export class MachineObject extends DurableObject<Env> {
 
   /** A request of the runtime's own to an agent (close, continue), with an id no client uses. */
   private runtimeRequest(method: string, params: Record<string, unknown>): JsonRpcMessage {
-    return { jsonrpc: "2.0", id: `agent-runtime-${this.idPrefix}-${this.runtimeRequests++}`, method, params };
+    return { jsonrpc: "2.0", id: `agent-runtime-${this.tunnel.instance}-${this.runtimeRequests++}`, method, params };
   }
 
   /**
@@ -966,19 +794,18 @@ export class MachineObject extends DurableObject<Env> {
    * session uses it. `purge` also drops the transcript. The record stays (closed).
    */
   async closeSession(id: string, purge: boolean, who: string): Promise<CallOutcome<Session>> {
-    this.invocations.rpc++;
     const record = this.sessions.get(id);
     if (!record) return { ok: false, problem: { code: "not_found", detail: `no session '${id}' on this machine` } };
-    const live = this.tunnel() !== null;
+    const live = this.tunnel.live() !== null;
     if (live && record.state !== "closed" && this.sessions.canClose(record.serverId)) {
-      const running = await this.call("acp.list", {}, 30_000);
+      const running = await this.tunnel.call("acp.list", {});
       if (running.ok && running.value.servers.some((s) => s.serverId === record.serverId)) {
         await this.acpPost({ serverId: record.serverId, message: this.runtimeRequest("session/close", { sessionId: record.sessionId }), who }, 60_000);
       }
     }
     const closed = this.sessions.close(id, purge)!;
     if (live && this.sessions.openSessionsOf(record.serverId) === 0) {
-      const stopped = await this.call("acp.delete", { serverId: record.serverId }, 60_000);
+      const stopped = await this.tunnel.call("acp.delete", { serverId: record.serverId });
       if (!stopped.ok) return stopped;
     }
     return { ok: true, value: closed };
@@ -989,7 +816,6 @@ export class MachineObject extends DurableObject<Env> {
    * same folder, on the same server, whose first prompt will carry a bounded digest of the conversation.
    */
   async continueSession(id: string, who: string, timeoutMs: number): Promise<CallOutcome<Session>> {
-    this.invocations.rpc++;
     const record = this.sessions.get(id);
     const digest = record ? this.sessions.digest(id) : null;
     if (!record || digest === null) return { ok: false, problem: { code: "not_found", detail: `no session '${id}' on this machine` } };
@@ -1015,7 +841,6 @@ export class MachineObject extends DurableObject<Env> {
 
   /** Answer a session's pending permission request (`POST /v1/sessions/{id}/permission`) as its client would. */
   async answerPermission(id: string, answer: PermissionAnswer, who: string): Promise<CallOutcome<Session>> {
-    this.invocations.rpc++;
     const record = this.sessions.get(id);
     if (!record) return { ok: false, problem: { code: "not_found", detail: `no session '${id}' on this machine` } };
     const pending = record.pending;
@@ -1045,10 +870,9 @@ export class MachineObject extends DurableObject<Env> {
 
   /** The sessions agents keep on this machine (`session/list`), with the runtime's record of each where it has one. */
   async discoverSessions(agents: AgentId[], cwd: string | undefined): Promise<CallOutcome<DiscoveredSession[]>> {
-    this.invocations.rpc++;
     const found: DiscoveredSession[] = [];
     for (const agent of agents) {
-      const listed = await this.call("acp.discover", { agent, ...(cwd ? { cwd } : {}) }, DISCOVER_TIMEOUT_MS);
+      const listed = await this.tunnel.call("acp.discover", { agent, ...(cwd ? { cwd } : {}) });
       if (!listed.ok) return listed;
       for (const s of listed.value.sessions) {
         found.push({ agent, ...s, recorded: this.sessions.findByAcp(agent, s.sessionId)?.id ?? null });
@@ -1061,8 +885,4 @@ export class MachineObject extends DurableObject<Env> {
 /** The tag of the terminals a token opened. */
 function tokenTag(tokenId: string): string {
   return `tok:${tokenId}`;
-}
-
-function offline(): ProblemInit {
-  return { code: "machine_offline", detail: "this machine's sidecar is not connected" };
 }

@@ -58,8 +58,6 @@ function machineOf(r: MachineRow): Machine {
 export const MAX_SUBSCRIPTIONS_PER_OWNER = 50;
 
 export class TeamObject extends DurableObject<Env> {
-  private invocations = 0;
-  private writes = 0;
   /** Test notifications (`POST /v1/notifications/subscriptions/{id}/test`) are sent from here; all others from machines. */
   private readonly deliverer: Deliverer;
 
@@ -103,7 +101,6 @@ export class TeamObject extends DurableObject<Env> {
 
   /** False when the team already has MAX_TOKENS live tokens. */
   registerToken(info: TokenInfo): boolean {
-    this.writes++;
     const live = this.ctx.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM tokens WHERE json_extract(info, '$.revokedAtMs') IS NULL`).one().n;
     if (live >= MAX_TOKENS) return false;
     this.ctx.storage.sql.exec(`INSERT INTO tokens (id, info) VALUES (?, ?)`, info.id, JSON.stringify(info));
@@ -125,8 +122,6 @@ export class TeamObject extends DurableObject<Env> {
   // ---------- the audit log ----------
 
   appendAudit(entry: Omit<AuditEntry, "seq">): void {
-    this.invocations++;
-    this.writes++;
     const sql = this.ctx.storage.sql;
     const cursor = sql.exec(
       `INSERT INTO audit (at_ms, token, role, method, route, machine, status) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
@@ -174,8 +169,6 @@ export class TeamObject extends DurableObject<Env> {
     sidecarVersion: string;
     platform: string;
   }): Promise<{ documents: TeamDocuments; recorded: Record<DocumentKind, string | null>; subscriptions: SubscriptionTarget[] }> {
-    this.invocations++;
-    this.writes++;
     this.ctx.storage.sql.exec(
       `INSERT INTO machines (id, connected, connected_at_ms, last_seen_ms, sidecar_version, platform) VALUES (?, 1, ?, ?, ?, ?)
        ON CONFLICT(id) DO UPDATE SET connected = 1, connected_at_ms = excluded.connected_at_ms, last_seen_ms = excluded.last_seen_ms,
@@ -199,27 +192,21 @@ export class TeamObject extends DurableObject<Env> {
   }
 
   machineDisconnected(id: string, atMs: number): void {
-    this.invocations++;
-    this.writes++;
     this.ctx.storage.sql.exec(`UPDATE machines SET connected = 0, last_seen_ms = ? WHERE id = ?`, atMs, id);
   }
 
   /** Has this machine's sidecar ever connected? (A client's request for any other id creates nothing.) */
   machineExists(id: string): boolean {
-    this.invocations++;
     return this.ctx.storage.sql.exec(`SELECT 1 FROM machines WHERE id = ?`, id).toArray().length > 0;
   }
 
   /** A machine recorded its first session (once in its life): lists of sessions ask it from now on. */
   machineHasSessions(id: string): void {
-    this.invocations++;
-    this.writes++;
     this.ctx.storage.sql.exec(`INSERT OR IGNORE INTO session_machines (id) VALUES (?)`, id);
   }
 
   /** The machines with sessions, of a scope (`*` or ids), by id. */
   machinesWithSessions(scope: "*" | string[]): string[] {
-    this.invocations++;
     const rows =
       scope === "*"
         ? this.ctx.storage.sql.exec<{ id: string }>(`SELECT id FROM session_machines ORDER BY id`)
@@ -232,7 +219,6 @@ export class TeamObject extends DurableObject<Env> {
 
   /** One page of machines by id, after `after`. */
   listMachines(page: { limit?: number; after?: string } = {}): { machines: Machine[]; nextAfter: string | null } {
-    this.invocations++;
     const limit = page.limit ?? 500;
     const rows = this.ctx.storage.sql.exec<MachineRow>(`SELECT * FROM machines WHERE id > ? ORDER BY id LIMIT ?`, page.after ?? "", limit + 1).toArray();
     const machines = rows.slice(0, limit).map(machineOf);
@@ -241,7 +227,6 @@ export class TeamObject extends DurableObject<Env> {
 
   /** The machines of a token's scope (at most 256 ids), by id: only those rows are read. */
   machinesByIds(ids: string[]): Machine[] {
-    this.invocations++;
     return this.ctx.storage.sql
       .exec<MachineRow>(`SELECT * FROM machines WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(ids))
       .toArray()
@@ -285,11 +270,9 @@ export class TeamObject extends DurableObject<Env> {
 
   /** Null when the owner holds as many subscriptions as it may. */
   async addSubscription(owner: string, target: SubscriptionTarget): Promise<Subscription | null> {
-    this.invocations++;
     const held = this.ctx.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM subscriptions WHERE owner = ?`, owner).one().n;
     if (held >= MAX_SUBSCRIPTIONS_PER_OWNER) return null;
     const createdAt = Date.now();
-    this.writes++;
     this.ctx.storage.sql.exec(
       `INSERT INTO subscriptions (id, owner, target, created_at) VALUES (?, ?, ?, ?)`,
       target.id,
@@ -303,7 +286,6 @@ export class TeamObject extends DurableObject<Env> {
 
   /** An owner's subscriptions (null: everyone's, for admins). */
   listSubscriptions(owner: string | null): Subscription[] {
-    this.invocations++;
     return this.targets()
       .filter((r) => owner === null || r.owner === owner)
       .map((r) => this.view(r));
@@ -311,18 +293,15 @@ export class TeamObject extends DurableObject<Env> {
 
   /** Change a subscription of this owner (null: any owner); null when there is none. */
   async updateSubscription(id: string, owner: string | null, change: { muted?: boolean }): Promise<Subscription | null> {
-    this.invocations++;
     const found = this.owned(id, owner);
     if (!found) return null;
     const target = { ...found.target, ...(change.muted !== undefined ? { muted: change.muted } : {}) };
-    this.writes++;
     this.ctx.storage.sql.exec(`UPDATE subscriptions SET target = ? WHERE id = ?`, JSON.stringify(target), id);
     await this.narrowSubscriptions();
     return this.view({ ...found, target });
   }
 
   async deleteSubscription(id: string, owner: string | null): Promise<boolean> {
-    this.invocations++;
     const found = this.owned(id, owner);
     if (!found) return false;
     await this.dropSubscription(id);
@@ -331,17 +310,14 @@ export class TeamObject extends DurableObject<Env> {
 
   /** A push service said the subscription is gone, or its owner removed it. */
   async dropSubscription(id: string): Promise<void> {
-    this.writes++;
     this.ctx.storage.sql.exec(`DELETE FROM subscriptions WHERE id = ?`, id);
     await this.narrowSubscriptions();
   }
 
   /** A revoked token's subscriptions end with it. */
   async deleteSubscriptionsOf(owner: string): Promise<number> {
-    this.invocations++;
     const n = this.ctx.storage.sql.exec(`DELETE FROM subscriptions WHERE owner = ?`, owner).rowsWritten;
     if (n > 0) {
-      this.writes++;
       await this.narrowSubscriptions();
     }
     return n;
@@ -349,7 +325,6 @@ export class TeamObject extends DurableObject<Env> {
 
   /** A test notification to one subscription of this owner (null: any), sent from here; its attempts are listed like any. */
   async testSubscription(id: string, owner: string | null, payload: NotificationPayload): Promise<boolean> {
-    this.invocations++;
     const found = this.owned(id, owner);
     if (!found) return false;
     await this.deliverer.enqueue([{ target: found.target, payload }]);
@@ -357,7 +332,6 @@ export class TeamObject extends DurableObject<Env> {
   }
 
   listDeliveries(subscriptions: string[] | null, limit: number): DeliveryAttempt[] {
-    this.invocations++;
     return this.deliverer.list(subscriptions, limit);
   }
 
@@ -391,13 +365,11 @@ export class TeamObject extends DurableObject<Env> {
    * connected are asked whether they still are (a deploy can end sockets without a close reaching us).
    */
   override async alarm(): Promise<void> {
-    this.invocations++;
     const fanout = await this.ctx.storage.get<{ after: string }>("config-fanout");
     if (fanout) {
       const documents = await this.getDocuments();
       const ids = this.connectedIdsAfter(fanout.after, FANOUT_BATCH);
       await Promise.allSettled(ids.map((id) => machineObject(this.env, id).scheduleConfigApply(documents)));
-      this.writes++;
       if (ids.length < FANOUT_BATCH) await this.ctx.storage.delete("config-fanout");
       else await this.ctx.storage.put("config-fanout", { after: ids.at(-1)! });
     }
@@ -405,7 +377,6 @@ export class TeamObject extends DurableObject<Env> {
     if (subscriptionsFanout) {
       const ids = this.connectedIdsAfter(subscriptionsFanout.after, FANOUT_BATCH);
       await Promise.allSettled(ids.map((id) => machineObject(this.env, id).setSubscriptions(this.subscriptionsFor(id))));
-      this.writes++;
       if (ids.length < FANOUT_BATCH) await this.ctx.storage.delete("subscriptions-fanout");
       else await this.ctx.storage.put("subscriptions-fanout", { after: ids.at(-1)! });
     }
@@ -427,7 +398,6 @@ export class TeamObject extends DurableObject<Env> {
       refresh = ids.length < FANOUT_BATCH ? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS } : { after: ids.at(-1)!, dueMs: refresh.dueMs };
     }
     if (refresh !== stored) {
-      this.writes++;
       await this.ctx.storage.put("liveness-refresh", refresh);
     }
     const more =
@@ -440,11 +410,6 @@ export class TeamObject extends DurableObject<Env> {
       .exec<{ id: string }>(`SELECT id FROM machines WHERE connected = 1 AND id > ? ORDER BY id LIMIT ?`, after, limit)
       .toArray()
       .map((r) => r.id);
-  }
-
-  /** For tests and the scale benchmark: how often this object's code ran, and how many storage writes it made. */
-  debugStats(): { invocations: number; writes: number } {
-    return { invocations: this.invocations, writes: this.writes };
   }
 
   // ---------- the team's documents: skills, MCP servers and agents (one of each per deployment) ----------
@@ -470,7 +435,6 @@ export class TeamObject extends DurableObject<Env> {
     const current = (await this.getDocuments())[kind];
     if (ifMatch !== null && !ifMatchAllows(ifMatch, current.version)) return { ok: false, stored: current };
     const stored = { version: current.version + 1, config, updatedAtMs: Date.now() } as TeamDocuments[K];
-    this.writes += 2;
     await this.ctx.storage.put(kind, stored);
     await this.ctx.storage.put("config-fanout", { after: "" });
     await this.ctx.storage.setAlarm(Date.now());
@@ -504,7 +468,6 @@ export class TeamObject extends DurableObject<Env> {
       const error = `version ${documentEtag(outcome.version)} not applied: ${outcome.error}`;
       status = { ...nothing, ...previous, machine, version: previous?.version ?? null, appliedAtMs: previous?.appliedAtMs ?? null, error } as S;
     }
-    this.writes++;
     await this.ctx.storage.put(key, status);
   }
 

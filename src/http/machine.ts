@@ -13,15 +13,15 @@ export function machineStub(c: Context<AppEnv>) {
   return machineObject(c.env, machine);
 }
 
-/** How long a machine has to answer an operation that is not an agent's turn (those set their own). */
-const DEFAULT_CALL_TIMEOUT_MS = 60_000;
-
 export function acpTimeout(c: Context<AppEnv>): number {
   return settings(c.env).acpTimeoutMs;
 }
 
-/** Call an operation on the request's machine; a refusal or fault comes back as a thrown ProblemError. */
-export async function relay<N extends OpName>(c: Context<AppEnv>, op: N, args: OpArgs<N>, timeoutMs = DEFAULT_CALL_TIMEOUT_MS): Promise<OpResult<N>> {
+/**
+ * Call an operation on the request's machine; a refusal or fault comes back as a thrown ProblemError.
+ * It waits the operation's deadline (OPS), unless a setting or the request says otherwise (`timeoutMs`).
+ */
+export async function relay<N extends OpName>(c: Context<AppEnv>, op: N, args: OpArgs<N>, timeoutMs?: number): Promise<OpResult<N>> {
   const stub = machineStub(c);
   // The machine object parsed the sidecar's answer against OPS[op].result; RPC stubs do not carry the
   // method's type parameter, so the outcome's type is restated here, not its data.

@@ -140,13 +140,29 @@ const Deleted = z.object({ deleted: z.boolean() });
 export const FileChunk = z.object({ path: z.string(), size: z.number().int().min(0), mtimeMs: z.number(), bytes: Bytes });
 export type FileChunk = z.infer<typeof FileChunk>;
 
+// How long the worker waits for an operation's answer, unless a setting says otherwise (the agent's
+// turn: ACP_TIMEOUT_MS; an install: INSTALL_TIMEOUT_MS; a process run: its own timeout).
+const HALF_MINUTE = 30_000;
+const MINUTE = 60_000;
+/** One piece of a file (1 MiB) to or from the machine; unpacking a staged archive. */
+const FILE_PIECE_MS = 120_000;
+/** Starting an agent again and reattaching its sessions (a load replays a whole conversation). */
+const RESTORE_MS = 180_000;
+/** Asking an agent which sessions it keeps starts a process of it. */
+const DISCOVER_MS = 90_000;
+/** Cloning several repositories (skills) can take a while. */
+const APPLY_MS = 5 * 60_000;
+/** Installing an agent: npm, a download, several agents for the team's document. */
+const INSTALL_MS = 15 * 60_000;
+
 /**
- * Every operation: the schema of its arguments and of its result. Total: the sidecar's handler table
+ * Every operation: how long the worker waits for it (`deadlineMs`), the schema of its arguments and of its result. Total: the sidecar's handler table
  * must name every operation (`satisfies OpHandlers`), so a missing one is a type error, not a 404 at run time.
  */
 export const OPS = {
   /** `awaitId`: the id of a request whose response the caller waits for; null for notifications and responses. */
   "acp.post": {
+    deadlineMs: LIMITS.acpTimeoutMs,
     args: z.object({
       serverId: Id,
       agent: AgentId.optional(),
@@ -165,24 +181,27 @@ export const OPS = {
    * as the client did, log in as before, then `session/resume` or `session/load` each session. What a load
    * replays is not logged again: readers had it.
    */
-  "acp.restore": { args: AcpRestoreArgs, result: AcpRestoreResult },
+  "acp.restore": { deadlineMs: RESTORE_MS, args: AcpRestoreArgs, result: AcpRestoreResult },
   /** The sessions an agent itself lists on the machine (`session/list`), by a short-lived process of it. */
   "acp.discover": {
+    deadlineMs: DISCOVER_MS,
     args: z.object({ agent: AgentId, cwd: z.string().max(4096).optional() }),
     result: z.object({
       supported: z.boolean(),
       sessions: z.array(z.object({ sessionId: z.string(), cwd: z.string(), title: z.string().nullable(), updatedAt: z.string().nullable() })),
     }),
   },
-  "acp.delete": { args: z.object({ serverId: Id }), result: Deleted },
-  "acp.list": { args: Nothing, result: AcpServerList },
-  "agents.list": { args: z.object({ config: z.boolean(), noCache: z.boolean() }), result: AgentList },
+  "acp.delete": { deadlineMs: MINUTE, args: z.object({ serverId: Id }), result: Deleted },
+  "acp.list": { deadlineMs: HALF_MINUTE, args: Nothing, result: AcpServerList },
+  "agents.list": { deadlineMs: MINUTE, args: z.object({ config: z.boolean(), noCache: z.boolean() }), result: AgentList },
   "agents.get": {
+    deadlineMs: MINUTE,
     args: z.object({ agent: AgentId, config: z.boolean(), noCache: z.boolean() }),
     // The machine's platform rides along (absent from sidecars before it), for what the registry offers it.
     result: AgentInfo.extend({ platform: z.string().optional() }),
   },
   "agents.install": {
+    deadlineMs: INSTALL_MS,
     args: z.object({
       agent: AgentId,
       request: InstallRequest,
@@ -190,20 +209,22 @@ export const OPS = {
     }),
     result: InstallResult,
   },
-  "processes.list": { args: Nothing, result: ProcessList },
-  "processes.get": { args: z.object({ id: Id }), result: Process },
-  "processes.spawn": { args: SpawnRequest, result: Process },
-  "processes.run": { args: ProcessRunRequest, result: ProcessRunResponse },
-  "processes.resize": { args: z.object({ id: Id, cols: z.number().int(), rows: z.number().int() }), result: TerminalSize },
-  "processes.config.get": { args: Nothing, result: ProcessConfig },
-  "processes.config.set": { args: ProcessConfigUpdate, result: ProcessConfig },
+  "processes.list": { deadlineMs: MINUTE, args: Nothing, result: ProcessList },
+  "processes.get": { deadlineMs: MINUTE, args: z.object({ id: Id }), result: Process },
+  "processes.spawn": { deadlineMs: MINUTE, args: SpawnRequest, result: Process },
+  "processes.run": { deadlineMs: MINUTE, args: ProcessRunRequest, result: ProcessRunResponse },
+  "processes.resize": { deadlineMs: HALF_MINUTE, args: z.object({ id: Id, cols: z.number().int(), rows: z.number().int() }), result: TerminalSize },
+  "processes.config.get": { deadlineMs: MINUTE, args: Nothing, result: ProcessConfig },
+  "processes.config.set": { deadlineMs: MINUTE, args: ProcessConfigUpdate, result: ProcessConfig },
   "processes.input": {
+    deadlineMs: HALF_MINUTE,
     args: z.object({ id: Id, data: z.string(), encoding: z.enum(["utf8", "base64"]), eof: z.boolean() }),
     result: z.object({ bytesWritten: z.number() }),
   },
-  "processes.signal": { args: z.object({ id: Id, signal: z.enum(["SIGTERM", "SIGKILL"]) }), result: Process },
-  "processes.delete": { args: z.object({ id: Id }), result: Deleted },
+  "processes.signal": { deadlineMs: MINUTE, args: z.object({ id: Id, signal: z.enum(["SIGTERM", "SIGKILL"]) }), result: Process },
+  "processes.delete": { deadlineMs: MINUTE, args: z.object({ id: Id }), result: Deleted },
   "processes.logs": {
+    deadlineMs: MINUTE,
     args: z.object({
       id: Id,
       after: z.number().int().min(0),
@@ -212,24 +233,37 @@ export const OPS = {
     }),
     result: ProcessLogs,
   },
-  "skills.apply": { args: SkillsApplyArgs, result: SkillsApplyResult },
-  "mcp.apply": { args: McpApplyArgs, result: McpApplyResult },
-  "agents.apply": { args: AgentsApplyArgs, result: AgentsApplyResult },
+  "skills.apply": { deadlineMs: APPLY_MS, args: SkillsApplyArgs, result: SkillsApplyResult },
+  "mcp.apply": { deadlineMs: APPLY_MS, args: McpApplyArgs, result: McpApplyResult },
+  "agents.apply": { deadlineMs: INSTALL_MS, args: AgentsApplyArgs, result: AgentsApplyResult },
   /** Per-directory entries (stored in `<directory>/.sandbox-agent/config/`, as sandbox-agent keeps them). */
-  "mcp.entry.get": { args: z.object({ directory: MachinePath, name: McpName }), result: McpServerConfig },
-  "mcp.entry.put": { args: z.object({ directory: MachinePath, name: McpName, config: McpServerConfig }), result: z.object({ path: z.string() }) },
-  "mcp.entry.delete": { args: z.object({ directory: MachinePath, name: McpName }), result: Deleted },
-  "skills.entry.get": { args: z.object({ directory: MachinePath, name: SkillName }), result: SkillsConfig },
+  "mcp.entry.get": { deadlineMs: MINUTE, args: z.object({ directory: MachinePath, name: McpName }), result: McpServerConfig },
+  "mcp.entry.put": {
+    deadlineMs: MINUTE,
+    args: z.object({ directory: MachinePath, name: McpName, config: McpServerConfig }),
+    result: z.object({ path: z.string() }),
+  },
+  "mcp.entry.delete": { deadlineMs: MINUTE, args: z.object({ directory: MachinePath, name: McpName }), result: Deleted },
+  "skills.entry.get": { deadlineMs: MINUTE, args: z.object({ directory: MachinePath, name: SkillName }), result: SkillsConfig },
   /** Answers with the apply of every entry of that directory into its agents' skills folders. */
-  "skills.entry.put": { args: z.object({ directory: MachinePath, name: SkillName, config: SkillsConfig }), result: SkillsApplyResult },
-  "skills.entry.delete": { args: z.object({ directory: MachinePath, name: SkillName }), result: SkillsApplyResult.extend({ deleted: z.boolean() }) },
-  "fs.entries": { args: z.object({ path: MachinePath.optional() }), result: z.object({ entries: z.array(FsEntry), truncated: z.boolean() }) },
-  "fs.stat": { args: z.object({ path: MachinePath }), result: FsStat },
-  "fs.mkdir": { args: z.object({ path: MachinePath }), result: FsActionResponse },
-  "fs.delete": { args: z.object({ path: MachinePath, recursive: z.boolean() }), result: FsActionResponse },
-  "fs.move": { args: z.object({ from: MachinePath, to: MachinePath, overwrite: z.boolean() }), result: FsMoveResponse },
+  "skills.entry.put": { deadlineMs: APPLY_MS, args: z.object({ directory: MachinePath, name: SkillName, config: SkillsConfig }), result: SkillsApplyResult },
+  "skills.entry.delete": {
+    deadlineMs: APPLY_MS,
+    args: z.object({ directory: MachinePath, name: SkillName }),
+    result: SkillsApplyResult.extend({ deleted: z.boolean() }),
+  },
+  "fs.entries": {
+    deadlineMs: MINUTE,
+    args: z.object({ path: MachinePath.optional() }),
+    result: z.object({ entries: z.array(FsEntry), truncated: z.boolean() }),
+  },
+  "fs.stat": { deadlineMs: MINUTE, args: z.object({ path: MachinePath }), result: FsStat },
+  "fs.mkdir": { deadlineMs: MINUTE, args: z.object({ path: MachinePath }), result: FsActionResponse },
+  "fs.delete": { deadlineMs: MINUTE, args: z.object({ path: MachinePath, recursive: z.boolean() }), result: FsActionResponse },
+  "fs.move": { deadlineMs: MINUTE, args: z.object({ from: MachinePath, to: MachinePath, overwrite: z.boolean() }), result: FsMoveResponse },
   /** One piece of a file. `expect`: the size and mtime the first piece saw; a file changed since is refused (409), never spliced. */
   "fs.read": {
+    deadlineMs: FILE_PIECE_MS,
     args: z.object({
       path: MachinePath,
       offset: z.number().int().min(0),
@@ -239,11 +273,15 @@ export const OPS = {
     result: FileChunk,
   },
   /** Uploads are staged on the machine piece by piece (at `offset`, in order), then committed or unpacked whole. */
-  "fs.upload": { args: z.object({ upload: UploadId, offset: z.number().int().min(0), bytes: Bytes }), result: z.object({ received: z.number().int() }) },
-  "fs.commit": { args: z.object({ upload: UploadId, path: MachinePath }), result: FsWriteResponse },
-  "fs.unpack": { args: z.object({ upload: UploadId, path: MachinePath }), result: FsUploadBatchResponse },
-  "fs.abort": { args: z.object({ upload: UploadId }), result: z.object({ aborted: z.boolean() }) },
-} as const satisfies Record<string, { args: z.ZodType; result: z.ZodType }>;
+  "fs.upload": {
+    deadlineMs: FILE_PIECE_MS,
+    args: z.object({ upload: UploadId, offset: z.number().int().min(0), bytes: Bytes }),
+    result: z.object({ received: z.number().int() }),
+  },
+  "fs.commit": { deadlineMs: FILE_PIECE_MS, args: z.object({ upload: UploadId, path: MachinePath }), result: FsWriteResponse },
+  "fs.unpack": { deadlineMs: FILE_PIECE_MS, args: z.object({ upload: UploadId, path: MachinePath }), result: FsUploadBatchResponse },
+  "fs.abort": { deadlineMs: MINUTE, args: z.object({ upload: UploadId }), result: z.object({ aborted: z.boolean() }) },
+} as const satisfies Record<string, { deadlineMs: number; args: z.ZodType; result: z.ZodType }>;
 
 export type OpName = keyof typeof OPS;
 

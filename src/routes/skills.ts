@@ -18,7 +18,7 @@ export const skillsRoutes = teamDocumentRoutes({
     entry: SkillsConfig,
     get: (c, directory, name) => relay(c, "skills.entry.get", { directory, name }),
     // The folder's skills are installed (cloned, copied) before this answers.
-    put: async (c, directory, name, config) => void (await relay(c, "skills.entry.put", { directory, name, config }, 5 * 60_000)),
-    delete: async (c, directory, name) => void (await relay(c, "skills.entry.delete", { directory, name }, 5 * 60_000)),
+    put: async (c, directory, name, config) => void (await relay(c, "skills.entry.put", { directory, name, config })),
+    delete: async (c, directory, name) => void (await relay(c, "skills.entry.delete", { directory, name })),
   },
 });

@@ -144,8 +144,6 @@ export class SessionRecorder {
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   /** The size each entry had when last written, so a grown entry's bytes are counted without reading it back. */
   private readonly savedBytes = new WeakMap<TranscriptEntry, number>();
-  /** Rows written by flushes since this object started: `npm run bench` reports it per stream. */
-  rowsWritten = 0;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -617,7 +615,6 @@ export class SessionRecorder {
   flush(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
-    let written = 0;
     for (const session of this.live.values()) {
       const entries = session.tail.takeUnsaved();
       if (entries.length === 0 && !session.dirty) continue;
@@ -636,7 +633,6 @@ export class SessionRecorder {
           body,
           body.length,
         );
-        written++;
         this.savedBytes.set(entry, body.length);
         if (before !== undefined) row.bytes += body.length - before;
         else {
@@ -647,7 +643,6 @@ export class SessionRecorder {
       row.next_seq = session.tail.next;
       if (row.entries > TRANSCRIPT_LIMITS.maxEntries || row.bytes > TRANSCRIPT_LIMITS.maxBytes) this.compact(row);
       this.writeRow(row);
-      written++;
       session.dirty = false;
     }
     for (const serverId of this.dirtyServers) {
@@ -669,10 +664,8 @@ export class SessionRecorder {
         s.agent_version,
         s.cursor,
       );
-      written++;
     }
     this.dirtyServers.clear();
-    this.rowsWritten += written;
   }
 
   /**
