@@ -6,7 +6,7 @@ import { DASHBOARD_PATHS, dashboard, dashboardAsset, dashboardStatic } from "./d
 import type { AppEnv } from "./env";
 import { auditTrail } from "./http/audit";
 import { authenticate } from "./http/auth";
-import { notFound, problem, problemResponse } from "./http/problem";
+import { notFound, problem, problemResponse } from "./lib/problem-response";
 import { validationHook } from "./http/validation";
 import { LIMITS } from "./protocol/limits";
 import { ProblemError } from "./protocol/problems";

@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import type { AcpPostResult } from "../protocol/frames";
-import { problemResponse } from "../http/problem";
+import { problemResponse } from "../lib/problem-response";
 import { problemBody, type ProblemInit } from "../protocol/problems";
 import { AgentId, isJsonRpcRequest, JsonRpcMessage } from "../protocol/resources";
 import { AcpConnection, type Route } from "./connection";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { notFound } from "../http/problem";
+import { notFound } from "../lib/problem-response";
 import { APP_SCRIPT, APP_STYLE, ASSETS, STATIC } from "./assets.generated";
 import template from "./index.html";
 

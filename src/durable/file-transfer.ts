@@ -6,7 +6,7 @@
  * stored the last. (Pulling pieces from the worker, one RPC per piece, kept every answer alive until the
  * response ended: the object keeps the loop on its side.)
  */
-import { problemResponse } from "../http/problem";
+import { problemResponse } from "../lib/problem-response";
 import type { OpArgs, OpName, OpResult } from "../protocol/frames";
 import { LIMITS } from "../protocol/limits";
 import type { ProblemInit } from "../protocol/problems";

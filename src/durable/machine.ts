@@ -10,7 +10,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { settings } from "../settings";
-import { problemResponse } from "../http/problem";
+import { problemResponse } from "../lib/problem-response";
 import {
   encodeFrame,
   parseSidecarFrame,

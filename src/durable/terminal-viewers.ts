@@ -7,7 +7,7 @@
  * `ready`/`exit`/`error` as JSON text, and `input`/`resize`/`close` from the client.
  */
 import { z } from "zod";
-import { fromBase64 } from "../http/base64";
+import { fromBase64 } from "../lib/base64";
 import type { StreamEnd, StreamEvent, WorkerFrame } from "../protocol/frames";
 import { LogEntry, TerminalSize } from "../protocol/resources";
 

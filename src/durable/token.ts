@@ -6,9 +6,9 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { timingSafeEqualText } from "../http/secrets";
+import { timingSafeEqualText } from "../lib/secrets";
 import type { MachineScope, Role, TokenInfo } from "../protocol/resources";
-import type { Identity } from "../http/access";
+import type { Identity } from "../lib/identity";
 
 export interface StoredToken {
   id: string;

@@ -12,15 +12,7 @@ import { ProblemError } from "../protocol/problems";
 import { Identifier, type MachineScope, type Role } from "../protocol/resources";
 import { machineOfSession, SessionId } from "../protocol/sessions";
 
-export interface Identity {
-  /** Shown in the audit log. */
-  name: string;
-  role: Role;
-  machines: MachineScope;
-  /** The issued token's id; null for the bootstrap API_TOKEN and Cloudflare Access identities. */
-  tokenId: string | null;
-  expiresAtMs: number | null;
-}
+export type { Identity } from "../lib/identity";
 
 const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
 

@@ -15,9 +15,9 @@ import type { AppEnv } from "../env";
 import type { Identity } from "./access";
 import { settings } from "../settings";
 import { accessIdentity } from "./cf-access";
-import { problem } from "./problem";
+import { problem } from "../lib/problem-response";
 import { recordAudit } from "./audit";
-import { apiTokenId, sha256Hex, timingSafeEqualText } from "./secrets";
+import { apiTokenId, sha256Hex, timingSafeEqualText } from "../lib/secrets";
 import { isTicket, verifyTicket } from "./tickets";
 import { cookieIdentity, CSRF_HEADER } from "./signin";
 

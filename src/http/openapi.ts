@@ -1,7 +1,7 @@
 /** Small helpers so every route declares its bodies and errors the same way in the OpenAPI document. */
 import { z } from "zod";
 import { PROBLEMS, type ProblemCode } from "../protocol/problems";
-import { PROBLEM_CONTENT_TYPE } from "./problem";
+import { PROBLEM_CONTENT_TYPE } from "../lib/problem-response";
 
 export const Problem = z
   .object({

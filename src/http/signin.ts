@@ -10,7 +10,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { tokenStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
 import type { Identity } from "./access";
-import { sha256Hex } from "./secrets";
+import { sha256Hex } from "../lib/secrets";
 
 export const SIGNIN_COOKIE = "ar_signin";
 /** A sign-in lasts this long (or until its token expires, if sooner). */

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { z, ZodError } from "zod";
 import type { AppEnv } from "../env";
 import { ProblemError } from "../protocol/problems";
-import { problem } from "./problem";
+import { problem } from "../lib/problem-response";
 
 /** A zod refusal becomes a 400 problem naming the offending fields (an unknown agent id is `unsupported_agent`). */
 export function describeIssues(error: ZodError): { detail: string; errors: { field: string; message: string }[] } {

@@ -5,7 +5,7 @@
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
-import { problem } from "../http/problem";
+import { problem } from "../lib/problem-response";
 
 export const desktopRoutes = new Hono<AppEnv>().all("/desktop/*", (c) =>
   problem(

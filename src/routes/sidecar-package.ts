@@ -5,7 +5,7 @@
  * dashboard page: the package holds no secret.
  */
 import type { Context } from "hono";
-import { notFound } from "../http/problem";
+import { notFound } from "../lib/problem-response";
 import { SIDECAR_TARBALL } from "../sidecar-package.generated";
 
 const bytes = Uint8Array.from(atob(SIDECAR_TARBALL.base64), (c) => c.charCodeAt(0));

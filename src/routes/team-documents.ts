@@ -16,7 +16,7 @@ import { documentEtag, type DocumentKind, type TeamDocuments } from "../durable/
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { errors, json, MACHINE_ERRORS } from "../http/openapi";
-import { problem } from "../http/problem";
+import { problem } from "../lib/problem-response";
 import { parseJsonBody } from "../http/validation";
 import { ProblemError } from "../protocol/problems";
 import { MachinePath } from "../protocol/resources";

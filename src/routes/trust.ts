@@ -9,7 +9,7 @@ import { settings } from "../settings";
 import { declare, machineKnown } from "../http/access";
 import { sidecarPackageUrl } from "./sidecar-package";
 import { errors, json, jsonBody } from "../http/openapi";
-import { newApiToken, sha256Hex } from "../http/secrets";
+import { newApiToken, sha256Hex } from "../lib/secrets";
 import { mintTicket } from "../http/tickets";
 import { signIn, signOut } from "../http/signin";
 import { mintMachineToken } from "../protocol/machine-token";

@@ -10,7 +10,7 @@ import { settings } from "../settings";
 import { rememberMachine } from "../http/access";
 import { recordAudit } from "../http/audit";
 import { bearerToken } from "../http/auth";
-import { problem } from "../http/problem";
+import { problem } from "../lib/problem-response";
 import { verifyMachineToken } from "../protocol/machine-token";
 import { Identifier } from "../protocol/resources";
 

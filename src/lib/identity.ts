@@ -1,0 +1,12 @@
+/** Who a request is, as authentication found it (http/auth.ts) and a token's object records it (durable/token.ts). */
+import type { MachineScope, Role } from "../protocol/resources";
+
+export interface Identity {
+  /** Shown in the audit log. */
+  name: string;
+  role: Role;
+  machines: MachineScope;
+  /** The issued token's id; null for the bootstrap API_TOKEN and Cloudflare Access identities. */
+  tokenId: string | null;
+  expiresAtMs: number | null;
+}
