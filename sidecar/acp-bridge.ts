@@ -340,6 +340,9 @@ export class AcpServers {
    */
   async post(args: OpArgs<"acp.post">, signal?: AbortSignal): Promise<AcpPostResult> {
     const { serverId, agent, awaitId, firstSeq, method, cwd } = args;
+    // Another message is bringing this server's agent back (a restore): this one waits for it, so that it
+    // never reaches a process that is not initialized yet, nor a session not reattached yet.
+    await this.restoring.get(serverId)?.catch(() => undefined);
     const server = await this.serverFor(serverId, agent, firstSeq);
     const sessionStart = (method === "session/new" || method === "session/load") && cwd !== undefined;
     const message = sessionStart ? await this.withFolderMcpServers(args.message, cwd) : args.message;
