@@ -11,11 +11,10 @@ import { z } from "zod";
 import type { AcpPostResult } from "../protocol/frames";
 import { problemResponse } from "../lib/problem-response";
 import { problemBody, type ProblemInit } from "../protocol/problems";
+import type { Outcome } from "../protocol/pending-calls";
 import { AgentId, isJsonRpcRequest, JsonRpcMessage } from "../protocol/resources";
 import { AcpConnection, type Route } from "./connection";
 import { Mailbox } from "./mailbox";
-
-type Outcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
 
 /** What the machine's object does for the transport: its relay, and stopping a server. */
 export interface AcpRelay {

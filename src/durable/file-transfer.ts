@@ -10,8 +10,8 @@ import { problemResponse } from "../lib/problem-response";
 import type { OpArgs, OpName, OpResult } from "../protocol/frames";
 import { LIMITS } from "../protocol/limits";
 import type { ProblemInit } from "../protocol/problems";
+import type { Outcome } from "../protocol/pending-calls";
 
-type Outcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemInit };
 export type MachineCall = <N extends OpName>(op: N, args: OpArgs<N>) => Promise<Outcome<OpResult<N>>>;
 
 class Failed extends Error {

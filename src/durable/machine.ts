@@ -12,7 +12,6 @@ import type { Env } from "../env";
 import { settings } from "../settings";
 import { problemResponse } from "../lib/problem-response";
 import {
-  encodeFrame,
   parseSidecarFrame,
   PING_FRAME,
   PONG_FRAME,
@@ -28,7 +27,7 @@ import { LIMITS } from "../protocol/limits";
 import { sidecarVersionAdvice } from "../protocol/version";
 import type { Outcome } from "../protocol/pending-calls";
 import type { ProblemInit } from "../protocol/problems";
-import { attachmentOf, offline, SIDECAR_TAG, setAttachment, Tunnel, type TunnelAttachment } from "./tunnel";
+import { attachmentOf, offline, SIDECAR_TAG, sendFrame, setAttachment, Tunnel, type TunnelAttachment } from "./tunnel";
 import { teamStub } from "./stubs";
 import { deploymentCatalog } from "../agents-registry/deployment";
 import { type RegistryAgent, registryIdOf } from "../protocol/registry";
@@ -165,7 +164,7 @@ export class MachineObject extends DurableObject<Env> {
     if (!parsed.ok) {
       // A sidecar that sends what we cannot read is told so, and it is logged: never dropped silently.
       console.error(`machine tunnel: ${parsed.error}`);
-      this.send(ws, { t: "bad", error: parsed.error });
+      sendFrame(ws, { t: "bad", error: parsed.error });
       return;
     }
     const frame = parsed.frame;
@@ -234,7 +233,7 @@ export class MachineObject extends DurableObject<Env> {
         hello.machine !== attachment.machine
           ? `this tunnel belongs to machine '${attachment.machine}'`
           : `tunnel protocol ${hello.protocol} is not supported (this worker speaks ${TUNNEL_PROTOCOL_VERSION}); update the sidecar`;
-      this.send(ws, { t: "bye", reason });
+      sendFrame(ws, { t: "bye", reason });
       ws.close(4002, reason.slice(0, 120));
       return;
     }
@@ -248,7 +247,7 @@ export class MachineObject extends DurableObject<Env> {
         console.error(`machine '${attachment.machine}' connected but the team did not record it:`, err);
         return null;
       });
-    this.send(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
+    sendFrame(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
     if (registered) await this.keepSubscriptions(registered.subscriptions);
     // Back after people were told it went away: they are told it is back.
     if (await this.ctx.storage.get<boolean>("offline-announced")) {
@@ -275,11 +274,11 @@ export class MachineObject extends DurableObject<Env> {
       this.failViewers("the machine's sidecar restarted: this terminal's process is gone");
       this.acpConnections.allAgentsGone();
     }
-    for (const reader of this.readers.values()) this.send(ws, reader.subscribeFrame());
-    for (const serverId of this.recording) this.send(ws, this.recorderFrame(serverId));
+    for (const reader of this.readers.values()) sendFrame(ws, reader.subscribeFrame());
+    for (const serverId of this.recording) sendFrame(ws, this.recorderFrame(serverId));
     for (const socket of this.ctx.getWebSockets(TERMINAL_TAG)) {
       const viewer = viewerOf(socket);
-      if (viewer) this.send(ws, subscribeFrame(viewer));
+      if (viewer) sendFrame(ws, subscribeFrame(viewer));
     }
   }
 
@@ -321,7 +320,7 @@ export class MachineObject extends DurableObject<Env> {
     const tokenId = request.headers.get("x-token-id");
     this.ctx.acceptWebSocket(server, [TERMINAL_TAG, viewerTag(viewer.sub), ...(tokenId ? [tokenTag(tokenId)] : [])]);
     server.serializeAttachment(viewer);
-    if (ws) this.send(ws, subscribeFrame(viewer)); // else: subscribed when the sidecar is back
+    if (ws) sendFrame(ws, subscribeFrame(viewer)); // else: subscribed when the sidecar is back
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -392,7 +391,7 @@ export class MachineObject extends DurableObject<Env> {
   private detachViewer(ws: WebSocket, viewer: ViewerAttachment): void {
     closeViewer(ws, 1000, "closed");
     const live = this.tunnel.live();
-    if (live) this.send(live, { t: "unsub", sub: viewer.sub });
+    if (live) sendFrame(live, { t: "unsub", sub: viewer.sub });
   }
 
   /** The token that opened these terminals was revoked: they close now (a terminal is the whole machine). */
@@ -411,15 +410,6 @@ export class MachineObject extends DurableObject<Env> {
     for (const ws of this.ctx.getWebSockets(TERMINAL_TAG)) {
       sendControl(ws, { type: "error", message });
       closeViewer(ws, 1011, "the machine went away");
-    }
-  }
-
-  /** A frame to one socket (a `bye` or `bad` to the sidecar that sent something wrong). */
-  private send(ws: WebSocket, frame: WorkerFrame): void {
-    try {
-      ws.send(encodeFrame(frame));
-    } catch {
-      // the close handler takes care of what was in flight
     }
   }
 
@@ -577,12 +567,12 @@ export class MachineObject extends DurableObject<Env> {
       (sub) => {
         this.readers.delete(sub);
         const live = this.tunnel.live();
-        if (live) this.send(live, { t: "unsub", sub });
+        if (live) sendFrame(live, { t: "unsub", sub });
       },
       settings(this.env).sseIdleCloseMs,
     );
     this.readers.set(reader.sub, reader);
-    if (ws) this.send(ws, reader.subscribeFrame()); // else: subscribed when the sidecar is back
+    if (ws) sendFrame(ws, reader.subscribeFrame()); // else: subscribed when the sidecar is back
     const accepted = await reader.accepted(settings(this.env).reconnectGraceMs);
     if (!accepted.ok) {
       this.readers.delete(reader.sub);
@@ -667,7 +657,7 @@ export class MachineObject extends DurableObject<Env> {
     if (this.recording.has(serverId)) return;
     this.recording.add(serverId);
     const ws = this.tunnel.live();
-    if (ws) this.send(ws, this.recorderFrame(serverId));
+    if (ws) sendFrame(ws, this.recorderFrame(serverId));
   }
 
   /**

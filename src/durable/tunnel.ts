@@ -120,7 +120,7 @@ export class Tunnel {
   /** A frame to the live sidecar, if there is one (what needs it again after a reconnect is re-sent by `greeted`). */
   send(frame: WorkerFrame): void {
     const ws = this.live();
-    if (ws) sendTo(ws, encodeFrame(frame));
+    if (ws) sendFrame(ws, frame);
   }
 
   /** Call an operation on the sidecar and wait for its answer (or a problem: offline, timeout, restarted). */
@@ -215,6 +215,11 @@ export class Tunnel {
 
 export function offline(): ProblemInit {
   return { code: "machine_offline", detail: "this machine's sidecar is not connected" };
+}
+
+/** A frame to one socket, as the tunnel carries it (a `bye` or `bad` to a sidecar that sent something wrong, too). */
+export function sendFrame(ws: WebSocket, frame: WorkerFrame): void {
+  sendTo(ws, encodeFrame(frame));
 }
 
 function sendTo(ws: WebSocket, message: string | Uint8Array): void {
