@@ -1,25 +1,62 @@
 import { readFileSync } from "node:fs";
-import { defineConfig } from "vitest/config";
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig, type Plugin } from "vitest/config";
 
+/**
+ * The worker imports its dashboard page as text (esbuild's `text` loader and wrangler's Text rule do
+ * the same), so tests can import the app as it is.
+ */
+const htmlAsText: Plugin = {
+  name: "html-as-text",
+  enforce: "pre",
+  load(id) {
+    if (id.endsWith(".html")) return `export default ${JSON.stringify(readFileSync(id, "utf8"))};`;
+    return null;
+  },
+};
+
+/** The in-process tier's secrets: made up (never .dev.vars'), only ever seen by the workerd these tests start. */
+const WORKERS_TEST_SECRETS = { API_TOKEN: "at_workers-tier-token", TUNNEL_SECRET: "ts_workers-tier-secret" };
+
+/**
+ * Two tiers (docs/architecture.md, "Tests"). `workers`: the worker and its Durable Objects inside workerd
+ * (`@cloudflare/vitest-pool-workers`, the release matching the pinned wrangler and miniflare), with a fake
+ * sidecar speaking frames: `*.workers.test.ts`. `node`: pure modules and routes in-process, then the
+ * real-runtime suite (workerd, real sidecars, agents, Chromium), which runs the built bundles.
+ */
 export default defineConfig({
-  // The worker imports its dashboard page as text (esbuild's `text` loader and wrangler's Text rule do
-  // the same), so in-process route tests can import the app as it is.
-  plugins: [
-    {
-      name: "html-as-text",
-      enforce: "pre",
-      load(id) {
-        if (id.endsWith(".html")) return `export default ${JSON.stringify(readFileSync(id, "utf8"))};`;
-        return null;
-      },
-    },
-  ],
   test: {
-    include: ["test/**/*.test.ts", "src/**/*.test.ts", "sidecar/**/*.test.ts"],
-    globalSetup: ["test/global-setup.ts"],
-    // Each file starts its own worker (workerd) and sidecar processes; two cores, so two at a time.
-    maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    projects: [
+      {
+        plugins: [htmlAsText],
+        test: {
+          name: "node",
+          include: ["test/**/*.test.ts", "src/**/*.test.ts", "sidecar/**/*.test.ts"],
+          exclude: ["**/*.workers.test.ts", "**/node_modules/**"],
+          globalSetup: ["test/global-setup.ts"],
+          // Each file starts its own worker (workerd) and sidecar processes; two cores, so two at a time.
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        plugins: [
+          htmlAsText,
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { ...WORKERS_TEST_SECRETS, RECONNECT_GRACE_MS: "2000" } },
+          }),
+        ],
+        test: {
+          name: "workers",
+          include: ["src/**/*.workers.test.ts"],
+          // First: the fast tier fails fast.
+          sequence: { groupOrder: 0 },
+          testTimeout: 15_000,
+        },
+      },
+    ],
   },
 });

@@ -766,6 +766,22 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
 }
 
 await buildAll();
+if (process.env.BENCH_ONLY === "rtt") {
+  // Round trips only, the floor's against this project's (for iterating on a call's cost: about a minute).
+  const [floor, ours] = await withFloor((floorTarget) =>
+    withThisProject(async (thisProject) => {
+      const rtts = await roundTrips([floorTarget, thisProject]);
+      return [rtts.get(floorTarget)!, rtts.get(thisProject)!] as const;
+    }),
+  );
+  const cpu = (f: RoundTrips, roles: string[]): number => roles.reduce((sum, role) => sum + (f.cpuUsPerCall?.[role] ?? 0), 0);
+  console.log(JSON.stringify({ floor, ours }, null, 2));
+  console.log(
+    `p50 ${fmt(ours.rttP50Ms, 3)} ms against the floor's ${fmt(floor.rttP50Ms, 3)} (${fmt(ours.rttP50Ms / floor.rttP50Ms)}×); ` +
+      `latency added ${fmt(ours.rttP50Ms - floor.rttP50Ms, 3)} ms, CPU added ${fmt((cpu(ours, ["workerd", "sidecar"]) - cpu(floor, ["workerd", "relay"])) / 1000, 3)} ms`,
+  );
+  process.exit(0);
+}
 console.error(`bench: ${RTT_CALLS} round trips, ${STREAM_EVENTS} streamed updates, ${CONCURRENT} concurrent servers, ${COLD_STARTS} cold starts each`);
 // BENCH_ONLY_OURS=1 skips the other two (for iterating on this project; ratios then come from the last full run).
 const previous = process.env.BENCH_ONLY_OURS

@@ -79,6 +79,8 @@ export interface WorkerOptions {
   vars?: Record<string, string>;
   /** Run the instrumented bundle: its objects answer `debugStats()` (counts of invocations and writes). */
   instrumented?: boolean;
+  /** Open workerd's inspector (Chrome DevTools protocol) on this port, for profiling (bench/README.md). */
+  inspectorPort?: number;
 }
 
 export interface RunningWorker {
@@ -99,6 +101,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     },
     bindings: { ...options.secrets, DEFAULT_MACHINE: "", ...options.vars },
     ...(options.persistTo ? { defaultPersistRoot: options.persistTo } : {}),
+    ...(options.inspectorPort ? { inspectorPort: options.inspectorPort } : {}),
     // Serve our worker on its own socket: Miniflare's entry worker would add a hop (about half a
     // millisecond a request here) that a deployed worker does not have. The entry socket stays unused.
     host: "127.0.0.1",

@@ -263,11 +263,16 @@ export class SessionRecorder {
         const caps = asRecord(result.agentCapabilities);
         const sessionCaps = asRecord(caps.sessionCapabilities);
         const version = asRecord(result.agentInfo).version;
-        server.initialize = JSON.stringify(params);
-        server.can_load = caps.loadSession === true ? 1 : 0;
-        server.can_resume = sessionCaps.resume != null ? 1 : 0;
-        server.can_close = sessionCaps.close != null ? 1 : 0;
-        server.agent_version = typeof version === "string" ? version.slice(0, 64) : null;
+        const learned = {
+          initialize: JSON.stringify(params),
+          can_load: caps.loadSession === true ? 1 : 0,
+          can_resume: sessionCaps.resume != null ? 1 : 0,
+          can_close: sessionCaps.close != null ? 1 : 0,
+          agent_version: typeof version === "string" ? version.slice(0, 64) : null,
+        };
+        // A client that initializes again as before (a reconnect, a health check) writes nothing.
+        if (Object.entries(learned).every(([key, value]) => server[key as keyof typeof learned] === value)) return;
+        Object.assign(server, learned);
         this.dirtyServers.add(serverId);
         this.scheduleFlush();
         return;

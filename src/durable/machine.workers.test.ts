@@ -1,0 +1,133 @@
+/**
+ * The machine's Durable Object inside workerd, reached through the worker's own routes, with a fake
+ * sidecar speaking frames (./fake-sidecar.ts): what crosses the tunnel, what a dropped or restarted
+ * sidecar does to a call in flight, and what an answer of the wrong shape becomes. No sidecar process,
+ * no agent: the real-runtime suite (test/) covers those.
+ */
+import { SELF, env } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeSidecar } from "./fake-sidecar";
+
+const sidecars: FakeSidecar[] = [];
+
+async function connect(machine: string, bootId?: string): Promise<FakeSidecar> {
+  const sidecar = await FakeSidecar.connect(machine, bootId);
+  sidecars.push(sidecar);
+  return sidecar;
+}
+
+afterEach(() => {
+  for (const sidecar of sidecars.splice(0)) if (!sidecar.closed) sidecar.drop();
+});
+
+function api(machine: string, path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set("authorization", `Bearer ${env.API_TOKEN}`);
+  return SELF.fetch(`https://runtime.test/machines/${machine}/v1${path}`, { ...init, headers });
+}
+
+describe("the machine object with a fake sidecar", () => {
+  it("sends a call as a parsed frame and answers the client with the sidecar's answer", async () => {
+    const sidecar = await connect("laptop");
+    const response = api("laptop", "/acp");
+    const call = await sidecar.call("acp.list");
+    expect(call.args).toEqual({});
+    sidecar.answer(call, { servers: [{ serverId: "s1", agent: "mock", createdAtMs: 1, processId: "p1" }] });
+    const res = await response;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ servers: [{ serverId: "s1", agent: "mock", createdAtMs: 1, processId: "p1" }] });
+  });
+
+  it("answers a problem the sidecar sent with its own status", async () => {
+    const sidecar = await connect("laptop");
+    const response = api("laptop", "/acp/s1", { method: "DELETE" });
+    const call = await sidecar.call("acp.delete");
+    expect(call.args).toEqual({ serverId: "s1" });
+    sidecar.fail(call, { code: "not_found", detail: "no server 's1'" });
+    const res = await response;
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(await res.json()).toMatchObject({ type: "urn:agent-runtime:error:not_found", detail: "no server 's1'" });
+  });
+
+  it("refuses an answer its operation's schema does not allow, and says which side to update", async () => {
+    const sidecar = await connect("laptop");
+    const response = api("laptop", "/acp");
+    sidecar.answerUnchecked(await sidecar.call("acp.list"), { servers: "none" });
+    const res = await response;
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/acp\.list.*update the sidecar/);
+  });
+
+  it("sends a call in flight again to the same sidecar coming back, which answers it once", async () => {
+    const first = await connect("laptop", "boot-1");
+    const response = api("laptop", "/acp");
+    const sent = await first.call("acp.list");
+    first.drop();
+    const again = await connect("laptop", "boot-1");
+    // The worker re-sends the very frame it sent before (same id): the sidecar knows it ran it already.
+    const resent = await again.call("acp.list");
+    expect(resent.id).toBe(sent.id);
+    again.answer(resent, { servers: [] });
+    expect((await response).status).toBe(200);
+  });
+
+  it("never runs a call in flight again on a sidecar that restarted: the client is told, with 503", async () => {
+    const first = await connect("laptop", "boot-1");
+    const response = api("laptop", "/acp");
+    await first.call("acp.list");
+    first.drop();
+    const restarted = await connect("laptop", "boot-2");
+    const res = await response;
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ type: "urn:agent-runtime:error:machine_restarted" });
+    expect(restarted.received.filter((f) => f.t === "req" && f.op === "acp.list")).toEqual([]);
+  });
+
+  it("answers 404 for a machine no sidecar ever connected as, and 503 once its sidecar is gone past the grace", async () => {
+    expect((await api("never-seen", "/acp")).status).toBe(404);
+    const sidecar = await connect("gone");
+    sidecar.drop();
+    // RECONNECT_GRACE_MS is 2 s in this tier: a call within it waits for the sidecar, after it is refused.
+    const res = await api("gone", "/acp");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ type: "urn:agent-runtime:error:machine_offline" });
+  });
+
+  it("parses an ACP message once: the sidecar gets its method, cwd and id as fields, and the session is recorded", async () => {
+    const sidecar = await connect("laptop");
+    const post = (body: unknown, query = "") =>
+      api("laptop", `/acp/s1${query}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify(body),
+      });
+    const initializing = post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=mock");
+    const init = await sidecar.call("acp.post");
+    expect(init.args).toMatchObject({ serverId: "s1", agent: "mock", method: "initialize", awaitId: 1 });
+    sidecar.answer(init, {
+      status: 200,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1, agentCapabilities: { loadSession: true } } }),
+    });
+    expect((await initializing).status).toBe(200);
+    const starting = post({ jsonrpc: "2.0", id: "two", method: "session/new", params: { cwd: "/home/me/project", mcpServers: [] } });
+    const start = await sidecar.call("acp.post");
+    expect(start.args).toMatchObject({ method: "session/new", cwd: "/home/me/project", awaitId: "two" });
+    expect(JSON.parse(start.args.message)).toEqual({ jsonrpc: "2.0", id: "two", method: "session/new", params: { cwd: "/home/me/project", mcpServers: [] } });
+    sidecar.answer(start, { status: 200, body: JSON.stringify({ jsonrpc: "2.0", id: "two", result: { sessionId: "acp-1" } }) });
+    expect(await (await starting).json()).toEqual({ jsonrpc: "2.0", id: "two", result: { sessionId: "acp-1" } });
+    const listed = (await (await api("laptop", "/sessions")).json()) as { sessions: { cwd: string; agent: string; state: string }[] };
+    expect(listed.sessions).toEqual([expect.objectContaining({ cwd: "/home/me/project", agent: "mock", state: "idle" })]);
+  });
+
+  it("refuses a JSON-RPC message with both a result and an error before anything reaches the machine", async () => {
+    const sidecar = await connect("laptop");
+    const res = await api("laptop", "/acp/s1", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, result: {}, error: { code: -1, message: "both" } }),
+    });
+    expect(res.status).toBe(400);
+    expect(sidecar.received.filter((f) => f.t === "req")).toEqual([]);
+  });
+});
