@@ -31,7 +31,7 @@ export default defineConfig({
         plugins: [htmlAsText],
         test: {
           name: "node",
-          include: ["test/**/*.test.ts", "src/**/*.test.ts", "sidecar/**/*.test.ts"],
+          include: ["test/**/*.test.ts", "src/**/*.test.ts", "sidecar/**/*.test.ts", "packages/**/*.test.ts"],
           exclude: ["**/*.workers.test.ts", "**/node_modules/**"],
           globalSetup: ["test/global-setup.ts"],
           // Each file starts its own worker (workerd) and sidecar processes; two cores, so two at a time.

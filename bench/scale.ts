@@ -21,9 +21,9 @@ import WebSocket from "ws";
 import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startWorker, type RunningWorker } from "../dev/runtime";
 import { buildAll } from "../scripts/build";
-import { PING_FRAME, PONG_FRAME, TUNNEL_PROTOCOL_VERSION } from "../src/protocol/frames";
-import { mintMachineToken } from "../src/protocol/machine-token";
-import { LATEST_SIDECAR_VERSION } from "../src/protocol/version";
+import { PING_FRAME, PONG_FRAME, TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
+import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
+import { LATEST_SIDECAR_VERSION } from "@agent-runtime/protocol/version";
 import { cpuSeconds, findDescendant, percentile, rssMb } from "./proc";
 
 const N = Number(process.env.SCALE_MACHINES ?? 1000);

@@ -11,7 +11,7 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
-import { mintMachineToken } from "../src/protocol/machine-token";
+import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import { SIDECAR_NODE_FLAGS } from "../sidecar/node-flags";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");

@@ -7,10 +7,11 @@
  */
 import { z } from "zod";
 import { createInterface } from "node:readline";
-import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult, OpArgs, OpResult, StreamEnd } from "../src/protocol/frames";
-import { PendingCalls } from "../src/protocol/pending-calls";
-import { ProblemError } from "../src/protocol/problems";
-import type { AcpServer as AcpServerInfo, AgentId } from "../src/protocol/resources";
+import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult, OpArgs, OpResult, StreamEnd } from "@agent-runtime/protocol/frames";
+import { PendingCalls } from "@agent-runtime/protocol/pending-calls";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import type { AcpServer as AcpServerInfo } from "@agent-runtime/protocol/acp";
+import type { AgentId } from "@agent-runtime/protocol/values";
 import { EventLog, type EventLogLimits } from "./event-log";
 import { logger } from "./log";
 import { envAuthMethod } from "./agents/auth";

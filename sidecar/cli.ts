@@ -9,15 +9,15 @@
 import { parseArgs } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { defaultConfigDir, firstLine, loadCredentials, readPrivateFile, saveCredentials } from "./credentials";
-import { mintMachineToken } from "../src/protocol/machine-token";
-import { Identifier } from "../src/protocol/resources";
+import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
+import { Identifier } from "@agent-runtime/protocol/values";
 import { setLogLevel, logger } from "./log";
 import { installService, serviceState, uninstallService, defaultServiceSpec, type ServiceSpec } from "./service";
 import { defaultDataDir, Sidecar, type SidecarOptions } from "./sidecar";
 import { isAlive, readStatus } from "./status-file";
 import { readInstalled } from "./agents/installer";
 import { listRegistryInstalled } from "./agents/registry-install";
-import { BUILTIN_AGENT_IDS } from "../src/protocol/resources";
+import { BUILTIN_AGENT_IDS } from "@agent-runtime/protocol/values";
 import { SIDECAR_VERSION } from "./version";
 
 const log = logger("sidecar");

@@ -3,7 +3,7 @@
  * Sequence numbers start at 1 and never repeat. When a limit is reached the oldest entries
  * go first, and readers asking for them are told exactly which ones are gone (`gap`).
  */
-import type { StreamEnd, StreamEvent } from "../src/protocol/frames";
+import type { StreamEnd, StreamEvent } from "@agent-runtime/protocol/frames";
 
 export interface EventLogLimits {
   maxEvents: number;

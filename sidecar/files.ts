@@ -11,10 +11,10 @@ import { chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, 
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { extract } from "tar";
-import type { OpArgs, OpResult } from "../src/protocol/frames";
-import { LIMITS } from "../src/protocol/limits";
-import { ProblemError } from "../src/protocol/problems";
-import type { FsStat } from "../src/protocol/resources";
+import type { OpArgs, OpResult } from "@agent-runtime/protocol/frames";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import type { FsStat } from "@agent-runtime/protocol/files";
 import { errorText, logger } from "./log";
 import { checkTarArchive, entryPathInside } from "./tar-entries";
 import type { OpHandlers } from "./tunnel";

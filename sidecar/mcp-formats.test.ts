@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { McpServerConfig } from "../src/protocol/resources";
+import type { McpServerConfig } from "@agent-runtime/protocol/mcp";
 import { CODEX_BLOCK_BEGIN, CODEX_BLOCK_END, updateMcpFile } from "./mcp-formats";
 
 const BEARER = "Bearer $" + "{GITHUB_TOKEN}"; // what the agents expand, written literally

@@ -6,7 +6,7 @@
  * configured under the same name is left as it is and reported as a conflict. Everything else in the
  * file (other keys, other servers, comments in TOML) stays untouched.
  */
-import type { McpServerConfig } from "../src/protocol/resources";
+import type { McpServerConfig } from "@agent-runtime/protocol/mcp";
 
 export type McpFormat = "claude" | "gemini" | "opencode" | "codex";
 

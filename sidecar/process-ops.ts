@@ -1,8 +1,8 @@
 /** The process operations of the tunnel, over the process manager. */
 import { isAbsolute, resolve } from "node:path";
 import { homedir } from "node:os";
-import { ProblemError } from "../src/protocol/problems";
-import type { LogEntry, ProcessRunRequest, ProcessRunResponse } from "../src/protocol/resources";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import type { LogEntry, ProcessRunRequest, ProcessRunResponse } from "@agent-runtime/protocol/processes";
 import type { ProcessManager } from "./processes";
 import type { ResolvedStream } from "./stream-hub";
 import type { OpHandlers } from "./tunnel";

@@ -14,8 +14,8 @@ import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
 import { MACHINE_PLATFORM } from "./agents/registry-install";
 import { TeamAgents } from "./agents/team-agents";
-import { LIMITS } from "../src/protocol/limits";
-import type { AgentId } from "../src/protocol/resources";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import type { AgentId } from "@agent-runtime/protocol/values";
 import { logger } from "./log";
 import { ChildRegistry } from "./orphans";
 import { installedSkillsDirs, SkillsApplier } from "./skills";
@@ -49,7 +49,7 @@ export interface SidecarOptions {
   allowRootAgents?: boolean;
   /** A Node for agents whose package needs a newer one than the sidecar's (--agent-node). */
   agentNode?: string | null;
-  /** Tunnel heartbeat and reconnect spread (defaults in src/protocol/limits.ts). */
+  /** Tunnel heartbeat and reconnect spread (defaults in packages/protocol/src/limits.ts). */
   heartbeatMs?: number;
   reconnectSpreadMs?: number;
 }

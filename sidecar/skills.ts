@@ -12,8 +12,8 @@
 import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { basename, join, resolve, sep } from "node:path";
-import type { SkillsApplyArgs, SkillsApplyResult } from "../src/protocol/frames";
-import { SkillName, type SkillSource } from "../src/protocol/resources";
+import type { SkillsApplyArgs, SkillsApplyResult } from "@agent-runtime/protocol/frames";
+import { SkillName, type SkillSource } from "@agent-runtime/protocol/skills";
 import { AGENTS } from "./agents/definitions";
 import { writeFileAtomic } from "./atomic-file";
 import { errorText, logger } from "./log";

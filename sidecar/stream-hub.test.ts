@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { SidecarFrame } from "../src/protocol/frames";
+import type { SidecarFrame } from "@agent-runtime/protocol/frames";
 import { EventLog } from "./event-log";
 import { StreamHub } from "./stream-hub";
 

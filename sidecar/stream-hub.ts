@@ -4,8 +4,8 @@
  * event loop, and not faster than the socket drains. Since the logs keep their entries, a
  * subscription re-opened after a reconnect simply starts from the worker's cursor.
  */
-import type { SidecarFrame, StreamRef } from "../src/protocol/frames";
-import { LIMITS } from "../src/protocol/limits";
+import type { SidecarFrame, StreamRef } from "@agent-runtime/protocol/frames";
+import { LIMITS } from "@agent-runtime/protocol/limits";
 import type { EventLog } from "./event-log";
 
 /** One frame's worth of a log after `cursor`: bounded by count and bytes. */

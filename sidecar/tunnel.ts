@@ -18,9 +18,9 @@ import {
   type OpName,
   type OpResult,
   type SidecarFrame,
-} from "../src/protocol/frames";
-import { LIMITS } from "../src/protocol/limits";
-import { ProblemError } from "../src/protocol/problems";
+} from "@agent-runtime/protocol/frames";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText, logger } from "./log";
 import type { TunnelState } from "./status-file";
 import { StreamHub, type StreamResolver } from "./stream-hub";

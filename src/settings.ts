@@ -5,10 +5,10 @@
  */
 import { z } from "zod";
 import type { Env } from "./env";
-import { LIMITS } from "./protocol/limits";
-import { OPS } from "./protocol/frames";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import { OPS } from "@agent-runtime/protocol/frames";
 import { DEFAULT_REGISTRY_URL, FRESH_MS } from "./agents-registry/catalog";
-import { AgentId } from "./protocol/resources";
+import { AgentId } from "@agent-runtime/protocol/values";
 import { type VapidKey, vapidFromKeys } from "./notifications/web-push";
 
 const positive = (fallback: number) =>

@@ -6,7 +6,7 @@
 import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CAPABILITY_NAMES } from "../src/protocol/resources";
+import { CAPABILITY_NAMES } from "@agent-runtime/protocol/agents";
 import { openSession, rpc } from "./acp-helpers";
 import { errorCode, problemOf, startRuntime, type Runtime } from "./harness";
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { promisify } from "node:util";
 import { ROOT, SIDECAR_BUNDLE } from "../dev/runtime";
-import { mintMachineToken } from "../src/protocol/machine-token";
+import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import { startRuntime, type Runtime } from "./harness";
 
 const run = promisify(execFile);

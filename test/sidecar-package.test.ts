@@ -13,9 +13,9 @@ import { promisify } from "node:util";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../dev/runtime";
-import { TUNNEL_PROTOCOL_VERSION } from "../src/protocol/frames";
-import { mintMachineToken } from "../src/protocol/machine-token";
-import { LATEST_SIDECAR_VERSION } from "../src/protocol/version";
+import { TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
+import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
+import { LATEST_SIDECAR_VERSION } from "@agent-runtime/protocol/version";
 import { startRuntime, waitFor, type Runtime } from "./harness";
 
 const run = promisify(execFile);

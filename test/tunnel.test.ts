@@ -3,8 +3,8 @@
  */
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TUNNEL_PROTOCOL_VERSION } from "../src/protocol/frames";
-import { mintMachineToken } from "../src/protocol/machine-token";
+import { TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
+import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
 let rt: Runtime;

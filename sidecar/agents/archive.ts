@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { unzipSync } from "fflate";
 import Bunzip from "seek-bzip";
 import { extract } from "tar";
-import { ProblemError } from "../../src/protocol/problems";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText } from "../log";
 import { checkTarArchive, entryPathInside, refuseTarEntry } from "../tar-entries";
 

@@ -2,9 +2,10 @@
  * Every agent the runtime knows, in one place: what to install from npm, how its ACP process
  * is launched, what it can do (the 18 capability flags) and where its credentials live.
  */
-import { builtinName } from "../../src/protocol/registry";
-import type { BUILTIN_AGENT_IDS, Capabilities, CapabilityName } from "../../src/protocol/resources";
-import { CAPABILITY_NAMES } from "../../src/protocol/resources";
+import { builtinName } from "@agent-runtime/protocol/registry";
+import type { Capabilities, CapabilityName } from "@agent-runtime/protocol/agents";
+import type { BUILTIN_AGENT_IDS } from "@agent-runtime/protocol/values";
+import { CAPABILITY_NAMES } from "@agent-runtime/protocol/agents";
 
 export type BuiltinAgentId = (typeof BUILTIN_AGENT_IDS)[number];
 import type { McpFormat } from "../mcp-formats";

@@ -11,12 +11,13 @@
  */
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ProblemError } from "../../src/protocol/problems";
-import type { AgentId, Artifact, InstallRequest, InstallResult } from "../../src/protocol/resources";
-import { VersionSpec } from "../../src/protocol/resources";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import type { Artifact, InstallRequest, InstallResult } from "@agent-runtime/protocol/agents";
+import type { AgentId } from "@agent-runtime/protocol/values";
+import { VersionSpec } from "@agent-runtime/protocol/values";
 import { logger } from "../log";
 import type { ProcessManager } from "../processes";
-import { type RegistryAgent, splitPackageSpec } from "../../src/protocol/registry";
+import { type RegistryAgent, splitPackageSpec } from "@agent-runtime/protocol/registry";
 import { type AgentDefinition, type BuiltinAgentId, builtinAgent, type NpmPackage } from "./definitions";
 import { satisfiesRange } from "./node-range";
 import { type NodeScript, nodeRunnerFor, relocated } from "./node-runner";

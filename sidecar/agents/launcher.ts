@@ -2,11 +2,11 @@
 import { readdir } from "node:fs/promises";
 import { delimiter, dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ProblemError } from "../../src/protocol/problems";
-import type { AgentId } from "../../src/protocol/resources";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import type { AgentId } from "@agent-runtime/protocol/values";
 import type { AgentLaunch } from "../acp-bridge";
 import { builtinAgent } from "./definitions";
-import { registryIdOf } from "../../src/protocol/registry";
+import { registryIdOf } from "@agent-runtime/protocol/registry";
 import type { Installer } from "./installer";
 import { commandLine } from "./node-runner";
 import { readRegistryInstalled } from "./registry-install";

@@ -10,7 +10,7 @@
 import { execFile } from "node:child_process";
 import { open, readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
-import { ProblemError } from "../../src/protocol/problems";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 import { whichExecutable } from "../processes";
 import { satisfiesRange } from "./node-range";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RegistryAgent } from "../../src/protocol/registry";
+import type { RegistryAgent } from "@agent-runtime/protocol/registry";
 import { installArgs } from "./team-agents";
 
 const npxEntry: RegistryAgent = {

@@ -10,10 +10,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import type { AgentsApplyArgs, AgentsApplyResult } from "../../src/protocol/agents-config";
-import { ProblemError } from "../../src/protocol/problems";
-import { type RegistryAgent, registryIdOf, splitPackageSpec } from "../../src/protocol/registry";
-import type { InstallRequest, InstallResult } from "../../src/protocol/resources";
+import type { AgentsApplyArgs, AgentsApplyResult } from "@agent-runtime/protocol/agents-config";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import { type RegistryAgent, registryIdOf, splitPackageSpec } from "@agent-runtime/protocol/registry";
+import type { InstallRequest, InstallResult } from "@agent-runtime/protocol/agents";
 import { writeFileAtomic } from "../atomic-file";
 import { errorText, logger } from "../log";
 import { SerialApply } from "../serial-apply";

@@ -4,7 +4,7 @@
  * session's), and which sessions must be reattached after its agent was lost. Pure state: the machine's
  * object owns one per HTTP connection, the streams themselves live in `streams.ts`.
  */
-import { type JsonRpcMessage, sessionIdIn } from "../protocol/resources";
+import { type JsonRpcMessage, sessionIdIn } from "@agent-runtime/protocol/acp";
 
 export const HEADER_CONNECTION_ID = "Acp-Connection-Id";
 export const HEADER_SESSION_ID = "Acp-Session-Id";

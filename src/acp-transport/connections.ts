@@ -8,11 +8,12 @@
  * subscription per server, whoever reads it.
  */
 import { z } from "zod";
-import type { AcpPostResult } from "../protocol/frames";
+import type { AcpPostResult } from "@agent-runtime/protocol/frames";
 import { problemResponse } from "../lib/problem-response";
-import { problemBody, type ProblemInit } from "../protocol/problems";
-import type { Outcome } from "../protocol/pending-calls";
-import { AgentId, isJsonRpcRequest, JsonRpcMessage } from "../protocol/resources";
+import { problemBody, type ProblemInit } from "@agent-runtime/protocol/problems";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import { isJsonRpcRequest, JsonRpcMessage } from "@agent-runtime/protocol/acp";
+import { AgentId } from "@agent-runtime/protocol/values";
 import { AcpConnection, type Route } from "./connection";
 import { Mailbox } from "./mailbox";
 

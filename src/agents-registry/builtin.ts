@@ -3,7 +3,7 @@
  * deploy): the agents the runtime has definitions for, at versions known to run with it. Not a copy of
  * the registry: only what makes a fresh deployment usable until the registry answers.
  */
-import type { RegistryAgent } from "../protocol/registry";
+import type { RegistryAgent } from "@agent-runtime/protocol/registry";
 
 export const BUILTIN_CATALOG: RegistryAgent[] = [
   {

@@ -5,7 +5,7 @@
  * and the built-in list when it never was. Kept in the isolate's memory and in the Cache API (which
  * survives isolates where the zone has a cache); never in the team object: nothing per request goes there.
  */
-import { parseRegistry, type RegistryAgent, RegistryAgent as RegistryAgentSchema } from "../protocol/registry";
+import { parseRegistry, type RegistryAgent, RegistryAgent as RegistryAgentSchema } from "@agent-runtime/protocol/registry";
 import { BUILTIN_CATALOG } from "./builtin";
 
 export const DEFAULT_REGISTRY_URL = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json";

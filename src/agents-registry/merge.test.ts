@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RegistryAgent } from "../protocol/registry";
-import { type AgentInfo, CAPABILITY_NAMES, type Capabilities } from "../protocol/resources";
+import type { RegistryAgent } from "@agent-runtime/protocol/registry";
+import { type AgentInfo, CAPABILITY_NAMES, type Capabilities } from "@agent-runtime/protocol/agents";
 import { withRegistry } from "./merge";
 
 const none = Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, false])) as Capabilities;

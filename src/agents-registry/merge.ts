@@ -1,6 +1,6 @@
 /** The registry's entries beside what a machine has (GET /v1/agents): pure, tested beside. */
-import { distributionKinds, installPlan, type RegistryAgent, registryIdOf } from "../protocol/registry";
-import { type AgentInfo, type AgentRegistryInfo, UNKNOWN_CAPABILITIES } from "../protocol/resources";
+import { distributionKinds, installPlan, type RegistryAgent, registryIdOf } from "@agent-runtime/protocol/registry";
+import { type AgentInfo, type AgentRegistryInfo, UNKNOWN_CAPABILITIES } from "@agent-runtime/protocol/agents";
 
 export function registryInfo(entry: RegistryAgent, platform: string | null): AgentRegistryInfo {
   const plan = installPlan(entry, platform);

@@ -15,9 +15,9 @@ import {
   type OpResult,
   type SidecarFrame,
   type WorkerFrame,
-} from "../protocol/frames";
-import { mintMachineToken } from "../protocol/machine-token";
-import type { ProblemInit } from "../protocol/problems";
+} from "@agent-runtime/protocol/frames";
+import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
 
 /** One call the machine object made: its operation, its parsed arguments, and how to answer it. */
 export interface ReceivedCall<N extends OpName = OpName> {

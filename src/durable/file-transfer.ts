@@ -7,10 +7,10 @@
  * response ended: the object keeps the loop on its side.)
  */
 import { problemResponse } from "../lib/problem-response";
-import type { OpArgs, OpName, OpResult } from "../protocol/frames";
-import { LIMITS } from "../protocol/limits";
-import type { ProblemInit } from "../protocol/problems";
-import type { Outcome } from "../protocol/pending-calls";
+import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/frames";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 
 export type MachineCall = <N extends OpName>(op: N, args: OpArgs<N>) => Promise<Outcome<OpResult<N>>>;
 

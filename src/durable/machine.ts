@@ -22,26 +22,27 @@ import {
   type SidecarFrame,
   type StreamRef,
   type WorkerFrame,
-} from "../protocol/frames";
-import { LIMITS } from "../protocol/limits";
-import { sidecarVersionAdvice } from "../protocol/version";
-import type { Outcome } from "../protocol/pending-calls";
-import type { ProblemInit } from "../protocol/problems";
+} from "@agent-runtime/protocol/frames";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import { attachmentOf, offline, SIDECAR_TAG, sendFrame, setAttachment, Tunnel, type TunnelAttachment } from "./tunnel";
 import { teamStub } from "./stubs";
 import { deploymentCatalog } from "../agents-registry/deployment";
-import { type RegistryAgent, registryIdOf } from "../protocol/registry";
+import { type RegistryAgent, registryIdOf } from "@agent-runtime/protocol/registry";
 import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
 import { fileResponse, stageBody } from "./file-transfer";
 import { SseReader } from "./sse-reader";
 import { SessionRecorder } from "./sessions/recorder";
 import { Deliverer } from "../notifications/deliverer";
 import { hears, payloadOf, type RuntimeEvent } from "../notifications/events";
-import type { DeliveryAttempt, SubscriptionTarget } from "../protocol/notifications";
+import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { TranscriptFollower } from "./sessions/follower";
-import { AgentId, isJsonRpcRequest, type JsonRpcMessage, sessionIdIn } from "../protocol/resources";
-import type { AcpPostResult } from "../protocol/frames";
-import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "../protocol/sessions";
+import { isJsonRpcRequest, type JsonRpcMessage, sessionIdIn } from "@agent-runtime/protocol/acp";
+import { AgentId } from "@agent-runtime/protocol/values";
+import type { AcpPostResult } from "@agent-runtime/protocol/frames";
+import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import {
   closeViewer,
   deliverToViewer,

@@ -4,7 +4,7 @@
  * nothing that happens does not keep the object in memory for ever), and one close that runs once,
  * whoever starts it. The stream readers, the transcript follower and ACP's transport all write here.
  */
-import { LIMITS } from "../protocol/limits";
+import { LIMITS } from "@agent-runtime/protocol/limits";
 
 const encoder = new TextEncoder();
 

@@ -3,9 +3,9 @@
  * `text/event-stream` frames, remembers the last sequence it delivered (so a reconnected
  * tunnel resumes exactly there) and keeps the connection alive with comments.
  */
-import type { StreamEnd, StreamEvent, StreamGap, StreamRef, WorkerFrame } from "../protocol/frames";
-import { LIMITS } from "../protocol/limits";
-import { problemBody, type ProblemInit } from "../protocol/problems";
+import type { StreamEnd, StreamEvent, StreamGap, StreamRef, WorkerFrame } from "@agent-runtime/protocol/frames";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import { problemBody, type ProblemInit } from "@agent-runtime/protocol/problems";
 import type { CallOutcome } from "./machine";
 import { SseBody } from "./sse-body";
 

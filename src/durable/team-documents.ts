@@ -3,8 +3,9 @@
  * agents, one of each per deployment, each with a version (its ETag), pushed to every machine by the same fan-out.
  * Shared by the team object, machine objects and routes.
  */
-import type { AgentsConfig, AgentsMachineStatus } from "../protocol/agents-config";
-import type { McpConfig, McpMachineStatus, SkillsConfig, SkillsMachineStatus } from "../protocol/resources";
+import type { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
+import type { McpConfig, McpMachineStatus } from "@agent-runtime/protocol/mcp";
+import type { SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
 
 export type DocumentKind = "skills" | "mcp" | "agents";
 export const DOCUMENT_KINDS: readonly DocumentKind[] = ["skills", "mcp", "agents"];

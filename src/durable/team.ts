@@ -8,10 +8,13 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { DOCUMENT_KINDS, documentEtag, type DocumentKind, EMPTY_DOCUMENTS, ifMatchAllows, type MachineStatusOf, type TeamDocuments } from "./team-documents";
 import { machineObject } from "./stubs";
-import { sidecarVersionAdvice } from "../protocol/version";
-import type { AuditEntry, AuditPage, AuditQuery, Machine, McpMachineStatus, SkillsMachineStatus, TokenInfo } from "../protocol/resources";
-import type { AgentsMachineStatus } from "../protocol/agents-config";
-import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTarget } from "../protocol/notifications";
+import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
+import type { Machine } from "@agent-runtime/protocol/machines";
+import type { McpMachineStatus } from "@agent-runtime/protocol/mcp";
+import type { SkillsMachineStatus } from "@agent-runtime/protocol/skills";
+import type { AuditEntry, AuditPage, AuditQuery, TokenInfo } from "@agent-runtime/protocol/trust";
+import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
+import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { Deliverer } from "../notifications/deliverer";
 import { settings } from "../settings";
 

@@ -8,8 +8,8 @@
  */
 import { z } from "zod";
 import { fromBase64 } from "../lib/base64";
-import type { StreamEnd, StreamEvent, WorkerFrame } from "../protocol/frames";
-import { LogEntry, TerminalSize } from "../protocol/resources";
+import type { StreamEnd, StreamEvent, WorkerFrame } from "@agent-runtime/protocol/frames";
+import { LogEntry, TerminalSize } from "@agent-runtime/protocol/processes";
 
 export const TERMINAL_TAG = "terminal";
 export const TERMINAL_PATH_PREFIX = "/_terminal/";

@@ -7,7 +7,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { timingSafeEqualText } from "../lib/secrets";
-import type { MachineScope, Role, TokenInfo } from "../protocol/resources";
+import type { MachineScope, Role, TokenInfo } from "@agent-runtime/protocol/trust";
 import type { Identity } from "../lib/identity";
 
 export interface StoredToken {

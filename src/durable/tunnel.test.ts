@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { parseWorkerFrame, type WorkerFrame } from "../protocol/frames";
-import type { ProblemInit } from "../protocol/problems";
+import { parseWorkerFrame, type WorkerFrame } from "@agent-runtime/protocol/frames";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import { setAttachment, Tunnel, type TunnelHost } from "./tunnel";
 
 /** A hibernatable socket as the tunnel sees it: sends, closes, its attachment. */

@@ -6,10 +6,10 @@
  * without workerd (tunnel.test.ts); the machine's object owns the sockets, readers and viewers around it.
  */
 import { z } from "zod";
-import { encodeFrame, OPS, type OpArgs, type OpName, type OpResult, parseOpResult, type SidecarFrame, type WorkerFrame } from "../protocol/frames";
-import { LIMITS } from "../protocol/limits";
-import { type Outcome, PendingCalls } from "../protocol/pending-calls";
-import type { ProblemInit } from "../protocol/problems";
+import { encodeFrame, OPS, type OpArgs, type OpName, type OpResult, parseOpResult, type SidecarFrame, type WorkerFrame } from "@agent-runtime/protocol/frames";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import { type Outcome, PendingCalls } from "@agent-runtime/protocol/pending-calls";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
 
 /** The tag of the sidecar's socket among the object's hibernatable sockets. */
 export const SIDECAR_TAG = "sidecar";

@@ -8,9 +8,10 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv, Env } from "../env";
 import { settings } from "../settings";
 import { teamStub } from "../durable/stubs";
-import { ProblemError } from "../protocol/problems";
-import { Identifier, type MachineScope, type Role } from "../protocol/resources";
-import { machineOfSession, SessionId } from "../protocol/sessions";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import type { MachineScope, Role } from "@agent-runtime/protocol/trust";
+import { Identifier } from "@agent-runtime/protocol/values";
+import { machineOfSession, SessionId } from "@agent-runtime/protocol/sessions";
 
 export type { Identity } from "../lib/identity";
 

@@ -6,7 +6,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import type { AuditEntry } from "../protocol/resources";
+import type { AuditEntry } from "@agent-runtime/protocol/trust";
 
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 

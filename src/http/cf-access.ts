@@ -6,7 +6,7 @@
  */
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from "jose";
 import type { WorkerSettings } from "../settings";
-import { Role } from "../protocol/resources";
+import { Role } from "@agent-runtime/protocol/trust";
 import type { Identity } from "./access";
 
 /** One key set per certificate URL for the life of the isolate: jose caches the keys and refetches on an unknown `kid`. */

@@ -3,8 +3,8 @@ import { machineObject } from "../durable/stubs";
 import type { CallOutcome } from "../durable/machine";
 import type { AppEnv } from "../env";
 import { settings } from "../settings";
-import type { OpArgs, OpName, OpResult } from "../protocol/frames";
-import { ProblemError } from "../protocol/problems";
+import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/frames";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 
 /** The machine of this request, as the route's guard resolved and checked it (http/access.ts). */
 export function machineStub(c: Context<AppEnv>) {

@@ -1,6 +1,6 @@
 /** Small helpers so every route declares its bodies and errors the same way in the OpenAPI document. */
 import { z } from "zod";
-import { PROBLEMS, type ProblemCode } from "../protocol/problems";
+import { PROBLEMS, type ProblemCode } from "@agent-runtime/protocol/problems";
 import { PROBLEM_CONTENT_TYPE } from "../lib/problem-response";
 
 export const Problem = z

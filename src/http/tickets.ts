@@ -7,8 +7,8 @@
  *   tkt.<claims, base64url JSON>.<HMAC-SHA256(TUNNEL_SECRET, "ticket:" + claims)>
  */
 import { z } from "zod";
-import { base64url } from "../protocol/machine-token";
-import { MachineScope, Role } from "../protocol/resources";
+import { base64url } from "@agent-runtime/protocol/machine-token";
+import { MachineScope, Role } from "@agent-runtime/protocol/trust";
 import type { Identity } from "./access";
 
 export const TICKET_TTL_MS = 60_000;

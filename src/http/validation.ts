@@ -2,7 +2,7 @@ import type { Hook } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { z, ZodError } from "zod";
 import type { AppEnv } from "../env";
-import { ProblemError } from "../protocol/problems";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 import { problem } from "../lib/problem-response";
 
 /** A zod refusal becomes a 400 problem naming the offending fields (an unknown agent id is `unsupported_agent`). */

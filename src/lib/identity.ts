@@ -1,5 +1,5 @@
 /** Who a request is, as authentication found it (http/auth.ts) and a token's object records it (durable/token.ts). */
-import type { MachineScope, Role } from "../protocol/resources";
+import type { MachineScope, Role } from "@agent-runtime/protocol/trust";
 
 export interface Identity {
   /** Shown in the audit log. */

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { problemBody, type ProblemCode, type ProblemInit } from "../protocol/problems";
+import { problemBody, type ProblemCode, type ProblemInit } from "@agent-runtime/protocol/problems";
 
 export const PROBLEM_CONTENT_TYPE = "application/problem+json";
 

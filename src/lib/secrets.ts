@@ -1,5 +1,5 @@
 /** Secrets of the worker: comparing them and making API tokens. WebCrypto only (workerd and Node alike). */
-import { base64url } from "../protocol/machine-token";
+import { base64url } from "@agent-runtime/protocol/machine-token";
 
 const encoder = new TextEncoder();
 

@@ -5,7 +5,7 @@
  * times, with backoff after a 429, a 5xx or a network failure; a push service that says the subscription
  * is gone (404, 410) ends it. Every attempt is recorded.
  */
-import { type DeliveryAttempt, type EventType, MAX_ATTEMPTS, type NotificationPayload, type SubscriptionTarget } from "../protocol/notifications";
+import { type DeliveryAttempt, type EventType, MAX_ATTEMPTS, type NotificationPayload, type SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { encryptPayload, fromBase64url, type VapidKey, vapidAuthorization } from "./web-push";
 import { signature } from "./webhook";
 

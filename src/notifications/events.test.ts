@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { SubscriptionTarget } from "../protocol/notifications";
-import type { Session } from "../protocol/sessions";
+import type { SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import type { Session } from "@agent-runtime/protocol/sessions";
 import { hears, payloadOf } from "./events";
 
 const target: SubscriptionTarget = {

@@ -2,8 +2,8 @@
  * What happened, as each subscription reads it (docs/architecture.md, "Notifications"): who is told (a
  * subscription's events, machines, its token's scope and expiry, muted or not) and the payload they get.
  */
-import type { EventType, NotificationPayload, SubscriptionTarget } from "../protocol/notifications";
-import type { PendingRequest, Session } from "../protocol/sessions";
+import type { EventType, NotificationPayload, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import type { PendingRequest, Session } from "@agent-runtime/protocol/sessions";
 
 export type RuntimeEvent =
   | { type: "permission.requested"; machine: string; session: Session; permission: PendingRequest }

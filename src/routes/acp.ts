@@ -5,8 +5,10 @@ import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { acpTimeout, relay, machineStub, settled } from "../http/machine";
 import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS } from "../http/openapi";
-import { ProblemError } from "../protocol/problems";
-import { AcpServerList, AgentId, Identifier, JsonRpcMessage } from "../protocol/resources";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import { JsonRpcMessage } from "@agent-runtime/protocol/acp";
+import { AcpServerList } from "@agent-runtime/protocol/acp";
+import { AgentId, Identifier } from "@agent-runtime/protocol/values";
 import { accepts } from "../http/negotiation";
 
 const ServerParams = z.object({ server_id: Identifier });

@@ -4,7 +4,7 @@
  * installs or upgrades to it when it connects and when it changes, and reports per agent.
  */
 import { teamStub } from "../durable/stubs";
-import { AgentsConfig, AgentsMachineStatus } from "../protocol/agents-config";
+import { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import { teamDocumentRoutes } from "./team-documents";
 
 export const agentsConfigRoutes = teamDocumentRoutes({

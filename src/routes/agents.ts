@@ -12,9 +12,10 @@ import { relay } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import { deploymentCatalog } from "../agents-registry/deployment";
 import { withRegistry } from "../agents-registry/merge";
-import { ProblemError } from "../protocol/problems";
-import { builtinName, distributionKinds, RegistryAgent, registryIdOf } from "../protocol/registry";
-import { AgentId, AgentInfo, AgentList, AgentRegistryInfo, BUILTIN_AGENT_IDS, InstallRequest, InstallResult } from "../protocol/resources";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import { builtinName, distributionKinds, RegistryAgent, registryIdOf } from "@agent-runtime/protocol/registry";
+import { AgentInfo, AgentList, AgentRegistryInfo, InstallRequest, InstallResult } from "@agent-runtime/protocol/agents";
+import { AgentId, BUILTIN_AGENT_IDS } from "@agent-runtime/protocol/values";
 
 const AgentParams = z.object({ agent: AgentId });
 const InfoQuery = z.object({

@@ -8,8 +8,8 @@ import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { machineStub, relay, settled } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
-import { LIMITS } from "../protocol/limits";
-import { ProblemError } from "../protocol/problems";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 import {
   FsActionResponse,
   FsDeleteQuery,
@@ -22,7 +22,7 @@ import {
   FsUploadBatchResponse,
   FsWriteResponse,
   MachinePath,
-} from "../protocol/resources";
+} from "@agent-runtime/protocol/files";
 
 /** The routes whose bodies are files: they stream past the worker's 1 MiB body limit, up to LIMITS.maxFileBytes. */
 export const STREAMED_BODY_PATHS = ["/fs/file", "/fs/upload-batch"] as const;

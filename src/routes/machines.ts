@@ -4,7 +4,8 @@ import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { teamStub } from "../durable/stubs";
 import { errors, json } from "../http/openapi";
-import { Identifier, MachineList } from "../protocol/resources";
+import { MachineList } from "@agent-runtime/protocol/machines";
+import { Identifier } from "@agent-runtime/protocol/values";
 
 const list = createRoute(
   declare(

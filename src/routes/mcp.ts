@@ -1,7 +1,7 @@
 /** The team's MCP servers (docs/architecture.md, "Team configuration"): one document per deployment, written for every agent of every machine; per-folder entries on one machine. */
 import { teamStub } from "../durable/stubs";
 import { relay } from "../http/machine";
-import { McpConfig, McpMachineStatus, McpName, McpServerConfig } from "../protocol/resources";
+import { McpConfig, McpMachineStatus, McpName, McpServerConfig } from "@agent-runtime/protocol/mcp";
 import { teamDocumentRoutes } from "./team-documents";
 
 export const mcpRoutes = teamDocumentRoutes({

@@ -14,8 +14,8 @@ import { errors, json, jsonBody } from "../http/openapi";
 import { allowedTarget } from "../notifications/webhook";
 import { fromBase64url } from "../notifications/web-push";
 import { settings } from "../settings";
-import { ProblemError } from "../protocol/problems";
-import { DeliveryList, EventType, Subscription, SubscriptionCreate, SubscriptionList, type SubscriptionTarget } from "../protocol/notifications";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import { DeliveryList, EventType, Subscription, SubscriptionCreate, SubscriptionList, type SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 
 /** How many machines a list of deliveries asks at once. */
 const LIST_CONCURRENCY = 16;

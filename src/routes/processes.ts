@@ -6,10 +6,9 @@ import { declare } from "../http/access";
 import { machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { TERMINAL_PATH_PREFIX } from "../durable/terminal-viewers";
-import { ProblemError } from "../protocol/problems";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import {
-  Identifier,
   Process,
   ProcessInput,
   ProcessConfig,
@@ -20,7 +19,8 @@ import {
   ProcessRunResponse,
   SpawnRequest,
   TerminalSize,
-} from "../protocol/resources";
+} from "@agent-runtime/protocol/processes";
+import { Identifier } from "@agent-runtime/protocol/values";
 
 const IdParams = z.object({ id: Identifier });
 

@@ -15,9 +15,9 @@ import { relay, settled } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { errors, json, jsonBody, LastEventIdHeader, QueryFlag } from "../http/openapi";
 import { settings } from "../settings";
-import { ProblemError } from "../protocol/problems";
-import { AgentId, Identifier } from "../protocol/resources";
-import { machineOfSession, PermissionAnswer, Session, SessionId, SessionList, SessionState, TranscriptPage } from "../protocol/sessions";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import { AgentId, Identifier } from "@agent-runtime/protocol/values";
+import { machineOfSession, PermissionAnswer, Session, SessionId, SessionList, SessionState, TranscriptPage } from "@agent-runtime/protocol/sessions";
 
 /** How many machines a list asks at once. */
 const LIST_CONCURRENCY = 16;

@@ -1,7 +1,7 @@
 /** The team's skills (docs/architecture.md, "Team configuration"): one document per deployment, applied on every machine; per-folder entries on one machine. */
 import { teamStub } from "../durable/stubs";
 import { relay } from "../http/machine";
-import { SkillName, SkillsConfig, SkillsMachineStatus } from "../protocol/resources";
+import { SkillName, SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
 import { teamDocumentRoutes } from "./team-documents";
 
 export const skillsRoutes = teamDocumentRoutes({

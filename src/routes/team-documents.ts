@@ -18,8 +18,8 @@ import { declare } from "../http/access";
 import { errors, json, MACHINE_ERRORS } from "../http/openapi";
 import { problem } from "../lib/problem-response";
 import { parseJsonBody } from "../http/validation";
-import { ProblemError } from "../protocol/problems";
-import { MachinePath } from "../protocol/resources";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import { MachinePath } from "@agent-runtime/protocol/files";
 
 /** A document is a short list of sources or servers; anything bigger is a mistake. */
 export const MAX_DOCUMENT_BYTES = 64 * 1024;

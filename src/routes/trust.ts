@@ -12,12 +12,11 @@ import { errors, json, jsonBody } from "../http/openapi";
 import { newApiToken, sha256Hex } from "../lib/secrets";
 import { mintTicket } from "../http/tickets";
 import { signIn, signOut } from "../http/signin";
-import { mintMachineToken } from "../protocol/machine-token";
-import { ProblemError } from "../protocol/problems";
+import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 import {
   AuditPage,
   AuditQuery,
-  Identifier,
   MachineTokenMinted,
   MachineTokenRequest,
   MachineTokensRevoked,
@@ -27,7 +26,8 @@ import {
   TokenInfo,
   TokenList,
   Whoami,
-} from "../protocol/resources";
+} from "@agent-runtime/protocol/trust";
+import { Identifier } from "@agent-runtime/protocol/values";
 
 const ADMIN = { role: "admin", machine: false } as const;
 

@@ -11,8 +11,8 @@ import { rememberMachine } from "../http/access";
 import { recordAudit } from "../http/audit";
 import { bearerToken } from "../http/auth";
 import { problem } from "../lib/problem-response";
-import { verifyMachineToken } from "../protocol/machine-token";
-import { Identifier } from "../protocol/resources";
+import { verifyMachineToken } from "@agent-runtime/protocol/machine-token";
+import { Identifier } from "@agent-runtime/protocol/values";
 
 export const tunnelRoutes = new Hono<AppEnv>().get("/_tunnel/:machine", async (c) => {
   const machine = c.req.param("machine");

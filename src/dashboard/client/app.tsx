@@ -4,8 +4,9 @@
  * at, so the tab's title counts the waiting sessions whatever view is open.
  */
 import { useCallback, useEffect, useState } from "preact/hooks";
-import type { Machine, Whoami } from "../../protocol/resources";
-import type { Session, SessionList } from "../../protocol/sessions";
+import type { Machine } from "@agent-runtime/protocol/machines";
+import type { Whoami } from "@agent-runtime/protocol/trust";
+import type { Session, SessionList } from "@agent-runtime/protocol/sessions";
 import { apiJson, whenSignedOut } from "./api";
 import { href, navigate, type Route, useRoute } from "./router";
 import { Me, usePoll } from "./session-context";

@@ -1,7 +1,7 @@
 /** Who is signed in, for every view: what a role cannot do is not shown at all. */
 import { createContext } from "preact";
 import { useContext, useEffect, useRef } from "preact/hooks";
-import type { Role, Whoami } from "../../protocol/resources";
+import type { Role, Whoami } from "@agent-runtime/protocol/trust";
 
 export const Me = createContext<Whoami | null>(null);
 

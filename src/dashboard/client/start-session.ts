@@ -4,8 +4,8 @@
  * transcript). The same relay any API client uses: the session is listed, resumable and notified like
  * one started elsewhere.
  */
-import type { AgentInfo } from "../../protocol/resources";
-import type { Session, SessionList } from "../../protocol/sessions";
+import type { AgentInfo } from "@agent-runtime/protocol/agents";
+import type { Session, SessionList } from "@agent-runtime/protocol/sessions";
 import { ApiError, machineApi, send } from "./api";
 
 /** What the page tells the agent it can do: read and write files (through the runtime's file API). */

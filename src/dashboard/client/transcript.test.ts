@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Session, TranscriptEntry } from "../../protocol/sessions";
+import type { Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { entryText, pageTitle, sessionOrder, withEntry } from "./transcript";
 
 const session = (id: string, state: Session["state"], lastActivityMs: number): Session => ({

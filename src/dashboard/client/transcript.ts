@@ -1,5 +1,5 @@
 /** How the dashboard shows sessions and their transcripts: pure functions, tested beside. */
-import type { Session, SessionState, TranscriptEntry } from "../../protocol/sessions";
+import type { Session, SessionState, TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { ago } from "./format";
 
 const STATE_RANK: Record<SessionState, number> = { waiting: 0, running: 1, failed: 2, idle: 3, offline: 4, closed: 5 };

@@ -5,7 +5,7 @@
  * when its state changes. Resuming with `Last-Event-ID: n` sends entry n again (it may have grown) and
  * all after it.
  */
-import type { Session, TranscriptEntry } from "../../protocol/sessions";
+import type { Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { SseBody } from "../sse-body";
 import type { SessionListener } from "./recorder";
 

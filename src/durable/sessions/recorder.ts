@@ -8,8 +8,9 @@
  * changed is written together at most once per FLUSH_MS (at once when a turn ends, a request waits for
  * a person, or the tunnel goes). The team's object is never on this path.
  */
-import { isJsonRpcRequest, type AgentId, type JsonRpcMessage } from "../../protocol/resources";
-import type { ProblemInit } from "../../protocol/problems";
+import { isJsonRpcRequest, type JsonRpcMessage } from "@agent-runtime/protocol/acp";
+import type { AgentId } from "@agent-runtime/protocol/values";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import {
   machineOfSession,
   type PendingRequest,
@@ -19,7 +20,7 @@ import {
   TRANSCRIPT_LIMITS,
   type TranscriptEntry,
   type TranscriptPage,
-} from "../../protocol/sessions";
+} from "@agent-runtime/protocol/sessions";
 import { digestOf, effectOf, TranscriptTail } from "./transcript";
 import type { RuntimeEvent } from "../../notifications/events";
 

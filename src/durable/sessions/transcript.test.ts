@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TRANSCRIPT_LIMITS } from "../../protocol/sessions";
+import { TRANSCRIPT_LIMITS } from "@agent-runtime/protocol/sessions";
 import { digestOf, effectOf, TranscriptTail } from "./transcript";
 
 const chunk = (text: string, kind = "agent_message_chunk") => effectOf({ sessionUpdate: kind, content: { type: "text", text } });

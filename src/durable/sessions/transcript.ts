@@ -5,7 +5,7 @@
  * last save (`takeUnsaved`) and since the last live delivery (`takeUnsent`).
  */
 import { z } from "zod";
-import { TRANSCRIPT_LIMITS, type TranscriptEntry, type TranscriptEntryKind } from "../../protocol/sessions";
+import { TRANSCRIPT_LIMITS, type TranscriptEntry, type TranscriptEntryKind } from "@agent-runtime/protocol/sessions";
 
 /** What an ACP `session/update` means for the transcript and the record. */
 export type UpdateEffect =

@@ -1,6 +1,6 @@
 /** Admin: connect a machine (a machine token and the one line to run), API tokens, the audit log. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { AuditEntry, AuditPage, TokenInfo } from "../../../protocol/resources";
+import type { AuditEntry, AuditPage, TokenInfo } from "@agent-runtime/protocol/trust";
 import { apiJson, errorText, send } from "../api";
 import { when } from "../format";
 import { usePoll } from "../session-context";

@@ -3,7 +3,8 @@
  * search, install and upgrade; start a session with one.
  */
 import { useState } from "preact/hooks";
-import type { AgentInfo, InstallResult, Machine } from "../../../protocol/resources";
+import type { AgentInfo, InstallResult } from "@agent-runtime/protocol/agents";
+import type { Machine } from "@agent-runtime/protocol/machines";
 import { apiJson, errorText, machineApi, send } from "../api";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";

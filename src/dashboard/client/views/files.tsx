@@ -1,6 +1,6 @@
 /** A machine's files: the folder in the address (`?path=`), open and edit text, upload, download. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { FsEntry, FsStat, FsWriteResponse } from "../../../protocol/resources";
+import type { FsEntry, FsStat, FsWriteResponse } from "@agent-runtime/protocol/files";
 import { api, apiJson, errorText, machineApi } from "../api";
 import { sizeText } from "../format";
 import { machineHref, navigate } from "../router";

@@ -1,6 +1,6 @@
 /** The machines of the team, and one machine's tabs: agents, processes, files, terminal. */
 import type { ComponentChildren } from "preact";
-import type { Machine } from "../../../protocol/resources";
+import type { Machine } from "@agent-runtime/protocol/machines";
 import { href, MACHINE_TABS, type MachineTab, machineHref } from "../router";
 import { useCan } from "../session-context";
 import { AgentsTab } from "./agents";

@@ -1,6 +1,7 @@
 /** A machine's processes: start one (a command or a shell line, with or without a terminal), its logs, attach, stop; ACP servers. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { AcpServer, Process } from "../../../protocol/resources";
+import type { AcpServer } from "@agent-runtime/protocol/acp";
+import type { Process } from "@agent-runtime/protocol/processes";
 import { api, apiJson, errorText, followSse, machineApi, send } from "../api";
 import { machineHref, navigate } from "../router";
 import { useCan, usePoll } from "../session-context";

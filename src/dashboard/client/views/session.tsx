@@ -3,7 +3,7 @@
  * and continue/close. Prompts go through the relay, which brings the agent back if its process is gone.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import type { PendingRequest, Session, TranscriptEntry } from "../../../protocol/sessions";
+import type { PendingRequest, Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { api, apiJson, errorText, followSse, machineApi, send } from "../api";
 import { type AgentRequest, answerFileRequest, isFileRequest } from "../file-requests";
 import { renderMarkdown } from "../markdown";

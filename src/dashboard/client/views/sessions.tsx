@@ -1,7 +1,8 @@
 /** The first view: every machine's sessions, waiting ones first, and a way to start one. */
 import { useEffect, useState } from "preact/hooks";
-import type { AgentInfo, Machine } from "../../../protocol/resources";
-import type { Session } from "../../../protocol/sessions";
+import type { AgentInfo } from "@agent-runtime/protocol/agents";
+import type { Machine } from "@agent-runtime/protocol/machines";
+import type { Session } from "@agent-runtime/protocol/sessions";
 import { apiJson, errorText, machineApi } from "../api";
 import { notifyThisDevice } from "../notify";
 import { href, navigate } from "../router";

@@ -1,8 +1,9 @@
 /** The team's configuration: skills, MCP servers and agents for every machine (admin edits, everyone reads), and your notifications. */
 import { useState } from "preact/hooks";
-import type { AgentsMachineStatus } from "../../../protocol/agents-config";
-import type { McpMachineStatus, SkillsMachineStatus } from "../../../protocol/resources";
-import type { Subscription } from "../../../protocol/notifications";
+import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
+import type { McpMachineStatus } from "@agent-runtime/protocol/mcp";
+import type { SkillsMachineStatus } from "@agent-runtime/protocol/skills";
+import type { Subscription } from "@agent-runtime/protocol/notifications";
 import { api, apiJson, errorText, send } from "../api";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";

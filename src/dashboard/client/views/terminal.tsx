@@ -4,7 +4,7 @@
  * sits under it; a dropped socket reconnects by itself (terminal.ts).
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Process } from "../../../protocol/resources";
+import type { Process } from "@agent-runtime/protocol/processes";
 import { api, errorText, machineApi, send } from "../api";
 import { machineHref, navigate } from "../router";
 import { openTerminal, type TerminalHandle } from "../terminal";

@@ -3,7 +3,8 @@
  * who is told (subscriptions, per token), and every attempt to tell them (deliveries).
  */
 import { z } from "zod";
-import { AgentId, Identifier, JsonRpcId } from "./resources";
+import { JsonRpcId } from "./acp";
+import { AgentId, Identifier } from "./values";
 import { PermissionOption } from "./sessions";
 
 export const EventType = z

@@ -23,24 +23,11 @@ import { AgentsApplyArgs, AgentsApplyResult } from "./agents-config";
 import { RegistryAgent } from "./registry";
 import { LIMITS } from "./limits";
 import { PROBLEMS, type ProblemCode } from "./problems";
+import { AcpServerList } from "./acp";
+import { AgentInfo, AgentList, InstallRequest, InstallResult } from "./agents";
+import { FsActionResponse, FsEntry, FsMoveResponse, FsStat, FsUploadBatchResponse, FsWriteResponse, MachinePath } from "./files";
+import { McpConfig, McpName, McpServerConfig } from "./mcp";
 import {
-  AcpServerList,
-  AgentId,
-  AgentInfo,
-  AgentList,
-  FsActionResponse,
-  FsEntry,
-  FsMoveResponse,
-  FsStat,
-  FsUploadBatchResponse,
-  FsWriteResponse,
-  MachinePath,
-  McpConfig,
-  McpName,
-  McpServerConfig,
-  SkillName,
-  InstallRequest,
-  InstallResult,
   Process,
   ProcessList,
   ProcessConfig,
@@ -48,10 +35,11 @@ import {
   ProcessLogs,
   ProcessRunRequest,
   ProcessRunResponse,
-  SkillsConfig,
   SpawnRequest,
   TerminalSize,
-} from "./resources";
+} from "./processes";
+import { SkillName, SkillsConfig } from "./skills";
+import { AgentId } from "./values";
 
 export const TUNNEL_PATH_PREFIX = "/_tunnel/";
 

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { RegistryAgent } from "./registry";
-import { AgentId, VersionSpec } from "./resources";
+import { AgentId, VersionSpec } from "./values";
 
 /**
  * A name that says it holds a secret. The document is readable by every viewer and written to every

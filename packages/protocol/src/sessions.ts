@@ -4,7 +4,8 @@
  * validation, types and the OpenAPI document.
  */
 import { z } from "zod";
-import { AgentId, JsonRpcId } from "./resources";
+import { JsonRpcId } from "./acp";
+import { AgentId } from "./values";
 
 export const SessionState = z
   .enum(["running", "waiting", "idle", "offline", "failed", "closed"])

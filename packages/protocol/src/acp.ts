@@ -1,0 +1,56 @@
+/**
+ * ACP: the JSON-RPC message a client posts, and the ACP servers a machine runs (docs/architecture.md, "ACP").
+ * One zod schema per resource: the worker validates with it, the sidecar builds its answers to its
+ * type, and the OpenAPI document is generated from it.
+ */
+import { z } from "zod";
+import { AgentId } from "./values";
+
+export const JsonRpcId = z.union([z.string(), z.number(), z.null()]);
+export type JsonRpcId = z.infer<typeof JsonRpcId>;
+
+export const JsonRpcMessage = z
+  .object({
+    jsonrpc: z.literal("2.0"),
+    id: JsonRpcId.optional(),
+    method: z.string().min(1).optional(),
+    params: z.unknown().optional(),
+    result: z.unknown().optional(),
+    error: z.unknown().optional(),
+  })
+  .passthrough()
+  .superRefine((msg, ctx) => {
+    const isCall = msg.method !== undefined;
+    const isReply = "result" in msg || "error" in msg;
+    if (isCall === isReply) {
+      ctx.addIssue({ code: "custom", message: "a message has either a method (request, notification) or a result/error (response)", path: ["method"] });
+    }
+    if ("result" in msg && "error" in msg) {
+      ctx.addIssue({ code: "custom", message: "a response has either a result or an error, never both", path: ["error"] });
+    }
+    if (isReply && (msg.id === undefined || msg.id === null)) {
+      ctx.addIssue({ code: "custom", message: "a response needs the id of the request it answers", path: ["id"] });
+    }
+  })
+  .meta({ id: "JsonRpcMessage", description: "One JSON-RPC 2.0 message: request, notification or response." });
+export type JsonRpcMessage = z.infer<typeof JsonRpcMessage>;
+
+/** The ACP session an object (a message's params, an answer's result) names, when it names one. */
+export function sessionIdIn(value: unknown): string | null {
+  if (typeof value !== "object" || value === null) return null;
+  const sessionId = (value as { sessionId?: unknown }).sessionId;
+  return typeof sessionId === "string" ? sessionId : null;
+}
+
+/** A request expects an answer; notifications and responses do not. */
+export function isJsonRpcRequest(msg: JsonRpcMessage): boolean {
+  return msg.method !== undefined && msg.id !== undefined && msg.id !== null;
+}
+
+export const AcpServer = z
+  .object({ serverId: z.string(), agent: AgentId, createdAtMs: z.number().int(), processId: z.string().optional() })
+  .meta({ id: "AcpServer" });
+export type AcpServer = z.infer<typeof AcpServer>;
+
+export const AcpServerList = z.object({ servers: z.array(AcpServer) }).meta({ id: "AcpServerList" });
+export type AcpServerList = z.infer<typeof AcpServerList>;
