@@ -236,8 +236,8 @@ export class MachineFiles {
   }
 
   /** The staged bytes become the file at `path` in one rename: readers see the old file or the new one. */
-  private async commit({ upload, path }: OpArgs<"fs.commit">): Promise<OpResult<"fs.commit">> {
-    const staged = await this.staged(upload);
+  private async commit({ upload, path, offset, bytes }: OpArgs<"fs.commit">): Promise<OpResult<"fs.commit">> {
+    const staged = await this.staged({ upload, offset, bytes });
     const target = this.resolvePath(path);
     try {
       const existing = await stat(target).catch(() => null);
@@ -264,8 +264,8 @@ export class MachineFiles {
   }
 
   /** A staged tar archive unpacked into `path`, after every entry was checked: a refused archive writes nothing. */
-  private async unpack({ upload, path }: OpArgs<"fs.unpack">): Promise<OpResult<"fs.unpack">> {
-    const staged = await this.staged(upload);
+  private async unpack({ upload, path, offset, bytes }: OpArgs<"fs.unpack">): Promise<OpResult<"fs.unpack">> {
+    const staged = await this.staged({ upload, offset, bytes });
     const folder = this.resolvePath(path);
     try {
       const { heads, refusals } = await checkTarArchive(staged.file, MAX_TAR_ENTRIES).catch((err: unknown) => {
@@ -285,13 +285,11 @@ export class MachineFiles {
     }
   }
 
-  private async staged(upload: string): Promise<StagedUpload> {
-    const staged = this.uploads.get(upload);
-    if (staged) return staged;
-    // An empty body sends no piece: commit an empty file.
-    await this.upload({ upload, offset: 0, bytes: new Uint8Array(0) });
-    const created = this.uploads.get(upload);
-    if (!created) throw new ProblemError("internal", `upload ${upload} could not be staged`);
+  /** The upload with its last piece (sent with the commit or the unpack) written: the whole body, staged. */
+  private async staged(last: OpArgs<"fs.upload">): Promise<StagedUpload> {
+    await this.upload(last); // an empty last piece of a new upload stages an empty file
+    const created = this.uploads.get(last.upload);
+    if (!created) throw new ProblemError("internal", `upload ${last.upload} could not be staged`);
     return created;
   }
 

@@ -130,6 +130,10 @@ export class TunnelClient {
       headers: { authorization: `Bearer ${this.options.token}` },
       maxPayload: LIMITS.maxFrameBytes,
       perMessageDeflate: false,
+      // A client must mask its frames; a key of zeros is a mask, and ws then skips the XOR (a 1 MiB piece
+      // of a file cost 5 ms of JavaScript on Node 20). Masking guards proxies against pages that choose
+      // the bytes a browser sends; this process is no browser page, and the tunnel runs inside TLS.
+      generateMask: zeroMask,
     });
     this.ws = ws;
     ws.on("open", () => {
@@ -327,4 +331,9 @@ function safeDetail(body: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** The masking key of every frame this sidecar sends (see `connect`). */
+function zeroMask(mask: Uint8Array): void {
+  mask.fill(0);
 }

@@ -26,7 +26,7 @@ export interface ReceivedCall<N extends OpName = OpName> {
   args: OpArgs<N>;
 }
 
-type Waiter = { match: (frame: WorkerFrame) => boolean; resolve: (frame: WorkerFrame) => void };
+type Waiter = { match: (frame: WorkerFrame) => boolean; resolve: (frame: WorkerFrame) => void; reject: (error: Error) => void };
 
 export class FakeSidecar {
   /** Every frame received, in order (calls included). */
@@ -41,7 +41,13 @@ export class FakeSidecar {
   ) {
     socket.addEventListener("message", (event) => {
       const parsed = parseWorkerFrame(event.data as string | ArrayBuffer);
-      if (!parsed.ok) throw new Error(`the fake sidecar could not read a frame: ${parsed.error}`);
+      if (!parsed.ok) {
+        // Whoever waits hears of it at once (a throw here would only reach workerd's log).
+        const error = new Error(`the fake sidecar could not read a frame: ${parsed.error}`);
+        for (const waiter of this.waiters) waiter.reject(error);
+        this.waiters.clear();
+        return;
+      }
       this.received.push(parsed.frame);
       for (const waiter of [...this.waiters]) {
         if (!waiter.match(parsed.frame)) continue;
@@ -60,6 +66,8 @@ export class FakeSidecar {
     const token = await mintMachineToken(env.TUNNEL_SECRET, machine);
     const res = await SELF.fetch(`https://runtime.test/_tunnel/${machine}`, { headers: { upgrade: "websocket", authorization: `Bearer ${token}` } });
     if (res.status !== 101 || !res.webSocket) throw new Error(`the tunnel refused the fake sidecar: ${res.status} ${await res.text()}`);
+    // At this compatibility date a WebSocket hands binary messages over as Blobs unless told otherwise.
+    res.webSocket.binaryType = "arraybuffer";
     res.webSocket.accept();
     const sidecar = new FakeSidecar(machine, bootId, res.webSocket);
     const welcome = sidecar.next((f) => f.t === "welcome" || f.t === "bye");
@@ -75,7 +83,7 @@ export class FakeSidecar {
 
   /** The next frame `match` accepts (frames received before this call do not count). */
   next(match: (frame: WorkerFrame) => boolean): Promise<WorkerFrame> {
-    return new Promise((resolve) => this.waiters.add({ match, resolve }));
+    return new Promise((resolve, reject) => this.waiters.add({ match, resolve, reject }));
   }
 
   /** The next call of `op`, its arguments parsed against the operation table as the real sidecar does. */

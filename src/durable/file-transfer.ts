@@ -68,11 +68,21 @@ export async function fileResponse(call: MachineCall, path: string, waitUntil: (
   return new Response(sized.readable, { headers });
 }
 
+/** A body staged on the machine but for its last piece, which goes with the call that uses the upload. */
+export interface StagedBody {
+  upload: string;
+  /** Where the last piece starts: the bytes staged before it. */
+  offset: number;
+  /** The last piece (empty for an empty body); a body of one piece is all here and nothing was staged. */
+  bytes: Uint8Array<ArrayBuffer>;
+}
+
 /**
- * Stage a body on the machine, piece by piece, and answer the upload's id. Refused (413) as soon as it
- * passes `maxBytes`, before it is all read; on any failure what was staged is dropped on the machine.
+ * Stage a body on the machine, piece by piece, all but its last piece: that one travels with the commit
+ * (or the unpack), so a file of one piece is one round trip. Refused (413) as soon as it passes
+ * `maxBytes`, before it is all read; on any failure what was staged is dropped on the machine.
  */
-export async function stageBody(call: MachineCall, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<Outcome<string>> {
+export async function stageBody(call: MachineCall, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<Outcome<StagedBody>> {
   const maxBytes = LIMITS.maxFileBytes;
   if (declaredBytes !== null && declaredBytes > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
   const upload = crypto.randomUUID();
@@ -80,7 +90,7 @@ export async function stageBody(call: MachineCall, body: ReadableStream<Uint8Arr
   let held: Uint8Array[] = [];
   let heldBytes = 0;
   let staged = false;
-  const send = async () => {
+  const take = () => {
     const piece = new Uint8Array(heldBytes);
     let at = 0;
     for (const part of held) {
@@ -89,9 +99,7 @@ export async function stageBody(call: MachineCall, body: ReadableStream<Uint8Arr
     }
     held = [];
     heldBytes = 0;
-    staged = true;
-    await must(call("fs.upload", { upload, offset, bytes: piece }));
-    offset += piece.length;
+    return piece;
   };
   const reader = body?.getReader();
   try {
@@ -101,15 +109,20 @@ export async function stageBody(call: MachineCall, body: ReadableStream<Uint8Arr
       let rest: Uint8Array = next.value;
       if (offset + heldBytes + rest.length > maxBytes) throw new Failed(tooLarge(maxBytes));
       while (rest.length > 0) {
-        const take = Math.min(rest.length, LIMITS.fileChunkBytes - heldBytes);
-        held.push(rest.subarray(0, take));
-        heldBytes += take;
-        rest = rest.subarray(take);
-        if (heldBytes === LIMITS.fileChunkBytes) await send();
+        // A full piece goes out once more of the body shows it was not the last.
+        if (heldBytes === LIMITS.fileChunkBytes) {
+          const piece = take();
+          staged = true;
+          await must(call("fs.upload", { upload, offset, bytes: piece }));
+          offset += piece.length;
+        }
+        const part = Math.min(rest.length, LIMITS.fileChunkBytes - heldBytes);
+        held.push(rest.subarray(0, part));
+        heldBytes += part;
+        rest = rest.subarray(part);
       }
     }
-    if (heldBytes > 0) await send();
-    return { ok: true, value: upload };
+    return { ok: true, value: { upload, offset, bytes: take() } };
   } catch (err) {
     await reader?.cancel().catch(() => undefined);
     if (staged) await call("fs.abort", { upload });

@@ -545,13 +545,13 @@ export class MachineObject extends DurableObject<Env> {
   async writeFile(path: string, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.commit">>> {
     const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.tunnel.call(op, args);
     const staged = await stageBody(call, body, declaredBytes);
-    return staged.ok ? call("fs.commit", { upload: staged.value, path }) : staged;
+    return staged.ok ? call("fs.commit", { ...staged.value, path }) : staged;
   }
 
   async unpackArchive(path: string, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.unpack">>> {
     const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.tunnel.call(op, args);
     const staged = await stageBody(call, body, declaredBytes);
-    return staged.ok ? call("fs.unpack", { upload: staged.value, path }) : staged;
+    return staged.ok ? call("fs.unpack", { ...staged.value, path }) : staged;
   }
 
   /**

@@ -6,6 +6,7 @@
  */
 import { SELF, env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { LIMITS } from "@agent-runtime/protocol/limits";
 import { FakeSidecar } from "./fake-sidecar";
 
 const sidecars: FakeSidecar[] = [];
@@ -129,5 +130,31 @@ describe("the machine object with a fake sidecar", () => {
     });
     expect(res.status).toBe(400);
     expect(sidecar.received.filter((f) => f.t === "req")).toEqual([]);
+  });
+
+  it("writes a file of one piece in one call: the bytes travel with the commit, as one binary frame", async () => {
+    const sidecar = await connect("laptop");
+    const writing = api("laptop", "/fs/file?path=/tmp/a.txt", { method: "PUT", body: "hello" });
+    const commit = await sidecar.call("fs.commit");
+    expect(commit.args).toMatchObject({ path: "/tmp/a.txt", offset: 0 });
+    expect(new TextDecoder().decode(commit.args.bytes)).toBe("hello");
+    sidecar.answer(commit, { path: "/tmp/a.txt", bytesWritten: 5 });
+    expect(await (await writing).json()).toEqual({ path: "/tmp/a.txt", bytesWritten: 5 });
+    expect(sidecar.received.filter((f) => f.t === "req" && f.op === "fs.upload")).toEqual([]);
+  });
+
+  it("stages a larger file piece by piece and sends its last piece with the commit", async () => {
+    const sidecar = await connect("laptop");
+    const size = LIMITS.fileChunkBytes + 3;
+    const writing = api("laptop", "/fs/file?path=/tmp/big.bin", { method: "PUT", body: new Uint8Array(size).fill(1) });
+    const piece = await sidecar.call("fs.upload");
+    expect(piece.args).toMatchObject({ offset: 0 });
+    expect(piece.args.bytes.length).toBe(LIMITS.fileChunkBytes);
+    sidecar.answer(piece, { received: LIMITS.fileChunkBytes });
+    const commit = await sidecar.call("fs.commit");
+    expect(commit.args).toMatchObject({ upload: piece.args.upload, offset: LIMITS.fileChunkBytes, path: "/tmp/big.bin" });
+    expect(commit.args.bytes.length).toBe(3);
+    sidecar.answer(commit, { path: "/tmp/big.bin", bytesWritten: size });
+    expect((await writing).status).toBe(200);
   });
 });

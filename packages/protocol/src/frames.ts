@@ -122,6 +122,8 @@ export type AcpRestoreResult = z.infer<typeof AcpRestoreResult>;
 const Id = z.string().min(1).max(256);
 /** An upload staged on the machine: named by the worker, used as a file name there, so plain. */
 const UploadId = z.string().regex(/^[A-Za-z0-9-]{8,64}$/);
+/** The last piece of an upload, sent with the call that uses it (commit, unpack). */
+const LastPiece = z.object({ upload: UploadId, offset: z.number().int().min(0), bytes: Bytes });
 const Deleted = z.object({ deleted: z.boolean() });
 
 /** A piece of a file read through the tunnel: its bytes (a binary frame's payload), and what the file was when read. */
@@ -266,8 +268,9 @@ export const OPS = {
     args: z.object({ upload: UploadId, offset: z.number().int().min(0), bytes: Bytes }),
     result: z.object({ received: z.number().int() }),
   },
-  "fs.commit": { deadlineMs: FILE_PIECE_MS, args: z.object({ upload: UploadId, path: MachinePath }), result: FsWriteResponse },
-  "fs.unpack": { deadlineMs: FILE_PIECE_MS, args: z.object({ upload: UploadId, path: MachinePath }), result: FsUploadBatchResponse },
+  /** The upload's last piece (`offset`, `bytes`) comes with its commit: a file of one piece is one call. */
+  "fs.commit": { deadlineMs: FILE_PIECE_MS, args: LastPiece.extend({ path: MachinePath }), result: FsWriteResponse },
+  "fs.unpack": { deadlineMs: FILE_PIECE_MS, args: LastPiece.extend({ path: MachinePath }), result: FsUploadBatchResponse },
   "fs.abort": { deadlineMs: MINUTE, args: z.object({ upload: UploadId }), result: z.object({ aborted: z.boolean() }) },
 } as const satisfies Record<string, { deadlineMs: number; args: z.ZodType; result: z.ZodType }>;
 
