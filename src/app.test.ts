@@ -174,4 +174,18 @@ describe("the worker in-process", () => {
       [404, "POST", "/machines/{machine}/acp"],
     ]);
   });
+
+  it("parses what crosses the RPC boundary from the machine's object: an answer of the wrong shape is a 500, never passed on", async () => {
+    const machine: { call: () => Promise<unknown> } = { call: async () => ({ ok: true, value: { servers: "not a list" } }) };
+    const team = { appendAudit: async () => undefined, machineExists: async () => true };
+    const namespace = (stub: unknown) => ({ idFromName: (name: string) => name, get: () => stub });
+    const { env, ctx } = fakeEnv({ TEAM: namespace(team), MACHINE: namespace(machine) } as unknown as Partial<Env>);
+    const res = await app.request("/machines/rpc-shape/v1/acp", { headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx);
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { detail: string }).detail).toContain("acp.list");
+    machine.call = async () => ({ ok: true, value: { servers: [] } });
+    expect(await (await app.request("/machines/rpc-shape/v1/acp", { headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx)).json()).toEqual({
+      servers: [],
+    });
+  });
 });

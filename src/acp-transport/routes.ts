@@ -135,14 +135,14 @@ export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
         headers: { upgrade: "websocket", "x-who": c.get("identity").name },
       });
       c.set("auditRead", true); // opening a WebSocket connection starts an agent
-      return (await machineStub(c).fetch(upgrade)) as never;
+      return await machineStub(c).fetch(upgrade);
     }
     if (!accepts(c.req.header("accept"), "text/event-stream")) {
       throw new ProblemError("not_acceptable", "this endpoint streams text/event-stream; send 'Accept: text/event-stream' (or upgrade to a WebSocket)");
     }
     const headers = c.req.valid("header");
     const body = await machineStub(c).acpConnectionStream(connectionOf(headers), headers["acp-session-id"] ?? null, ownerOf(c));
-    return body as never;
+    return body;
   })
   .openapi(remove, async (c) => {
     settled(await machineStub(c).acpConnectionClose(connectionOf(c.req.valid("header")), ownerOf(c)));

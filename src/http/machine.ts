@@ -3,7 +3,7 @@ import { machineObject } from "../durable/stubs";
 import type { CallOutcome } from "../durable/machine";
 import type { AppEnv } from "../env";
 import { settings } from "../settings";
-import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/frames";
+import { type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/frames";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 
 /** The machine of this request, as the route's guard resolved and checked it (http/access.ts). */
@@ -22,10 +22,12 @@ export function acpTimeout(c: Context<AppEnv>): number {
  * It waits the operation's deadline (OPS), unless a setting or the request says otherwise (`timeoutMs`).
  */
 export async function relay<N extends OpName>(c: Context<AppEnv>, op: N, args: OpArgs<N>, timeoutMs?: number): Promise<OpResult<N>> {
-  const stub = machineStub(c);
-  // The machine object parsed the sidecar's answer against OPS[op].result; RPC stubs do not carry the
-  // method's type parameter, so the outcome's type is restated here, not its data.
-  return settled((await stub.call(op, args, timeoutMs)) as CallOutcome<OpResult<N>>);
+  // An RPC stub cannot carry a method's type parameter (the answer would read as `any`): what comes back
+  // across the RPC boundary is parsed against the operation's result schema again, never cast.
+  const outcome: CallOutcome<unknown> = await machineStub(c).call(op, args, timeoutMs);
+  const result = parseOpResult(op, settled(outcome));
+  if (!result.ok) throw new ProblemError("internal", `the machine's object answered ${op} with what the operation table refuses (${result.error})`);
+  return result.value;
 }
 
 /** An outcome of the machine's object as its value, or its problem thrown (routes fail one way: they throw). */

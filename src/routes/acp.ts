@@ -117,7 +117,7 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
     const { server_id } = c.req.valid("param");
     const after = Number(c.req.valid("header")["last-event-id"] ?? 0);
     const stub = machineStub(c);
-    return (await stub.openStream({ kind: "acp", serverId: server_id }, after)) as unknown as Response;
+    return await stub.openStream({ kind: "acp", serverId: server_id }, after);
   })
   .openapi(remove, async (c) => {
     await relay(c, "acp.delete", { serverId: c.req.valid("param").server_id });

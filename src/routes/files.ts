@@ -149,7 +149,7 @@ export const fileRoutes = new OpenAPIHono<AppEnv>()
     return c.json(entries, 200, truncated ? { "X-Entries-Truncated": "true" } : {});
   })
   // The object streams the file itself: the worker passes its Response through (durable/file-transfer.ts).
-  .openapi(readFile, async (c) => (await machineStub(c).readFile(c.req.valid("query").path)) as never)
+  .openapi(readFile, async (c) => await machineStub(c).readFile(c.req.valid("query").path))
   .openapi(writeFile, async (c) => {
     const outcome = await machineStub(c).writeFile(c.req.valid("query").path, c.req.raw.body, declaredLength(c.req.header("content-length")));
     return c.json(settled(outcome), 200);

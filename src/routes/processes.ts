@@ -232,7 +232,7 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
       return c.json(await relay(c, "processes.logs", { id, after: from, ...(tail !== undefined ? { tail } : {}), ...(stream ? { stream } : {}) }), 200);
     }
     const stub = machineStub(c);
-    return (await stub.openStream({ kind: "logs", processId: id }, from)) as unknown as Response;
+    return await stub.openStream({ kind: "logs", processId: id }, from);
   })
   .openapi(input, async (c) => {
     const { data, encoding, eof } = c.req.valid("json");
@@ -256,7 +256,7 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
     const upgrade = new Request(`https://machine${TERMINAL_PATH_PREFIX}${encodeURIComponent(id)}`, {
       headers: { upgrade: "websocket", ...(tokenId ? { "x-token-id": tokenId } : {}) },
     });
-    return (await machineStub(c).fetch(upgrade)) as never;
+    return await machineStub(c).fetch(upgrade);
   })
   .openapi(remove, async (c) => {
     await relay(c, "processes.delete", { id: c.req.valid("param").id });

@@ -195,7 +195,7 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
     const stub = sessionStub(c, id);
     if (accepts(c.req.header("accept"), "text/event-stream") && !accepts(c.req.header("accept"), "application/json")) {
       const from = Number(c.req.valid("header")["last-event-id"] ?? after ?? 0);
-      return (await stub.followTranscript(id, from)) as unknown as Response;
+      return await stub.followTranscript(id, from);
     }
     const page = await stub.readTranscript(id, after ?? 0, limit ?? 200);
     return page ? c.json(page, 200) : notFound(id);
