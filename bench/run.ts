@@ -629,6 +629,12 @@ async function withFloor<T>(run: (target: HttpTarget) => Promise<T>): Promise<T>
 
 // ---------------------------------------------------------------- report
 
+/** What this project adds over the floor of its architecture: latency, and the CPU of its two processes (ms). */
+function addedOverFloor(ours: RoundTrips, floor: RoundTrips): { addedMs: number; addedCpuMs: number } {
+  const cpuSum = (f: RoundTrips, roles: string[]) => roles.reduce((sum, role) => sum + (f.cpuUsPerCall?.[role] ?? Number.NaN), 0);
+  return { addedMs: ours.rttP50Ms - floor.rttP50Ms, addedCpuMs: (cpuSum(ours, ["workerd", "sidecar"]) - cpuSum(floor, ["workerd", "relay"])) / 1000 };
+}
+
 function fmt(n: number, digits = 2): string {
   return Number.isFinite(n) ? n.toFixed(digits) : "n/a";
 }
@@ -728,10 +734,7 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
   const grew = (before: Record<string, number> | undefined, peak: Record<string, number> | undefined) => (peak?.workerd ?? Infinity) - (before?.workerd ?? 0);
   const workerdGrowth = grew(ours.files?.rssBeforeMb, ours.files?.rssPeakMb);
   const workerdLargeGrowth = grew(ours.files?.largeRssBeforeMb, ours.files?.largeRssPeakMb);
-  // What this project adds over the floor of its architecture: latency, and the CPU of its two processes.
-  const addedMs = ours.rttP50Ms - floor.rttP50Ms;
-  const cpuSum = (f: RoundTrips, roles: string[]) => roles.reduce((sum, role) => sum + (f.cpuUsPerCall?.[role] ?? Number.NaN), 0);
-  const addedCpuMs = (cpuSum(ours, ["workerd", "sidecar"]) - cpuSum(floor, ["workerd", "relay"])) / 1000;
+  const { addedMs, addedCpuMs } = addedOverFloor(ours, floor);
   const throughput = (ms: number | undefined) => (ms ? mb / (ms / 1000) : Number.NaN);
   const oursFiles = ours.files;
   const refFiles = reference.files;
@@ -774,11 +777,11 @@ if (process.env.BENCH_ONLY === "rtt") {
       return [rtts.get(floorTarget)!, rtts.get(thisProject)!] as const;
     }),
   );
-  const cpu = (f: RoundTrips, roles: string[]): number => roles.reduce((sum, role) => sum + (f.cpuUsPerCall?.[role] ?? 0), 0);
+  const { addedMs, addedCpuMs } = addedOverFloor(ours, floor);
   console.log(JSON.stringify({ floor, ours }, null, 2));
   console.log(
     `p50 ${fmt(ours.rttP50Ms, 3)} ms against the floor's ${fmt(floor.rttP50Ms, 3)} (${fmt(ours.rttP50Ms / floor.rttP50Ms)}×); ` +
-      `latency added ${fmt(ours.rttP50Ms - floor.rttP50Ms, 3)} ms, CPU added ${fmt((cpu(ours, ["workerd", "sidecar"]) - cpu(floor, ["workerd", "relay"])) / 1000, 3)} ms`,
+      `latency added ${fmt(addedMs, 3)} ms, CPU added ${fmt(addedCpuMs, 3)} ms`,
   );
   process.exit(0);
 }

@@ -9,15 +9,24 @@ import type { Env } from "./env";
 
 const API_TOKEN = "at_in-process-test-token";
 
-function fakeEnv(vars: Partial<Env> = {}) {
+/** `stubs`: what the machine's object answers, and team methods to answer otherwise (a machine that exists). */
+function fakeEnv(vars: Partial<Env> = {}, stubs: { machine?: object; team?: object } = {}) {
   const audit: { token: string; status: number; route: string; method: string }[] = [];
   const team = {
     appendAudit: async (entry: (typeof audit)[number]) => void audit.push(entry),
     listMachines: async () => ({ machines: [{ id: "laptop" }, { id: "desktop" }], nextAfter: null }),
     machineExists: async () => false,
+    ...stubs.team,
   };
   const namespace = (stub: unknown) => ({ idFromName: (name: string) => name, get: () => stub });
-  const env = { API_TOKEN, TUNNEL_SECRET: "ts_x", TEAM: namespace(team), MACHINE: namespace({}), TOKEN: namespace({}), ...vars } as unknown as Env;
+  const env = {
+    API_TOKEN,
+    TUNNEL_SECRET: "ts_x",
+    TEAM: namespace(team),
+    MACHINE: namespace(stubs.machine ?? {}),
+    TOKEN: namespace({}),
+    ...vars,
+  } as unknown as Env;
   const waiting: Promise<unknown>[] = [];
   const ctx = { waitUntil: (p: Promise<unknown>) => void waiting.push(p), passThroughOnException: () => undefined, props: {} } as unknown as ExecutionContext;
   return { env, ctx, audit, settled: () => Promise.all(waiting) };
@@ -177,9 +186,7 @@ describe("the worker in-process", () => {
 
   it("parses what crosses the RPC boundary from the machine's object: an answer of the wrong shape is a 500, never passed on", async () => {
     const machine: { call: () => Promise<unknown> } = { call: async () => ({ ok: true, value: { servers: "not a list" } }) };
-    const team = { appendAudit: async () => undefined, machineExists: async () => true };
-    const namespace = (stub: unknown) => ({ idFromName: (name: string) => name, get: () => stub });
-    const { env, ctx } = fakeEnv({ TEAM: namespace(team), MACHINE: namespace(machine) } as unknown as Partial<Env>);
+    const { env, ctx } = fakeEnv({}, { machine, team: { machineExists: async () => true } });
     const res = await app.request("/machines/rpc-shape/v1/acp", { headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx);
     expect(res.status).toBe(500);
     expect(((await res.json()) as { detail: string }).detail).toContain("acp.list");
