@@ -46,7 +46,7 @@ export default defineConfig({
           htmlAsText,
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { bindings: { ...WORKERS_TEST_SECRETS, RECONNECT_GRACE_MS: "2000" } },
+            miniflare: { bindings: { ...WORKERS_TEST_SECRETS, RECONNECT_GRACE_MS: "2000", NOTIFY_BACKOFF_MS: "60000" } },
           }),
         ],
         test: {

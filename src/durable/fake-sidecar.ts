@@ -14,6 +14,7 @@ import {
   type OpName,
   type OpResult,
   type SidecarFrame,
+  type StreamEvent,
   type WorkerFrame,
 } from "@agent-runtime/protocol/frames";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
@@ -25,6 +26,8 @@ export interface ReceivedCall<N extends OpName = OpName> {
   op: N;
   args: OpArgs<N>;
 }
+
+type SubFrame = Extract<WorkerFrame, { t: "sub" }>;
 
 type Waiter = { match: (frame: WorkerFrame) => boolean; resolve: (frame: WorkerFrame) => void; reject: (error: Error) => void };
 
@@ -93,6 +96,18 @@ export class FakeSidecar {
     const args = parseOpArgs(op, frame.args);
     if (!args.ok) throw new Error(`the machine object sent ${op} arguments its own table refuses: ${args.error}`);
     return { id: frame.id, op, args: args.args };
+  }
+
+  /** The next subscription the machine object opens (`sub`) that `match` accepts. */
+  async subscription(match: (frame: SubFrame) => boolean = () => true): Promise<SubFrame> {
+    const frame = await this.next((f) => f.t === "sub" && match(f));
+    if (frame.t !== "sub") throw new Error("unreachable: matched a sub frame");
+    return frame;
+  }
+
+  /** Output of a stream, as the sidecar's stream hub sends it. */
+  events(sub: string, events: StreamEvent[]): void {
+    this.send({ t: "ev", sub, events });
   }
 
   answer<N extends OpName>(call: ReceivedCall<N>, value: OpResult<N>): void {

@@ -21,7 +21,6 @@ import {
   type OpResult,
   type SidecarFrame,
   type StreamRef,
-  type WorkerFrame,
 } from "@agent-runtime/protocol/frames";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
@@ -45,26 +44,28 @@ import type { AcpPostResult } from "@agent-runtime/protocol/frames";
 import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import {
   closeViewer,
-  deliverToViewer,
-  endViewer,
   sendControl,
   subscribeFrame,
   TERMINAL_PATH_PREFIX,
   TERMINAL_TAG,
   TerminalClientFrame,
+  TerminalViewers,
   type ViewerAttachment,
   viewerOf,
   viewerTag,
 } from "./terminal-viewers";
+import { SubscriberMap, Subscribers } from "./subscribers";
+import { RecorderSubscriptions } from "./sessions/recorder-subscriptions";
 import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "../acp-transport/connections";
 
 export type CallOutcome<T> = Outcome<T>;
 
-/** The session recorder's own subscription to a server's stream: `rec:<serverId>`, the same across restarts of this object. */
-const RECORDER_PREFIX = "rec:";
-
 export class MachineObject extends DurableObject<Env> {
-  private readonly readers = new Map<string, SseReader>();
+  private readonly readers = new SubscriberMap<SseReader>();
+  /** The session recorder's subscriptions to the ACP servers clients talk to. */
+  private readonly recorderSubscriptions: RecorderSubscriptions;
+  /** Everyone who receives the machine's streams: SSE readers, terminal viewers, the recorder (docs/architecture.md, "One subscriber model"). */
+  private readonly subscribers: Subscribers;
   private readonly tunnel: Tunnel;
   private readonly sessions: SessionRecorder;
   /** Notifications of this machine's events, sent from its alarm (docs/architecture.md, "Notifications"). */
@@ -73,8 +74,6 @@ export class MachineObject extends DurableObject<Env> {
   private subscriptions: SubscriptionTarget[] | null = null;
   /** Whether the team knows this machine has records (sessions, deliveries) to list: asked of storage once. */
   private recordsAnnounced: boolean | null = null;
-  /** The servers whose stream the session recorder follows. */
-  private readonly recording = new Set<string>();
   private runtimeRequests = 0;
   /** ACP's remote transport (`/acp`): its connections, fed by the recorder's subscriptions. */
   private readonly acpConnections = new AcpConnections({
@@ -101,6 +100,18 @@ export class MachineObject extends DurableObject<Env> {
       () => this.announceRecords(),
       (event) => this.ctx.waitUntil(this.notify(event)),
     );
+    this.recorderSubscriptions = new RecorderSubscriptions({
+      events: (serverId, events) => {
+        this.sessions.agentEvents(serverId, events);
+        this.acpConnections.agentEvents(serverId, events);
+      },
+      ended: (serverId, endJson) => {
+        this.sessions.serverEnded(serverId, endJson);
+        this.acpConnections.agentGone(serverId);
+      },
+      after: (serverId) => (this.sessions.firstSeqOf(serverId) ?? 1) - 1,
+    });
+    this.subscribers = new Subscribers([this.readers, new TerminalViewers((tag) => ctx.getWebSockets(tag)), this.recorderSubscriptions]);
     this.deliverer = new Deliverer(ctx.storage.sql, {
       wake: async (at) => {
         const current = await ctx.storage.getAlarm();
@@ -177,29 +188,11 @@ export class MachineObject extends DurableObject<Env> {
       case "bad":
         console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
         return;
-      case "ev": {
-        if (frame.sub.startsWith(RECORDER_PREFIX)) {
-          const serverId = frame.sub.slice(RECORDER_PREFIX.length);
-          this.recording.add(serverId); // after this object slept, the sidecar's subscription is still there
-          this.sessions.agentEvents(serverId, frame.events);
-          this.acpConnections.agentEvents(serverId, frame.events);
-          return;
-        }
-        const reader = this.readers.get(frame.sub);
-        if (reader) reader.deliver(frame.events, frame.gap);
-        else for (const viewer of this.ctx.getWebSockets(viewerTag(frame.sub))) this.deliverToViewer(viewer, frame.events);
+      case "ev":
+        this.subscribers.deliver(frame.sub, frame.events, frame.gap);
         return;
-      }
       case "end":
-        if (frame.sub.startsWith(RECORDER_PREFIX)) {
-          const serverId = frame.sub.slice(RECORDER_PREFIX.length);
-          this.recording.delete(serverId);
-          this.sessions.serverEnded(serverId, frame.end.json);
-          this.acpConnections.agentGone(serverId);
-          return;
-        }
-        this.readers.get(frame.sub)?.end(frame.end);
-        for (const viewer of this.ctx.getWebSockets(viewerTag(frame.sub))) endViewer(viewer, frame.end);
+        this.subscribers.end(frame.sub, frame.end);
         return;
       case "hello":
         await this.onHello(ws, frame);
@@ -270,17 +263,10 @@ export class MachineObject extends DurableObject<Env> {
   private resumeAfterHello(ws: WebSocket, bootId: string | null): void {
     const { restarted } = this.tunnel.greeted(ws, bootId);
     if (restarted) {
-      const detail = "the machine's sidecar restarted: this stream's source is gone";
-      for (const reader of [...this.readers.values()]) reader.fail({ code: "machine_restarted", detail });
-      this.failViewers("the machine's sidecar restarted: this terminal's process is gone");
+      this.subscribers.fail({ code: "machine_restarted", detail: "the machine's sidecar restarted: this stream's source (its process or agent) is gone" });
       this.acpConnections.allAgentsGone();
     }
-    for (const reader of this.readers.values()) sendFrame(ws, reader.subscribeFrame());
-    for (const serverId of this.recording) sendFrame(ws, this.recorderFrame(serverId));
-    for (const socket of this.ctx.getWebSockets(TERMINAL_TAG)) {
-      const viewer = viewerOf(socket);
-      if (viewer) sendFrame(ws, subscribeFrame(viewer));
-    }
+    for (const frame of this.subscribers.subscribeFrames()) sendFrame(ws, frame);
   }
 
   private async onTunnelGone(ws: WebSocket, code: number): Promise<void> {
@@ -303,8 +289,7 @@ export class MachineObject extends DurableObject<Env> {
         await this.notify({ type: "machine.offline", machine: this.machineName() });
       })(),
     );
-    for (const reader of [...this.readers.values()]) reader.fail(problem);
-    this.failViewers(problem.detail);
+    this.subscribers.fail(problem);
   }
 
   // ---------------- terminal viewers ----------------
@@ -362,11 +347,6 @@ export class MachineObject extends DurableObject<Env> {
     return this.acpConnections.close(connectionId, owner);
   }
 
-  private deliverToViewer(ws: WebSocket, events: Parameters<typeof deliverToViewer>[2]): void {
-    const viewer = viewerOf(ws);
-    if (viewer) deliverToViewer(ws, viewer, events);
-  }
-
   private async onViewerMessage(ws: WebSocket, viewer: ViewerAttachment, message: string | ArrayBuffer): Promise<void> {
     let frame: TerminalClientFrame;
     try {
@@ -405,13 +385,6 @@ export class MachineObject extends DurableObject<Env> {
       else closeViewer(ws, 1008, "revoked");
     }
     return viewers.length;
-  }
-
-  private failViewers(message: string): void {
-    for (const ws of this.ctx.getWebSockets(TERMINAL_TAG)) {
-      sendControl(ws, { type: "error", message });
-      closeViewer(ws, 1011, "the machine went away");
-    }
   }
 
   // ---------------- RPC surface used by the worker ----------------
@@ -572,7 +545,7 @@ export class MachineObject extends DurableObject<Env> {
       },
       settings(this.env).sseIdleCloseMs,
     );
-    this.readers.set(reader.sub, reader);
+    this.readers.add(reader);
     if (ws) sendFrame(ws, reader.subscribeFrame()); // else: subscribed when the sidecar is back
     const accepted = await reader.accepted(settings(this.env).reconnectGraceMs);
     if (!accepted.ok) {
@@ -643,22 +616,11 @@ export class MachineObject extends DurableObject<Env> {
     return this.deliverer.list(subscriptions, limit);
   }
 
-  private recorderFrame(serverId: string): WorkerFrame {
-    return {
-      t: "sub",
-      sub: `${RECORDER_PREFIX}${serverId}`,
-      stream: { kind: "acp", serverId },
-      after: (this.sessions.firstSeqOf(serverId) ?? 1) - 1,
-      recorder: true,
-    };
-  }
-
   /** The recorder follows every server a client talks to, from what it recorded last. */
   private record(serverId: string): void {
-    if (this.recording.has(serverId)) return;
-    this.recording.add(serverId);
+    const frame = this.recorderSubscriptions.follow(serverId);
     const ws = this.tunnel.live();
-    if (ws) sendFrame(ws, this.recorderFrame(serverId));
+    if (frame && ws) sendFrame(ws, frame);
   }
 
   /**

@@ -7,6 +7,7 @@
 import { SELF, env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { LIMITS } from "@agent-runtime/protocol/limits";
+import type { Process } from "@agent-runtime/protocol/processes";
 import { FakeSidecar } from "./fake-sidecar";
 
 const sidecars: FakeSidecar[] = [];
@@ -156,5 +157,125 @@ describe("the machine object with a fake sidecar", () => {
     expect(commit.args.bytes.length).toBe(3);
     sidecar.answer(commit, { path: "/tmp/big.bin", bytesWritten: size });
     expect((await writing).status).toBe(200);
+  });
+
+  describe("one subscriber model: readers, viewers and the recorder follow streams the same way", () => {
+    /** Reads an SSE body until its text so far includes `text`. */
+    async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, seen: { text: string }, text: string): Promise<void> {
+      const decoder = new TextDecoder();
+      while (!seen.text.includes(text)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`the stream ended before '${text}' in: ${seen.text}`);
+        seen.text += decoder.decode(value, { stream: true });
+      }
+    }
+
+    const entry = (sequence: number, data: string) => JSON.stringify({ sequence, timestampMs: 1, stream: "pty", encoding: "utf8", data });
+    const running: Process = {
+      id: "p1",
+      command: "bash",
+      args: [],
+      createdAtMs: 1,
+      interactive: true,
+      tty: true,
+      owner: "user",
+      status: "running",
+      cwd: "/",
+      pid: 7,
+    };
+
+    it("re-subscribes each subscriber after what it received when the same sidecar comes back", async () => {
+      const first = await connect("desk", "boot-1");
+      // An SSE reader of a process's output.
+      const opening = api("desk", "/processes/p1/logs?follow=true", { headers: { accept: "text/event-stream" } });
+      const readerSub = await first.subscription();
+      expect(readerSub).toMatchObject({ stream: { kind: "logs", processId: "p1" }, after: 0 });
+      first.events(readerSub.sub, [[1, entry(1, "one")]]);
+      const sse = (await opening).body!.getReader();
+      const seen = { text: "" };
+      await readUntil(sse, seen, "id: 1\n");
+      // A terminal viewer of the same process.
+      const attaching = api("desk", "/processes/p1/terminal/ws", { headers: { upgrade: "websocket" } });
+      first.answer(await first.call("processes.get"), running);
+      const viewerSub = await first.subscription();
+      const socket = (await attaching).webSocket!;
+      socket.binaryType = "arraybuffer";
+      const messages: (string | ArrayBuffer)[] = [];
+      let arrived = () => {};
+      socket.addEventListener("message", (event) => {
+        messages.push(event.data as string | ArrayBuffer);
+        arrived();
+      });
+      const received = (count: number) =>
+        new Promise<void>((resolve) => {
+          arrived = () => messages.length >= count && resolve();
+          arrived();
+        });
+      socket.accept();
+      const two = received(2);
+      first.events(viewerSub.sub, [[1, entry(1, "one")]]);
+      await two;
+      expect(JSON.parse(messages[0] as string)).toEqual({ type: "ready", processId: "p1" });
+      expect(new TextDecoder().decode(messages[1] as ArrayBuffer)).toBe("one");
+
+      first.drop();
+      const again = await connect("desk", "boot-1");
+      const resubscribed = [await again.subscription(), await again.subscription()];
+      expect(resubscribed).toEqual(
+        expect.arrayContaining([
+          { t: "sub", sub: readerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1 },
+          { t: "sub", sub: viewerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1 },
+        ]),
+      );
+      // Both go on from there: an overlapping replay is not delivered twice.
+      const three = received(3);
+      again.events(readerSub.sub, [
+        [1, entry(1, "one")],
+        [2, entry(2, "two")],
+      ]);
+      again.events(viewerSub.sub, [
+        [1, entry(1, "one")],
+        [2, entry(2, "two")],
+      ]);
+      await readUntil(sse, seen, "id: 2\n");
+      expect(seen.text.match(/id: 1\n/g)).toHaveLength(1);
+      await three;
+      expect(messages.slice(2).map((m) => new TextDecoder().decode(m as ArrayBuffer))).toEqual(["two"]);
+      socket.close();
+      await sse.cancel();
+    });
+
+    it("fails the readers of a restarted sidecar's streams, and follows the recorder's servers again", async () => {
+      const first = await connect("tower", "boot-1");
+      // A client's ACP server: the recorder follows its stream.
+      const posting = api("tower", "/acp/s1?agent=mock", {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }),
+      });
+      const post = await first.call("acp.post");
+      const recorderSub = first.subscription((f) => f.recorder === true);
+      first.answer(post, { status: 200, body: JSON.stringify({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1, agentCapabilities: {} } }) });
+      expect((await posting).status).toBe(200);
+      expect(await recorderSub).toMatchObject({ sub: "rec:s1", stream: { kind: "acp", serverId: "s1" }, after: 0 });
+
+      const opening = api("tower", "/processes/p1/logs?follow=true", { headers: { accept: "text/event-stream" } });
+      const readerSub = await first.subscription((f) => f.stream.kind === "logs");
+      first.events(readerSub.sub, [[1, entry(1, "one")]]);
+      const sse = (await opening).body!.getReader();
+      const seen = { text: "" };
+      await readUntil(sse, seen, "id: 1\n");
+
+      first.drop();
+      const restarted = await connect("tower", "boot-2");
+      const again = await restarted.subscription();
+      // The reader is told its source is gone; the recorder asks the new process for its server (which answers `end`).
+      await readUntil(sse, seen, "machine_restarted");
+      expect(again).toMatchObject({ sub: "rec:s1", recorder: true });
+      expect(restarted.received.filter((f) => f.t === "sub" && f.sub === readerSub.sub)).toEqual([]);
+      restarted.send({ t: "end", sub: "rec:s1", end: { code: "not_found", json: "{}" } });
+      const { done } = await sse.read();
+      expect(done).toBe(true);
+    });
   });
 });

@@ -8,6 +8,7 @@ import { LIMITS } from "@agent-runtime/protocol/limits";
 import { problemBody, type ProblemInit } from "@agent-runtime/protocol/problems";
 import type { CallOutcome } from "./machine";
 import { SseBody } from "./sse-body";
+import type { Subscriber } from "./subscribers";
 
 /** Bytes queued for one reader that does not read; past this it is told to resume later and closed. */
 export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
@@ -17,7 +18,7 @@ function errorEvent(problem: ProblemInit): string {
   return `event: error\ndata: ${JSON.stringify(problemBody(problem))}\n\n`;
 }
 
-export class SseReader {
+export class SseReader implements Subscriber {
   private lastSeq: number;
   private readonly body: SseBody;
   /** ACP messages are `message` events (as acp-http-client reads them), process output `log` events (as the sandbox-agent SDK does). */

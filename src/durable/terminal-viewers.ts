@@ -10,6 +10,7 @@ import { z } from "zod";
 import { fromBase64 } from "../lib/base64";
 import type { StreamEnd, StreamEvent, WorkerFrame } from "@agent-runtime/protocol/frames";
 import { LogEntry, TerminalSize } from "@agent-runtime/protocol/processes";
+import type { Subscriber, SubscriberKind } from "./subscribers";
 
 export const TERMINAL_TAG = "terminal";
 export const TERMINAL_PATH_PREFIX = "/_terminal/";
@@ -94,4 +95,37 @@ export function closeViewer(ws: WebSocket, code: number, reason: string): void {
   } catch {
     // already closed
   }
+}
+
+/**
+ * The viewers as subscribers of their processes' output: their state is in their sockets' attachments,
+ * so a viewer is found by its tag even after the object slept.
+ */
+export class TerminalViewers implements SubscriberKind {
+  constructor(private readonly sockets: (tag: string) => WebSocket[]) {}
+
+  find(sub: string): Subscriber | null {
+    const ws = this.sockets(viewerTag(sub))[0];
+    return ws ? viewerSubscriber(ws) : null;
+  }
+
+  all(): Subscriber[] {
+    // A viewer closing (or closed by fail) is not subscribed again.
+    return this.sockets(TERMINAL_TAG).flatMap((ws) => (ws.readyState === WebSocket.OPEN ? (viewerSubscriber(ws) ?? []) : []));
+  }
+}
+
+function viewerSubscriber(ws: WebSocket): Subscriber | null {
+  const viewer = viewerOf(ws);
+  if (!viewer) return null;
+  return {
+    sub: viewer.sub,
+    subscribeFrame: () => subscribeFrame(viewer),
+    deliver: (events) => deliverToViewer(ws, viewer, events),
+    end: (end) => endViewer(ws, end),
+    fail: (problem) => {
+      sendControl(ws, { type: "error", message: problem.detail });
+      closeViewer(ws, 1011, "the machine went away");
+    },
+  };
 }
