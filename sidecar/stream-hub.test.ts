@@ -60,4 +60,31 @@ describe("StreamHub", () => {
     hub.flushAll();
     expect(batches()).toEqual([[1], [2]]);
   });
+
+  it("sends a terminal viewer a process's output as the bytes written, in one binary frame, when it asks", () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
+    const frames: SidecarFrame[] = [];
+    const hub = new StreamHub(
+      () => ({ log }),
+      (frame) => frames.push(frame),
+      () => 0,
+    );
+    hub.subscribe("viewer", { kind: "logs", processId: "p1" }, 0, { output: "bytes" });
+    hub.subscribe("reader", { kind: "logs", processId: "p1" }, 0);
+    const entry = (sequence: number, encoding: "utf8" | "base64", data: string) => JSON.stringify({ sequence, timestampMs: 1, stream: "pty", encoding, data });
+    log.append(entry(1, "utf8", "héllo "));
+    log.append(entry(2, "base64", Buffer.from([0xff, 0x00, 0x1b]).toString("base64")));
+    log.append('"not a log entry"');
+    hub.flushAll();
+    const out = frames.find((f) => f.t === "out" && f.pieces.length > 0);
+    if (out?.t !== "out") throw new Error("no out frame");
+    expect(out.pieces).toEqual([
+      [1, 7],
+      [2, 3],
+      [3, 0],
+    ]);
+    expect([...out.bytes]).toEqual([...Buffer.from("héllo "), 0xff, 0x00, 0x1b]);
+    // A reader that did not ask gets the log entries, as before.
+    expect(frames.filter((f) => f.t === "ev" && f.sub === "reader" && f.events.length === 3)).toHaveLength(1);
+  });
 });

@@ -4,8 +4,9 @@
  * event loop, and not faster than the socket drains. Since the logs keep their entries, a
  * subscription re-opened after a reconnect simply starts from the worker's cursor.
  */
-import type { SidecarFrame, StreamRef } from "@agent-runtime/protocol/frames";
+import type { OutputPiece, SidecarFrame, StreamGap, StreamRef } from "@agent-runtime/protocol/frames";
 import { LIMITS } from "@agent-runtime/protocol/limits";
+import { LogEntry } from "@agent-runtime/protocol/processes";
 import type { EventLog } from "./event-log";
 
 /** One frame's worth of a log after `cursor`: bounded by count and bytes. */
@@ -32,6 +33,8 @@ interface Subscription {
   ref: StreamRef;
   /** The machine's session recorder rather than a person reading. */
   recorder: boolean;
+  /** A terminal viewer: a process's output goes as the bytes written (`out` frames), not as log entries. */
+  bytes: boolean;
   cursor: number;
   log: EventLog | null;
   detach: () => void;
@@ -60,9 +63,18 @@ export class StreamHub {
     private readonly bufferedAmount: () => number,
   ) {}
 
-  subscribe(sub: string, ref: StreamRef, after: number, recorder = false): void {
+  subscribe(sub: string, ref: StreamRef, after: number, options: { recorder?: boolean; output?: "bytes" } = {}): void {
     this.unsubscribe(sub);
-    const subscription: Subscription = { ref, recorder, cursor: after, log: null, detach: () => {}, scheduled: false, lastSentAt: Number.NEGATIVE_INFINITY };
+    const subscription: Subscription = {
+      ref,
+      recorder: options.recorder ?? false,
+      bytes: options.output === "bytes" && ref.kind === "logs",
+      cursor: after,
+      log: null,
+      detach: () => {},
+      scheduled: false,
+      lastSentAt: Number.NEGATIVE_INFINITY,
+    };
     this.subs.set(sub, subscription);
     this.bind(sub, subscription, true);
   }
@@ -152,7 +164,7 @@ export class StreamHub {
     const before = s.cursor;
     s.cursor = advance(s.cursor, events, gap);
     if (events.length) s.lastSentAt = performance.now();
-    this.send({ t: "ev", sub, events, ...(gap ? { gap } : {}) });
+    this.send(s.bytes ? outputFrame(sub, events, gap) : { t: "ev", sub, events, ...(gap ? { gap } : {}) });
     return s.cursor !== before;
   }
 
@@ -171,5 +183,30 @@ export class StreamHub {
   /** The tunnel dropped: the worker re-opens what it still needs after reconnecting. */
   clear(): void {
     for (const sub of [...this.subs.keys()]) this.unsubscribe(sub);
+  }
+}
+
+/**
+ * A batch of a process's log entries as the bytes the process wrote: one binary frame, no JSON or base64
+ * for the machine's object to undo before a terminal viewer gets them. An entry that is not a log entry
+ * (never written by this sidecar) becomes an empty piece, so the viewer's sequence still moves past it.
+ */
+function outputFrame(sub: string, events: [number, string][], gap: StreamGap | undefined): SidecarFrame {
+  const pieces: OutputPiece[] = [];
+  const chunks: Buffer[] = [];
+  for (const [seq, json] of events) {
+    const entry = LogEntry.safeParse(parseJson(json));
+    const bytes = entry.success ? Buffer.from(entry.data.data, entry.data.encoding === "base64" ? "base64" : "utf8") : Buffer.alloc(0);
+    pieces.push([seq, bytes.length]);
+    chunks.push(bytes);
+  }
+  return { t: "out", sub, pieces, ...(gap ? { gap } : {}), bytes: Buffer.concat(chunks) };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }

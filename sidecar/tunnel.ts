@@ -223,7 +223,7 @@ export class TunnelClient {
         void this.serveCall(frame.id, frame.op, frame.args);
         return;
       case "sub":
-        this.hub.subscribe(frame.sub, frame.stream, frame.after, frame.recorder ?? false);
+        this.hub.subscribe(frame.sub, frame.stream, frame.after, { recorder: frame.recorder ?? false, ...(frame.output ? { output: frame.output } : {}) });
         return;
       case "unsub":
         this.hub.unsubscribe(frame.sub);

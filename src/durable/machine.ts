@@ -191,6 +191,9 @@ export class MachineObject extends DurableObject<Env> {
       case "ev":
         this.subscribers.deliver(frame.sub, frame.events, frame.gap);
         return;
+      case "out":
+        this.subscribers.output(frame.sub, frame.pieces, frame.bytes);
+        return;
       case "end":
         this.subscribers.end(frame.sub, frame.end);
         return;

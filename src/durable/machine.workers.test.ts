@@ -212,6 +212,8 @@ describe("the machine object with a fake sidecar", () => {
           arrived();
         });
       socket.accept();
+      expect(viewerSub).toMatchObject({ stream: { kind: "logs", processId: "p1" }, after: 0, output: "bytes" });
+      // A sidecar that does not send bytes sends log entries: a viewer reads those too.
       const two = received(2);
       first.events(viewerSub.sub, [[1, entry(1, "one")]]);
       await two;
@@ -224,7 +226,7 @@ describe("the machine object with a fake sidecar", () => {
       expect(resubscribed).toEqual(
         expect.arrayContaining([
           { t: "sub", sub: readerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1 },
-          { t: "sub", sub: viewerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1 },
+          { t: "sub", sub: viewerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1, output: "bytes" },
         ]),
       );
       // Both go on from there: an overlapping replay is not delivered twice.
@@ -233,9 +235,10 @@ describe("the machine object with a fake sidecar", () => {
         [1, entry(1, "one")],
         [2, entry(2, "two")],
       ]);
-      again.events(viewerSub.sub, [
-        [1, entry(1, "one")],
-        [2, entry(2, "two")],
+      // The viewer's output as the bytes written (one binary frame), the overlap skipped.
+      again.output(viewerSub.sub, [
+        [1, "one"],
+        [2, "two"],
       ]);
       await readUntil(sse, seen, "id: 2\n");
       expect(seen.text.match(/id: 1\n/g)).toHaveLength(1);

@@ -6,7 +6,7 @@
  * one interface: it hands each frame to the subscriber of its `sub`, re-subscribes them all when the
  * sidecar says hello, and fails them all when the stream's source is gone.
  */
-import type { StreamEnd, StreamEvent, StreamGap, WorkerFrame } from "@agent-runtime/protocol/frames";
+import type { OutputPiece, StreamEnd, StreamEvent, StreamGap, WorkerFrame } from "@agent-runtime/protocol/frames";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 
 export interface Subscriber {
@@ -14,6 +14,8 @@ export interface Subscriber {
   /** The `sub` frame that (re)opens this subscription from what it has already received. */
   subscribeFrame(): WorkerFrame;
   deliver(events: StreamEvent[], gap: StreamGap | undefined): void;
+  /** A process's output as bytes (`out` frames), for a subscriber whose `sub` frame asked for them. */
+  output?(pieces: OutputPiece[], bytes: Uint8Array): void;
   end(end: StreamEnd): void;
   /** The stream's source is gone for good (a restarted sidecar, a machine away past its grace). */
   fail(problem: ProblemInit): void;
@@ -44,6 +46,10 @@ export class Subscribers {
   /** An `ev` frame for a subscription nobody holds any more (an unsubscribe crossing it) is dropped. */
   deliver(sub: string, events: StreamEvent[], gap: StreamGap | undefined): void {
     this.find(sub)?.deliver(events, gap);
+  }
+
+  output(sub: string, pieces: OutputPiece[], bytes: Uint8Array): void {
+    this.find(sub)?.output?.(pieces, bytes);
   }
 
   end(sub: string, end: StreamEnd): void {

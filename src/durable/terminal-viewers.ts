@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { fromBase64 } from "../lib/base64";
-import type { StreamEnd, StreamEvent, WorkerFrame } from "@agent-runtime/protocol/frames";
+import type { OutputPiece, StreamEnd, StreamEvent, WorkerFrame } from "@agent-runtime/protocol/frames";
 import { LogEntry, TerminalSize } from "@agent-runtime/protocol/processes";
 import type { Subscriber, SubscriberKind } from "./subscribers";
 
@@ -54,8 +54,9 @@ export function sendControl(ws: WebSocket, frame: ServerFrame): void {
   }
 }
 
+/** A viewer asks for the output as bytes (`out` frames); a sidecar that does not know them sends log entries (`ev`). */
 export function subscribeFrame(viewer: ViewerAttachment): WorkerFrame {
-  return { t: "sub", sub: viewer.sub, stream: { kind: "logs", processId: viewer.processId }, after: viewer.after };
+  return { t: "sub", sub: viewer.sub, stream: { kind: "logs", processId: viewer.processId }, after: viewer.after, output: "bytes" };
 }
 
 const encoder = new TextEncoder();
@@ -71,6 +72,25 @@ export function deliverToViewer(ws: WebSocket, viewer: ViewerAttachment, events:
       after = seq;
       if (!entry.success) continue;
       ws.send(entry.data.encoding === "base64" ? fromBase64(entry.data.data) : encoder.encode(entry.data.data));
+    }
+    ws.serializeAttachment({ ...viewer, after, ready: true } satisfies ViewerAttachment);
+  } catch {
+    // the viewer went away; its close handler cleans up
+  }
+}
+
+/** Output as the process wrote it: each piece after what the viewer has goes out as it came, with no decoding. */
+export function outputToViewer(ws: WebSocket, viewer: ViewerAttachment, pieces: OutputPiece[], bytes: Uint8Array): void {
+  let { after } = viewer;
+  let offset = 0;
+  try {
+    if (!viewer.ready) ws.send(JSON.stringify({ type: "ready", processId: viewer.processId } satisfies ServerFrame));
+    for (const [seq, length] of pieces) {
+      const piece = bytes.subarray(offset, offset + length);
+      offset += length;
+      if (seq <= after) continue; // a resumed subscription may overlap what this viewer has
+      after = seq;
+      if (length > 0) ws.send(piece);
     }
     ws.serializeAttachment({ ...viewer, after, ready: true } satisfies ViewerAttachment);
   } catch {
@@ -122,6 +142,7 @@ function viewerSubscriber(ws: WebSocket): Subscriber | null {
     sub: viewer.sub,
     subscribeFrame: () => subscribeFrame(viewer),
     deliver: (events) => deliverToViewer(ws, viewer, events),
+    output: (pieces, bytes) => outputToViewer(ws, viewer, pieces, bytes),
     end: (end) => endViewer(ws, end),
     fail: (problem) => {
       sendControl(ws, { type: "error", message: problem.detail });

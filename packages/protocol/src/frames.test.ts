@@ -65,4 +65,24 @@ describe("tunnel frames", () => {
     expect(encodeFrame({ t: "unsub", sub: "s" })).toBe('{"t":"unsub","sub":"s"}');
     expect(parseOpArgs("fs.upload", { upload: "abcdefgh", offset: 0, bytes: { 0: 1 } })).toMatchObject({ ok: false });
   });
+
+  it("carry a terminal's output as one binary frame of pieces, whose lengths must add up to its bytes", () => {
+    const bytes = new TextEncoder().encode("ab\u001b[0mc");
+    const out = {
+      t: "out" as const,
+      sub: "term-1",
+      pieces: [
+        [4, 2],
+        [5, bytes.length - 2],
+      ] as [number, number][],
+      bytes,
+    };
+    const sent = encodeFrame(out);
+    expect(sent).toBeInstanceOf(Uint8Array);
+    expect(parseSidecarFrame(sent)).toEqual({ ok: true, frame: out });
+    const short = encodeFrame({ ...out, pieces: [[4, 2]] });
+    expect(parseSidecarFrame(short)).toMatchObject({ ok: false, error: expect.stringContaining("do not add up") });
+    // As JSON text it has no bytes: refused.
+    expect(parseSidecarFrame(JSON.stringify({ t: "out", sub: "s", pieces: [] }))).toMatchObject({ ok: false });
+  });
 });

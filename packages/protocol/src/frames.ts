@@ -324,6 +324,13 @@ export type StreamEnd = z.infer<typeof StreamEnd>;
 export const StreamGap = z.object({ from: z.number().int(), to: z.number().int(), tooLarge: z.boolean().optional() });
 export type StreamGap = z.infer<typeof StreamGap>;
 
+/**
+ * A process's output as bytes (an `out` frame, for a subscription with `output: "bytes"`): each piece's
+ * sequence and length, in order; the bytes themselves are the binary frame's payload, one after another.
+ */
+export const OutputPiece = z.tuple([z.number().int(), z.number().int().min(0)]);
+export type OutputPiece = [seq: number, byteLength: number];
+
 // ---------- frames ----------
 
 const ProblemInitSchema = z.object({
@@ -347,6 +354,10 @@ export const SidecarFrame = z.discriminatedUnion("t", [
   z.object({ t: z.literal("err"), id: Id, problem: ProblemInitSchema }),
   z.object({ t: z.literal("ev"), sub: Id, events: z.array(StreamEvent), gap: StreamGap.optional() }),
   z.object({ t: z.literal("end"), sub: Id, end: StreamEnd }),
+  /** A terminal's output as it was written (binary frame): for a `sub` with `output: "bytes"`, in place of `ev`. */
+  z
+    .object({ t: z.literal("out"), sub: Id, pieces: z.array(OutputPiece), gap: StreamGap.optional(), bytes: Bytes })
+    .refine((f) => f.pieces.reduce((sum, [, length]) => sum + length, 0) === f.bytes.length, "the pieces' lengths do not add up to the bytes sent"),
   /** The sidecar could not read a frame the worker sent (a bug on one side): said, not dropped silently. */
   z.object({ t: z.literal("bad"), error: z.string().max(2000) }),
 ]);
@@ -366,7 +377,18 @@ export const WorkerFrame = z.discriminatedUnion("t", [
   z.object({ t: z.literal("welcome"), machine: z.string(), sidecar: SidecarVersionAdvice.optional() }),
   z.object({ t: z.literal("req"), id: Id, op: OpNameSchema, args: z.unknown() }),
   /** `recorder`: the machine's own session recorder, not a person reading (it keeps no agent from its idle stop). */
-  z.object({ t: z.literal("sub"), sub: Id, stream: StreamRef, after: z.number().int().min(0), recorder: z.boolean().optional() }),
+  /**
+   * `output: "bytes"`: a terminal viewer, which wants a process's output as the bytes written (`out` frames),
+   * not as log entries in JSON. A sidecar that does not know it sends `ev` frames, which viewers read too.
+   */
+  z.object({
+    t: z.literal("sub"),
+    sub: Id,
+    stream: StreamRef,
+    after: z.number().int().min(0),
+    recorder: z.boolean().optional(),
+    output: z.literal("bytes").optional(),
+  }),
   z.object({ t: z.literal("unsub"), sub: Id }),
   /** The worker gave up on a call (its deadline passed): the sidecar stops what it started and forgets the id. */
   z.object({ t: z.literal("cancel"), id: Id }),
@@ -386,10 +408,10 @@ const HEADER_LENGTH_BYTES = 4;
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder();
 
-/** Where a call's or an answer's bytes would be: its arguments or its value. */
-function holderOf(frame: WorkerFrame | SidecarFrame): object | null {
-  const holder = frame.t === "req" ? frame.args : frame.t === "res" ? frame.value : null;
-  return typeof holder === "object" && holder !== null ? holder : null;
+/** Where a frame's bytes would be: a call's arguments, an answer's value, an `out` frame itself. */
+function holderOf(frame: { t?: unknown; args?: unknown; value?: unknown }): object | null {
+  const holder = frame.t === "req" ? frame.args : frame.t === "res" ? frame.value : frame.t === "out" ? frame : null;
+  return typeof holder === "object" && holder !== null && !Array.isArray(holder) ? holder : null;
 }
 
 /**
@@ -401,7 +423,7 @@ export function encodeFrame(frame: WorkerFrame | SidecarFrame): string | Uint8Ar
   const bytes = holder && "bytes" in holder && holder.bytes instanceof Uint8Array ? holder.bytes : null;
   if (!bytes) return JSON.stringify(frame);
   // The control frame without its bytes (a replacer would not do: a Node Buffer turns itself into JSON first).
-  const control = { ...frame, [frame.t === "req" ? "args" : "value"]: { ...holder, bytes: undefined } };
+  const control = holder === frame ? { ...frame, bytes: undefined } : { ...frame, [frame.t === "req" ? "args" : "value"]: { ...holder, bytes: undefined } };
   const header = utf8Encoder.encode(JSON.stringify(control));
   const out = new Uint8Array(HEADER_LENGTH_BYTES + header.length + bytes.length);
   new DataView(out.buffer).setUint32(0, header.length);
@@ -430,8 +452,8 @@ function decodeFrame(message: FrameMessage): { ok: true; value: unknown } | { ok
     return { ok: false, error: "a binary frame whose header is not JSON" };
   }
   const frame = typeof value === "object" && value !== null ? (value as { t?: unknown; args?: unknown; value?: unknown }) : null;
-  const holder = frame?.t === "req" ? frame.args : frame?.t === "res" ? frame.value : null;
-  if (typeof holder !== "object" || holder === null || Array.isArray(holder)) {
+  const holder = frame ? holderOf(frame) : null;
+  if (!holder) {
     return { ok: false, error: `a binary frame ${JSON.stringify(frame?.t ?? null)} with no place for its bytes` };
   }
   (holder as { bytes?: Uint8Array }).bytes = view.subarray(HEADER_LENGTH_BYTES + headerLength);
