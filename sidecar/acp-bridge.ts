@@ -7,7 +7,9 @@
  */
 import { z } from "zod";
 import { createInterface } from "node:readline";
-import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult, OpArgs, OpResult, StreamEnd } from "@agent-runtime/protocol/frames";
+import type { StreamEnd } from "@agent-runtime/protocol/frames";
+import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult } from "@agent-runtime/protocol/ops/acp";
+import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import { PendingCalls } from "@agent-runtime/protocol/pending-calls";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AcpServer as AcpServerInfo } from "@agent-runtime/protocol/acp";

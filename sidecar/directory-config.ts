@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { z } from "zod";
-import type { OpResult } from "@agent-runtime/protocol/frames";
+import type { OpResult } from "@agent-runtime/protocol/ops";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { McpServerConfig } from "@agent-runtime/protocol/mcp";
 import { SkillsConfig } from "@agent-runtime/protocol/skills";

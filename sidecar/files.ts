@@ -11,7 +11,7 @@ import { chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, 
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { extract } from "tar";
-import type { OpArgs, OpResult } from "@agent-runtime/protocol/frames";
+import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { FsStat } from "@agent-runtime/protocol/files";

@@ -11,7 +11,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { McpApplyResult, type McpApplyArgs } from "@agent-runtime/protocol/frames";
+import { McpApplyResult, type McpApplyArgs } from "@agent-runtime/protocol/ops/config";
 import { writeFileAtomic } from "./atomic-file";
 import { AGENTS } from "./agents/definitions";
 import { errorText, logger } from "./log";

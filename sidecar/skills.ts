@@ -12,7 +12,7 @@
 import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { basename, join, resolve, sep } from "node:path";
-import type { SkillsApplyArgs, SkillsApplyResult } from "@agent-runtime/protocol/frames";
+import type { SkillsApplyArgs, SkillsApplyResult } from "@agent-runtime/protocol/ops/config";
 import { SkillName, type SkillSource } from "@agent-runtime/protocol/skills";
 import { AGENTS } from "./agents/definitions";
 import { writeFileAtomic } from "./atomic-file";

@@ -7,18 +7,14 @@ import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import {
   encodeFrame,
-  parseOpArgs,
   parseWorkerFrame,
   PING_FRAME,
   PONG_FRAME,
-  READ_ONLY_OPS,
   TUNNEL_PATH_PREFIX,
   TUNNEL_PROTOCOL_VERSION,
-  type OpArgs,
-  type OpName,
-  type OpResult,
   type SidecarFrame,
 } from "@agent-runtime/protocol/frames";
+import { isReadOnly, parseOpArgs, type OpArgs, type OpName, type OpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText, logger } from "./log";
@@ -282,7 +278,7 @@ export class TunnelClient {
     if (call.cancel.signal.aborted) return; // nobody waits for it any more
     this.hub.flushAll(); // what the agent wrote before this answer goes first
     this.sendRaw(answer); // if the tunnel is down now, the worker asks again after reconnecting
-    if (READ_ONLY_OPS.has(op)) this.calls.delete(id); // asked again, it runs again: nothing to keep
+    if (isReadOnly(op)) this.calls.delete(id); // asked again, it runs again: nothing to keep
   }
 
   private forgetOldCalls(): void {

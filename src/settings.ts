@@ -6,7 +6,7 @@
 import { z } from "zod";
 import type { Env } from "./env";
 import { LIMITS } from "@agent-runtime/protocol/limits";
-import { OPS } from "@agent-runtime/protocol/frames";
+import { OPS } from "@agent-runtime/protocol/ops";
 import { DEFAULT_REGISTRY_URL, FRESH_MS } from "./agents-registry/catalog";
 import { AgentId } from "@agent-runtime/protocol/values";
 import { type VapidKey, vapidFromKeys } from "./notifications/web-push";

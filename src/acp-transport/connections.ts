@@ -8,7 +8,7 @@
  * subscription per server, whoever reads it.
  */
 import { z } from "zod";
-import type { AcpPostResult } from "@agent-runtime/protocol/frames";
+import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import { problemResponse } from "../lib/problem-response";
 import { problemBody, type ProblemInit } from "@agent-runtime/protocol/problems";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";

@@ -5,18 +5,8 @@
  * answers, fails or ignores each call, drops the socket, or comes back as the same or a new process.
  */
 import { SELF, env } from "cloudflare:test";
-import {
-  encodeFrame,
-  parseOpArgs,
-  parseWorkerFrame,
-  TUNNEL_PROTOCOL_VERSION,
-  type OpArgs,
-  type OpName,
-  type OpResult,
-  type SidecarFrame,
-  type StreamEvent,
-  type WorkerFrame,
-} from "@agent-runtime/protocol/frames";
+import { encodeFrame, parseWorkerFrame, TUNNEL_PROTOCOL_VERSION, type SidecarFrame, type StreamEvent, type WorkerFrame } from "@agent-runtime/protocol/frames";
+import { parseOpArgs, type OpArgs, type OpName, type OpResult } from "@agent-runtime/protocol/ops";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 

@@ -7,7 +7,7 @@
  * response ended: the object keeps the loop on its side.)
  */
 import { problemResponse } from "../lib/problem-response";
-import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/frames";
+import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";

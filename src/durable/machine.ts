@@ -11,17 +11,8 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { settings } from "../settings";
 import { problemResponse } from "../lib/problem-response";
-import {
-  parseSidecarFrame,
-  PING_FRAME,
-  PONG_FRAME,
-  TUNNEL_PROTOCOL_VERSION,
-  type OpArgs,
-  type OpName,
-  type OpResult,
-  type SidecarFrame,
-  type StreamRef,
-} from "@agent-runtime/protocol/frames";
+import { parseSidecarFrame, PING_FRAME, PONG_FRAME, TUNNEL_PROTOCOL_VERSION, type SidecarFrame, type StreamRef } from "@agent-runtime/protocol/frames";
+import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -40,7 +31,7 @@ import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protoco
 import { TranscriptFollower } from "./sessions/follower";
 import { isJsonRpcRequest, type JsonRpcMessage, sessionIdIn } from "@agent-runtime/protocol/acp";
 import { AgentId } from "@agent-runtime/protocol/values";
-import type { AcpPostResult } from "@agent-runtime/protocol/frames";
+import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import {
   closeViewer,

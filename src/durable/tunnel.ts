@@ -6,7 +6,8 @@
  * without workerd (tunnel.test.ts); the machine's object owns the sockets, readers and viewers around it.
  */
 import { z } from "zod";
-import { encodeFrame, OPS, type OpArgs, type OpName, type OpResult, parseOpResult, type SidecarFrame, type WorkerFrame } from "@agent-runtime/protocol/frames";
+import { encodeFrame, type SidecarFrame, type WorkerFrame } from "@agent-runtime/protocol/frames";
+import { OPS, type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { type Outcome, PendingCalls } from "@agent-runtime/protocol/pending-calls";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";

@@ -3,7 +3,7 @@ import { machineObject } from "../durable/stubs";
 import type { CallOutcome } from "../durable/machine";
 import type { AppEnv } from "../env";
 import { settings } from "../settings";
-import { type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/frames";
+import { type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 
 /** The machine of this request, as the route's guard resolved and checked it (http/access.ts). */

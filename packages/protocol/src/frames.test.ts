@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { encodeFrame, OPS, parseOpArgs, parseOpResult, parseSidecarFrame, parseWorkerFrame } from "./frames";
+import { encodeFrame, parseSidecarFrame, parseWorkerFrame } from "./frames";
+import { OPS, parseOpArgs, parseOpResult } from "./ops";
 
 describe("tunnel frames", () => {
   it("parse every kind a sidecar sends", () => {

@@ -1,0 +1,78 @@
+/** The tunnel's ACP operations: a client's message to an agent, a server started again, the sessions an agent keeps. */
+import { z } from "zod";
+import { AcpServerList } from "../acp";
+import { LIMITS } from "../limits";
+import { AgentId } from "../values";
+import { Deleted, HALF_MINUTE, Id, MINUTE, Nothing, type OpDefinition } from "./define";
+
+export const AcpPostResult = z.union([
+  z.object({
+    status: z.literal(200),
+    body: z.string(),
+    /** The last sequence of the server's stream written before this answer (the agent's order, for a reader that wants it). */
+    afterSeq: z.number().int().nonnegative().optional(),
+  }),
+  z.object({ status: z.literal(202) }),
+]);
+export type AcpPostResult = z.infer<typeof AcpPostResult>;
+
+export const AcpRestoreArgs = z.object({
+  serverId: z.string().min(1).max(256),
+  agent: AgentId,
+  /** The client's own `initialize` params, sent again as they were. */
+  initialize: z.record(z.string(), z.unknown()),
+  /** The method the client logged in with (`authenticate`), if it did. */
+  authMethodId: z.string().max(256).nullable(),
+  sessions: z.array(z.object({ sessionId: z.string().max(1024), cwd: z.string().max(4096), mcpServers: z.array(z.record(z.string(), z.unknown())) })).max(256),
+  firstSeq: z.number().int().min(1),
+});
+export type AcpRestoreArgs = z.infer<typeof AcpRestoreArgs>;
+
+export const AcpRestoreResult = z.object({
+  /** False when a live server was there already (restored by a call before this one): nothing was done. */
+  started: z.boolean(),
+  sessions: z.array(z.object({ sessionId: z.string(), how: z.enum(["resume", "load", "none"]), error: z.string().optional() })),
+});
+export type AcpRestoreResult = z.infer<typeof AcpRestoreResult>;
+
+/** Starting an agent again and reattaching its sessions (a load replays a whole conversation). */
+const RESTORE_MS = 180_000;
+/** Asking an agent which sessions it keeps starts a process of it. */
+const DISCOVER_MS = 90_000;
+
+export const ACP_OPS = {
+  /** `awaitId`: the id of a request whose response the caller waits for; null for notifications and responses. */
+  "acp.post": {
+    deadlineMs: LIMITS.acpTimeoutMs,
+    args: z.object({
+      serverId: Id,
+      agent: AgentId.optional(),
+      message: z.string(),
+      /** What the worker read of the message when it parsed it, so that the sidecar need not parse it again. */
+      method: z.string().max(256).nullable().describe("its method; null for a response"),
+      cwd: z.string().max(4096).optional().describe("a session/new or session/load: its cwd"),
+      awaitId: z.union([z.string(), z.number(), z.null()]),
+      /** Where a server started by this call numbers its messages from: after what its earlier incarnation sent. */
+      firstSeq: z.number().int().min(1).optional(),
+    }),
+    result: AcpPostResult,
+  },
+  /**
+   * Start a server's agent again and reattach its sessions (docs/architecture.md, "Sessions"): initialize
+   * as the client did, log in as before, then `session/resume` or `session/load` each session. What a load
+   * replays is not logged again: readers had it.
+   */
+  "acp.restore": { deadlineMs: RESTORE_MS, args: AcpRestoreArgs, result: AcpRestoreResult },
+  /** The sessions an agent itself lists on the machine (`session/list`), by a short-lived process of it. */
+  "acp.discover": {
+    deadlineMs: DISCOVER_MS,
+    readOnly: true,
+    args: z.object({ agent: AgentId, cwd: z.string().max(4096).optional() }),
+    result: z.object({
+      supported: z.boolean(),
+      sessions: z.array(z.object({ sessionId: z.string(), cwd: z.string(), title: z.string().nullable(), updatedAt: z.string().nullable() })),
+    }),
+  },
+  "acp.delete": { deadlineMs: MINUTE, args: z.object({ serverId: Id }), result: Deleted },
+  "acp.list": { deadlineMs: HALF_MINUTE, readOnly: true, args: Nothing, result: AcpServerList },
+} as const satisfies Record<string, OpDefinition>;
