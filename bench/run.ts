@@ -73,6 +73,14 @@ interface FileFigures {
   /** The same for a file four times as large: a relay that holds whole files grows four times as much. */
   largeRssBeforeMb: Record<string, number>;
   largeRssPeakMb: Record<string, number>;
+  /**
+   * The same for a file sixteen times as large, moved after the others (hugeFile targets only). The first
+   * transfers also warm the process up (V8 frees a piece's buffer at its next collection, not at once, so
+   * a heap grows to its working size first); past that, a relay that holds whole files still grows with
+   * the file, and one that streams does not.
+   */
+  hugeRssBeforeMb?: Record<string, number>;
+  hugeRssPeakMb?: Record<string, number>;
 }
 
 // ---------------------------------------------------------------- helpers
@@ -214,6 +222,8 @@ interface HttpTarget {
   processes(): Promise<Record<string, number | undefined>>;
   /** Rows the session recorder has written so far (this project: its transcripts are stored, see docs/architecture.md "Sessions"). */
   sessionRowsWritten?(): Promise<number>;
+  /** Also move a file sixteen times FILE_BYTES, to see whether memory past its warm-up still follows a file's size. */
+  hugeFile?: boolean;
 }
 
 async function post(target: HttpTarget, serverId: string, message: unknown, query = ""): Promise<unknown> {
@@ -477,6 +487,7 @@ async function benchFiles(target: HttpTarget): Promise<FileFigures> {
     };
     const big = await sampled(FILE_BYTES);
     const large = await sampled(4 * FILE_BYTES);
+    const huge = target.hugeFile ? await sampled(16 * FILE_BYTES) : null;
     return {
       ...("refused" in big.result ? { refused: big.result.refused, writeMs: Number.NaN, readMs: Number.NaN } : big.result),
       smallWriteMs: small.writeMs,
@@ -485,6 +496,7 @@ async function benchFiles(target: HttpTarget): Promise<FileFigures> {
       rssPeakMb: big.peak,
       largeRssBeforeMb: large.before,
       largeRssPeakMb: large.peak,
+      ...(huge ? { hugeRssBeforeMb: huge.before, hugeRssPeakMb: huge.peak } : {}),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -564,6 +576,7 @@ async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>, instr
       headers: { authorization: `Bearer ${secrets.API_TOKEN}` },
       rss: async () => ({ sidecar: await rssMb(sidecar.child.pid), "sidecar private": await privateMb(sidecar.child.pid), workerd: await rssMb(workerd) }),
       processes: async () => ({ workerd, sidecar: sidecar.child.pid, agent: await findDescendant(sidecar.child.pid!, /mock-agent/) }),
+      hugeFile: true,
       sessionRowsWritten: instrumented
         ? async () => {
             const ns = await worker.mf.getDurableObjectNamespace("MACHINE");
@@ -708,6 +721,7 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
   lines.push(
     `| memory during the ${mb} MiB transfer (RSS MB, before → peak) | ${growth(reference.files?.rssBeforeMb, reference.files?.rssPeakMb)} | ${growth(ours.files?.rssBeforeMb, ours.files?.rssPeakMb)} | |`,
     `| memory during a ${4 * mb} MiB transfer (RSS MB, before → peak) | ${growth(reference.files?.largeRssBeforeMb, reference.files?.largeRssPeakMb)} | ${growth(ours.files?.largeRssBeforeMb, ours.files?.largeRssPeakMb)} | |`,
+    `| memory during a ${16 * mb} MiB transfer after those (RSS MB, before → peak) | not run | ${growth(ours.files?.hugeRssBeforeMb, ours.files?.hugeRssPeakMb)} | |`,
   );
   for (const [name, f] of [
     ["sandbox-agent", reference.files],
@@ -734,6 +748,8 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
   const grew = (before: Record<string, number> | undefined, peak: Record<string, number> | undefined) => (peak?.workerd ?? Infinity) - (before?.workerd ?? 0);
   const workerdGrowth = grew(ours.files?.rssBeforeMb, ours.files?.rssPeakMb);
   const workerdLargeGrowth = grew(ours.files?.largeRssBeforeMb, ours.files?.largeRssPeakMb);
+  // Past the warm-up: how much higher workerd's peak went for a file four times larger again.
+  const workerdHugeAbove = (ours.files?.hugeRssPeakMb?.workerd ?? Infinity) - (ours.files?.largeRssPeakMb?.workerd ?? 0);
   const { addedMs, addedCpuMs } = addedOverFloor(ours, floor);
   const throughput = (ms: number | undefined) => (ms ? mb / (ms / 1000) : Number.NaN);
   const oursFiles = ours.files;
@@ -759,9 +775,11 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
     ],
     ["sidecar private memory with 20 servers ≤ 40 MB", (ours.rssLoadedMb["sidecar private"] ?? Infinity) <= 40],
     [
-      // A relay that holds whole files grows four times as much for a file four times as large.
-      `workerd's memory does not follow the file's size: ${fmt(workerdLargeGrowth, 0)} MB more at ${4 * mb} MiB, ${fmt(workerdGrowth, 0)} MB at ${mb} MiB (less than twice)`,
-      workerdLargeGrowth < 2 * Math.max(workerdGrowth, 1),
+      // A relay that holds whole files grows four times as much for a file four times as large. The first
+      // transfers are also the heap's warm-up, so they are reported, and the check is made past them: a
+      // relay holding the 16× file would peak hundreds of MB higher than at 4×; one that streams, no higher.
+      `workerd's memory does not follow the file's size: its peak at ${16 * mb} MiB is ${fmt(workerdHugeAbove, 0)} MB above its peak at ${4 * mb} MiB (≤ 16 MB; first-time growth ${fmt(workerdGrowth, 0)} MB at ${mb} MiB, ${fmt(workerdLargeGrowth, 0)} MB at ${4 * mb} MiB, the heap warming up)`,
+      workerdHugeAbove <= 16,
     ],
   ] as const;
   lines.push("", "Targets:", ...targets.map(([name, met]) => `- ${met ? "met" : "MISSED"}: ${name}`));

@@ -82,10 +82,17 @@ export interface StagedBody {
  * (or the unpack), so a file of one piece is one round trip. Refused (413) as soon as it passes
  * `maxBytes`, before it is all read; on any failure what was staged is dropped on the machine.
  */
-export async function stageBody(call: MachineCall, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<Outcome<StagedBody>> {
+export async function stageBody(
+  call: MachineCall,
+  /** A stream, or a body the worker read whole (one piece at most: then it is all the last piece). */
+  body: ReadableStream<Uint8Array> | Uint8Array | null,
+  declaredBytes: number | null,
+): Promise<Outcome<StagedBody>> {
   const maxBytes = LIMITS.maxFileBytes;
   if (declaredBytes !== null && declaredBytes > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
   const upload = crypto.randomUUID();
+  if (body instanceof Uint8Array && body.length <= LIMITS.fileChunkBytes) return { ok: true, value: { upload, offset: 0, bytes: new Uint8Array(body) } };
+  if (body instanceof Uint8Array) body = new Blob([body]).stream();
   let offset = 0;
   let held: Uint8Array[] = [];
   let heldBytes = 0;

@@ -197,7 +197,7 @@ export class MachineObject extends DurableObject<Env> {
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
     const viewer = viewerOf(ws);
     if (viewer) return this.detachViewer(ws, viewer);
-    const acp = this.isAcpSocket(ws) ? acpSocketOf(ws) : null;
+    const acp = acpSocketOf(ws);
     if (acp) return this.acpConnections.socketClosed(acp);
     await this.onTunnelGone(ws, code);
   }
@@ -205,7 +205,7 @@ export class MachineObject extends DurableObject<Env> {
   override async webSocketError(ws: WebSocket): Promise<void> {
     const viewer = viewerOf(ws);
     if (viewer) return this.detachViewer(ws, viewer);
-    const acp = this.isAcpSocket(ws) ? acpSocketOf(ws) : null;
+    const acp = acpSocketOf(ws);
     if (acp) return this.acpConnections.socketClosed(acp);
     await this.onTunnelGone(ws, 1011);
   }
@@ -302,10 +302,6 @@ export class MachineObject extends DurableObject<Env> {
     server.serializeAttachment(viewer);
     if (ws) sendFrame(ws, subscribeFrame(viewer)); // else: subscribed when the sidecar is back
     return new Response(null, { status: 101, webSocket: client });
-  }
-
-  private isAcpSocket(ws: WebSocket): boolean {
-    return this.ctx.getTags(ws).includes(ACP_SOCKET_TAG);
   }
 
   // ---------------- ACP's remote transport (`/acp`) ----------------
@@ -509,13 +505,21 @@ export class MachineObject extends DurableObject<Env> {
    * A request body written to the machine: staged in pieces, then committed over `path` in one rename
    * (`fs.commit`) or unpacked into the folder `path` as a tar archive (`fs.unpack`).
    */
-  async writeFile(path: string, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.commit">>> {
+  async writeFile(
+    path: string,
+    body: ReadableStream<Uint8Array> | Uint8Array | null,
+    declaredBytes: number | null,
+  ): Promise<CallOutcome<OpResult<"fs.commit">>> {
     const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.tunnel.call(op, args);
     const staged = await stageBody(call, body, declaredBytes);
     return staged.ok ? call("fs.commit", { ...staged.value, path }) : staged;
   }
 
-  async unpackArchive(path: string, body: ReadableStream<Uint8Array> | null, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.unpack">>> {
+  async unpackArchive(
+    path: string,
+    body: ReadableStream<Uint8Array> | Uint8Array | null,
+    declaredBytes: number | null,
+  ): Promise<CallOutcome<OpResult<"fs.unpack">>> {
     const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.tunnel.call(op, args);
     const staged = await stageBody(call, body, declaredBytes);
     return staged.ok ? call("fs.unpack", { ...staged.value, path }) : staged;

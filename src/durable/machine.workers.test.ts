@@ -135,12 +135,22 @@ describe("the machine object with a fake sidecar", () => {
 
   it("writes a file of one piece in one call: the bytes travel with the commit, as one binary frame", async () => {
     const sidecar = await connect("laptop");
-    const writing = api("laptop", "/fs/file?path=/tmp/a.txt", { method: "PUT", body: "hello" });
-    const commit = await sidecar.call("fs.commit");
-    expect(commit.args).toMatchObject({ path: "/tmp/a.txt", offset: 0 });
-    expect(new TextDecoder().decode(commit.args.bytes)).toBe("hello");
-    sidecar.answer(commit, { path: "/tmp/a.txt", bytesWritten: 5 });
-    expect(await (await writing).json()).toEqual({ path: "/tmp/a.txt", bytesWritten: 5 });
+    // With a Content-Length (read whole by the worker), and streamed without one (read by the object).
+    const streamed = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("hel"));
+        controller.enqueue(new TextEncoder().encode("lo"));
+        controller.close();
+      },
+    });
+    for (const body of ["hello", streamed]) {
+      const writing = api("laptop", "/fs/file?path=/tmp/a.txt", { method: "PUT", body });
+      const commit = await sidecar.call("fs.commit");
+      expect(commit.args).toMatchObject({ path: "/tmp/a.txt", offset: 0 });
+      expect(new TextDecoder().decode(commit.args.bytes)).toBe("hello");
+      sidecar.answer(commit, { path: "/tmp/a.txt", bytesWritten: 5 });
+      expect(await (await writing).json()).toEqual({ path: "/tmp/a.txt", bytesWritten: 5 });
+    }
     expect(sidecar.received.filter((f) => f.t === "req" && f.op === "fs.upload")).toEqual([]);
   });
 

@@ -151,7 +151,8 @@ export const fileRoutes = new OpenAPIHono<AppEnv>()
   // The object streams the file itself: the worker passes its Response through (durable/file-transfer.ts).
   .openapi(readFile, async (c) => await machineStub(c).readFile(c.req.valid("query").path))
   .openapi(writeFile, async (c) => {
-    const outcome = await machineStub(c).writeFile(c.req.valid("query").path, c.req.raw.body, declaredLength(c.req.header("content-length")));
+    const declared = declaredLength(c.req.header("content-length"));
+    const outcome = await machineStub(c).writeFile(c.req.valid("query").path, await bodyOf(c.req.raw, declared), declared);
     return c.json(settled(outcome), 200);
   })
   .openapi(remove, async (c) => {
@@ -167,9 +168,20 @@ export const fileRoutes = new OpenAPIHono<AppEnv>()
   .openapi(uploadBatch, async (c) => {
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
     if (type !== "application/x-tar") throw new ProblemError("unsupported_media_type", "the body must be a tar archive (Content-Type: application/x-tar)");
-    const outcome = await machineStub(c).unpackArchive(c.req.valid("query").path ?? "~", c.req.raw.body, declaredLength(c.req.header("content-length")));
+    const declared = declaredLength(c.req.header("content-length"));
+    const outcome = await machineStub(c).unpackArchive(c.req.valid("query").path ?? "~", await bodyOf(c.req.raw, declared), declared);
     return c.json(settled(outcome), 200);
   });
+
+/**
+ * A body of one piece crosses to the machine's object whole, in one copy: handed over as a stream, it
+ * would be read across the boundary chunk by chunk (a 1 MiB body took ~6 ms more that way). A larger
+ * body streams, so that neither the worker nor the object ever holds a whole file.
+ */
+async function bodyOf(request: Request, declared: number | null): Promise<ReadableStream<Uint8Array> | Uint8Array | null> {
+  if (!request.body || declared === null || declared > LIMITS.fileChunkBytes) return request.body;
+  return new Uint8Array(await request.arrayBuffer());
+}
 
 function declaredLength(header: string | undefined): number | null {
   const bytes = Number(header ?? Number.NaN);
