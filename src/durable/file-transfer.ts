@@ -68,6 +68,9 @@ export async function fileResponse(call: MachineCall, path: string, waitUntil: (
   return new Response(sized.readable, { headers });
 }
 
+/** A request body: a stream, or one the worker read whole (one piece at most: then it is all the last piece). */
+export type UploadBody = ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer> | null;
+
 /** A body staged on the machine but for its last piece, which goes with the call that uses the upload. */
 export interface StagedBody {
   upload: string;
@@ -82,16 +85,11 @@ export interface StagedBody {
  * (or the unpack), so a file of one piece is one round trip. Refused (413) as soon as it passes
  * `maxBytes`, before it is all read; on any failure what was staged is dropped on the machine.
  */
-export async function stageBody(
-  call: MachineCall,
-  /** A stream, or a body the worker read whole (one piece at most: then it is all the last piece). */
-  body: ReadableStream<Uint8Array> | Uint8Array | null,
-  declaredBytes: number | null,
-): Promise<Outcome<StagedBody>> {
+export async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: number | null): Promise<Outcome<StagedBody>> {
   const maxBytes = LIMITS.maxFileBytes;
   if (declaredBytes !== null && declaredBytes > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
   const upload = crypto.randomUUID();
-  if (body instanceof Uint8Array && body.length <= LIMITS.fileChunkBytes) return { ok: true, value: { upload, offset: 0, bytes: new Uint8Array(body) } };
+  if (body instanceof Uint8Array && body.length <= LIMITS.fileChunkBytes) return { ok: true, value: { upload, offset: 0, bytes: body } };
   if (body instanceof Uint8Array) body = new Blob([body]).stream();
   let offset = 0;
   let held: Uint8Array[] = [];

@@ -22,7 +22,7 @@ import { teamStub } from "./stubs";
 import { deploymentCatalog } from "../agents-registry/deployment";
 import { type RegistryAgent, registryIdOf } from "@agent-runtime/protocol/registry";
 import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
-import { fileResponse, stageBody } from "./file-transfer";
+import { fileResponse, type StagedBody, stageBody, type UploadBody } from "./file-transfer";
 import { SseReader } from "./sse-reader";
 import { SessionRecorder } from "./sessions/recorder";
 import { Deliverer } from "../notifications/deliverer";
@@ -505,24 +505,18 @@ export class MachineObject extends DurableObject<Env> {
    * A request body written to the machine: staged in pieces, then committed over `path` in one rename
    * (`fs.commit`) or unpacked into the folder `path` as a tar archive (`fs.unpack`).
    */
-  async writeFile(
-    path: string,
-    body: ReadableStream<Uint8Array> | Uint8Array | null,
-    declaredBytes: number | null,
-  ): Promise<CallOutcome<OpResult<"fs.commit">>> {
-    const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.tunnel.call(op, args);
-    const staged = await stageBody(call, body, declaredBytes);
-    return staged.ok ? call("fs.commit", { ...staged.value, path }) : staged;
+  async writeFile(path: string, body: UploadBody, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.commit">>> {
+    return this.staged(body, declaredBytes, (last) => this.tunnel.call("fs.commit", { ...last, path }));
   }
 
-  async unpackArchive(
-    path: string,
-    body: ReadableStream<Uint8Array> | Uint8Array | null,
-    declaredBytes: number | null,
-  ): Promise<CallOutcome<OpResult<"fs.unpack">>> {
-    const call = <N extends OpName>(op: N, args: OpArgs<N>) => this.tunnel.call(op, args);
-    const staged = await stageBody(call, body, declaredBytes);
-    return staged.ok ? call("fs.unpack", { ...staged.value, path }) : staged;
+  async unpackArchive(path: string, body: UploadBody, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.unpack">>> {
+    return this.staged(body, declaredBytes, (last) => this.tunnel.call("fs.unpack", { ...last, path }));
+  }
+
+  /** Stage all but the body's last piece, which goes with the call that uses the upload (`use`): one call for a body of one piece. */
+  private async staged<R>(body: UploadBody, declaredBytes: number | null, use: (last: StagedBody) => Promise<CallOutcome<R>>): Promise<CallOutcome<R>> {
+    const staged = await stageBody((op, args) => this.tunnel.call(op, args), body, declaredBytes);
+    return staged.ok ? use(staged.value) : staged;
   }
 
   /**

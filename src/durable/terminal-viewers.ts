@@ -61,17 +61,16 @@ export function subscribeFrame(viewer: ViewerAttachment): WorkerFrame {
 
 const encoder = new TextEncoder();
 
-/** Output for one viewer: `ready` on the first batch (the sidecar accepted the subscription), then the bytes. */
-export function deliverToViewer(ws: WebSocket, viewer: ViewerAttachment, events: StreamEvent[]): void {
+/** Output for one viewer: `ready` on the first batch (the sidecar accepted the subscription), then each piece after what it has. */
+function sendToViewer(ws: WebSocket, viewer: ViewerAttachment, pieces: Iterable<readonly [seq: number, bytes: () => Uint8Array | null]>): void {
   let { after } = viewer;
   try {
     if (!viewer.ready) ws.send(JSON.stringify({ type: "ready", processId: viewer.processId } satisfies ServerFrame));
-    for (const [seq, json] of events) {
+    for (const [seq, bytes] of pieces) {
       if (seq <= after) continue; // a resumed subscription may overlap what this viewer has
-      const entry = LogEntry.safeParse(JSON.parse(json));
       after = seq;
-      if (!entry.success) continue;
-      ws.send(entry.data.encoding === "base64" ? fromBase64(entry.data.data) : encoder.encode(entry.data.data));
+      const piece = bytes();
+      if (piece) ws.send(piece);
     }
     ws.serializeAttachment({ ...viewer, after, ready: true } satisfies ViewerAttachment);
   } catch {
@@ -79,23 +78,33 @@ export function deliverToViewer(ws: WebSocket, viewer: ViewerAttachment, events:
   }
 }
 
-/** Output as the process wrote it: each piece after what the viewer has goes out as it came, with no decoding. */
+/** Output as log entries (`ev`, from a sidecar that does not send bytes): each decoded only if the viewer lacks it. */
+export function deliverToViewer(ws: WebSocket, viewer: ViewerAttachment, events: StreamEvent[]): void {
+  sendToViewer(
+    ws,
+    viewer,
+    events.map(([seq, json]) => [seq, () => logEntryBytes(json)] as const),
+  );
+}
+
+function logEntryBytes(json: string): Uint8Array | null {
+  const entry = LogEntry.safeParse(JSON.parse(json));
+  if (!entry.success) return null;
+  return entry.data.encoding === "base64" ? fromBase64(entry.data.data) : encoder.encode(entry.data.data);
+}
+
+/** Output as the process wrote it (`out`): each piece goes out as it came, with no decoding. */
 export function outputToViewer(ws: WebSocket, viewer: ViewerAttachment, pieces: OutputPiece[], bytes: Uint8Array): void {
-  let { after } = viewer;
   let offset = 0;
-  try {
-    if (!viewer.ready) ws.send(JSON.stringify({ type: "ready", processId: viewer.processId } satisfies ServerFrame));
-    for (const [seq, length] of pieces) {
+  sendToViewer(
+    ws,
+    viewer,
+    pieces.map(([seq, length]) => {
       const piece = bytes.subarray(offset, offset + length);
       offset += length;
-      if (seq <= after) continue; // a resumed subscription may overlap what this viewer has
-      after = seq;
-      if (length > 0) ws.send(piece);
-    }
-    ws.serializeAttachment({ ...viewer, after, ready: true } satisfies ViewerAttachment);
-  } catch {
-    // the viewer went away; its close handler cleans up
-  }
+      return [seq, () => (length > 0 ? piece : null)] as const;
+    }),
+  );
 }
 
 /** The process ended (or never existed): the viewer is told how, then closed. */

@@ -178,7 +178,7 @@ export const fileRoutes = new OpenAPIHono<AppEnv>()
  * across the boundary chunk by chunk (a 1 MiB write took ~1 ms more that way, measured in a quiet loop).
  * A larger body streams, so that neither the worker nor the object ever holds a whole file.
  */
-async function bodyOf(request: Request, declared: number | null): Promise<ReadableStream<Uint8Array> | Uint8Array | null> {
+async function bodyOf(request: Request, declared: number | null): Promise<ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer> | null> {
   if (!request.body || declared === null || declared > LIMITS.fileChunkBytes) return request.body;
   return new Uint8Array(await request.arrayBuffer());
 }
