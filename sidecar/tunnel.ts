@@ -19,7 +19,7 @@ import { LIMITS } from "@agent-runtime/protocol/limits";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText, logger } from "./log";
 import type { TunnelState } from "./status-file";
-import { StreamHub, type StreamResolver } from "./stream-hub";
+import { StreamHub, type StreamResolver } from "./streams/stream-hub";
 
 const log = logger("tunnel");
 

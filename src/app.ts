@@ -25,7 +25,7 @@ import { fileRoutes, STREAMED_BODY_PATHS } from "./routes/files";
 import { trustRoutes } from "./routes/trust";
 import { sidecarPackage } from "./routes/sidecar-package";
 import { tunnelRoutes } from "./routes/tunnel";
-import { acpTransportRoutes } from "./acp-transport/routes";
+import { acpTransportRoutes } from "./routes/acp-transport";
 
 function jsonBodyLimit() {
   return bodyLimit({
@@ -49,7 +49,7 @@ export function v1App() {
   v1.use("*", authenticate);
   v1.use("*", auditTrail);
   const limit = jsonBodyLimit();
-  // File bodies stream to the machine in pieces and have their own, larger limit (durable/file-transfer.ts).
+  // File bodies stream to the machine in pieces and have their own, larger limit (durable/files/file-transfer.ts).
   v1.use("*", (c, next) => (STREAMED_BODY_PATHS.some((path) => c.req.path.endsWith(path)) ? next() : limit(c, next)));
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);

@@ -1,7 +1,7 @@
 import type { Identity } from "./http/access";
-import type { MachineObject } from "./durable/machine";
-import type { TeamObject } from "./durable/team";
-import type { TokenObject } from "./durable/token";
+import type { MachineObject } from "./durable/machine/machine";
+import type { TeamObject } from "./durable/team/team";
+import type { TokenObject } from "./durable/tokens/token";
 
 /** Bindings and variables of the worker (see wrangler.toml; secrets come from `.dev.vars` locally). */
 export interface Env {

@@ -9,7 +9,7 @@ import { LIMITS } from "@agent-runtime/protocol/limits";
 import { OPS } from "@agent-runtime/protocol/ops";
 import { DEFAULT_REGISTRY_URL, FRESH_MS } from "./agents-registry/catalog";
 import { AgentId } from "@agent-runtime/protocol/values";
-import { type VapidKey, vapidFromKeys } from "./notifications/web-push";
+import { type VapidKey, vapidFromKeys } from "./durable/notifications/web-push";
 
 const positive = (fallback: number) =>
   z

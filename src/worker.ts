@@ -1,9 +1,9 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
 
-export { MachineObject } from "./durable/machine";
-export { TeamObject } from "./durable/team";
-export { TokenObject } from "./durable/token";
+export { MachineObject } from "./durable/machine/machine";
+export { TeamObject } from "./durable/team/team";
+export { TokenObject } from "./durable/tokens/token";
 
 const app = createApp();
 

@@ -1,7 +1,7 @@
 /**
  * Unpacking a registry agent's binary distribution: `.tar.gz`/`.tgz`/`.tar`, `.tar.bz2`/`.tbz2`, `.zip`,
  * or a raw binary. Every entry is checked before anything is written, with the same rules as a file batch
- * (sidecar/tar-entries.ts): nothing outside the folder, no link out of it, no devices. The caller unpacks
+ * (sidecar/files/tar-entries.ts): nothing outside the folder, no link out of it, no devices. The caller unpacks
  * into a staging folder it renames into place, so a refused or failed archive leaves nothing.
  */
 import { chmod, copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
@@ -11,7 +11,7 @@ import Bunzip from "seek-bzip";
 import { extract } from "tar";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText } from "../log";
-import { checkTarArchive, entryPathInside, refuseTarEntry } from "../tar-entries";
+import { checkTarArchive, entryPathInside, refuseTarEntry } from "../files/tar-entries";
 
 /** An agent's archive holds its program and what it needs: a bound on entries, not on sizes. */
 const MAX_ENTRIES = 100_000;

@@ -8,7 +8,7 @@ import type { BUILTIN_AGENT_IDS } from "@agent-runtime/protocol/values";
 import { CAPABILITY_NAMES } from "@agent-runtime/protocol/agents";
 
 export type BuiltinAgentId = (typeof BUILTIN_AGENT_IDS)[number];
-import type { McpFormat } from "../mcp-formats";
+import type { McpFormat } from "../config/mcp-formats";
 
 export interface NpmPackage {
   /** npm package name. */
@@ -48,7 +48,7 @@ export interface AgentDefinition {
   };
   /** Where the agent reads skills (relative to HOME), if it has skills. */
   skillsDir?: string;
-  /** Where the agent reads its MCP servers (relative to HOME) and in which of the known spellings (sidecar/mcp-formats.ts). */
+  /** Where the agent reads its MCP servers (relative to HOME) and in which of the known spellings (sidecar/config/mcp-formats.ts). */
   mcpConfig?: { file: string; format: McpFormat };
   /**
    * Why it cannot be installed from npm by this definition (no ACP-speaking package there): it installs

@@ -16,7 +16,7 @@ import type { Artifact, InstallRequest, InstallResult } from "@agent-runtime/pro
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { VersionSpec } from "@agent-runtime/protocol/values";
 import { logger } from "../log";
-import type { ProcessManager } from "../processes";
+import type { ProcessManager } from "../processes/processes";
 import { type RegistryAgent, splitPackageSpec } from "@agent-runtime/protocol/registry";
 import { type AgentDefinition, type BuiltinAgentId, builtinAgent, type NpmPackage } from "./definitions";
 import { satisfiesRange } from "./node-range";

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ProcessManager } from "../processes";
+import type { ProcessManager } from "../processes/processes";
 import { Installer } from "./installer";
 import { createLauncher, findFolder } from "./launcher";
 

@@ -4,7 +4,7 @@ import { delimiter, dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AgentId } from "@agent-runtime/protocol/values";
-import type { AgentLaunch } from "../acp-bridge";
+import type { AgentLaunch } from "../acp/acp-bridge";
 import { builtinAgent } from "./definitions";
 import { registryIdOf } from "@agent-runtime/protocol/registry";
 import type { Installer } from "./installer";

@@ -11,7 +11,7 @@ import { execFile } from "node:child_process";
 import { open, readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { ProblemError } from "@agent-runtime/protocol/problems";
-import { whichExecutable } from "../processes";
+import { whichExecutable } from "../processes/processes";
 import { satisfiesRange } from "./node-range";
 
 /** How a Node script is run: the script's real file, and a Node other than the sidecar's when it needs one. */

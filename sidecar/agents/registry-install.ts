@@ -26,7 +26,7 @@ import { type DistributionKind, installPlan, REGISTRY_PLATFORMS, type RegistryAg
 import type { InstallResult } from "@agent-runtime/protocol/agents";
 import { writeFileAtomic } from "../atomic-file";
 import { errorText, logger } from "../log";
-import { type ProcessManager, whichExecutable } from "../processes";
+import { type ProcessManager, whichExecutable } from "../processes/processes";
 import { archiveKind, makeExecutable, unpackArchive } from "./archive";
 import { exists, runTool } from "./installer";
 import { nodeRunnerFor, relocated } from "./node-runner";

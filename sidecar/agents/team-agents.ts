@@ -16,7 +16,7 @@ import { type RegistryAgent, registryIdOf, splitPackageSpec } from "@agent-runti
 import type { InstallRequest, InstallResult } from "@agent-runtime/protocol/agents";
 import { writeFileAtomic } from "../atomic-file";
 import { errorText, logger } from "../log";
-import { SerialApply } from "../serial-apply";
+import { SerialApply } from "../config/serial-apply";
 import { builtinAgent } from "./definitions";
 import type { Installer } from "./installer";
 

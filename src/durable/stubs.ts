@@ -3,9 +3,9 @@
  * that anything (including pure, fast-tested modules) can import this without the runtime.
  */
 import type { Env } from "../env";
-import type { MachineObject } from "./machine";
-import type { TeamObject } from "./team";
-import type { TokenObject } from "./token";
+import type { MachineObject } from "./machine/machine";
+import type { TeamObject } from "./team/team";
+import type { TokenObject } from "./tokens/token";
 
 /** The one object of the team: machines registry, tokens index, audit log, team configuration. */
 export function teamStub(env: Env): DurableObjectStub<TeamObject> {

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { machineObject } from "../durable/stubs";
-import type { CallOutcome } from "../durable/machine";
+import type { CallOutcome } from "../durable/machine/machine";
 import type { AppEnv } from "../env";
 import { settings } from "../settings";
 import { type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";

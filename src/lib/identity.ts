@@ -1,4 +1,4 @@
-/** Who a request is, as authentication found it (http/auth.ts) and a token's object records it (durable/token.ts). */
+/** Who a request is, as authentication found it (http/auth.ts) and a token's object records it (durable/tokens/token.ts). */
 import type { MachineScope, Role } from "@agent-runtime/protocol/trust";
 
 export interface Identity {

@@ -1,6 +1,6 @@
 /**
  * The machine's files (docs/architecture.md, "Files"), in the shapes the sandbox-agent SDK sends and reads. Every call goes
- * through the tunnel to the sidecar; file bodies stream in bounded pieces (durable/file-transfer.ts).
+ * through the tunnel to the sidecar; file bodies stream in bounded pieces (durable/files/file-transfer.ts).
  */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
@@ -148,7 +148,7 @@ export const fileRoutes = new OpenAPIHono<AppEnv>()
     const { entries, truncated } = await relay(c, "fs.entries", c.req.valid("query"));
     return c.json(entries, 200, truncated ? { "X-Entries-Truncated": "true" } : {});
   })
-  // The object streams the file itself: the worker passes its Response through (durable/file-transfer.ts).
+  // The object streams the file itself: the worker passes its Response through (durable/files/file-transfer.ts).
   .openapi(readFile, async (c) => await machineStub(c).readFile(c.req.valid("query").path))
   .openapi(writeFile, async (c) => {
     const declared = declaredLength(c.req.header("content-length"));

@@ -5,7 +5,7 @@ import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
-import { TERMINAL_PATH_PREFIX } from "../durable/terminal-viewers";
+import { TERMINAL_PATH_PREFIX } from "../durable/terminals/terminal-viewers";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import {

@@ -12,7 +12,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { teamStub } from "../durable/stubs";
-import { documentEtag, type DocumentKind, type TeamDocuments } from "../durable/team-documents";
+import { documentEtag, type DocumentKind, type TeamDocuments } from "../durable/config/team-documents";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
 import { errors, json, MACHINE_ERRORS } from "../http/openapi";

@@ -2,7 +2,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { machineObject, teamStub, tokenStub } from "../durable/stubs";
-import type { StoredToken } from "../durable/token";
+import type { StoredToken } from "../durable/tokens/token";
 import type { AppEnv, Env } from "../env";
 import { bounded } from "../http/bounded";
 import { settings } from "../settings";

@@ -6,7 +6,7 @@
  * all after it.
  */
 import type { Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
-import { SseBody } from "../sse-body";
+import { SseBody } from "../streams/sse-body";
 import type { SessionListener } from "./recorder";
 
 export class TranscriptFollower implements SessionListener {

@@ -4,7 +4,7 @@
  * last. What it hears goes to the recorder and to ACP's remote transport.
  */
 import type { StreamEvent, WorkerFrame } from "@agent-runtime/protocol/frames";
-import type { Subscriber, SubscriberKind } from "../subscribers";
+import type { Subscriber, SubscriberKind } from "../streams/subscribers";
 
 const RECORDER_PREFIX = "rec:";
 

@@ -22,7 +22,7 @@ import {
   type TranscriptPage,
 } from "@agent-runtime/protocol/sessions";
 import { digestOf, effectOf, TranscriptTail } from "./transcript";
-import type { RuntimeEvent } from "../../notifications/events";
+import type { RuntimeEvent } from "../notifications/events";
 
 /** How long changed entries may wait in memory before they are written (a stream in full flow: about one write batch a second). */
 export const FLUSH_MS = 1_000;

@@ -4,7 +4,7 @@
  * one before (which ends): the client opens a session's stream anew after aborting the old one, and over
  * worker → object → client hops the abort can arrive after the new GET.
  */
-import { SseBody } from "../durable/sse-body";
+import { SseBody } from "../streams/sse-body";
 
 export class Mailbox {
   private queue: string[] = [];

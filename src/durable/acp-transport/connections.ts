@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
-import { problemResponse } from "../lib/problem-response";
+import { problemResponse } from "../../lib/problem-response";
 import { problemBody, type ProblemInit } from "@agent-runtime/protocol/problems";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import { isJsonRpcRequest, JsonRpcMessage } from "@agent-runtime/protocol/acp";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StreamEvent } from "@agent-runtime/protocol/frames";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
-import { RecorderSubscriptions } from "./sessions/recorder-subscriptions";
+import { RecorderSubscriptions } from "../sessions/recorder-subscriptions";
 import { type Subscriber, SubscriberMap, Subscribers } from "./subscribers";
 
 /** A subscriber that writes down what it was handed. */

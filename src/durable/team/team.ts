@@ -2,12 +2,20 @@
  * The team's one Durable Object: what is shared by every machine of a deployment.
  * It keeps the registry of machines (written when a sidecar connects or disconnects, never per
  * request or per heartbeat: docs/architecture.md, "Idle cost"), the index of issued API tokens (each token's authority is its own object: see
- * durable/token.ts) and the audit log, in its SQLite storage.
+ * durable/tokens/token.ts) and the audit log, in its SQLite storage.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env";
-import { DOCUMENT_KINDS, documentEtag, type DocumentKind, EMPTY_DOCUMENTS, ifMatchAllows, type MachineStatusOf, type TeamDocuments } from "./team-documents";
-import { machineObject } from "./stubs";
+import type { Env } from "../../env";
+import {
+  DOCUMENT_KINDS,
+  documentEtag,
+  type DocumentKind,
+  EMPTY_DOCUMENTS,
+  ifMatchAllows,
+  type MachineStatusOf,
+  type TeamDocuments,
+} from "../config/team-documents";
+import { machineObject } from "../stubs";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import type { McpMachineStatus } from "@agent-runtime/protocol/mcp";
@@ -16,7 +24,7 @@ import type { AuditEntry, AuditPage, AuditQuery, TokenInfo } from "@agent-runtim
 import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { Deliverer } from "../notifications/deliverer";
-import { settings } from "../settings";
+import { settings } from "../../settings";
 
 /** The audit log keeps the newest entries, at most this many and at most this old (docs/architecture.md, "Trust"). */
 export const AUDIT_KEEP_ENTRIES = 100_000;

@@ -14,11 +14,11 @@ import { PendingCalls } from "@agent-runtime/protocol/pending-calls";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AcpServer as AcpServerInfo } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
-import { EventLog, type EventLogLimits } from "./event-log";
-import { logger } from "./log";
-import { envAuthMethod } from "./agents/auth";
-import { stderrCause } from "./scrub";
-import type { ManagedProcess, ProcessManager } from "./processes";
+import { EventLog, type EventLogLimits } from "../streams/event-log";
+import { logger } from "../log";
+import { envAuthMethod } from "../agents/auth";
+import { stderrCause } from "../scrub";
+import type { ManagedProcess, ProcessManager } from "../processes/processes";
 
 const log = logger("acp");
 
@@ -294,7 +294,7 @@ export class AcpServers {
     private readonly processes: ProcessManager,
     private readonly launch: AgentLauncher,
     private readonly limits: AcpLimits,
-    /** MCP servers configured for a folder (sidecar/directory-config.ts): added to every session started there. */
+    /** MCP servers configured for a folder (sidecar/config/directory-config.ts): added to every session started there. */
     private readonly folderMcpServers: (cwd: string) => Promise<{ name: string }[]> = async () => [],
   ) {
     const every = Math.min(60_000, Math.max(250, Math.floor(limits.idleStopMs / 4)));

@@ -7,8 +7,8 @@
 import { SELF, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Subscription } from "@agent-runtime/protocol/notifications";
-import { FakeSidecar } from "../durable/fake-sidecar";
-import type { MachineObject } from "../durable/machine";
+import { FakeSidecar } from "../machine/fake-sidecar";
+import type { MachineObject } from "../machine/machine";
 
 const HOOK = "https://hooks.example/runtime";
 

@@ -16,8 +16,8 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { isJsonRpcRequest, JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { AgentId } from "@agent-runtime/protocol/values";
 import { settings } from "../settings";
-import { ACP_SOCKET_PATH } from "./connections";
-import { HEADER_CONNECTION_ID } from "./connection";
+import { ACP_SOCKET_PATH } from "../durable/acp-transport/connections";
+import { HEADER_CONNECTION_ID } from "../durable/acp-transport/connection";
 
 const Headers = z.object({
   "acp-connection-id": z.string().min(1).max(128).optional().describe("the connection, from the answer to initialize"),

@@ -6,7 +6,7 @@
 import type { StreamEnd, StreamEvent, StreamGap, StreamRef, WorkerFrame } from "@agent-runtime/protocol/frames";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { problemBody, type ProblemInit } from "@agent-runtime/protocol/problems";
-import type { CallOutcome } from "./machine";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import { SseBody } from "./sse-body";
 import type { Subscriber } from "./subscribers";
 
@@ -23,8 +23,8 @@ export class SseReader implements Subscriber {
   private readonly body: SseBody;
   /** ACP messages are `message` events (as acp-http-client reads them), process output `log` events (as the sandbox-agent SDK does). */
   private readonly eventName: "message" | "log";
-  private acceptedResolve: ((outcome: CallOutcome<void>) => void) | null = null;
-  private acceptedOutcome: CallOutcome<void> | null = null;
+  private acceptedResolve: ((outcome: Outcome<void>) => void) | null = null;
+  private acceptedOutcome: Outcome<void> | null = null;
 
   constructor(
     readonly sub: string,
@@ -53,7 +53,7 @@ export class SseReader implements Subscriber {
   }
 
   /** Resolves when the sidecar acknowledged the subscription (its first `ev`), or with the problem that refused it. */
-  accepted(timeoutMs: number): Promise<CallOutcome<void>> {
+  accepted(timeoutMs: number): Promise<Outcome<void>> {
     if (this.acceptedOutcome) return Promise.resolve(this.acceptedOutcome);
     return new Promise((resolve) => {
       const timer = setTimeout(
@@ -67,7 +67,7 @@ export class SseReader implements Subscriber {
     });
   }
 
-  private settle(outcome: CallOutcome<void>): void {
+  private settle(outcome: Outcome<void>): void {
     if (this.acceptedOutcome) return;
     this.acceptedOutcome = outcome;
     this.acceptedResolve?.(outcome);

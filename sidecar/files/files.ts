@@ -15,9 +15,9 @@ import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { FsStat } from "@agent-runtime/protocol/files";
-import { errorText, logger } from "./log";
+import { errorText, logger } from "../log";
 import { checkTarArchive, entryPathInside } from "./tar-entries";
-import type { OpHandlers } from "./tunnel";
+import type { OpHandlers } from "../tunnel";
 
 const log = logger("files");
 

@@ -6,7 +6,7 @@
  * stored the last. (Pulling pieces from the worker, one RPC per piece, kept every answer alive until the
  * response ended: the object keeps the loop on its side.)
  */
-import { problemResponse } from "../lib/problem-response";
+import { problemResponse } from "../../lib/problem-response";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
@@ -81,11 +81,25 @@ export interface StagedBody {
 }
 
 /**
+ * An upload: the body staged, then used by one call that carries its last piece (`fs.commit` over a path,
+ * `fs.unpack` into a folder): one call in all for a body of one piece.
+ */
+export async function upload<R>(
+  call: MachineCall,
+  body: UploadBody,
+  declaredBytes: number | null,
+  use: (last: StagedBody) => Promise<Outcome<R>>,
+): Promise<Outcome<R>> {
+  const staged = await stageBody(call, body, declaredBytes);
+  return staged.ok ? use(staged.value) : staged;
+}
+
+/**
  * Stage a body on the machine, piece by piece, all but its last piece: that one travels with the commit
  * (or the unpack), so a file of one piece is one round trip. Refused (413) as soon as it passes
  * `maxBytes`, before it is all read; on any failure what was staged is dropped on the machine.
  */
-export async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: number | null): Promise<Outcome<StagedBody>> {
+async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: number | null): Promise<Outcome<StagedBody>> {
   const maxBytes = LIMITS.maxFileBytes;
   if (declaredBytes !== null && declaredBytes > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
   const upload = crypto.randomUUID();

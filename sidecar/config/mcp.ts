@@ -1,6 +1,6 @@
 /**
  * Applies the team's MCP document on this machine: each installed agent's own configuration file gets the
- * team's servers (sidecar/mcp-formats.ts spells them per agent), so the agent finds them however it is
+ * team's servers (sidecar/config/mcp-formats.ts spells them per agent), so the agent finds them however it is
  * started, through the runtime or by the developer in a terminal.
  *
  * What the runtime wrote is recorded in a manifest; a later document replaces exactly that, never a
@@ -12,9 +12,9 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { McpApplyResult, type McpApplyArgs } from "@agent-runtime/protocol/ops/config";
-import { writeFileAtomic } from "./atomic-file";
-import { AGENTS } from "./agents/definitions";
-import { errorText, logger } from "./log";
+import { writeFileAtomic } from "../atomic-file";
+import { AGENTS } from "../agents/definitions";
+import { errorText, logger } from "../log";
 import { type McpFormat, updateMcpFile } from "./mcp-formats";
 import { SerialApply } from "./serial-apply";
 

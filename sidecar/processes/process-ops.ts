@@ -4,8 +4,8 @@ import { homedir } from "node:os";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { LogEntry, ProcessRunRequest, ProcessRunResponse } from "@agent-runtime/protocol/processes";
 import type { ProcessManager } from "./processes";
-import type { ResolvedStream } from "./stream-hub";
-import type { OpHandlers } from "./tunnel";
+import type { ResolvedStream } from "../streams/stream-hub";
+import type { OpHandlers } from "../tunnel";
 
 type ProcessOp = Extract<keyof OpHandlers, `processes.${string}`>;
 

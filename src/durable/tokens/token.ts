@@ -5,10 +5,10 @@
  * (docs/architecture.md, "Trust"). Only the SHA-256 of the secret is kept.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env";
-import { timingSafeEqualText } from "../lib/secrets";
+import type { Env } from "../../env";
+import { timingSafeEqualText } from "../../lib/secrets";
 import type { MachineScope, Role, TokenInfo } from "@agent-runtime/protocol/trust";
-import type { Identity } from "../lib/identity";
+import type { Identity } from "../../lib/identity";
 
 export interface StoredToken {
   id: string;

@@ -14,10 +14,10 @@ import { homedir, tmpdir } from "node:os";
 import { basename, join, resolve, sep } from "node:path";
 import type { SkillsApplyArgs, SkillsApplyResult } from "@agent-runtime/protocol/ops/config";
 import { SkillName, type SkillSource } from "@agent-runtime/protocol/skills";
-import { AGENTS } from "./agents/definitions";
-import { writeFileAtomic } from "./atomic-file";
-import { errorText, logger } from "./log";
-import type { ProcessManager } from "./processes";
+import { AGENTS } from "../agents/definitions";
+import { writeFileAtomic } from "../atomic-file";
+import { errorText, logger } from "../log";
+import type { ProcessManager } from "../processes/processes";
 import { SerialApply } from "./serial-apply";
 
 const log = logger("skills");

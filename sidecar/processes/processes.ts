@@ -12,9 +12,9 @@ import { spawn as spawnPty, type IPty } from "@lydell/node-pty";
 import type { LogEntry, ProcessConfig } from "@agent-runtime/protocol/processes";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Process } from "@agent-runtime/protocol/processes";
-import { EventLog } from "./event-log";
-import type { ChildRegistry } from "./orphans";
-import { errorText, logger } from "./log";
+import { EventLog } from "../streams/event-log";
+import type { ChildRegistry } from "../orphans";
+import { errorText, logger } from "../log";
 
 const log = logger("process");
 

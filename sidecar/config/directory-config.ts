@@ -15,11 +15,11 @@ import type { OpResult } from "@agent-runtime/protocol/ops";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { McpServerConfig } from "@agent-runtime/protocol/mcp";
 import { SkillsConfig } from "@agent-runtime/protocol/skills";
-import { writeFileAtomic } from "./atomic-file";
-import { logger } from "./log";
-import type { ProcessManager } from "./processes";
+import { writeFileAtomic } from "../atomic-file";
+import { logger } from "../log";
+import type { ProcessManager } from "../processes/processes";
 import { SkillsApplier, type SkillsTarget } from "./skills";
-import type { OpHandlers } from "./tunnel";
+import type { OpHandlers } from "../tunnel";
 
 const log = logger("directory-config");
 

@@ -7,10 +7,14 @@
  * `ready`/`exit`/`error` as JSON text, and `input`/`resize`/`close` from the client.
  */
 import { z } from "zod";
-import { fromBase64 } from "../lib/base64";
+import { fromBase64 } from "../../lib/base64";
 import type { OutputPiece, StreamEnd, StreamEvent, WorkerFrame } from "@agent-runtime/protocol/frames";
 import { LogEntry, TerminalSize } from "@agent-runtime/protocol/processes";
-import type { Subscriber, SubscriberKind } from "./subscribers";
+import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import { problemResponse } from "../../lib/problem-response";
+import { offline } from "../machine/tunnel";
+import type { Subscriber, SubscriberKind } from "../streams/subscribers";
 
 export const TERMINAL_TAG = "terminal";
 export const TERMINAL_PATH_PREFIX = "/_terminal/";
@@ -126,22 +130,96 @@ export function closeViewer(ws: WebSocket, code: number, reason: string): void {
   }
 }
 
+/** What the viewers need of the machine object. */
+export interface TerminalHost {
+  /** The object's hibernatable sockets with this tag. */
+  sockets(tag: string): WebSocket[];
+  accept(ws: WebSocket, tags: string[]): void;
+  /** Send a frame to the connected sidecar, if one is (a viewer is subscribed again when one is back). */
+  send(frame: WorkerFrame): void;
+  /** Whether a call made now can be answered (connected, or within the reconnect grace). */
+  reachable(): boolean;
+  newId(): string;
+  call<N extends "processes.input" | "processes.resize">(op: N, args: OpArgs<N>): Promise<Outcome<OpResult<N>>>;
+}
+
 /**
- * The viewers as subscribers of their processes' output: their state is in their sockets' attachments,
- * so a viewer is found by its tag even after the object slept.
+ * The viewers: attached, fed the output of their processes as subscribers, forwarding their input and
+ * sizes, detached. Their state is in their sockets' attachments, so a viewer is found by its tag even
+ * after the object slept.
  */
 export class TerminalViewers implements SubscriberKind {
-  constructor(private readonly sockets: (tag: string) => WebSocket[]) {}
+  constructor(private readonly host: TerminalHost) {}
+
+  /** The route checked the process (a running tty, docs/architecture.md "Terminals"); this attaches one more viewer. */
+  attach(request: Request, processId: string): Response {
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !processId) {
+      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade for a process's terminal" });
+    }
+    if (!this.host.reachable()) return problemResponse(offline());
+    const { 0: client, 1: server } = new WebSocketPair();
+    const viewer: ViewerAttachment = { kind: "terminal", processId, sub: this.host.newId(), after: 0, ready: false };
+    const tokenId = request.headers.get("x-token-id");
+    this.host.accept(server, [TERMINAL_TAG, viewerTag(viewer.sub), ...(tokenId ? [tokenTag(tokenId)] : [])]);
+    server.serializeAttachment(viewer);
+    this.host.send(subscribeFrame(viewer));
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** A viewer's frame: input and sizes go to its process; `close` detaches it. */
+  async message(ws: WebSocket, viewer: ViewerAttachment, message: string | ArrayBuffer): Promise<void> {
+    let frame: TerminalClientFrame;
+    try {
+      const parsed = TerminalClientFrame.safeParse(JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message)));
+      if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "invalid");
+      frame = parsed.data;
+    } catch (err) {
+      sendControl(ws, { type: "error", message: `not a terminal frame (input, resize or close): ${err instanceof Error ? err.message : String(err)}` });
+      return;
+    }
+    if (frame.type === "close") {
+      closeViewer(ws, 1000, "closed by the client");
+      this.detach(ws, viewer);
+      return;
+    }
+    const outcome =
+      frame.type === "input"
+        ? await this.host.call("processes.input", { id: viewer.processId, data: frame.data, encoding: frame.encoding ?? "utf8", eof: false })
+        : await this.host.call("processes.resize", { id: viewer.processId, cols: frame.cols, rows: frame.rows });
+    if (!outcome.ok) sendControl(ws, { type: "error", message: outcome.problem.detail });
+  }
+
+  detach(ws: WebSocket, viewer: ViewerAttachment): void {
+    closeViewer(ws, 1000, "closed");
+    this.host.send({ t: "unsub", sub: viewer.sub });
+  }
+
+  /** The token that opened these terminals was revoked: they close now (a terminal is the whole machine). */
+  closeOpenedBy(tokenId: string): number {
+    const viewers = this.host.sockets(tokenTag(tokenId));
+    for (const ws of viewers) {
+      sendControl(ws, { type: "error", message: "the token that opened this terminal was revoked" });
+      const viewer = viewerOf(ws);
+      if (viewer) this.detach(ws, viewer);
+      else closeViewer(ws, 1008, "revoked");
+    }
+    return viewers.length;
+  }
 
   find(sub: string): Subscriber | null {
-    const ws = this.sockets(viewerTag(sub))[0];
+    const ws = this.host.sockets(viewerTag(sub))[0];
     return ws ? viewerSubscriber(ws) : null;
   }
 
   all(): Subscriber[] {
     // A viewer closing (or closed by fail) is not subscribed again.
-    return this.sockets(TERMINAL_TAG).flatMap((ws) => (ws.readyState === WebSocket.OPEN ? (viewerSubscriber(ws) ?? []) : []));
+    return this.host.sockets(TERMINAL_TAG).flatMap((ws) => (ws.readyState === WebSocket.OPEN ? (viewerSubscriber(ws) ?? []) : []));
   }
+}
+
+/** The tag of the terminals a token opened. */
+function tokenTag(tokenId: string): string {
+  return `tok:${tokenId}`;
 }
 
 function viewerSubscriber(ws: WebSocket): Subscriber | null {

@@ -1,0 +1,488 @@
+/**
+ * One Durable Object per machine (docs/architecture.md, "The machine object"). It owns the sidecar's
+ * WebSocket (hibernation API) and tells each message where it goes; each feature's work is its own class,
+ * wired here to the tunnel: calls in flight (`Tunnel`), SSE readers and terminal viewers (one subscriber
+ * model), sessions (`SessionRecorder`, `SessionCalls`), ACP's remote transport (`AcpConnections`), the
+ * team's documents (`applyDocuments`), notifications (`MachineNotifications`) and the machine's token
+ * generation (`TokenGeneration`).
+ *
+ * What must not be lost across a dropped tunnel lives in two places by design:
+ *  - calls in flight stay here, and are re-sent (same id) when the sidecar reconnects;
+ *    the sidecar answers a repeated id from its memory instead of running it twice.
+ *  - stream readers remember the last sequence they delivered, and re-subscribe from it.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../env";
+import { settings } from "../../settings";
+import { problemResponse } from "../../lib/problem-response";
+import { parseSidecarFrame, PING_FRAME, PONG_FRAME, TUNNEL_PROTOCOL_VERSION, type SidecarFrame, type StreamRef } from "@agent-runtime/protocol/frames";
+import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
+import { LIMITS } from "@agent-runtime/protocol/limits";
+import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
+import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
+import { AgentId } from "@agent-runtime/protocol/values";
+import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
+import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import { attachmentOf, offline, SIDECAR_TAG, sendFrame, setAttachment, Tunnel, type TunnelAttachment } from "./tunnel";
+import { teamStub } from "../stubs";
+import { deploymentCatalog } from "../../agents-registry/deployment";
+import { applyDocuments, type RecordedVersions } from "../config/config-apply";
+import type { TeamDocuments } from "../config/team-documents";
+import { fileResponse, upload, type UploadBody } from "../files/file-transfer";
+import { SseReaders } from "../streams/sse-readers";
+import { Subscribers } from "../streams/subscribers";
+import { SessionRecorder } from "../sessions/recorder";
+import { type AcpPostRequest, SessionCalls } from "../sessions/session-calls";
+import { RecorderSubscriptions } from "../sessions/recorder-subscriptions";
+import { Deliverer } from "../notifications/deliverer";
+import { MachineNotifications } from "../notifications/machine-notifications";
+import { TERMINAL_PATH_PREFIX, TERMINAL_TAG, TerminalViewers, viewerOf } from "../terminals/terminal-viewers";
+import { TokenGeneration } from "../tokens/token-generation";
+import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "../acp-transport/connections";
+
+export type CallOutcome<T> = Outcome<T>;
+
+export class MachineObject extends DurableObject<Env> {
+  private readonly tunnel: Tunnel;
+  private readonly readers: SseReaders;
+  private readonly viewers: TerminalViewers;
+  /** The session recorder's subscriptions to the ACP servers clients talk to. */
+  private readonly recorderSubscriptions: RecorderSubscriptions;
+  /** Everyone who receives the machine's streams: SSE readers, terminal viewers, the recorder (docs/architecture.md, "One subscriber model"). */
+  private readonly subscribers: Subscribers;
+  private readonly sessions: SessionRecorder;
+  private readonly sessionCalls: SessionCalls;
+  private readonly notifications: MachineNotifications;
+  private readonly tokens: TokenGeneration;
+  /** Whether the team knows this machine has records (sessions, deliveries) to list: asked of storage once. */
+  private recordsAnnounced: boolean | null = null;
+  /** ACP's remote transport (`/acp`): its connections, fed by the recorder's subscriptions. */
+  private readonly acpConnections: AcpConnections;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const config = settings(env);
+    const tunnel = new Tunnel({
+      sockets: () => ctx.getWebSockets(SIDECAR_TAG),
+      lastPingMs: (ws) => ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? null,
+      halfOpen: (ws) => ctx.waitUntil(this.onTunnelGone(ws, 1001)),
+      away: (problem) => this.machineAway(problem),
+      graceMs: config.reconnectGraceMs,
+    });
+    this.tunnel = tunnel;
+    const sidecar = {
+      send: (frame: Parameters<Tunnel["send"]>[0]) => tunnel.send(frame),
+      reachable: () => tunnel.reachable(),
+      newId: () => tunnel.newId(),
+    };
+    this.readers = new SseReaders({ ...sidecar, idleCloseMs: config.sseIdleCloseMs, acceptMs: config.reconnectGraceMs });
+    this.viewers = new TerminalViewers({
+      ...sidecar,
+      sockets: (tag) => ctx.getWebSockets(tag),
+      accept: (ws, tags) => ctx.acceptWebSocket(ws, tags),
+      call: (op, args) => tunnel.call(op, args),
+    });
+    this.notifications = new MachineNotifications(
+      ctx.storage,
+      new Deliverer(ctx.storage.sql, {
+        wake: async (at) => {
+          const current = await ctx.storage.getAlarm();
+          if (current === null || current > at) await ctx.storage.setAlarm(at);
+        },
+        vapid: config.vapid,
+        gone: (id) => teamStub(env).dropSubscription(id),
+        backoffMs: config.notifyBackoffMs,
+      }),
+      () => this.announceRecords(),
+    );
+    this.tokens = new TokenGeneration(ctx.storage, () => ctx.getWebSockets(SIDECAR_TAG));
+    this.sessions = new SessionRecorder(
+      ctx.storage.sql,
+      () => this.machineName(),
+      () => tunnel.live() !== null,
+      () => this.announceRecords(),
+      (event) => ctx.waitUntil(this.notifications.notify(event)),
+    );
+    this.sessionCalls = new SessionCalls(this.sessions, {
+      call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
+      online: () => tunnel.live() !== null,
+      follow: (serverId) => {
+        const frame = this.recorderSubscriptions.follow(serverId);
+        if (frame) tunnel.send(frame);
+      },
+      instance: () => tunnel.instance,
+      sseIdleCloseMs: config.sseIdleCloseMs,
+    });
+    this.acpConnections = new AcpConnections({
+      post: (req, timeoutMs, restore) => this.sessionCalls.acpPost(req, timeoutMs, restore),
+      stop: async (serverId) => {
+        await tunnel.call("acp.delete", { serverId }, 30_000);
+      },
+      sockets: (tag) => ctx.getWebSockets(tag),
+    });
+    this.recorderSubscriptions = new RecorderSubscriptions({
+      events: (serverId, events) => {
+        this.sessions.agentEvents(serverId, events);
+        this.acpConnections.agentEvents(serverId, events);
+      },
+      ended: (serverId, endJson) => {
+        this.sessions.serverEnded(serverId, endJson);
+        this.acpConnections.agentGone(serverId);
+      },
+      after: (serverId) => (this.sessions.firstSeqOf(serverId) ?? 1) - 1,
+    });
+    this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions]);
+    // Heartbeats are answered by the runtime: an idle machine's object is never woken by them.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
+  }
+
+  // ---------------- sockets: the tunnel, terminal viewers, ACP's WebSocket form ----------------
+
+  override async fetch(request: Request): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    if (path.startsWith(TERMINAL_PATH_PREFIX)) return this.viewers.attach(request, decodeURIComponent(path.slice(TERMINAL_PATH_PREFIX.length)));
+    if (path === ACP_SOCKET_PATH) return this.acceptAcpSocket(request);
+    // The object's own name is the machine (it is created by idFromName(machine)); the header is checked against it.
+    const machine = this.ctx.id.name ?? request.headers.get("x-machine-id");
+    if (this.ctx.id.name && request.headers.get("x-machine-id") !== this.ctx.id.name) {
+      return problemResponse({ code: "invalid_request", detail: "this tunnel request is not for this machine" });
+    }
+    const generation = Number(request.headers.get("x-token-generation"));
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !machine || !Number.isSafeInteger(generation)) {
+      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade from a sidecar" });
+    }
+    // The one piece of per-machine trust state: tokens older than the current generation were revoked.
+    if (generation < (await this.tokens.current())) {
+      return problemResponse({ code: "token_invalid", detail: `the tokens of machine '${machine}' minted before were revoked; ask an admin for a new one` });
+    }
+    // A new authenticated connection replaces the old one (e.g. the sidecar restarted).
+    for (const old of this.ctx.getWebSockets(SIDECAR_TAG)) {
+      try {
+        old.close(4000, "replaced by a newer connection of this machine");
+      } catch {
+        // already closing
+      }
+    }
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server, [SIDECAR_TAG]);
+    const attachment: TunnelAttachment = { machine, connectedAtMs: Date.now(), hello: false, generation, heartbeatMs: LIMITS.heartbeatMs };
+    setAttachment(server, attachment);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    // One look at the tags (not the attachment) tells the sidecar's messages, the hot path, from the rest.
+    const tags = this.ctx.getTags(ws);
+    if (tags.includes(TERMINAL_TAG)) {
+      const viewer = viewerOf(ws);
+      if (viewer) return this.viewers.message(ws, viewer, message);
+      return;
+    }
+    if (tags.includes(ACP_SOCKET_TAG)) {
+      const acp = acpSocketOf(ws);
+      if (acp) return this.acpConnections.socketMessage(ws, acp, message, settings(this.env).acpTimeoutMs);
+      return;
+    }
+    const parsed = parseSidecarFrame(message);
+    if (!parsed.ok) {
+      // A sidecar that sends what we cannot read is told so, and it is logged: never dropped silently.
+      console.error(`machine tunnel: ${parsed.error}`);
+      sendFrame(ws, { t: "bad", error: parsed.error });
+      return;
+    }
+    const frame = parsed.frame;
+    switch (frame.t) {
+      case "res":
+      case "err":
+        this.tunnel.answered(frame);
+        return;
+      case "bad":
+        console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
+        return;
+      case "ev":
+        this.subscribers.deliver(frame.sub, frame.events, frame.gap);
+        return;
+      case "out":
+        this.subscribers.output(frame.sub, frame.pieces, frame.bytes);
+        return;
+      case "end":
+        this.subscribers.end(frame.sub, frame.end);
+        return;
+      case "hello":
+        await this.onHello(ws, frame);
+        return;
+    }
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    await this.socketGone(ws, code);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    await this.socketGone(ws, 1011);
+  }
+
+  /** A socket closed: a viewer detaches, an ACP connection's socket ends it, the tunnel's starts the grace. */
+  private async socketGone(ws: WebSocket, code: number): Promise<void> {
+    const viewer = viewerOf(ws);
+    if (viewer) return this.viewers.detach(ws, viewer);
+    const acp = acpSocketOf(ws);
+    if (acp) return this.acpConnections.socketClosed(acp);
+    await this.onTunnelGone(ws, code);
+  }
+
+  private async onHello(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }>): Promise<void> {
+    const attachment = attachmentOf(ws);
+    if (!attachment) {
+      ws.close(4003, "this connection's state is unreadable; reconnect");
+      return;
+    }
+    if (hello.protocol !== TUNNEL_PROTOCOL_VERSION || hello.machine !== attachment.machine) {
+      const reason =
+        hello.machine !== attachment.machine
+          ? `this tunnel belongs to machine '${attachment.machine}'`
+          : `tunnel protocol ${hello.protocol} is not supported (this worker speaks ${TUNNEL_PROTOCOL_VERSION}); update the sidecar`;
+      sendFrame(ws, { t: "bye", reason });
+      ws.close(4002, reason.slice(0, 120));
+      return;
+    }
+    const heartbeatMs = typeof hello.heartbeatMs === "number" && hello.heartbeatMs >= 100 ? hello.heartbeatMs : LIMITS.heartbeatMs;
+    setAttachment(ws, { ...attachment, hello: true, heartbeatMs });
+    // One call to the team per connect: it records the machine and answers with the team's documents. The
+    // welcome follows it, so a sidecar told "connected" is also listed as connected.
+    const registered = await teamStub(this.env)
+      .machineConnected({ id: attachment.machine, connectedAtMs: attachment.connectedAtMs, sidecarVersion: hello.sidecarVersion, platform: hello.platform })
+      .catch((err: unknown) => {
+        console.error(`machine '${attachment.machine}' connected but the team did not record it:`, err);
+        return null;
+      });
+    sendFrame(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
+    if (registered) await this.notifications.keep(registered.subscriptions);
+    // Back after people were told it went away: they are told it is back.
+    await this.notifications.cameBack(attachment.machine);
+    this.resumeAfterHello(ws, hello.bootId ?? null);
+    if (!registered) return;
+    // Every machine gets the team's documents when it connects (the sidecar skips a version it applied already).
+    this.ctx.waitUntil(this.applyDocuments(registered.documents, registered.recorded));
+  }
+
+  /**
+   * After a hello: calls and streams go on. The same sidecar instance gets what was in flight again (it
+   * answers a call it ran already from memory, never twice). A restarted instance never sees a call meant
+   * for the one that is gone: those fail with 503 machine_restarted, and its readers are told at once.
+   * Calls made while no sidecar was there go out now.
+   */
+  private resumeAfterHello(ws: WebSocket, bootId: string | null): void {
+    const { restarted } = this.tunnel.greeted(ws, bootId);
+    if (restarted) {
+      this.subscribers.fail({ code: "machine_restarted", detail: "the machine's sidecar restarted: this stream's source (its process or agent) is gone" });
+      this.acpConnections.allAgentsGone();
+    }
+    for (const frame of this.subscribers.subscribeFrames()) sendFrame(ws, frame);
+  }
+
+  private async onTunnelGone(ws: WebSocket, code: number): Promise<void> {
+    this.sessions.flush(); // what the recorder holds in memory is written before the machine is away
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, "closed");
+    } catch {
+      // already closed
+    }
+    if (!this.tunnel.closed(code)) return; // replaced by a newer socket: nothing changed for callers
+    const machine = attachmentOf(ws)?.machine;
+    if (machine) await teamStub(this.env).machineDisconnected(machine, Date.now());
+  }
+
+  /** Away for good, not a blip (it did not come back within the grace): calls failed; streams fail, people are told once. */
+  private machineAway(problem: ProblemInit): void {
+    this.ctx.waitUntil(this.notifications.wentAway(this.machineName()));
+    this.subscribers.fail(problem);
+  }
+
+  /** The WebSocket form of ACP's remote transport: one socket is one connection (and one agent process), hibernatable. */
+  private acceptAcpSocket(request: Request): Response {
+    const agent = AgentId.safeParse(new URL(request.url).searchParams.get("agent"));
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !agent.success) {
+      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade naming its agent" });
+    }
+    if (!this.tunnel.reachable()) return problemResponse(offline());
+    const { serverId, tags, attachment } = this.acpConnections.socketSetup(agent.data, request.headers.get("x-who") ?? "(unknown)");
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server, tags);
+    server.serializeAttachment(attachment);
+    return new Response(null, { status: 101, webSocket: client, headers: { "acp-connection-id": serverId } });
+  }
+
+  /** The machine this object holds: its own name (it is created by idFromName), else its sidecar's word. */
+  private machineName(): string {
+    if (this.ctx.id.name) return this.ctx.id.name;
+    const ws = this.ctx.getWebSockets(SIDECAR_TAG)[0];
+    return (ws && attachmentOf(ws)?.machine) || "unknown";
+  }
+
+  /**
+   * Once per machine: the team lists sessions and deliveries only of machines that have some (so this is
+   * not per session, nor per message).
+   */
+  private announceRecords(): void {
+    this.ctx.waitUntil(
+      (async () => {
+        this.recordsAnnounced ??= (await this.ctx.storage.get<boolean>("records-announced")) === true;
+        if (this.recordsAnnounced) return;
+        const machine = this.machineName();
+        await teamStub(this.env).machineHasSessions(machine);
+        this.recordsAnnounced = true;
+        await this.ctx.storage.put("records-announced", true);
+      })().catch((err: unknown) => console.error("the team did not record that this machine has sessions:", err)),
+    );
+  }
+
+  private applyDocuments(documents: TeamDocuments, recorded?: RecordedVersions): Promise<void> {
+    const tunnel = this.tunnel;
+    return applyDocuments(
+      {
+        call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
+        connectedMachine: () => {
+          const ws = tunnel.live();
+          return (ws && attachmentOf(ws)?.machine) || null;
+        },
+        team: () => teamStub(this.env),
+        catalog: () => deploymentCatalog(this.env),
+        installTimeoutMs: settings(this.env).installTimeoutMs,
+      },
+      documents,
+      recorded,
+    );
+  }
+
+  override async alarm(): Promise<void> {
+    await this.notifications.sendDue();
+  }
+
+  // ---------------- RPC surface used by the worker's routes (one line each: the work is in the feature's class) ----------------
+
+  isOnline(): boolean {
+    return this.tunnel.live() !== null;
+  }
+
+  /** Call an operation on the sidecar and wait for its answer (or a problem: offline, timeout); `timeoutMs` defaults to the operation's deadline. */
+  async call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<CallOutcome<OpResult<N>>> {
+    return this.tunnel.call(op, args, timeoutMs);
+  }
+
+  /** An SSE reader of one of the machine's streams from sequence `after` on (or a problem response). */
+  async openStream(stream: StreamRef, after: number): Promise<Response> {
+    return this.readers.open(stream, after);
+  }
+
+  /** The token that opened these terminals was revoked: they close now (a terminal is the whole machine). */
+  closeViewersOf(tokenId: string): number {
+    return this.viewers.closeOpenedBy(tokenId);
+  }
+
+  /** A file on the machine as a streamed response (or a problem response), read in pieces (durable/files/file-transfer.ts). */
+  async readFile(path: string): Promise<Response> {
+    return fileResponse(
+      (op, args) => this.tunnel.call(op, args),
+      path,
+      (work) => this.ctx.waitUntil(work),
+    );
+  }
+
+  /** A request body written over `path` in one rename once staged. */
+  async writeFile(path: string, body: UploadBody, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.commit">>> {
+    return upload(
+      (op, args) => this.tunnel.call(op, args),
+      body,
+      declaredBytes,
+      (last) => this.tunnel.call("fs.commit", { ...last, path }),
+    );
+  }
+
+  /** A tar archive unpacked into the folder `path` once staged. */
+  async unpackArchive(path: string, body: UploadBody, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.unpack">>> {
+    return upload(
+      (op, args) => this.tunnel.call(op, args),
+      body,
+      declaredBytes,
+      (last) => this.tunnel.call("fs.unpack", { ...last, path }),
+    );
+  }
+
+  /** The team's fan-out hands each machine the documents; the apply runs after this call has returned. */
+  scheduleConfigApply(documents: TeamDocuments): void {
+    this.ctx.waitUntil(this.applyDocuments(documents));
+  }
+
+  async tokenGeneration(): Promise<number> {
+    return this.tokens.current();
+  }
+
+  async revokeTokens(): Promise<number> {
+    return this.tokens.revoke();
+  }
+
+  async setSubscriptions(subscriptions: SubscriptionTarget[]): Promise<void> {
+    await this.notifications.keep(subscriptions);
+  }
+
+  listDeliveries(subscriptions: string[] | null, limit: number): DeliveryAttempt[] {
+    return this.notifications.list(subscriptions, limit);
+  }
+
+  async acpPost(req: AcpPostRequest, timeoutMs: number): Promise<CallOutcome<AcpPostResult>> {
+    return this.sessionCalls.acpPost(req, timeoutMs);
+  }
+
+  /** `initialize` without a connection id (ACP's remote transport): the agent starts, and the connection is its server. */
+  async acpConnect(agent: AgentId, message: JsonRpcMessage, owner: string, who: string): Promise<CallOutcome<{ connectionId: string; body: string }>> {
+    return this.acpConnections.connect(agent, message, owner, who, settings(this.env).acpTimeoutMs);
+  }
+
+  acpConnectionPost(connectionId: string, session: string | null, message: JsonRpcMessage, owner: string, who: string): CallOutcome<void> {
+    return this.acpConnections.post(connectionId, session, message, owner, who);
+  }
+
+  acpConnectionStream(connectionId: string, session: string | null, owner: string): Response {
+    return this.acpConnections.stream(connectionId, session, owner);
+  }
+
+  async acpConnectionClose(connectionId: string, owner: string): Promise<CallOutcome<void>> {
+    return this.acpConnections.close(connectionId, owner);
+  }
+
+  listSessions(filter: SessionFilter, cursor: { atMs: number; id: string } | null, limit: number): { sessions: Session[]; more: boolean } {
+    return this.sessionCalls.list(filter, cursor, limit);
+  }
+
+  getSession(id: string): Session | null {
+    return this.sessionCalls.get(id);
+  }
+
+  readTranscript(id: string, after: number, limit: number): TranscriptPage | null {
+    return this.sessionCalls.transcript(id, after, limit);
+  }
+
+  followTranscript(id: string, after: number): Response {
+    return this.sessionCalls.follow(id, after);
+  }
+
+  async closeSession(id: string, purge: boolean, who: string): Promise<CallOutcome<Session>> {
+    return this.sessionCalls.close(id, purge, who);
+  }
+
+  async continueSession(id: string, who: string, timeoutMs: number): Promise<CallOutcome<Session>> {
+    return this.sessionCalls.continue(id, who, timeoutMs);
+  }
+
+  async answerPermission(id: string, answer: PermissionAnswer, who: string): Promise<CallOutcome<Session>> {
+    return this.sessionCalls.answerPermission(id, answer, who);
+  }
+
+  async discoverSessions(agents: AgentId[], cwd: string | undefined): Promise<CallOutcome<DiscoveredSession[]>> {
+    return this.sessionCalls.discover(agents, cwd);
+  }
+}

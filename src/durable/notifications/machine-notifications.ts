@@ -1,0 +1,64 @@
+/**
+ * One machine's notifications (docs/architecture.md, "Notifications"): the subscriptions that may hear of
+ * it (the team's copy, handed over by its fan-out and on each connect), an event turned into one queued
+ * delivery per subscription that hears of it, sent by the object's alarm, and "went away" told once and
+ * "is back" only after it.
+ */
+import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import type { Deliverer } from "./deliverer";
+import { hears, payloadOf, type RuntimeEvent } from "./events";
+
+export class MachineNotifications {
+  /** The subscriptions that may hear of this machine, read from storage once. */
+  private subscriptions: SubscriptionTarget[] | null = null;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly deliverer: Deliverer,
+    /** The machine has records (deliveries) the team lists. */
+    private readonly announceRecords: () => void,
+  ) {}
+
+  /** The team's fan-out (or a connect): the subscriptions that may hear of this machine now. */
+  async keep(subscriptions: SubscriptionTarget[]): Promise<void> {
+    const before = this.subscriptions ?? (await this.storage.get<SubscriptionTarget[]>("subscriptions")) ?? [];
+    this.subscriptions = subscriptions;
+    // A reconnect that changed nothing writes nothing.
+    if (JSON.stringify(before) !== JSON.stringify(subscriptions)) await this.storage.put("subscriptions", subscriptions);
+  }
+
+  /** Queue one delivery per subscription that hears of this event; the alarm sends them. */
+  async notify(event: RuntimeEvent): Promise<void> {
+    this.subscriptions ??= (await this.storage.get<SubscriptionTarget[]>("subscriptions")) ?? [];
+    const now = Date.now();
+    const targets = this.subscriptions.filter((t) => hears(t, event.type, event.machine, now));
+    if (targets.length === 0) return;
+    const id = crypto.randomUUID();
+    await this.deliverer.enqueue(targets.map((target) => ({ target, payload: payloadOf(event, target.baseUrl, id, now) })));
+    this.announceRecords();
+  }
+
+  /** Away for good (past the reconnect grace): told once, and remembered so that its return is told too. */
+  async wentAway(machine: string): Promise<void> {
+    await this.storage.put("offline-announced", true);
+    await this.notify({ type: "machine.offline", machine });
+  }
+
+  /** Connected again: "is back" only to those who were told it went away. */
+  async cameBack(machine: string): Promise<void> {
+    if (!(await this.storage.get<boolean>("offline-announced"))) return;
+    await this.storage.delete("offline-announced");
+    await this.notify({ type: "machine.online", machine });
+  }
+
+  /** The alarm: send what is due, and wake again for what is not. */
+  async sendDue(): Promise<void> {
+    const next = await this.deliverer.run();
+    if (next !== null) await this.storage.setAlarm(Math.max(next, Date.now()));
+  }
+
+  /** The newest delivery attempts of these subscriptions (null: all) made from this machine. */
+  list(subscriptions: string[] | null, limit: number): DeliveryAttempt[] {
+    return this.deliverer.list(subscriptions, limit);
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * What the machine object does for sessions (docs/architecture.md, "Sessions"): every client message for
+ * an ACP server goes through `acpPost` (recorded, sent, its answer recorded; a gone agent restored first
+ * when the message belongs to a recorded session), and the runtime's own calls on a session (close,
+ * continue, answer a permission, discover) are built from it. The recorder keeps the records; this class
+ * is the calls made with them, so the object only wires it to its tunnel.
+ */
+import { isJsonRpcRequest, type JsonRpcMessage, sessionIdIn } from "@agent-runtime/protocol/acp";
+import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
+import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import type { AgentId } from "@agent-runtime/protocol/values";
+import { problemResponse } from "../../lib/problem-response";
+import { TranscriptFollower } from "./follower";
+import type { SessionRecorder } from "./recorder";
+
+/** What these calls need of the machine object. */
+export interface SessionHost {
+  call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
+  /** Whether a sidecar is connected now. */
+  online(): boolean;
+  /** The recorder follows this server's stream from what it recorded last. */
+  follow(serverId: string): void;
+  /** This object's instance id: the runtime's own request ids never collide with another instance's. */
+  instance(): string;
+  sseIdleCloseMs: number;
+}
+
+export interface AcpPostRequest {
+  serverId: string;
+  /** Set by a client's first message to a server: the agent it starts. */
+  agent?: AgentId;
+  message: JsonRpcMessage;
+  who: string;
+}
+
+export class SessionCalls {
+  private runtimeRequests = 0;
+
+  constructor(
+    private readonly sessions: SessionRecorder,
+    private readonly host: SessionHost,
+  ) {}
+
+  /**
+   * One client message for an ACP server (the relay, `POST /v1/acp/{server_id}`): recorded, sent, its
+   * answer recorded. When the server's agent is gone (a restarted sidecar, an agent that exited or was
+   * stopped idle) and the message belongs to a recorded session, the agent is started again and the
+   * session reattached first: the client keeps its server id and sessionId.
+   */
+  async acpPost(
+    req: AcpPostRequest,
+    timeoutMs: number,
+    /** The runtime's own message (continue): start the server's agent again whatever the message is for. */
+    restoreAny = false,
+  ): Promise<Outcome<AcpPostResult>> {
+    const { serverId, agent, who } = req;
+    if (agent) this.sessions.serverStarted(serverId, agent);
+    const message = this.sessions.clientMessage(serverId, req.message);
+    const awaitId = isJsonRpcRequest(message) ? (message.id as string | number) : null;
+    const target = sessionIdIn(message.params);
+    if (message.method === "session/load" && target) this.sessions.loading(serverId, target);
+    const firstSeq = agent ? this.sessions.firstSeqOf(serverId) : undefined;
+    const method = "method" in message && typeof message.method === "string" ? message.method : null;
+    const params: unknown = "params" in message ? message.params : undefined;
+    const startsSession = method === "session/new" || method === "session/load";
+    const cwd = startsSession && typeof params === "object" && params !== null && "cwd" in params && typeof params.cwd === "string" ? params.cwd : undefined;
+    const args = {
+      serverId,
+      ...(agent ? { agent } : {}),
+      message: JSON.stringify(message),
+      method,
+      ...(cwd !== undefined ? { cwd } : {}),
+      awaitId,
+      ...(firstSeq ? { firstSeq } : {}),
+    };
+    let outcome = await this.host.call("acp.post", args, timeoutMs);
+    // Only a message for a session recorded on this server brings its agent back: any other message for a
+    // server whose agent is gone finds the id free, as before (its first POST names the agent again).
+    if (!outcome.ok && outcome.problem.extensions?.notRunning === true && (restoreAny || (target && this.sessions.recordOf(serverId, target)))) {
+      const restored = await this.restoreServer(serverId, target);
+      outcome = restored.ok ? await this.host.call("acp.post", args, timeoutMs) : restored;
+    }
+    if (outcome.ok) {
+      this.host.follow(serverId);
+      if (awaitId !== null && outcome.value.status === 200) this.sessions.answered(serverId, message, outcome.value.body, who);
+    } else {
+      this.sessions.callFailed(serverId, message, outcome.problem);
+    }
+    return outcome;
+  }
+
+  /**
+   * Start a server's agent again as its client set it up and reattach its sessions. A message for a
+   * session the agent cannot reattach is a 409 `session_not_resumable` (its way on is `continue`).
+   */
+  private async restoreServer(serverId: string, target: string | null): Promise<Outcome<void>> {
+    const plan = this.sessions.restorePlan(serverId);
+    if (!plan) {
+      return {
+        ok: false,
+        problem: { code: "invalid_request", detail: `server '${serverId}' is not running: the first POST must name its agent with ?agent=<id>` },
+      };
+    }
+    const notResumable = (why: string): Outcome<void> => {
+      const record = target ? this.sessions.recordOf(serverId, target) : null;
+      return {
+        ok: false,
+        problem: {
+          code: "session_not_resumable",
+          detail: `session '${target}' cannot be reattached: ${why}${record ? `; POST /v1/sessions/${record.id}/continue starts a new session with its conversation` : ""}`,
+          extensions: record ? { session: record.id } : {},
+        },
+      };
+    };
+    if (target && !plan.canResume && !plan.canLoad && this.sessions.recordOf(serverId, target)) {
+      // Its agent can neither: start nothing now (another message may still start the agent afresh).
+      return notResumable(`agent '${plan.agent}' can neither resume nor load a session`);
+    }
+    const reattach = plan.canResume || plan.canLoad ? plan.sessions : [];
+    const restored = await this.host.call("acp.restore", {
+      serverId,
+      agent: plan.agent,
+      initialize: plan.initialize,
+      authMethodId: plan.authMethodId,
+      sessions: reattach,
+      firstSeq: plan.firstSeq,
+    });
+    if (!restored.ok) return restored;
+    this.host.follow(serverId);
+    for (const s of restored.value.sessions) if (s.how === "none") this.sessions.notResumable(serverId, s.sessionId, s.error ?? "the agent refused");
+    const failed = target ? restored.value.sessions.find((s) => s.sessionId === target && s.how === "none") : undefined;
+    if (failed) return notResumable(failed.error ?? "the agent refused");
+    return { ok: true, value: undefined };
+  }
+
+  /** A page of this machine's sessions, newest activity first. */
+  list(filter: SessionFilter, cursor: { atMs: number; id: string } | null, limit: number): { sessions: Session[]; more: boolean } {
+    return this.sessions.list(filter, cursor, limit);
+  }
+
+  get(id: string): Session | null {
+    return this.sessions.get(id);
+  }
+
+  transcript(id: string, after: number, limit: number): TranscriptPage | null {
+    return this.sessions.transcript(id, after, limit);
+  }
+
+  /** The transcript as a live stream (or a 404 problem). */
+  follow(id: string, after: number): Response {
+    const record = this.sessions.get(id);
+    // Entry `after` itself again: it may have grown since the reader saw it.
+    const page = this.sessions.transcript(id, Math.max(0, after - 1), 10_000);
+    if (!record || !page) return problemResponse({ code: "not_found", detail: `no session '${id}' on this machine` });
+    return new TranscriptFollower(this.host.sseIdleCloseMs).start(record, page.entries, (l) => this.sessions.listen(id, l));
+  }
+
+  /** A request of the runtime's own to an agent (close, continue), with an id no client uses. */
+  private runtimeRequest(method: string, params: Record<string, unknown>): JsonRpcMessage {
+    return { jsonrpc: "2.0", id: `agent-runtime-${this.host.instance()}-${this.runtimeRequests++}`, method, params };
+  }
+
+  /**
+   * Close a session: `session/close` where the agent has it, and its server stopped when no other open
+   * session uses it. `purge` also drops the transcript. The record stays (closed).
+   */
+  async close(id: string, purge: boolean, who: string): Promise<Outcome<Session>> {
+    const record = this.sessions.get(id);
+    if (!record) return notFound(id);
+    const live = this.host.online();
+    if (live && record.state !== "closed" && this.sessions.canClose(record.serverId)) {
+      const running = await this.host.call("acp.list", {});
+      if (running.ok && running.value.servers.some((s) => s.serverId === record.serverId)) {
+        await this.acpPost({ serverId: record.serverId, message: this.runtimeRequest("session/close", { sessionId: record.sessionId }), who }, 60_000);
+      }
+    }
+    const closed = this.sessions.close(id, purge)!;
+    if (live && this.sessions.openSessionsOf(record.serverId) === 0) {
+      const stopped = await this.host.call("acp.delete", { serverId: record.serverId });
+      if (!stopped.ok) return stopped;
+    }
+    return { ok: true, value: closed };
+  }
+
+  /**
+   * Continue a session that cannot be reattached (or any other): a new session of the same agent in the
+   * same folder, on the same server, whose first prompt will carry a bounded digest of the conversation.
+   */
+  async continue(id: string, who: string, timeoutMs: number): Promise<Outcome<Session>> {
+    const record = this.sessions.get(id);
+    const digest = record ? this.sessions.digest(id) : null;
+    if (!record || digest === null) return notFound(id);
+    const started = await this.acpPost(
+      { serverId: record.serverId, message: this.runtimeRequest("session/new", this.sessions.startParams(id)!), who },
+      timeoutMs,
+      true,
+    );
+    if (!started.ok) return started;
+    const body = started.value.status === 200 ? (JSON.parse(started.value.body) as { result?: { sessionId?: unknown }; error?: { message?: unknown } }) : {};
+    const sessionId = body.result?.sessionId;
+    if (typeof sessionId !== "string") {
+      return {
+        ok: false,
+        problem: { code: "stream_error", detail: `the agent did not start a new session: ${String(body.error?.message ?? "no sessionId in its answer")}` },
+      };
+    }
+    const created = this.sessions.recordOf(record.serverId, sessionId);
+    if (!created) return { ok: false, problem: { code: "internal", detail: "the new session was not recorded" } };
+    this.sessions.continued(created.id, id, digest);
+    return { ok: true, value: this.sessions.get(created.id)! };
+  }
+
+  /** Answer a session's pending permission request (`POST /v1/sessions/{id}/permission`) as its client would. */
+  async answerPermission(id: string, answer: PermissionAnswer, who: string): Promise<Outcome<Session>> {
+    const record = this.sessions.get(id);
+    if (!record) return notFound(id);
+    const pending = record.pending;
+    if (!pending || JSON.stringify(pending.requestId) !== JSON.stringify(answer.requestId)) {
+      return {
+        ok: false,
+        problem: {
+          code: "conflict",
+          detail: `request ${JSON.stringify(answer.requestId)} of session '${id}' is not waiting for an answer (answered, cancelled or never asked)`,
+        },
+      };
+    }
+    if (answer.optionId !== null && !pending.options.some((o) => o.optionId === answer.optionId)) {
+      return {
+        ok: false,
+        problem: {
+          code: "invalid_request",
+          detail: `'${answer.optionId}' is not one of this request's options: ${pending.options.map((o) => o.optionId).join(", ")}`,
+        },
+      };
+    }
+    const outcome = answer.optionId === null ? { outcome: "cancelled" } : { outcome: "selected", optionId: answer.optionId };
+    const sent = await this.acpPost({ serverId: record.serverId, message: { jsonrpc: "2.0", id: pending.requestId, result: { outcome } }, who }, 60_000);
+    if (!sent.ok) return sent;
+    return { ok: true, value: this.sessions.get(id)! };
+  }
+
+  /** The sessions agents keep on this machine (`session/list`), with the runtime's record of each where it has one. */
+  async discover(agents: AgentId[], cwd: string | undefined): Promise<Outcome<DiscoveredSession[]>> {
+    const found: DiscoveredSession[] = [];
+    for (const agent of agents) {
+      const listed = await this.host.call("acp.discover", { agent, ...(cwd ? { cwd } : {}) });
+      if (!listed.ok) return listed;
+      for (const s of listed.value.sessions) {
+        found.push({ agent, ...s, recorded: this.sessions.findByAcp(agent, s.sessionId)?.id ?? null });
+      }
+    }
+    return { ok: true, value: found };
+  }
+}
+
+function notFound(id: string): Outcome<never> {
+  return { ok: false, problem: { code: "not_found", detail: `no session '${id}' on this machine` } };
+}
