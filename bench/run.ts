@@ -39,6 +39,13 @@ interface RoundTrips {
   rttP99Ms: number;
   /** CPU per round trip by process (µs): this client, then the target's own (server, workerd, sidecar, agent, ...). */
   cpuUsPerCall?: Record<string, number>;
+  /** A 1 MiB file written and read back (the median of SMALL_FILE_RUNS), where the target serves files. */
+  smallFiles?: SmallFiles;
+}
+
+interface SmallFiles {
+  writeMs: number;
+  readMs: number;
 }
 
 interface Figures extends RoundTrips {
@@ -339,9 +346,9 @@ async function cpuPerRoundTrip(target: HttpTarget): Promise<Record<string, numbe
   return Object.fromEntries(Object.keys(processes).map((role, i) => [role, Math.round(((after[i]! - before[i]!) / CPU_CALLS) * 1e6)]));
 }
 
-async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Figures> {
-  // Streaming: 10,000 session/update notifications, until the SSE reader has them all.
-  const sid = await session(target, "stream");
+/** Streaming: STREAM_EVENTS session/update notifications of one prompt on server `serverId`, until the SSE reader has them all. */
+async function streamThrough(target: HttpTarget, serverId: string): Promise<{ streamMs: number; delivered: { count: number; lastAt: number } }> {
+  const sid = await session(target, serverId);
   let readerUp!: () => void;
   const up = new Promise<void>((r) => (readerUp = r));
   let promptDone!: Promise<unknown>;
@@ -349,18 +356,38 @@ async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Fig
   const sent = new Promise<void>((r) => (promptSent = r));
   const reading = readUpdates(
     target,
-    "stream",
+    serverId,
     STREAM_EVENTS,
     readerUp,
     sent.then(() => promptDone),
   );
   await up;
   const t0 = performance.now();
-  promptDone = post(target, "stream", prompt(3, sid, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`));
+  promptDone = post(target, serverId, prompt(3, sid, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`));
   promptSent();
   const delivered = await reading;
   const streamMs = delivered.lastAt - t0;
   await promptDone;
+  return { streamMs, delivered };
+}
+
+/** The direct client's stream alone: STREAM_EVENTS updates read off the agent's own stdio (ms). */
+async function directStreamMs(): Promise<number> {
+  const client = new StdioClient();
+  await client.initialize();
+  const session = await client.newSession();
+  client.notifications = 0;
+  const t0 = performance.now();
+  const done = client.prompt(session, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`);
+  await client.untilNotifications(STREAM_EVENTS);
+  const streamMs = performance.now() - t0;
+  await done;
+  client.close();
+  return streamMs;
+}
+
+async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Figures> {
+  const { streamMs, delivered } = await streamThrough(target, "stream");
 
   const rssIdle = await target.rss();
   console.error(`bench:   ${target.name}: streaming done`);
@@ -428,47 +455,64 @@ async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Fig
   };
 }
 
+/** A random file of `size` bytes written with PUT /v1/fs/file into `dir` and read back with GET, compared byte for byte. */
+async function fileRoundTrip(target: HttpTarget, dir: string, size: number): Promise<{ writeMs: number; readMs: number } | { refused: string }> {
+  const bytes = randomBytes(size);
+  const url = `${target.base}/v1/fs/file?path=${encodeURIComponent(join(dir, `file-${size}.bin`))}`;
+  const t0 = performance.now();
+  const put = await fetch(url, { method: "PUT", headers: { ...target.headers, "content-type": "application/octet-stream" }, body: bytes }).catch(
+    (err: Error) => new Error(`the connection was closed (${(err.cause as Error | undefined)?.message ?? err.message})`),
+  );
+  if (put instanceof Error) return { refused: put.message };
+  const answer = await put.text();
+  if (!put.ok) return { refused: `${put.status}: ${answer.slice(0, 120)}` };
+  const writeMs = performance.now() - t0;
+  const t1 = performance.now();
+  const back = Buffer.from(await (await fetch(url, { headers: target.headers })).arrayBuffer());
+  const readMs = performance.now() - t1;
+  if (!back.equals(bytes)) throw new Error(`${target.name}: the file read back differs from the one written`);
+  return { writeMs, readMs };
+}
+
+/** A 1 MiB file's round trip is a few milliseconds: the median of SMALL_FILE_RUNS, not one sample. */
+async function smallFiles(target: HttpTarget, dir: string): Promise<SmallFiles> {
+  const runs: SmallFiles[] = [];
+  for (let i = 0; i < SMALL_FILE_RUNS; i++) {
+    const run = await fileRoundTrip(target, dir, 1024 * 1024);
+    if ("refused" in run) throw new Error(`${target.name}: refused a 1 MiB file (${run.refused})`);
+    runs.push(run);
+  }
+  return {
+    writeMs: percentile(
+      runs.map((r) => r.writeMs),
+      50,
+    ),
+    readMs: percentile(
+      runs.map((r) => r.readMs),
+      50,
+    ),
+  };
+}
+
+/** The floor's 1 MiB files (bench/floor/: the body whole to the object, one binary message each way). */
+async function floorSmallFiles(floor: HttpTarget): Promise<SmallFiles> {
+  const dir = await mkdtemp(join(tmpdir(), "bench-floor-files-"));
+  try {
+    return await smallFiles(floor, dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * A FILE_BYTES random file written with PUT /v1/fs/file and read back with GET, compared byte for byte,
  * while the server's processes are sampled: a relay that buffers whole files shows it in its peak.
  */
 async function benchFiles(target: HttpTarget): Promise<FileFigures> {
   const dir = await mkdtemp(join(tmpdir(), "bench-files-"));
-  const roundTrip = async (size: number): Promise<{ writeMs: number; readMs: number } | { refused: string }> => {
-    const bytes = randomBytes(size);
-    const url = `${target.base}/v1/fs/file?path=${encodeURIComponent(join(dir, `file-${size}.bin`))}`;
-    const t0 = performance.now();
-    const put = await fetch(url, { method: "PUT", headers: { ...target.headers, "content-type": "application/octet-stream" }, body: bytes }).catch(
-      (err: Error) => new Error(`the connection was closed (${(err.cause as Error | undefined)?.message ?? err.message})`),
-    );
-    if (put instanceof Error) return { refused: put.message };
-    const answer = await put.text();
-    if (!put.ok) return { refused: `${put.status}: ${answer.slice(0, 120)}` };
-    const writeMs = performance.now() - t0;
-    const t1 = performance.now();
-    const back = Buffer.from(await (await fetch(url, { headers: target.headers })).arrayBuffer());
-    const readMs = performance.now() - t1;
-    if (!back.equals(bytes)) throw new Error(`${target.name}: the file read back differs from the one written`);
-    return { writeMs, readMs };
-  };
+  const roundTrip = (size: number) => fileRoundTrip(target, dir, size);
   try {
-    // A 1 MiB file's round trip is a few milliseconds: the median of SMALL_FILE_RUNS, not one sample.
-    const smallRuns: { writeMs: number; readMs: number }[] = [];
-    for (let i = 0; i < SMALL_FILE_RUNS; i++) {
-      const run = await roundTrip(1024 * 1024);
-      if ("refused" in run) throw new Error(`${target.name}: refused a 1 MiB file (${run.refused})`);
-      smallRuns.push(run);
-    }
-    const small = {
-      writeMs: percentile(
-        smallRuns.map((r) => r.writeMs),
-        50,
-      ),
-      readMs: percentile(
-        smallRuns.map((r) => r.readMs),
-        50,
-      ),
-    };
+    const small = await smallFiles(target, dir);
     const sampled = async (size: number) => {
       const before = await target.rss();
       const peak = { ...before };
@@ -690,6 +734,14 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
           .join(", ")
       : "n/a";
   lines.push(`| CPU per round trip (µs, by process) | ${cpu(reference)} | ${cpu(floor)} | ${cpu(ours)} | | |`);
+  for (const [name, get] of [
+    ["write a 1 MiB file (ms)", (f: Figures | RoundTrips) => ("files" in f ? f.files?.smallWriteMs : f.smallFiles?.writeMs) ?? Number.NaN],
+    ["read a 1 MiB file (ms)", (f: Figures | RoundTrips) => ("files" in f ? f.files?.smallReadMs : f.smallFiles?.readMs) ?? Number.NaN],
+  ] as const) {
+    lines.push(
+      `| ${name} | ${fmt(get(reference))} | ${fmt(get(floor))} | ${fmt(get(ours))} | ${fmt(get(floor) / get(reference))}× | ${fmt(get(ours) / get(floor))}× |`,
+    );
+  }
   lines.push(
     "",
     `| sessions: the ${STREAM_EVENTS}-update stream recorded in its transcript | this project |`,
@@ -761,7 +813,7 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
       addedMs <= 1.5 * Math.max(addedCpuMs, 0),
     ],
     [
-      `1 MiB file write and read each ≤ 1.5× sandbox-agent (${fmt((oursFiles?.smallWriteMs ?? Number.NaN) / (refFiles?.smallWriteMs ?? Number.NaN))}×, ${fmt((oursFiles?.smallReadMs ?? Number.NaN) / (refFiles?.smallReadMs ?? Number.NaN))}×)`,
+      `1 MiB file write and read each ≤ 1.5× sandbox-agent (${fmt((oursFiles?.smallWriteMs ?? Number.NaN) / (refFiles?.smallWriteMs ?? Number.NaN))}×, ${fmt((oursFiles?.smallReadMs ?? Number.NaN) / (refFiles?.smallReadMs ?? Number.NaN))}×; the floor of this architecture alone is ${fmt((floor.smallFiles?.writeMs ?? Number.NaN) / (refFiles?.smallWriteMs ?? Number.NaN))}×, ${fmt((floor.smallFiles?.readMs ?? Number.NaN) / (refFiles?.smallReadMs ?? Number.NaN))}×)`,
       (oursFiles?.smallWriteMs ?? Infinity) <= 1.5 * (refFiles?.smallWriteMs ?? 0) &&
         (oursFiles?.smallReadMs ?? Infinity) <= 1.5 * (refFiles?.smallReadMs ?? 0),
     ],
@@ -803,6 +855,41 @@ if (process.env.BENCH_ONLY === "rtt") {
   );
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "stream") {
+  // Streams only, this project's against the direct client's, alternated five times (for iterating on a stream's cost).
+  await withThisProject(async (thisProject) => {
+    for (let i = 0; i < 5; i++) {
+      const direct = await directStreamMs();
+      const processes = Object.entries(await thisProject.processes()).filter((entry): entry is [string, number] => entry[1] !== undefined);
+      const before = await Promise.all(processes.map(([, pid]) => cpuSeconds(pid)));
+      const { streamMs, delivered } = await streamThrough(thisProject, `stream${i}`);
+      const after = await Promise.all(processes.map(([, pid]) => cpuSeconds(pid)));
+      const cpu = processes.map(([role], j) => `${role} ${fmt(((after[j]! - before[j]!) / STREAM_EVENTS) * 1e6, 1)}`).join(", ");
+      console.log(
+        `${STREAM_EVENTS} updates: ${fmt(streamMs, 0)} ms (${delivered.count} delivered) against the direct client's ${fmt(direct, 0)} ms: ${fmt(direct / streamMs)}×; CPU µs per update: ${cpu}`,
+      );
+    }
+  });
+  process.exit(0);
+}
+if (process.env.BENCH_ONLY === "files") {
+  // 1 MiB files only, the floor's against this project's (for iterating on a file's cost).
+  const [floor, ours] = await withFloor((floorTarget) =>
+    withThisProject(async (thisProject) => {
+      const dir = await mkdtemp(join(tmpdir(), "bench-files-"));
+      try {
+        return [await floorSmallFiles(floorTarget), await smallFiles(thisProject, dir)] as const;
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }),
+  );
+  console.log(
+    `1 MiB write ${fmt(ours.writeMs)} ms against the floor's ${fmt(floor.writeMs)} (${fmt(ours.writeMs / floor.writeMs)}×); ` +
+      `read ${fmt(ours.readMs)} ms against ${fmt(floor.readMs)} (${fmt(ours.readMs / floor.readMs)}×)`,
+  );
+  process.exit(0);
+}
 console.error(`bench: ${RTT_CALLS} round trips, ${STREAM_EVENTS} streamed updates, ${CONCURRENT} concurrent servers, ${COLD_STARTS} cold starts each`);
 // BENCH_ONLY_OURS=1 skips the other two (for iterating on this project; ratios then come from the last full run).
 const previous = process.env.BENCH_ONLY_OURS
@@ -820,7 +907,9 @@ const [reference, floor, ours] = previous
           console.error("bench: sandbox-agent ...");
           const reference = await benchHttp(sandboxAgent, rtts.get(sandboxAgent)!);
           console.error("bench: this project ...");
-          return [reference, rtts.get(floorTarget)!, await benchHttp(thisProject, rtts.get(thisProject)!)] as const;
+          console.error("bench: the floor's 1 MiB files ...");
+          const floor = { ...rtts.get(floorTarget)!, smallFiles: await floorSmallFiles(floorTarget) };
+          return [reference, floor, await benchHttp(thisProject, rtts.get(thisProject)!)] as const;
         }),
       ),
     );
