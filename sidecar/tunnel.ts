@@ -12,6 +12,7 @@ import {
   PONG_FRAME,
   TUNNEL_PATH_PREFIX,
   TUNNEL_PROTOCOL_VERSION,
+  type PackedEvents,
   type SidecarFrame,
 } from "@agent-runtime/protocol/frames";
 import { isReadOnly, parseOpArgs, type OpArgs, type OpName, type OpResult } from "@agent-runtime/protocol/ops";
@@ -219,7 +220,11 @@ export class TunnelClient {
         void this.serveCall(frame.id, frame.op, frame.args);
         return;
       case "sub":
-        this.hub.subscribe(frame.sub, frame.stream, frame.after, { recorder: frame.recorder ?? false, ...(frame.output ? { output: frame.output } : {}) });
+        this.hub.subscribe(frame.sub, frame.stream, frame.after, {
+          recorder: frame.recorder ?? false,
+          ...(frame.output ? { output: frame.output } : {}),
+          packed: frame.packed ?? false,
+        });
         return;
       case "unsub":
         this.hub.unsubscribe(frame.sub);
@@ -305,7 +310,7 @@ export class TunnelClient {
     }
   }
 
-  private send(frame: SidecarFrame): void {
+  private send(frame: SidecarFrame | PackedEvents): void {
     this.sendRaw(encodeFrame(frame));
   }
 

@@ -147,18 +147,24 @@ describe("tunnel", () => {
     await waitFor(async () => frames.some((f) => f.t === "welcome"), "the welcome");
     ws.send('{"t":"res","id":"nobody","ok":"yes"}');
     ws.send("not json at all");
-    // Binary frames: one too short for its header, one whose bytes have no place (an `ev`).
+    // Binary frames: one too short for its header, one whose bytes have no place (an `end`), a packed `ev`
+    // that does not say which bytes are which event.
+    const binary = (control: string) => {
+      const header = Buffer.from(control);
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(header.length);
+      return Buffer.concat([length, header, Buffer.from("bytes")]);
+    };
     ws.send(Buffer.from([0, 0, 9]));
-    const header = Buffer.from('{"t":"ev","sub":"s","events":[]}');
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(header.length);
-    ws.send(Buffer.concat([length, header, Buffer.from("bytes")]));
-    await waitFor(async () => frames.filter((f) => f.t === "bad").length === 4, "four bad-frame answers");
+    ws.send(binary('{"t":"end","sub":"s","end":{"code":"exited","json":"{}"}}'));
+    ws.send(binary('{"t":"ev","sub":"s","events":[]}'));
+    await waitFor(async () => frames.filter((f) => f.t === "bad").length === 5, "five bad-frame answers");
     expect(frames.filter((f) => f.t === "bad").map((f) => f.error)).toEqual([
       expect.stringContaining('frame "res" refused'),
       expect.stringContaining("not JSON"),
       expect.stringContaining("without its header"),
       expect.stringContaining("no place for its bytes"),
+      expect.stringContaining('frame "ev" refused: pieces'),
     ]);
     expect(ws.readyState).toBe(WebSocket.OPEN);
     ws.close();

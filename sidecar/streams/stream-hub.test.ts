@@ -1,14 +1,27 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { SidecarFrame } from "@agent-runtime/protocol/frames";
+import { encodeFrame, type PackedEvents, parseSidecarFrame, type SidecarFrame } from "@agent-runtime/protocol/frames";
 import { EventLog } from "./event-log";
 import { StreamHub } from "./stream-hub";
+
+/** A frame as the machine's object reads it off the tunnel. */
+function parsed(frame: SidecarFrame | PackedEvents): SidecarFrame {
+  const read = parseSidecarFrame(encodeFrame(frame));
+  if (!read.ok) throw new Error(read.error);
+  return read.frame;
+}
+
+function parseJsonFrame(wire: string | Uint8Array): SidecarFrame {
+  const read = parseSidecarFrame(wire);
+  if (!read.ok) throw new Error(read.error);
+  return read.frame;
+}
 
 /** A hub serving one ACP stream from `log`, with every frame it sends recorded. */
 function hubOn(log: EventLog) {
   const frames: SidecarFrame[] = [];
   const hub = new StreamHub(
     () => ({ log }),
-    (frame) => frames.push(frame),
+    (frame) => frames.push(parsed(frame)),
     () => 0,
   );
   hub.subscribe("s1", { kind: "acp", serverId: "a" }, 0);
@@ -66,7 +79,7 @@ describe("StreamHub", () => {
     const frames: SidecarFrame[] = [];
     const hub = new StreamHub(
       () => ({ log }),
-      (frame) => frames.push(frame),
+      (frame) => frames.push(parsed(frame)),
       () => 0,
     );
     hub.subscribe("viewer", { kind: "logs", processId: "p1" }, 0, { output: "bytes" });
@@ -86,5 +99,36 @@ describe("StreamHub", () => {
     expect([...out.bytes]).toEqual([...Buffer.from("héllo "), 0xff, 0x00, 0x1b]);
     // A reader that did not ask gets the log entries, as before.
     expect(frames.filter((f) => f.t === "ev" && f.sub === "reader" && f.events.length === 3)).toHaveLength(1);
+  });
+
+  it("packs a batch for a reader that asked (the events' texts as a binary frame's payload), and sends JSON to one that did not", () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
+    const sent: (SidecarFrame | PackedEvents)[] = [];
+    const hub = new StreamHub(
+      () => ({ log }),
+      (frame) => sent.push(frame),
+      () => 0,
+    );
+    hub.subscribe("packed", { kind: "acp", serverId: "a" }, 0, { packed: true });
+    hub.subscribe("json", { kind: "acp", serverId: "a" }, 0);
+    log.append('{"text":"ünïcode \\"quoted\\""}');
+    log.append("{}");
+    hub.flushAll();
+    const wire = (sub: string) => sent.filter((f) => "sub" in f && f.sub === sub && ("pieces" in f || ("events" in f && f.events.length > 0))).map(encodeFrame);
+    const [packed] = wire("packed");
+    const [json] = wire("json");
+    expect(packed).toBeInstanceOf(Uint8Array);
+    expect(typeof json).toBe("string");
+    // Both read back as the same events.
+    expect(parseSidecarFrame(packed!)).toEqual({ ok: true, frame: { ...parseJsonFrame(json!), sub: "packed" } });
+    expect(parseSidecarFrame(packed!)).toMatchObject({
+      ok: true,
+      frame: {
+        events: [
+          [1, '{"text":"ünïcode \\"quoted\\""}'],
+          [2, "{}"],
+        ],
+      },
+    });
   });
 });

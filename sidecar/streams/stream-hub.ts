@@ -4,7 +4,7 @@
  * event loop, and not faster than the socket drains. Since the logs keep their entries, a
  * subscription re-opened after a reconnect simply starts from the worker's cursor.
  */
-import type { OutputPiece, SidecarFrame, StreamGap, StreamRef } from "@agent-runtime/protocol/frames";
+import { type OutputPiece, type PackedEvents, packEvents, type SidecarFrame, type StreamGap, type StreamRef } from "@agent-runtime/protocol/frames";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { LogEntry } from "@agent-runtime/protocol/processes";
 import type { EventLog } from "./event-log";
@@ -35,6 +35,8 @@ interface Subscription {
   recorder: boolean;
   /** A terminal viewer: a process's output goes as the bytes written (`out` frames), not as log entries. */
   bytes: boolean;
+  /** The worker reads batches packed (`packEvents`): the events' JSON texts cross as they are. */
+  packed: boolean;
   cursor: number;
   log: EventLog | null;
   detach: () => void;
@@ -59,16 +61,17 @@ export class StreamHub {
 
   constructor(
     private readonly resolve: StreamResolver,
-    private readonly send: (frame: SidecarFrame) => void,
+    private readonly send: (frame: SidecarFrame | PackedEvents) => void,
     private readonly bufferedAmount: () => number,
   ) {}
 
-  subscribe(sub: string, ref: StreamRef, after: number, options: { recorder?: boolean; output?: "bytes" } = {}): void {
+  subscribe(sub: string, ref: StreamRef, after: number, options: { recorder?: boolean; output?: "bytes"; packed?: boolean } = {}): void {
     this.unsubscribe(sub);
     const subscription: Subscription = {
       ref,
       recorder: options.recorder ?? false,
       bytes: options.output === "bytes" && ref.kind === "logs",
+      packed: options.packed ?? false,
       cursor: after,
       log: null,
       detach: () => {},
@@ -164,7 +167,9 @@ export class StreamHub {
     const before = s.cursor;
     s.cursor = advance(s.cursor, events, gap);
     if (events.length) s.lastSentAt = performance.now();
-    this.send(s.bytes ? outputFrame(sub, events, gap) : { t: "ev", sub, events, ...(gap ? { gap } : {}) });
+    this.send(
+      s.bytes ? outputFrame(sub, events, gap) : s.packed && events.length ? packEvents(sub, events, gap) : { t: "ev", sub, events, ...(gap ? { gap } : {}) },
+    );
     return s.cursor !== before;
   }
 

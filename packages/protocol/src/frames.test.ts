@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeFrame, parseSidecarFrame, parseWorkerFrame } from "./frames";
+import { encodeFrame, packEvents, parseSidecarFrame, parseWorkerFrame, type StreamEvent } from "./frames";
 import { OPS, parseOpArgs, parseOpResult } from "./ops";
 
 describe("tunnel frames", () => {
@@ -14,6 +14,23 @@ describe("tunnel frames", () => {
     ]) {
       expect(parseSidecarFrame(JSON.stringify(frame)), frame.t).toEqual({ ok: true, frame });
     }
+  });
+
+  it("carry a packed batch of events as their texts, one binary frame, and give the events back as they were", () => {
+    const events: StreamEvent[] = [
+      [7, '{"jsonrpc":"2.0","method":"session/update","params":{"text":"a \\"quoted\\" line\\n"}}'],
+      [8, JSON.stringify({ text: "héllo, 世界 🙂" })],
+      [9, "{}"],
+    ];
+    const wire = encodeFrame(packEvents("s", events, { from: 3, to: 6 }));
+    if (typeof wire === "string") throw new Error("a packed batch must be a binary frame");
+    // The texts are the payload as they are: nothing escaped into the control frame's JSON.
+    expect(new TextDecoder().decode(wire)).toContain(events[0]![1]);
+    expect(parseSidecarFrame(wire)).toEqual({ ok: true, frame: { t: "ev", sub: "s", events, gap: { from: 3, to: 6 } } });
+    // Lengths that do not add up to the bytes sent are refused, not read past or short.
+    const packed = packEvents("s", events);
+    const lying = encodeFrame({ ...packed, pieces: [[7, 1]] });
+    expect(parseSidecarFrame(lying)).toMatchObject({ ok: false, error: expect.stringContaining("do not add up") });
   });
 
   it("refuse what is not a frame, naming why", () => {

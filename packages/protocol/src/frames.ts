@@ -1,9 +1,9 @@
 /**
  * The tunnel between a machine's Durable Object (the worker side) and its sidecar.
  *
- * One WebSocket. Control frames are JSON text; a frame that carries bytes (a piece of a file) is one
- * binary frame: its control frame as JSON, then the bytes as they are (`encodeFrame`), never base64 in
- * JSON. Three kinds of traffic:
+ * One WebSocket. Control frames are JSON text; a frame that carries bytes (a piece of a file, a terminal's
+ * output, a batch of stream events packed by `packEvents`) is one binary frame: its control frame as JSON,
+ * then the bytes as they are (`encodeFrame`), never base64 or escaped text in JSON. Three kinds of traffic:
  *  - calls: `req` (worker → sidecar) answered by exactly one `res` with the same id.
  *    Ids are unique per worker instance; the sidecar remembers recent ids, so a call
  *    re-sent after a reconnect is answered once and never executed twice.
@@ -123,6 +123,8 @@ export const WorkerFrame = z.discriminatedUnion("t", [
     after: z.number().int().min(0),
     recorder: z.boolean().optional(),
     output: z.literal("bytes").optional(),
+    /** The worker reads `ev` batches packed (`packEvents`): a sidecar that does not know it sends them as JSON. */
+    packed: z.boolean().optional(),
   }),
   z.object({ t: z.literal("unsub"), sub: Id }),
   /** The worker gave up on a call (its deadline passed): the sidecar stops what it started and forgets the id. */
@@ -143,9 +145,9 @@ const HEADER_LENGTH_BYTES = 4;
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder();
 
-/** Where a frame's bytes would be: a call's arguments, an answer's value, an `out` frame itself. */
+/** Where a frame's bytes would be: a call's arguments, an answer's value, an `out` or packed `ev` frame itself. */
 function holderOf(frame: { t?: unknown; args?: unknown; value?: unknown }): object | null {
-  const holder = frame.t === "req" ? frame.args : frame.t === "res" ? frame.value : frame.t === "out" ? frame : null;
+  const holder = frame.t === "req" ? frame.args : frame.t === "res" ? frame.value : frame.t === "out" || frame.t === "ev" ? frame : null;
   return typeof holder === "object" && holder !== null && !Array.isArray(holder) ? holder : null;
 }
 
@@ -153,7 +155,7 @@ function holderOf(frame: { t?: unknown; args?: unknown; value?: unknown }): obje
  * A frame as the tunnel carries it: JSON text, or, for a frame with bytes (`args.bytes`, `value.bytes`),
  * one binary frame of the control frame's JSON (without them) followed by the bytes. One copy, no base64.
  */
-export function encodeFrame(frame: WorkerFrame | SidecarFrame): string | Uint8Array {
+export function encodeFrame(frame: WorkerFrame | SidecarFrame | PackedEvents): string | Uint8Array {
   const holder = holderOf(frame);
   const bytes = holder && "bytes" in holder && holder.bytes instanceof Uint8Array ? holder.bytes : null;
   if (!bytes) return JSON.stringify(frame);
@@ -197,16 +199,65 @@ function decodeFrame(message: FrameMessage): { ok: true; value: unknown } | { ok
 
 function parseWith<F>(schema: z.ZodType<F>, message: FrameMessage): Parsed<F> {
   const decoded = decodeFrame(message);
-  if (!decoded.ok) return decoded;
-  const value = decoded.value;
+  return decoded.ok ? parseDecoded(schema, decoded.value) : decoded;
+}
+
+function parseDecoded<F>(schema: z.ZodType<F>, value: unknown): Parsed<F> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return { ok: true, frame: parsed.data };
   return { ok: false, error: `frame ${JSON.stringify((value as { t?: unknown } | null)?.t ?? null)} refused: ${issuesText(parsed.error, "(frame)")}` };
 }
 
+/**
+ * An `ev` batch packed for the tunnel: each event's sequence and byte length, and their JSON texts one
+ * after another as the binary frame's payload. The texts cross as they are (no escaping into the frame's
+ * own JSON and back), and the receiving end turns them back into events before the frame is parsed.
+ */
+export interface PackedEvents {
+  t: "ev";
+  sub: string;
+  pieces: OutputPiece[];
+  gap?: StreamGap;
+  bytes: Uint8Array;
+}
+
+export function packEvents(sub: string, events: StreamEvent[], gap?: StreamGap): PackedEvents {
+  const texts = events.map(([, json]) => utf8Encoder.encode(json));
+  const bytes = new Uint8Array(texts.reduce((sum, text) => sum + text.length, 0));
+  let at = 0;
+  for (const text of texts) {
+    bytes.set(text, at);
+    at += text.length;
+  }
+  return { t: "ev", sub, pieces: events.map(([seq], i) => [seq, texts[i]!.length]), ...(gap ? { gap } : {}), bytes };
+}
+
+const PackedEventsSchema = z
+  .object({ pieces: z.array(OutputPiece), bytes: Bytes })
+  .refine((f) => f.pieces.reduce((sum, [, length]) => sum + length, 0) === f.bytes.length, "the pieces' lengths do not add up to the bytes sent");
+
+/** A decoded frame with a packed `ev` batch turned back into events (anything else as it was). */
+function unpackEvents(value: unknown): { ok: true; value: unknown } | { ok: false; error: string } {
+  const frame = value as { t?: unknown; bytes?: unknown } | null;
+  if (frame?.t !== "ev" || frame.bytes === undefined) return { ok: true, value };
+  const packed = PackedEventsSchema.safeParse(frame);
+  if (!packed.success) return { ok: false, error: `frame "ev" refused: ${issuesText(packed.error, "(frame)")}` };
+  const { pieces, bytes } = packed.data;
+  const events: StreamEvent[] = [];
+  let at = 0;
+  for (const [seq, length] of pieces) {
+    events.push([seq, utf8Decoder.decode(bytes.subarray(at, at + length))]);
+    at += length;
+  }
+  const { pieces: _pieces, bytes: _bytes, ...rest } = frame as Record<string, unknown>;
+  return { ok: true, value: { ...rest, events } };
+}
+
 /** A frame from the sidecar, parsed; what does not parse is named, for the log and the answer. */
 export function parseSidecarFrame(message: FrameMessage): Parsed<SidecarFrame> {
-  return parseWith(SidecarFrame, message);
+  const decoded = decodeFrame(message);
+  const unpacked = decoded.ok ? unpackEvents(decoded.value) : decoded;
+  return unpacked.ok ? parseDecoded(SidecarFrame, unpacked.value) : unpacked;
 }
 
 export function parseWorkerFrame(message: FrameMessage): Parsed<WorkerFrame> {

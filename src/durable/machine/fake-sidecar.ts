@@ -5,7 +5,16 @@
  * answers, fails or ignores each call, drops the socket, or comes back as the same or a new process.
  */
 import { SELF, env } from "cloudflare:test";
-import { encodeFrame, parseWorkerFrame, TUNNEL_PROTOCOL_VERSION, type SidecarFrame, type StreamEvent, type WorkerFrame } from "@agent-runtime/protocol/frames";
+import {
+  encodeFrame,
+  type PackedEvents,
+  packEvents,
+  parseWorkerFrame,
+  TUNNEL_PROTOCOL_VERSION,
+  type SidecarFrame,
+  type StreamEvent,
+  type WorkerFrame,
+} from "@agent-runtime/protocol/frames";
 import { parseOpArgs, type OpArgs, type OpName, type OpResult } from "@agent-runtime/protocol/ops";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
@@ -70,7 +79,7 @@ export class FakeSidecar {
     return sidecar;
   }
 
-  send(frame: SidecarFrame): void {
+  send(frame: SidecarFrame | PackedEvents): void {
     this.socket.send(encodeFrame(frame));
   }
 
@@ -95,9 +104,9 @@ export class FakeSidecar {
     return frame;
   }
 
-  /** Output of a stream, as the sidecar's stream hub sends it. */
-  events(sub: string, events: StreamEvent[]): void {
-    this.send({ t: "ev", sub, events });
+  /** Output of a stream, as the sidecar's stream hub sends it: JSON, or packed in a binary frame (`packEvents`) for a subscription that asked. */
+  events(sub: string, events: StreamEvent[], how: "json" | "packed" = "json"): void {
+    this.send(how === "packed" ? packEvents(sub, events) : { t: "ev", sub, events });
   }
 
   /** A terminal's output as bytes (`out`, one binary frame), for a subscription that asked for them. */

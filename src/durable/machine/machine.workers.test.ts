@@ -199,7 +199,7 @@ describe("the machine object with a fake sidecar", () => {
       // An SSE reader of a process's output.
       const opening = api("desk", "/processes/p1/logs?follow=true", { headers: { accept: "text/event-stream" } });
       const readerSub = await first.subscription();
-      expect(readerSub).toMatchObject({ stream: { kind: "logs", processId: "p1" }, after: 0 });
+      expect(readerSub).toMatchObject({ stream: { kind: "logs", processId: "p1" }, after: 0, packed: true });
       first.events(readerSub.sub, [[1, entry(1, "one")]]);
       const sse = (await opening).body!.getReader();
       const seen = { text: "" };
@@ -235,22 +235,27 @@ describe("the machine object with a fake sidecar", () => {
       const resubscribed = [await again.subscription(), await again.subscription()];
       expect(resubscribed).toEqual(
         expect.arrayContaining([
-          { t: "sub", sub: readerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1 },
+          { t: "sub", sub: readerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1, packed: true },
           { t: "sub", sub: viewerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1, output: "bytes" },
         ]),
       );
-      // Both go on from there: an overlapping replay is not delivered twice.
+      // Both go on from there: an overlapping replay is not delivered twice. The reader's batch comes packed
+      // (the events' JSON texts as the binary frame's payload), as it asked; before, a sidecar sent JSON.
       const three = received(3);
-      again.events(readerSub.sub, [
-        [1, entry(1, "one")],
-        [2, entry(2, "two")],
-      ]);
+      again.events(
+        readerSub.sub,
+        [
+          [1, entry(1, "one")],
+          [2, entry(2, "twö")],
+        ],
+        "packed",
+      );
       // The viewer's output as the bytes written (one binary frame), the overlap skipped.
       again.output(viewerSub.sub, [
         [1, "one"],
         [2, "two"],
       ]);
-      await readUntil(sse, seen, "id: 2\n");
+      await readUntil(sse, seen, `data: ${entry(2, "twö")}\n`);
       expect(seen.text.match(/id: 1\n/g)).toHaveLength(1);
       await three;
       expect(messages.slice(2).map((m) => new TextDecoder().decode(m as ArrayBuffer))).toEqual(["two"]);
