@@ -164,13 +164,7 @@ async function benchDirect(): Promise<Figures> {
     await client.initialize();
     rtts.push(performance.now() - t);
   }
-  const session = await client.newSession();
-  client.notifications = 0;
-  const t0 = performance.now();
-  const done = client.prompt(session, `/stream ${STREAM_EVENTS} ${STREAM_BYTES}`);
-  await client.untilNotifications(STREAM_EVENTS);
-  const streamMs = performance.now() - t0;
-  await done;
+  const streamMs = await streamOnStdio(client);
 
   // 20 agent processes, a prompt each, at once.
   const clients = Array.from({ length: CONCURRENT }, () => new StdioClient());
@@ -371,10 +365,8 @@ async function streamThrough(target: HttpTarget, serverId: string): Promise<{ st
   return { streamMs, delivered };
 }
 
-/** The direct client's stream alone: STREAM_EVENTS updates read off the agent's own stdio (ms). */
-async function directStreamMs(): Promise<number> {
-  const client = new StdioClient();
-  await client.initialize();
+/** STREAM_EVENTS updates of one prompt read off the agent's own stdio by the SDK's client (ms). */
+async function streamOnStdio(client: StdioClient): Promise<number> {
   const session = await client.newSession();
   client.notifications = 0;
   const t0 = performance.now();
@@ -382,8 +374,18 @@ async function directStreamMs(): Promise<number> {
   await client.untilNotifications(STREAM_EVENTS);
   const streamMs = performance.now() - t0;
   await done;
-  client.close();
   return streamMs;
+}
+
+/** The direct client's stream alone, on an agent of its own. */
+async function directStreamMs(): Promise<number> {
+  const client = new StdioClient();
+  await client.initialize();
+  try {
+    return await streamOnStdio(client);
+  } finally {
+    client.close();
+  }
 }
 
 async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Figures> {
