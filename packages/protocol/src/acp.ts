@@ -1,5 +1,5 @@
 /**
- * ACP: the JSON-RPC message a client posts, and the ACP servers a machine runs (docs/architecture.md, "ACP").
+ * ACP: the JSON-RPC message a client posts, and the ACP servers a machine runs (docs/architecture.md, "Sessions").
  * One zod schema per resource: the worker validates with it, the sidecar builds its answers to its
  * type, and the OpenAPI document is generated from it.
  */
