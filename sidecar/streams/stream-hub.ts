@@ -4,7 +4,7 @@
  * event loop, and not faster than the socket drains. Since the logs keep their entries, a
  * subscription re-opened after a reconnect simply starts from the worker's cursor.
  */
-import { type OutputPiece, type PackedEvents, packEvents, type SidecarFrame, type StreamGap, type StreamRef } from "@agent-runtime/protocol/frames";
+import { joinPieces, type PackedEvents, packEvents, type SidecarFrame, type StreamGap, type StreamRef } from "@agent-runtime/protocol/frames";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { LogEntry } from "@agent-runtime/protocol/processes";
 import type { EventLog } from "./event-log";
@@ -197,15 +197,13 @@ export class StreamHub {
  * (never written by this sidecar) becomes an empty piece, so the viewer's sequence still moves past it.
  */
 function outputFrame(sub: string, events: [number, string][], gap: StreamGap | undefined): SidecarFrame {
-  const pieces: OutputPiece[] = [];
-  const chunks: Buffer[] = [];
-  for (const [seq, json] of events) {
-    const entry = LogEntry.safeParse(parseJson(json));
-    const bytes = entry.success ? Buffer.from(entry.data.data, entry.data.encoding === "base64" ? "base64" : "utf8") : Buffer.alloc(0);
-    pieces.push([seq, bytes.length]);
-    chunks.push(bytes);
-  }
-  return { t: "out", sub, pieces, ...(gap ? { gap } : {}), bytes: Buffer.concat(chunks) };
+  const { pieces, bytes } = joinPieces(
+    events.map(([seq, json]) => {
+      const entry = LogEntry.safeParse(parseJson(json));
+      return [seq, entry.success ? Buffer.from(entry.data.data, entry.data.encoding === "base64" ? "base64" : "utf8") : Buffer.alloc(0)];
+    }),
+  );
+  return { t: "out", sub, pieces, ...(gap ? { gap } : {}), bytes };
 }
 
 function parseJson(text: string): unknown {

@@ -66,6 +66,23 @@ export type StreamGap = z.infer<typeof StreamGap>;
 export const OutputPiece = z.tuple([z.number().int(), z.number().int().min(0)]);
 export type OutputPiece = [seq: number, byteLength: number];
 
+/** A frame of pieces (`out`, a packed `ev`): its pieces' lengths must add up to the bytes it carries. */
+const piecesAddUp = [
+  (f: { pieces: OutputPiece[]; bytes: Uint8Array }) => f.pieces.reduce((sum, [, length]) => sum + length, 0) === f.bytes.length,
+  "the pieces' lengths do not add up to the bytes sent",
+] as const;
+
+/** Items in sequence as one run of bytes, each with its sequence and length: how `out` and packed `ev` frames carry them. */
+export function joinPieces(items: readonly (readonly [seq: number, bytes: Uint8Array])[]): { pieces: OutputPiece[]; bytes: Uint8Array<ArrayBuffer> } {
+  const bytes = new Uint8Array(items.reduce((sum, [, item]) => sum + item.length, 0));
+  let at = 0;
+  for (const [, item] of items) {
+    bytes.set(item, at);
+    at += item.length;
+  }
+  return { pieces: items.map(([seq, item]) => [seq, item.length]), bytes };
+}
+
 // ---------- frames ----------
 
 const ProblemInitSchema = z.object({
@@ -90,9 +107,7 @@ export const SidecarFrame = z.discriminatedUnion("t", [
   z.object({ t: z.literal("ev"), sub: Id, events: z.array(StreamEvent), gap: StreamGap.optional() }),
   z.object({ t: z.literal("end"), sub: Id, end: StreamEnd }),
   /** A terminal's output as it was written (binary frame): for a `sub` with `output: "bytes"`, in place of `ev`. */
-  z
-    .object({ t: z.literal("out"), sub: Id, pieces: z.array(OutputPiece), gap: StreamGap.optional(), bytes: Bytes })
-    .refine((f) => f.pieces.reduce((sum, [, length]) => sum + length, 0) === f.bytes.length, "the pieces' lengths do not add up to the bytes sent"),
+  z.object({ t: z.literal("out"), sub: Id, pieces: z.array(OutputPiece), gap: StreamGap.optional(), bytes: Bytes }).refine(...piecesAddUp),
   /** The sidecar could not read a frame the worker sent (a bug on one side): said, not dropped silently. */
   z.object({ t: z.literal("bad"), error: z.string().max(2000) }),
 ]);
@@ -222,19 +237,11 @@ export interface PackedEvents {
 }
 
 export function packEvents(sub: string, events: StreamEvent[], gap?: StreamGap): PackedEvents {
-  const texts = events.map(([, json]) => utf8Encoder.encode(json));
-  const bytes = new Uint8Array(texts.reduce((sum, text) => sum + text.length, 0));
-  let at = 0;
-  for (const text of texts) {
-    bytes.set(text, at);
-    at += text.length;
-  }
-  return { t: "ev", sub, pieces: events.map(([seq], i) => [seq, texts[i]!.length]), ...(gap ? { gap } : {}), bytes };
+  const { pieces, bytes } = joinPieces(events.map(([seq, json]) => [seq, utf8Encoder.encode(json)]));
+  return { t: "ev", sub, pieces, ...(gap ? { gap } : {}), bytes };
 }
 
-const PackedEventsSchema = z
-  .object({ pieces: z.array(OutputPiece), bytes: Bytes })
-  .refine((f) => f.pieces.reduce((sum, [, length]) => sum + length, 0) === f.bytes.length, "the pieces' lengths do not add up to the bytes sent");
+const PackedEventsSchema = z.object({ pieces: z.array(OutputPiece), bytes: Bytes }).refine(...piecesAddUp);
 
 /** A decoded frame with a packed `ev` batch turned back into events (anything else as it was). */
 function unpackEvents(value: unknown): { ok: true; value: unknown } | { ok: false; error: string } {

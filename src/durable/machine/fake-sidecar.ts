@@ -7,6 +7,7 @@
 import { SELF, env } from "cloudflare:test";
 import {
   encodeFrame,
+  joinPieces,
   type PackedEvents,
   packEvents,
   parseWorkerFrame,
@@ -111,14 +112,7 @@ export class FakeSidecar {
 
   /** A terminal's output as bytes (`out`, one binary frame), for a subscription that asked for them. */
   output(sub: string, pieces: [seq: number, text: string][]): void {
-    const chunks = pieces.map(([, text]) => new TextEncoder().encode(text));
-    const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.length;
-    }
-    this.send({ t: "out", sub, pieces: pieces.map(([seq], i) => [seq, chunks[i]!.length]), bytes });
+    this.send({ t: "out", sub, ...joinPieces(pieces.map(([seq, text]) => [seq, new TextEncoder().encode(text)])) });
   }
 
   answer<N extends OpName>(call: ReceivedCall<N>, value: OpResult<N>): void {
