@@ -97,6 +97,7 @@ export class MachineObject extends DurableObject<Env> {
         backoffMs: config.notifyBackoffMs,
       }),
       () => this.announceRecords(),
+      (work) => ctx.waitUntil(work),
     );
     this.tokens = new TokenGeneration(ctx.storage, () => ctx.getWebSockets(SIDECAR_TAG));
     this.sessions = new SessionRecorder(
@@ -109,7 +110,7 @@ export class MachineObject extends DurableObject<Env> {
     this.sessionCalls = new SessionCalls(this.sessions, {
       call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
       online: () => tunnel.live() !== null,
-      follow: (serverId) => {
+      record: (serverId) => {
         const frame = this.recorderSubscriptions.follow(serverId);
         if (frame) tunnel.send(frame);
       },
@@ -467,7 +468,7 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   followTranscript(id: string, after: number): Response {
-    return this.sessionCalls.follow(id, after);
+    return this.sessionCalls.followTranscript(id, after);
   }
 
   async closeSession(id: string, purge: boolean, who: string): Promise<CallOutcome<Session>> {

@@ -17,6 +17,8 @@ export class MachineNotifications {
     private readonly deliverer: Deliverer,
     /** The machine has records (deliveries) the team lists. */
     private readonly announceRecords: () => void,
+    /** Work that goes on after the call that started it has returned. */
+    private readonly waitUntil: (work: Promise<unknown>) => void,
   ) {}
 
   /** The team's fan-out (or a connect): the subscriptions that may hear of this machine now. */
@@ -44,11 +46,11 @@ export class MachineNotifications {
     await this.notify({ type: "machine.offline", machine });
   }
 
-  /** Connected again: "is back" only to those who were told it went away. */
+  /** Connected again: "is back" only to those who were told it went away, queued off the connect's path. */
   async cameBack(machine: string): Promise<void> {
     if (!(await this.storage.get<boolean>("offline-announced"))) return;
     await this.storage.delete("offline-announced");
-    await this.notify({ type: "machine.online", machine });
+    this.waitUntil(this.notify({ type: "machine.online", machine }));
   }
 
   /** The alarm: send what is due, and wake again for what is not. */

@@ -20,8 +20,8 @@ export interface SessionHost {
   call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
   /** Whether a sidecar is connected now. */
   online(): boolean;
-  /** The recorder follows this server's stream from what it recorded last. */
-  follow(serverId: string): void;
+  /** The recorder follows this server's stream (if it does not already), from what it recorded last. */
+  record(serverId: string): void;
   /** This object's instance id: the runtime's own request ids never collide with another instance's. */
   instance(): string;
   sseIdleCloseMs: number;
@@ -83,7 +83,7 @@ export class SessionCalls {
       outcome = restored.ok ? await this.host.call("acp.post", args, timeoutMs) : restored;
     }
     if (outcome.ok) {
-      this.host.follow(serverId);
+      this.host.record(serverId);
       if (awaitId !== null && outcome.value.status === 200) this.sessions.answered(serverId, message, outcome.value.body, who);
     } else {
       this.sessions.callFailed(serverId, message, outcome.problem);
@@ -128,7 +128,7 @@ export class SessionCalls {
       firstSeq: plan.firstSeq,
     });
     if (!restored.ok) return restored;
-    this.host.follow(serverId);
+    this.host.record(serverId);
     for (const s of restored.value.sessions) if (s.how === "none") this.sessions.notResumable(serverId, s.sessionId, s.error ?? "the agent refused");
     const failed = target ? restored.value.sessions.find((s) => s.sessionId === target && s.how === "none") : undefined;
     if (failed) return notResumable(failed.error ?? "the agent refused");
@@ -149,7 +149,7 @@ export class SessionCalls {
   }
 
   /** The transcript as a live stream (or a 404 problem). */
-  follow(id: string, after: number): Response {
+  followTranscript(id: string, after: number): Response {
     const record = this.sessions.get(id);
     // Entry `after` itself again: it may have grown since the reader saw it.
     const page = this.sessions.transcript(id, Math.max(0, after - 1), 10_000);
