@@ -72,11 +72,14 @@ export function reattachCapabilities(initializeResult: unknown): { resume: boole
   };
 }
 
+/** What the runtime reads of an agent's answer line: a JSON object, parsed once when it arrives. */
+type AgentAnswer = { result?: unknown; error?: unknown };
+
 export class AcpServer {
   readonly createdAtMs = Date.now();
   readonly log: EventLog;
-  /** Client requests waiting for the agent's response, by JSON-RPC id (as JSON text). */
-  private readonly waiting = new PendingCalls<string, AcpPostResult>();
+  /** Client requests waiting for the agent's response, by JSON-RPC id (as JSON text): the answer, and the message parsed once. */
+  private readonly waiting = new PendingCalls<string, { answer: AcpPostResult; message: AgentAnswer }>();
   private runtimeRequests = 0;
   /** When a client or the agent last said anything: the idle stop counts from here. */
   lastActivityMs = Date.now();
@@ -118,13 +121,13 @@ export class AcpServer {
     }
     if (typeof msg !== "object" || msg === null) return;
     this.lastActivityMs = Date.now();
-    const m = msg as { id?: unknown; method?: unknown; error?: unknown; params?: { sessionId?: unknown } };
+    const m = msg as AgentAnswer & { id?: unknown; method?: unknown; params?: { sessionId?: unknown } };
     if (m.method === "session/update" && this.replaying.size > 0 && this.replaying.has(String(m.params?.sessionId))) return;
     if (m.method === undefined && m.id !== undefined) {
       const key = JSON.stringify(m.id);
       // `afterSeq`: what the agent wrote before this answer, so a reader can deliver the answer after it.
       const answer = { status: 200 as const, body: m.error ? this.withCause(m, line) : line, afterSeq: this.log.lastSeq };
-      if (this.waiting.has(key) && this.waiting.settle(key, { ok: true, value: answer })) return;
+      if (this.waiting.has(key) && this.waiting.settle(key, { ok: true, value: { answer, message: m } })) return;
     }
     this.log.append(line);
   }
@@ -169,25 +172,13 @@ export class AcpServer {
     }
     const outcome = await answer;
     if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
-    if (initialize && outcome.value.status === 200) await this.authenticateFromEnv(outcome.value.body);
-    return outcome.value;
+    // After `initialize`: when the agent offers a login the machine's environment satisfies (an API key), log
+    // in now, before the client's answer goes back (a failure is logged; the client can still authenticate).
+    if (initialize) await this.logInFromEnv(outcome.value.message.result);
+    return outcome.value.answer;
   }
 
-  /**
-   * After `initialize`: when the agent offers a login the machine's environment satisfies (an API key),
-   * log in now (sidecar/agents/auth.ts), before the client's answer goes back. A failure is logged, and
-   * the client can still call `authenticate` itself.
-   */
-  private async authenticateFromEnv(initializeAnswer: string): Promise<void> {
-    let result: unknown;
-    try {
-      result = (JSON.parse(initializeAnswer) as { result?: unknown }).result;
-    } catch {
-      return;
-    }
-    await this.logInFromEnv(result);
-  }
-
+  /** Log in with the method of the agent's `initialize` result the machine's environment satisfies, if any (sidecar/agents/auth.ts). */
   async logInFromEnv(initializeResult: unknown): Promise<void> {
     const methodId = envAuthMethod(initializeResult, process.env);
     if (!methodId) return;
@@ -212,13 +203,14 @@ export class AcpServer {
     );
     const outcome = await answer;
     if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
-    if (outcome.value.status !== 200) throw new ProblemError("stream_error", `the agent did not answer ${method}`);
-    const parsed = JSON.parse(outcome.value.body) as { result?: unknown; error?: { message?: unknown } };
-    if (parsed.error) {
+    const { message } = outcome.value;
+    if (message.error) {
       const cause = stderrCause(this.process.outputText("stderr"));
-      throw new ProblemError("stream_error", `${method}: ${String(parsed.error.message ?? "the agent refused it")}${cause ? ` (its stderr: ${cause})` : ""}`);
+      const said =
+        typeof message.error === "object" && message.error !== null && "message" in message.error ? String(message.error.message) : "the agent refused it";
+      throw new ProblemError("stream_error", `${method}: ${said}${cause ? ` (its stderr: ${cause})` : ""}`);
     }
-    return parsed.result;
+    return message.result;
   }
 
   /** Reattach one session of this agent: resume where the agent can (no replay), else load without logging the replay. */
