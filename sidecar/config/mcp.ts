@@ -17,6 +17,7 @@ import { AGENTS } from "../agents/definitions";
 import { errorText, logger } from "../log";
 import { type McpFormat, updateMcpFile } from "./mcp-formats";
 import { SerialApply } from "./serial-apply";
+import { appliedAlready, appliedRecord, ManifestFile } from "./manifest-file";
 
 const log = logger("mcp");
 
@@ -30,7 +31,7 @@ export interface McpTarget {
 const Manifest = z.object({
   /** file (relative to HOME) → the servers the runtime wrote there */
   written: z.record(z.string(), z.array(z.string())),
-  applied: z.object({ version: z.string(), fingerprint: z.string(), result: McpApplyResult }).optional(),
+  applied: appliedRecord(McpApplyResult),
 });
 type Manifest = z.infer<typeof Manifest>;
 
@@ -46,13 +47,16 @@ async function readText(path: string): Promise<{ text: string | null; mode: numb
 
 export class McpApplier {
   private readonly serial = new SerialApply<McpApplyArgs, McpApplyResult>((args, force) => this.applyNow(args, force));
+  private readonly manifest: ManifestFile<Manifest>;
 
   constructor(
-    private readonly dataDir: string,
+    dataDir: string,
     private readonly home: string,
     /** The configuration files to fill: those of the agents installed here. */
     private readonly targets: () => Promise<McpTarget[]>,
-  ) {}
+  ) {
+    this.manifest = new ManifestFile(join(dataDir, "mcp-manifest.json"), Manifest, () => ({ written: {}, applied: undefined }), 0o600);
+  }
 
   /** One apply at a time, in the order they were asked for. */
   apply(args: McpApplyArgs, opts: { force?: boolean } = {}): Promise<McpApplyResult> {
@@ -67,10 +71,9 @@ export class McpApplier {
   private async applyNow({ version, config }: McpApplyArgs, force: boolean): Promise<McpApplyResult> {
     const targets = await this.targets();
     const fingerprint = JSON.stringify({ config, targets });
-    const manifest = await this.readManifest();
-    if (!force && manifest.applied?.version === version && manifest.applied.fingerprint === fingerprint) {
-      return { ...manifest.applied.result, unchanged: true };
-    }
+    const manifest = await this.manifest.read();
+    const unchanged = appliedAlready(manifest.applied, version, fingerprint, force);
+    if (unchanged) return unchanged;
     const perAgent: Record<string, string[]> = {};
     const errors: McpApplyResult["errors"] = [];
     for (const target of targets) {
@@ -94,7 +97,7 @@ export class McpApplier {
     const servers = [...new Set(Object.values(perAgent).flat())].sort();
     const result: McpApplyResult = { version, appliedAtMs: Date.now(), servers, perAgent, errors };
     manifest.applied = { version, fingerprint, result };
-    await this.writeManifest(manifest);
+    await this.manifest.write(manifest);
     log.info(
       `applied MCP document ${version}: ${servers.length} server(s) for ${targets.length} agent(s)${errors.length ? `, ${errors.length} error(s)` : ""}`,
     );
@@ -117,25 +120,11 @@ export class McpApplier {
     // Claimed before they are on disk, so a crash in between never leaves a server of ours unrecorded (it
     // would then look like the developer's own, and stay for ever); settled to exactly what was written after.
     manifest.written[file] = [...new Set([...previous, ...update.written])];
-    await this.writeManifest(manifest);
+    await this.manifest.write(manifest);
     await writeFileAtomic(path, update.text, mode);
     manifest.written[file] = update.written;
-    await this.writeManifest(manifest);
+    await this.manifest.write(manifest);
     return update;
-  }
-
-  private async readManifest(): Promise<Manifest> {
-    try {
-      const parsed = Manifest.safeParse(JSON.parse(await readFile(join(this.dataDir, "mcp-manifest.json"), "utf8")));
-      if (parsed.success) return parsed.data;
-    } catch {
-      // none yet
-    }
-    return { written: {} };
-  }
-
-  private writeManifest(manifest: Manifest): Promise<void> {
-    return writeFileAtomic(join(this.dataDir, "mcp-manifest.json"), JSON.stringify(manifest, null, 2), 0o600);
   }
 }
 

@@ -9,25 +9,27 @@
  * others still apply. The same configuration applied again to the same folders does nothing. git runs without a shell, with `--` before
  * user values (which the API has already refused when they look like options).
  */
-import { copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat } from "node:fs/promises";
+import { copyFile, lstat, mkdir, mkdtemp, readdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { basename, join, resolve, sep } from "node:path";
-import type { SkillsApplyArgs, SkillsApplyResult } from "@agent-runtime/protocol/ops/config";
+import { z } from "zod";
+import { type SkillsApplyArgs, SkillsApplyResult } from "@agent-runtime/protocol/ops/config";
 import { SkillName, type SkillSource } from "@agent-runtime/protocol/skills";
 import { AGENTS } from "../agents/definitions";
-import { writeFileAtomic } from "../atomic-file";
 import { errorText, logger } from "../log";
 import type { ProcessManager } from "../processes/processes";
 import { SerialApply } from "./serial-apply";
+import { appliedAlready, appliedRecord, ManifestFile } from "./manifest-file";
 
 const log = logger("skills");
 
-interface Manifest {
+const Manifest = z.object({
   /** skills folder (relative to HOME) → names of the skills this runtime installed there */
-  installed: Record<string, string[]>;
+  installed: z.record(z.string(), z.array(z.string())),
   /** The last configuration applied, and to which folders: a reconnect with the same one re-applies nothing. */
-  applied?: { version: string; fingerprint: string; result: SkillsApplyResult };
-}
+  applied: appliedRecord(SkillsApplyResult),
+});
+type Manifest = z.infer<typeof Manifest>;
 
 /** A skill folder copied here may hold at most this much: a mistaken source (a whole HOME) fails alone. */
 const MAX_SKILL_FILES = 5_000;
@@ -37,14 +39,17 @@ const RETIRED = ".agent-runtime-retired-";
 
 export class SkillsApplier {
   private readonly serial = new SerialApply<SkillsApplyArgs, SkillsApplyResult>((args, force) => this.applyNow(args, force));
+  private readonly manifest: ManifestFile<Manifest>;
 
   constructor(
-    private readonly dataDir: string,
+    dataDir: string,
     private readonly home: string,
     private readonly processes: ProcessManager,
     /** Which skills folders to fill (relative to HOME): those of the agents installed here. */
     private readonly targetDirs: () => Promise<SkillsTarget[]>,
-  ) {}
+  ) {
+    this.manifest = new ManifestFile(join(dataDir, "skills-manifest.json"), Manifest, () => ({ installed: {}, applied: undefined }));
+  }
 
   /** One apply at a time, in the order they were asked for. */
   apply(args: SkillsApplyArgs, opts: { force?: boolean } = {}): Promise<SkillsApplyResult> {
@@ -59,10 +64,11 @@ export class SkillsApplier {
   private async applyNow({ version, config }: SkillsApplyArgs, force: boolean): Promise<SkillsApplyResult> {
     const targets = await this.targetDirs();
     const fingerprint = JSON.stringify({ config, targets });
-    const manifest = await this.readManifest();
-    if (!force && manifest.applied?.version === version && manifest.applied.fingerprint === fingerprint) {
+    const manifest = await this.manifest.read();
+    const unchanged = appliedAlready(manifest.applied, version, fingerprint, force);
+    if (unchanged) {
       log.info(`configuration ${version} is applied already: nothing fetched or copied`);
-      return { ...manifest.applied.result, unchanged: true };
+      return unchanged;
     }
     const work = await mkdtemp(join(tmpdir(), "agent-runtime-skills-"));
     const errors: SkillsApplyResult["errors"] = [];
@@ -94,7 +100,7 @@ export class SkillsApplier {
       const skills = [...new Set(Object.values(perAgent).flat())].sort();
       const result: SkillsApplyResult = { version, appliedAtMs: Date.now(), skills, perAgent, errors };
       manifest.applied = { version, fingerprint, result };
-      await this.writeManifest(manifest);
+      await this.manifest.write(manifest);
       log.info(`applied configuration ${version}: ${skills.length} skill(s)${errors.length ? `, ${errors.length} error(s)` : ""}`);
       return result;
     } finally {
@@ -117,7 +123,7 @@ export class SkillsApplier {
     const save = async () => {
       manifest.installed[relative] = [...mine].sort();
       if (mine.size === 0) delete manifest.installed[relative];
-      await this.writeManifest(manifest);
+      await this.manifest.write(manifest);
     };
     for (const name of [...mine]) {
       if (found.has(name)) continue;
@@ -210,18 +216,6 @@ export class SkillsApplier {
       throw new Error(`git ${args[0]} failed: ${output.split("\n").slice(-3).join(" ") || `exit ${proc.info.exitCode ?? proc.info.signal}`}`);
     }
     return output;
-  }
-
-  private async readManifest(): Promise<Manifest> {
-    try {
-      return JSON.parse(await readFile(join(this.dataDir, "skills-manifest.json"), "utf8")) as Manifest;
-    } catch {
-      return { installed: {} };
-    }
-  }
-
-  private writeManifest(manifest: Manifest): Promise<void> {
-    return writeFileAtomic(join(this.dataDir, "skills-manifest.json"), JSON.stringify(manifest, null, 2));
   }
 }
 
