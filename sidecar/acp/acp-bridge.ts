@@ -148,8 +148,8 @@ export class AcpServer {
   /**
    * Write one client message; for a request, resolve with the agent's response. `signal` is the
    * worker giving up (a deadline): the request stops waiting and its id is free for a retry.
+   * `initialize`: the message is the client's `initialize` (the worker parsed it and said so).
    */
-  /** `initialize`: the message is the client's `initialize` (the worker parsed it and said so). */
   async post(message: string, awaitId: string | number | null, signal?: AbortSignal, initialize = false): Promise<AcpPostResult> {
     if (!this.process.running) throw new ProblemError("agent_process_exited", `the agent process of '${this.serverId}' has exited`);
     this.lastActivityMs = Date.now();

@@ -13,7 +13,7 @@ export function appliedRecord<R extends z.ZodType>(result: R) {
   return z.object({ version: z.string(), fingerprint: z.string(), result }).optional().catch(undefined);
 }
 
-type Applied<R> = { version: string; fingerprint: string; result: R } | undefined;
+export type Applied<R> = { version: string; fingerprint: string; result: R } | undefined;
 
 export class ManifestFile<M> {
   constructor(

@@ -16,8 +16,8 @@ import { writeFileAtomic } from "../atomic-file";
 import { AGENTS } from "../agents/definitions";
 import { errorText, logger } from "../log";
 import { type McpFormat, updateMcpFile } from "./mcp-formats";
-import { SerialApply } from "./serial-apply";
-import { appliedAlready, appliedRecord, ManifestFile } from "./manifest-file";
+import { appliedRecord, ManifestFile } from "./manifest-file";
+import { ManifestApplier } from "./manifest-applier";
 
 const log = logger("mcp");
 
@@ -45,35 +45,17 @@ async function readText(path: string): Promise<{ text: string | null; mode: numb
   }
 }
 
-export class McpApplier {
-  private readonly serial = new SerialApply<McpApplyArgs, McpApplyResult>((args, force) => this.applyNow(args, force));
-  private readonly manifest: ManifestFile<Manifest>;
-
+export class McpApplier extends ManifestApplier<McpApplyArgs, McpApplyResult, Manifest, McpTarget> {
   constructor(
     dataDir: string,
     private readonly home: string,
     /** The configuration files to fill: those of the agents installed here. */
-    private readonly targets: () => Promise<McpTarget[]>,
+    targets: () => Promise<McpTarget[]>,
   ) {
-    this.manifest = new ManifestFile(join(dataDir, "mcp-manifest.json"), Manifest, () => ({ written: {}, applied: undefined }), 0o600);
+    super(new ManifestFile(join(dataDir, "mcp-manifest.json"), Manifest, () => ({ written: {}, applied: undefined }), 0o600), targets);
   }
 
-  /** One apply at a time, in the order they were asked for. */
-  apply(args: McpApplyArgs, opts: { force?: boolean } = {}): Promise<McpApplyResult> {
-    return this.serial.apply(args, opts);
-  }
-
-  /** After an agent was installed, give it the servers too. */
-  reapply(): Promise<void> {
-    return this.serial.reapply();
-  }
-
-  private async applyNow({ version, config }: McpApplyArgs, force: boolean): Promise<McpApplyResult> {
-    const targets = await this.targets();
-    const fingerprint = JSON.stringify({ config, targets });
-    const manifest = await this.manifest.read();
-    const unchanged = appliedAlready(manifest.applied, version, fingerprint, force);
-    if (unchanged) return unchanged;
+  protected async applyChanged({ version, config }: McpApplyArgs, targets: McpTarget[], manifest: Manifest): Promise<McpApplyResult> {
     const perAgent: Record<string, string[]> = {};
     const errors: McpApplyResult["errors"] = [];
     for (const target of targets) {
@@ -95,13 +77,13 @@ export class McpApplier {
       else delete manifest.written[file];
     }
     const servers = [...new Set(Object.values(perAgent).flat())].sort();
-    const result: McpApplyResult = { version, appliedAtMs: Date.now(), servers, perAgent, errors };
-    manifest.applied = { version, fingerprint, result };
-    await this.manifest.write(manifest);
+    return { version, appliedAtMs: Date.now(), servers, perAgent, errors };
+  }
+
+  protected applied({ version, servers, errors }: McpApplyResult, targets: McpTarget[]): void {
     log.info(
       `applied MCP document ${version}: ${servers.length} server(s) for ${targets.length} agent(s)${errors.length ? `, ${errors.length} error(s)` : ""}`,
     );
-    return result;
   }
 
   private async writeFile(file: string, format: McpFormat, servers: McpApplyArgs["config"]["servers"], manifest: Manifest) {

@@ -18,8 +18,8 @@ import { SkillName, type SkillSource } from "@agent-runtime/protocol/skills";
 import { AGENTS } from "../agents/definitions";
 import { errorText, logger } from "../log";
 import type { ProcessManager } from "../processes/processes";
-import { SerialApply } from "./serial-apply";
-import { appliedAlready, appliedRecord, ManifestFile } from "./manifest-file";
+import { appliedRecord, ManifestFile } from "./manifest-file";
+import { ManifestApplier } from "./manifest-applier";
 
 const log = logger("skills");
 
@@ -37,39 +37,26 @@ const MAX_SKILL_BYTES = 64 * 1024 * 1024;
 const STAGING = ".agent-runtime-staging-";
 const RETIRED = ".agent-runtime-retired-";
 
-export class SkillsApplier {
-  private readonly serial = new SerialApply<SkillsApplyArgs, SkillsApplyResult>((args, force) => this.applyNow(args, force));
-  private readonly manifest: ManifestFile<Manifest>;
-
+export class SkillsApplier extends ManifestApplier<SkillsApplyArgs, SkillsApplyResult, Manifest, SkillsTarget> {
   constructor(
     dataDir: string,
     private readonly home: string,
     private readonly processes: ProcessManager,
     /** Which skills folders to fill (relative to HOME): those of the agents installed here. */
-    private readonly targetDirs: () => Promise<SkillsTarget[]>,
+    targetDirs: () => Promise<SkillsTarget[]>,
   ) {
-    this.manifest = new ManifestFile(join(dataDir, "skills-manifest.json"), Manifest, () => ({ installed: {}, applied: undefined }));
+    super(new ManifestFile(join(dataDir, "skills-manifest.json"), Manifest, () => ({ installed: {}, applied: undefined })), targetDirs);
   }
 
-  /** One apply at a time, in the order they were asked for. */
-  apply(args: SkillsApplyArgs, opts: { force?: boolean } = {}): Promise<SkillsApplyResult> {
-    return this.serial.apply(args, opts);
+  protected override unchanged(version: string): void {
+    log.info(`configuration ${version} is applied already: nothing fetched or copied`);
   }
 
-  /** After an agent was installed, give it the skills too. */
-  reapply(): Promise<void> {
-    return this.serial.reapply();
+  protected applied({ version, skills, errors }: SkillsApplyResult): void {
+    log.info(`applied configuration ${version}: ${skills.length} skill(s)${errors.length ? `, ${errors.length} error(s)` : ""}`);
   }
 
-  private async applyNow({ version, config }: SkillsApplyArgs, force: boolean): Promise<SkillsApplyResult> {
-    const targets = await this.targetDirs();
-    const fingerprint = JSON.stringify({ config, targets });
-    const manifest = await this.manifest.read();
-    const unchanged = appliedAlready(manifest.applied, version, fingerprint, force);
-    if (unchanged) {
-      log.info(`configuration ${version} is applied already: nothing fetched or copied`);
-      return unchanged;
-    }
+  protected async applyChanged({ version, config }: SkillsApplyArgs, targets: SkillsTarget[], manifest: Manifest): Promise<SkillsApplyResult> {
     const work = await mkdtemp(join(tmpdir(), "agent-runtime-skills-"));
     const errors: SkillsApplyResult["errors"] = [];
     const found = new Map<string, string>(); // skill name → folder to copy
@@ -98,11 +85,7 @@ export class SkillsApplier {
         if (!targets.some((t) => t.dir === relative)) await this.installInto(relative, new Map(), manifest, errors);
       }
       const skills = [...new Set(Object.values(perAgent).flat())].sort();
-      const result: SkillsApplyResult = { version, appliedAtMs: Date.now(), skills, perAgent, errors };
-      manifest.applied = { version, fingerprint, result };
-      await this.manifest.write(manifest);
-      log.info(`applied configuration ${version}: ${skills.length} skill(s)${errors.length ? `, ${errors.length} error(s)` : ""}`);
-      return result;
+      return { version, appliedAtMs: Date.now(), skills, perAgent, errors };
     } finally {
       await rm(work, { recursive: true, force: true });
     }
