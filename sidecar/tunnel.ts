@@ -224,6 +224,7 @@ export class TunnelClient {
           recorder: frame.recorder ?? false,
           ...(frame.output ? { output: frame.output } : {}),
           packed: frame.packed ?? false,
+          shared: frame.shared ?? false,
         });
         return;
       case "unsub":

@@ -131,4 +131,64 @@ describe("StreamHub", () => {
       },
     });
   });
+
+  it("sends one frame for every subscription at the same point of a stream that takes shared batches", () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
+    const frames: SidecarFrame[] = [];
+    const hub = new StreamHub(
+      () => ({ log }),
+      (frame) => frames.push(parsed(frame)),
+      () => 0,
+    );
+    const acp = { kind: "acp", serverId: "a" } as const;
+    hub.subscribe("rec:a", acp, 0, { recorder: true, packed: true, shared: true });
+    hub.subscribe("reader", acp, 0, { packed: true, shared: true });
+    hub.subscribe("old-worker", acp, 0, { packed: true });
+    log.append('"one"');
+    log.append('"two"');
+    hub.flushAll();
+    const batches = () => frames.filter((f) => f.t === "ev" && f.events.length > 0);
+    expect(batches()).toEqual([
+      {
+        t: "ev",
+        sub: "rec:a",
+        also: ["reader"],
+        events: [
+          [1, '"one"'],
+          [2, '"two"'],
+        ],
+      },
+      {
+        t: "ev",
+        sub: "old-worker",
+        events: [
+          [1, '"one"'],
+          [2, '"two"'],
+        ],
+      },
+    ]);
+    // A reader that starts behind gets its own frame of what it missed, then the others' frames.
+    hub.subscribe("late", acp, 0, { packed: true, shared: true });
+    log.append('"three"');
+    hub.flushAll();
+    expect(batches().slice(2)).toEqual([
+      {
+        t: "ev",
+        sub: "late",
+        events: [
+          [1, '"one"'],
+          [2, '"two"'],
+        ],
+      },
+      { t: "ev", sub: "rec:a", also: ["reader", "late"], events: [[3, '"three"']] },
+      { t: "ev", sub: "old-worker", events: [[3, '"three"']] },
+    ]);
+    hub.unsubscribe("reader");
+    log.append('"four"');
+    vi.advanceTimersByTime(10);
+    expect(batches().slice(5)).toEqual([
+      { t: "ev", sub: "rec:a", also: ["late"], events: [[4, '"four"']] },
+      { t: "ev", sub: "old-worker", events: [[4, '"four"']] },
+    ]);
+  });
 });

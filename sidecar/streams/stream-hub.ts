@@ -37,6 +37,8 @@ interface Subscription {
   bytes: boolean;
   /** The worker reads batches packed (`packEvents`): the events' JSON texts cross as they are. */
   packed: boolean;
+  /** The worker reads a batch addressed to several subscriptions (`also`): one frame serves all that are at the same point. */
+  shared: boolean;
   cursor: number;
   log: EventLog | null;
   detach: () => void;
@@ -65,13 +67,14 @@ export class StreamHub {
     private readonly bufferedAmount: () => number,
   ) {}
 
-  subscribe(sub: string, ref: StreamRef, after: number, options: { recorder?: boolean; output?: "bytes"; packed?: boolean } = {}): void {
+  subscribe(sub: string, ref: StreamRef, after: number, options: { recorder?: boolean; output?: "bytes"; packed?: boolean; shared?: boolean } = {}): void {
     this.unsubscribe(sub);
     const subscription: Subscription = {
       ref,
       recorder: options.recorder ?? false,
       bytes: options.output === "bytes" && ref.kind === "logs",
       packed: options.packed ?? false,
+      shared: options.shared ?? false,
       cursor: after,
       log: null,
       detach: () => {},
@@ -165,12 +168,35 @@ export class StreamHub {
     const { events, gap } = batch(log, s.cursor);
     if (!events.length && !gap && !evenIfEmpty) return false;
     const before = s.cursor;
-    s.cursor = advance(s.cursor, events, gap);
-    if (events.length) s.lastSentAt = performance.now();
+    // Others at the same point of the same stream get this batch in the same frame (the session recorder
+    // and a person reading one agent): one frame to build and send, one for the machine's object to read.
+    const sharing = events.length || gap ? this.sharing(s, log) : [];
+    const cursor = advance(s.cursor, events, gap);
+    for (const member of [s, ...sharing.map(([, other]) => other)]) {
+      member.cursor = cursor;
+      if (events.length) member.lastSentAt = performance.now();
+    }
+    const also = sharing.length ? sharing.map(([id]) => id) : undefined;
     this.send(
-      s.bytes ? outputFrame(sub, events, gap) : s.packed && events.length ? packEvents(sub, events, gap) : { t: "ev", sub, events, ...(gap ? { gap } : {}) },
+      s.bytes
+        ? outputFrame(sub, events, gap, also)
+        : s.packed && events.length
+          ? packEvents(sub, events, gap, also)
+          : { t: "ev", sub, ...(also ? { also } : {}), events, ...(gap ? { gap } : {}) },
     );
     return s.cursor !== before;
+  }
+
+  /** The other subscriptions that can take `s`'s next batch in its frame: same stream, same point, same form. */
+  private sharing(s: Subscription, log: EventLog): [string, Subscription][] {
+    if (!s.shared) return [];
+    const found: [string, Subscription][] = [];
+    for (const entry of this.subs) {
+      const other = entry[1];
+      if (other !== s && other.shared && other.log === log && other.cursor === s.cursor && other.bytes === s.bytes && other.packed === s.packed)
+        found.push(entry);
+    }
+    return found;
   }
 
   private finish(sub: string, end: { code: "exited" | "deleted" | "not_found"; json: string }): void {
@@ -196,14 +222,14 @@ export class StreamHub {
  * for the machine's object to undo before a terminal viewer gets them. An entry that is not a log entry
  * (never written by this sidecar) becomes an empty piece, so the viewer's sequence still moves past it.
  */
-function outputFrame(sub: string, events: [number, string][], gap: StreamGap | undefined): SidecarFrame {
+function outputFrame(sub: string, events: [number, string][], gap: StreamGap | undefined, also: string[] | undefined): SidecarFrame {
   const { pieces, bytes } = joinPieces(
     events.map(([seq, json]) => {
       const entry = LogEntry.safeParse(parseJson(json));
       return [seq, entry.success ? Buffer.from(entry.data.data, entry.data.encoding === "base64" ? "base64" : "utf8") : Buffer.alloc(0)];
     }),
   );
-  return { t: "out", sub, pieces, ...(gap ? { gap } : {}), bytes };
+  return { t: "out", sub, ...(also ? { also } : {}), pieces, ...(gap ? { gap } : {}), bytes };
 }
 
 function parseJson(text: string): unknown {

@@ -91,6 +91,14 @@ const ProblemInitSchema = z.object({
   extensions: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** The other subscriptions a batch is for (each asked for it with `shared`), besides its `sub`. */
+const SharedWith = z.array(Id).max(1000).optional();
+
+/** Every subscription a batch (`ev`, `out`) is for. */
+export function subsOf(frame: { sub: string; also?: string[] | undefined }): string[] {
+  return frame.also ? [frame.sub, ...frame.also] : [frame.sub];
+}
+
 export const SidecarFrame = z.discriminatedUnion("t", [
   z.object({
     t: z.literal("hello"),
@@ -104,10 +112,10 @@ export const SidecarFrame = z.discriminatedUnion("t", [
   }),
   z.object({ t: z.literal("res"), id: Id, ok: z.literal(true), value: z.unknown() }),
   z.object({ t: z.literal("err"), id: Id, problem: ProblemInitSchema }),
-  z.object({ t: z.literal("ev"), sub: Id, events: z.array(StreamEvent), gap: StreamGap.optional() }),
+  z.object({ t: z.literal("ev"), sub: Id, also: SharedWith, events: z.array(StreamEvent), gap: StreamGap.optional() }),
   z.object({ t: z.literal("end"), sub: Id, end: StreamEnd }),
   /** A terminal's output as it was written (binary frame): for a `sub` with `output: "bytes"`, in place of `ev`. */
-  z.object({ t: z.literal("out"), sub: Id, pieces: z.array(OutputPiece), gap: StreamGap.optional(), bytes: Bytes }).refine(...piecesAddUp),
+  z.object({ t: z.literal("out"), sub: Id, also: SharedWith, pieces: z.array(OutputPiece), gap: StreamGap.optional(), bytes: Bytes }).refine(...piecesAddUp),
   /** The sidecar could not read a frame the worker sent (a bug on one side): said, not dropped silently. */
   z.object({ t: z.literal("bad"), error: z.string().max(2000) }),
 ]);
@@ -126,8 +134,8 @@ export type SidecarVersionAdvice = z.infer<typeof SidecarVersionAdvice>;
 export const WorkerFrame = z.discriminatedUnion("t", [
   z.object({ t: z.literal("welcome"), machine: z.string(), sidecar: SidecarVersionAdvice.optional() }),
   z.object({ t: z.literal("req"), id: Id, op: OpNameSchema, args: z.unknown() }),
-  /** `recorder`: the machine's own session recorder, not a person reading (it keeps no agent from its idle stop). */
   /**
+   * `recorder`: the machine's own session recorder, not a person reading (it keeps no agent from its idle stop).
    * `output: "bytes"`: a terminal viewer, which wants a process's output as the bytes written (`out` frames),
    * not as log entries in JSON. A sidecar that does not know it sends `ev` frames, which viewers read too.
    */
@@ -140,6 +148,13 @@ export const WorkerFrame = z.discriminatedUnion("t", [
     output: z.literal("bytes").optional(),
     /** The worker reads `ev` batches packed (`packEvents`): a sidecar that does not know it sends them as JSON. */
     packed: z.boolean().optional(),
+    /**
+     * The worker reads a batch addressed to several subscriptions at once (`also`): subscriptions of one
+     * stream at the same point (the session recorder and a person reading the same agent) then cost the
+     * sidecar one frame per batch, and the machine's object one parse. A sidecar that does not know it
+     * sends each its own.
+     */
+    shared: z.boolean().optional(),
   }),
   z.object({ t: z.literal("unsub"), sub: Id }),
   /** The worker gave up on a call (its deadline passed): the sidecar stops what it started and forgets the id. */
@@ -231,14 +246,16 @@ function parseDecoded<F>(schema: z.ZodType<F>, value: unknown): Parsed<F> {
 export interface PackedEvents {
   t: "ev";
   sub: string;
+  also?: string[];
   pieces: OutputPiece[];
   gap?: StreamGap;
   bytes: Uint8Array;
 }
 
-export function packEvents(sub: string, events: StreamEvent[], gap?: StreamGap): PackedEvents {
+/** A batch packed for subscription `sub` and, when given, the others in `also`. */
+export function packEvents(sub: string, events: StreamEvent[], gap?: StreamGap, also?: string[]): PackedEvents {
   const { pieces, bytes } = joinPieces(events.map(([seq, json]) => [seq, utf8Encoder.encode(json)]));
-  return { t: "ev", sub, pieces, ...(gap ? { gap } : {}), bytes };
+  return { t: "ev", sub, ...(also?.length ? { also } : {}), pieces, ...(gap ? { gap } : {}), bytes };
 }
 
 const PackedEventsSchema = z.object({ pieces: z.array(OutputPiece), bytes: Bytes }).refine(...piecesAddUp);

@@ -106,8 +106,10 @@ export class FakeSidecar {
   }
 
   /** Output of a stream, as the sidecar's stream hub sends it: JSON, or packed in a binary frame (`packEvents`) for a subscription that asked. */
-  events(sub: string, events: StreamEvent[], how: "json" | "packed" = "json"): void {
-    this.send(how === "packed" ? packEvents(sub, events) : { t: "ev", sub, events });
+  /** A batch for one subscription, or for several (`also`) as a sidecar sends to those at the same point of a stream. */
+  events(subs: string | [string, ...string[]], events: StreamEvent[], how: "json" | "packed" = "json"): void {
+    const [sub, ...also] = typeof subs === "string" ? [subs] : subs;
+    this.send(how === "packed" ? packEvents(sub, events, undefined, also) : { t: "ev", sub, ...(also.length ? { also } : {}), events });
   }
 
   /** A terminal's output as bytes (`out`, one binary frame), for a subscription that asked for them. */

@@ -15,7 +15,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { settings } from "../../settings";
 import { problemResponse } from "../../lib/problem-response";
-import { parseSidecarFrame, PING_FRAME, PONG_FRAME, TUNNEL_PROTOCOL_VERSION, type SidecarFrame, type StreamRef } from "@agent-runtime/protocol/frames";
+import { parseSidecarFrame, PING_FRAME, PONG_FRAME, TUNNEL_PROTOCOL_VERSION, type SidecarFrame, type StreamRef, subsOf } from "@agent-runtime/protocol/frames";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
@@ -203,11 +203,12 @@ export class MachineObject extends DurableObject<Env> {
       case "bad":
         console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
         return;
+      // One batch may be for several subscriptions of the same stream (`also`): read once, handed to each.
       case "ev":
-        this.subscribers.deliver(frame.sub, frame.events, frame.gap);
+        for (const sub of subsOf(frame)) this.subscribers.deliver(sub, frame.events, frame.gap);
         return;
       case "out":
-        this.subscribers.output(frame.sub, frame.pieces, frame.bytes);
+        for (const sub of subsOf(frame)) this.subscribers.output(sub, frame.pieces, frame.bytes);
         return;
       case "end":
         this.subscribers.end(frame.sub, frame.end);

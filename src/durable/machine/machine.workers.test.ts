@@ -235,8 +235,8 @@ describe("the machine object with a fake sidecar", () => {
       const resubscribed = [await again.subscription(), await again.subscription()];
       expect(resubscribed).toEqual(
         expect.arrayContaining([
-          { t: "sub", sub: readerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1, packed: true },
-          { t: "sub", sub: viewerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1, output: "bytes" },
+          { t: "sub", sub: readerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1, packed: true, shared: true },
+          { t: "sub", sub: viewerSub.sub, stream: { kind: "logs", processId: "p1" }, after: 1, output: "bytes", shared: true },
         ]),
       );
       // Both go on from there: an overlapping replay is not delivered twice. The reader's batch comes packed
@@ -261,6 +261,26 @@ describe("the machine object with a fake sidecar", () => {
       expect(messages.slice(2).map((m) => new TextDecoder().decode(m as ArrayBuffer))).toEqual(["two"]);
       socket.close();
       await sse.cancel();
+    });
+
+    it("hands a batch addressed to several subscriptions to each of them, read once", async () => {
+      const sidecar = await connect("studio");
+      const readers = [];
+      const subs: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const opening = api("studio", "/processes/p1/logs?follow=true", { headers: { accept: "text/event-stream" } });
+        const sub = await sidecar.subscription();
+        expect(sub).toMatchObject({ shared: true });
+        sidecar.events(sub.sub, []); // accepted
+        readers.push((await opening).body!.getReader());
+        subs.push(sub.sub);
+      }
+      for (const how of ["packed", "json"] as const) {
+        const seq = how === "packed" ? 1 : 2;
+        sidecar.events([subs[0]!, subs[1]!], [[seq, entry(seq, how)]], how);
+        for (const reader of readers) await readUntil(reader, { text: "" }, `id: ${seq}\nevent: log\ndata: ${entry(seq, how)}\n`);
+      }
+      for (const reader of readers) await reader.cancel();
     });
 
     it("fails the readers of a restarted sidecar's streams, and follows the recorder's servers again", async () => {

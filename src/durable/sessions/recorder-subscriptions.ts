@@ -40,7 +40,15 @@ export class RecorderSubscriptions implements SubscriberKind {
     const sub = `${RECORDER_PREFIX}${serverId}`;
     return {
       sub,
-      subscribeFrame: () => ({ t: "sub", sub, stream: { kind: "acp", serverId }, after: this.sink.after(serverId), recorder: true, packed: true }),
+      subscribeFrame: () => ({
+        t: "sub",
+        sub,
+        stream: { kind: "acp", serverId },
+        after: this.sink.after(serverId),
+        recorder: true,
+        packed: true,
+        shared: true,
+      }),
       deliver: (events) => {
         this.following.add(serverId); // after this object slept, the sidecar's subscription is still there
         this.sink.events(serverId, events);

@@ -49,7 +49,7 @@ export class SseReader implements Subscriber {
   }
 
   subscribeFrame(): WorkerFrame {
-    return { t: "sub", sub: this.sub, stream: this.stream, after: this.lastSeq, packed: true };
+    return { t: "sub", sub: this.sub, stream: this.stream, after: this.lastSeq, packed: true, shared: true };
   }
 
   /** Resolves when the sidecar acknowledged the subscription (its first `ev`), or with the problem that refused it. */

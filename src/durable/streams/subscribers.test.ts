@@ -69,7 +69,15 @@ describe("RecorderSubscriptions", () => {
 
   it("follows a server once, from what it recorded, and stops following it when its stream ends", () => {
     const { heard, subscriptions } = recorder();
-    expect(subscriptions.follow("s1")).toEqual({ t: "sub", sub: "rec:s1", stream: { kind: "acp", serverId: "s1" }, after: 41, recorder: true, packed: true });
+    expect(subscriptions.follow("s1")).toEqual({
+      t: "sub",
+      sub: "rec:s1",
+      stream: { kind: "acp", serverId: "s1" },
+      after: 41,
+      recorder: true,
+      packed: true,
+      shared: true,
+    });
     expect(subscriptions.follow("s1")).toBeNull();
     expect(subscriptions.find("s1")).toBeNull(); // a sub of another kind
     subscriptions.find("rec:s1")?.deliver([[42, "{}"]], undefined);
@@ -82,7 +90,7 @@ describe("RecorderSubscriptions", () => {
     const { subscriptions } = recorder();
     subscriptions.find("rec:s2")?.deliver([[1, "{}"]], undefined);
     expect(subscriptions.all().map((s) => s.subscribeFrame())).toEqual([
-      { t: "sub", sub: "rec:s2", stream: { kind: "acp", serverId: "s2" }, after: 0, recorder: true, packed: true },
+      { t: "sub", sub: "rec:s2", stream: { kind: "acp", serverId: "s2" }, after: 0, recorder: true, packed: true, shared: true },
     ]);
   });
 

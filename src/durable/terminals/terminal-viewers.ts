@@ -60,7 +60,7 @@ export function sendControl(ws: WebSocket, frame: ServerFrame): void {
 
 /** A viewer asks for the output as bytes (`out` frames); a sidecar that does not know them sends log entries (`ev`). */
 export function subscribeFrame(viewer: ViewerAttachment): WorkerFrame {
-  return { t: "sub", sub: viewer.sub, stream: { kind: "logs", processId: viewer.processId }, after: viewer.after, output: "bytes" };
+  return { t: "sub", sub: viewer.sub, stream: { kind: "logs", processId: viewer.processId }, after: viewer.after, output: "bytes", shared: true };
 }
 
 const encoder = new TextEncoder();
