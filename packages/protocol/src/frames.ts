@@ -241,7 +241,7 @@ function parseDecoded<F>(schema: z.ZodType<F>, value: unknown): Parsed<F> {
 /**
  * An `ev` batch packed for the tunnel: each event's sequence and byte length, and their JSON texts one
  * after another as the binary frame's payload. The texts cross as they are (no escaping into the frame's
- * own JSON and back), and the receiving end turns them back into events before the frame is parsed.
+ * own JSON and back); the receiving end parses the frame with its pieces and cuts the events out of the bytes.
  */
 export interface PackedEvents {
   t: "ev";
@@ -258,30 +258,37 @@ export function packEvents(sub: string, events: StreamEvent[], gap?: StreamGap, 
   return { t: "ev", sub, ...(also?.length ? { also } : {}), pieces, ...(gap ? { gap } : {}), bytes };
 }
 
-const PackedEventsSchema = z.object({ pieces: z.array(OutputPiece), bytes: Bytes }).refine(...piecesAddUp);
+/** A packed `ev` frame as `decodeFrame` gives it back: its control frame, with its bytes in place. */
+const PackedEventsFrame = z
+  .object({ t: z.literal("ev"), sub: Id, also: SharedWith, gap: StreamGap.optional(), pieces: z.array(OutputPiece), bytes: Bytes })
+  .refine(...piecesAddUp);
 
-/** A decoded frame with a packed `ev` batch turned back into events (anything else as it was). */
-function unpackEvents(value: unknown): { ok: true; value: unknown } | { ok: false; error: string } {
-  const frame = value as { t?: unknown; bytes?: unknown } | null;
-  if (frame?.t !== "ev" || frame.bytes === undefined) return { ok: true, value };
-  const packed = PackedEventsSchema.safeParse(frame);
+function isPacked(value: unknown): boolean {
+  return typeof value === "object" && value !== null && "t" in value && value.t === "ev" && "bytes" in value;
+}
+
+/**
+ * A packed `ev` batch, parsed, then cut into its events by the parsed lengths: each event is checked once,
+ * as its piece, instead of again as an event once rebuilt (a stream's every update crosses here).
+ */
+function unpackEvents(value: unknown): Parsed<Extract<SidecarFrame, { t: "ev" }>> {
+  const packed = PackedEventsFrame.safeParse(value);
   if (!packed.success) return { ok: false, error: `frame "ev" refused: ${issuesText(packed.error, "(frame)")}` };
-  const { pieces, bytes } = packed.data;
+  const { pieces, bytes, ...frame } = packed.data;
   const events: StreamEvent[] = [];
   let at = 0;
   for (const [seq, length] of pieces) {
     events.push([seq, utf8Decoder.decode(bytes.subarray(at, at + length))]);
     at += length;
   }
-  const { pieces: _pieces, bytes: _bytes, ...rest } = frame as Record<string, unknown>;
-  return { ok: true, value: { ...rest, events } };
+  return { ok: true, frame: { ...frame, events } };
 }
 
 /** A frame from the sidecar, parsed; what does not parse is named, for the log and the answer. */
 export function parseSidecarFrame(message: FrameMessage): Parsed<SidecarFrame> {
   const decoded = decodeFrame(message);
-  const unpacked = decoded.ok ? unpackEvents(decoded.value) : decoded;
-  return unpacked.ok ? parseDecoded(SidecarFrame, unpacked.value) : unpacked;
+  if (!decoded.ok) return decoded;
+  return isPacked(decoded.value) ? unpackEvents(decoded.value) : parseDecoded(SidecarFrame, decoded.value);
 }
 
 export function parseWorkerFrame(message: FrameMessage): Parsed<WorkerFrame> {
