@@ -16,14 +16,20 @@ function parseJsonFrame(wire: string | Uint8Array): SidecarFrame {
   return read.frame;
 }
 
-/** A hub serving one ACP stream from `log`, with every frame it sends recorded. */
-function hubOn(log: EventLog) {
+/** A hub serving every stream from `log`, with every frame it sends recorded as the machine's object reads it. */
+function recordingHub(log: EventLog) {
   const frames: SidecarFrame[] = [];
   const hub = new StreamHub(
     () => ({ log }),
     (frame) => frames.push(parsed(frame)),
     () => 0,
   );
+  return { hub, frames };
+}
+
+/** A hub serving one ACP stream from `log` to one subscription, with every frame it sends recorded. */
+function hubOn(log: EventLog) {
+  const { hub, frames } = recordingHub(log);
   hub.subscribe("s1", { kind: "acp", serverId: "a" }, 0);
   const batches = () => frames.flatMap((f) => (f.t === "ev" && f.events.length ? [f.events.map(([seq]) => seq)] : []));
   return { hub, frames, batches };
@@ -76,12 +82,7 @@ describe("StreamHub", () => {
 
   it("sends a terminal viewer a process's output as the bytes written, in one binary frame, when it asks", () => {
     const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
-    const frames: SidecarFrame[] = [];
-    const hub = new StreamHub(
-      () => ({ log }),
-      (frame) => frames.push(parsed(frame)),
-      () => 0,
-    );
+    const { hub, frames } = recordingHub(log);
     hub.subscribe("viewer", { kind: "logs", processId: "p1" }, 0, { output: "bytes" });
     hub.subscribe("reader", { kind: "logs", processId: "p1" }, 0);
     const entry = (sequence: number, encoding: "utf8" | "base64", data: string) => JSON.stringify({ sequence, timestampMs: 1, stream: "pty", encoding, data });
@@ -134,12 +135,7 @@ describe("StreamHub", () => {
 
   it("sends one frame for every subscription at the same point of a stream that takes shared batches", () => {
     const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
-    const frames: SidecarFrame[] = [];
-    const hub = new StreamHub(
-      () => ({ log }),
-      (frame) => frames.push(parsed(frame)),
-      () => 0,
-    );
+    const { hub, frames } = recordingHub(log);
     const acp = { kind: "acp", serverId: "a" } as const;
     hub.subscribe("rec:a", acp, 0, { recorder: true, packed: true, shared: true });
     hub.subscribe("reader", acp, 0, { packed: true, shared: true });
