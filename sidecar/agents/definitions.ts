@@ -61,24 +61,8 @@ function caps(enabled: CapabilityName[]): Capabilities {
   return Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, enabled.includes(n)])) as Capabilities;
 }
 
-const FULL_CODING_AGENT: CapabilityName[] = [
-  "commandExecution",
-  "errorEvents",
-  "fileAttachments",
-  "fileChanges",
-  "images",
-  "itemStarted",
-  "mcpTools",
-  "permissions",
-  "planMode",
-  "reasoning",
-  "sessionLifecycle",
-  "status",
-  "streamingDeltas",
-  "textMessages",
-  "toolCalls",
-  "toolResults",
-];
+/** What a coding agent's ACP side offers in full: all but asking questions (elicitation) and one process shared by sessions. */
+const FULL_CODING_AGENT: CapabilityName[] = CAPABILITY_NAMES.filter((name) => name !== "questions" && name !== "sharedProcess");
 
 export const AGENTS: Record<BuiltinAgentId, AgentDefinition> = {
   claude: {
