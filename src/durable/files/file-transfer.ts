@@ -2,8 +2,8 @@
  * Files through the tunnel in bounded pieces (docs/architecture.md, "Files"), run by the machine's Durable
  * Object: the worker hands it the request body and gets the download's body back, one RPC each, and the
  * object holds at most two pieces of a file whatever its size. A download pulls the next piece only when
- * the client has taken the last; an upload reads the next piece of the body only once the machine has
- * stored the last. (Pulling pieces from the worker, one RPC per piece, kept every answer alive until the
+ * the client has taken the last; an upload gathers the next piece of the body while the machine stores
+ * the last, and sends it only once that one is stored. (Pulling pieces from the worker, one RPC per piece, kept every answer alive until the
  * response ended: the object keeps the loop on its side.)
  */
 import { problemResponse } from "../../lib/problem-response";
@@ -109,6 +109,8 @@ async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: num
   let held: Uint8Array[] = [];
   let heldBytes = 0;
   let staged = false;
+  /** The piece the machine is storing now: the next is gathered meanwhile, and sent once this one is stored. */
+  let storing: Promise<unknown> | null = null;
   const take = () => {
     const piece = new Uint8Array(heldBytes);
     let at = 0;
@@ -132,7 +134,9 @@ async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: num
         if (heldBytes === LIMITS.fileChunkBytes) {
           const piece = take();
           staged = true;
-          await must(call("fs.upload", { upload, offset, bytes: piece }));
+          await storing; // pieces are stored in order, one at a time
+          storing = must(call("fs.upload", { upload, offset, bytes: piece }));
+          storing.catch(() => undefined); // its failure is met where it is awaited, not as an unhandled rejection
           offset += piece.length;
         }
         const part = Math.min(rest.length, LIMITS.fileChunkBytes - heldBytes);
@@ -141,9 +145,11 @@ async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: num
         rest = rest.subarray(part);
       }
     }
+    await storing;
     return { ok: true, value: { upload, offset, bytes: take() } };
   } catch (err) {
     await reader?.cancel().catch(() => undefined);
+    await storing?.catch(() => undefined); // a piece still being stored must not land after the abort
     if (staged) await call("fs.abort", { upload });
     if (err instanceof Failed) return { ok: false, problem: err.problem };
     throw err;

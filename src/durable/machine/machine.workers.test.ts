@@ -154,16 +154,21 @@ describe("the machine object with a fake sidecar", () => {
     expect(sidecar.received.filter((f) => f.t === "req" && f.op === "fs.upload")).toEqual([]);
   });
 
-  it("stages a larger file piece by piece and sends its last piece with the commit", async () => {
+  it("stages a larger file piece by piece, in order, and sends its last piece with the commit", async () => {
     const sidecar = await connect("laptop");
-    const size = LIMITS.fileChunkBytes + 3;
+    const size = 2 * LIMITS.fileChunkBytes + 3;
     const writing = api("laptop", "/fs/file?path=/tmp/big.bin", { method: "PUT", body: new Uint8Array(size).fill(1) });
     const piece = await sidecar.call("fs.upload");
     expect(piece.args).toMatchObject({ offset: 0 });
     expect(piece.args.bytes.length).toBe(LIMITS.fileChunkBytes);
     sidecar.answer(piece, { received: LIMITS.fileChunkBytes });
+    // The next piece was gathered while the first was stored; it goes out once the first is.
+    const second = await sidecar.call("fs.upload");
+    expect(second.args).toMatchObject({ upload: piece.args.upload, offset: LIMITS.fileChunkBytes });
+    expect(second.args.bytes.length).toBe(LIMITS.fileChunkBytes);
+    sidecar.answer(second, { received: 2 * LIMITS.fileChunkBytes });
     const commit = await sidecar.call("fs.commit");
-    expect(commit.args).toMatchObject({ upload: piece.args.upload, offset: LIMITS.fileChunkBytes, path: "/tmp/big.bin" });
+    expect(commit.args).toMatchObject({ upload: piece.args.upload, offset: 2 * LIMITS.fileChunkBytes, path: "/tmp/big.bin" });
     expect(commit.args.bytes.length).toBe(3);
     sidecar.answer(commit, { path: "/tmp/big.bin", bytesWritten: size });
     expect((await writing).status).toBe(200);
