@@ -3,8 +3,8 @@
  * Object: the worker hands it the request body and gets the download's body back, one RPC each, and the
  * object holds at most two pieces of a file whatever its size. A download pulls the next piece only when
  * the client has taken the last; an upload gathers the next piece of the body while the machine stores
- * the last, and sends it only once that one is stored. (Pulling pieces from the worker, one RPC per piece, kept every answer alive until the
- * response ended: the object keeps the loop on its side.)
+ * the last, and sends it only once that one is stored. (Pulling pieces from the worker, one RPC per
+ * piece, kept every answer alive until the response ended: the object keeps the loop on its side.)
  */
 import { problemResponse } from "../../lib/problem-response";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
