@@ -94,6 +94,9 @@ const ProblemInitSchema = z.object({
 /** The other subscriptions a batch is for (each asked for it with `shared`), besides its `sub`. */
 const SharedWith = z.array(Id).max(1000).optional();
 
+/** What every `ev` batch carries besides its events, however they cross (as JSON, or packed: `packEvents`). */
+const EventsHeader = z.object({ t: z.literal("ev"), sub: Id, also: SharedWith, gap: StreamGap.optional() });
+
 /** Every subscription a batch (`ev`, `out`) is for. */
 export function subsOf(frame: { sub: string; also?: string[] | undefined }): string[] {
   return frame.also ? [frame.sub, ...frame.also] : [frame.sub];
@@ -112,7 +115,7 @@ export const SidecarFrame = z.discriminatedUnion("t", [
   }),
   z.object({ t: z.literal("res"), id: Id, ok: z.literal(true), value: z.unknown() }),
   z.object({ t: z.literal("err"), id: Id, problem: ProblemInitSchema }),
-  z.object({ t: z.literal("ev"), sub: Id, also: SharedWith, events: z.array(StreamEvent), gap: StreamGap.optional() }),
+  EventsHeader.extend({ events: z.array(StreamEvent) }),
   z.object({ t: z.literal("end"), sub: Id, end: StreamEnd }),
   /** A terminal's output as it was written (binary frame): for a `sub` with `output: "bytes"`, in place of `ev`. */
   z.object({ t: z.literal("out"), sub: Id, also: SharedWith, pieces: z.array(OutputPiece), gap: StreamGap.optional(), bytes: Bytes }).refine(...piecesAddUp),
@@ -259,9 +262,7 @@ export function packEvents(sub: string, events: StreamEvent[], gap?: StreamGap, 
 }
 
 /** A packed `ev` frame as `decodeFrame` gives it back: its control frame, with its bytes in place. */
-const PackedEventsFrame = z
-  .object({ t: z.literal("ev"), sub: Id, also: SharedWith, gap: StreamGap.optional(), pieces: z.array(OutputPiece), bytes: Bytes })
-  .refine(...piecesAddUp);
+const PackedEventsFrame = EventsHeader.extend({ pieces: z.array(OutputPiece), bytes: Bytes }).refine(...piecesAddUp);
 
 function isPacked(value: unknown): boolean {
   return typeof value === "object" && value !== null && "t" in value && value.t === "ev" && "bytes" in value;
