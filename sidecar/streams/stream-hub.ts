@@ -172,9 +172,10 @@ export class StreamHub {
     // and a person reading one agent): one frame to build and send, one for the machine's object to read.
     const sharing = events.length || gap ? this.sharing(s, log) : [];
     const cursor = advance(s.cursor, events, gap);
+    const sentAt = events.length ? performance.now() : null;
     for (const member of [s, ...sharing.map(([, other]) => other)]) {
       member.cursor = cursor;
-      if (events.length) member.lastSentAt = performance.now();
+      if (sentAt !== null) member.lastSentAt = sentAt;
     }
     const also = sharing.length ? sharing.map(([id]) => id) : undefined;
     this.send(

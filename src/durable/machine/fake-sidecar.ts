@@ -105,8 +105,10 @@ export class FakeSidecar {
     return frame;
   }
 
-  /** Output of a stream, as the sidecar's stream hub sends it: JSON, or packed in a binary frame (`packEvents`) for a subscription that asked. */
-  /** A batch for one subscription, or for several (`also`) as a sidecar sends to those at the same point of a stream. */
+  /**
+   * Output of a stream, as the sidecar's stream hub sends it: JSON, or packed in a binary frame (`packEvents`)
+   * for a subscription that asked; for one subscription, or for several (`also`) at the same point of a stream.
+   */
   events(subs: string | [string, ...string[]], events: StreamEvent[], how: "json" | "packed" = "json"): void {
     const [sub, ...also] = typeof subs === "string" ? [subs] : subs;
     this.send(how === "packed" ? packEvents(sub, events, undefined, also) : { t: "ev", sub, ...(also.length ? { also } : {}), events });
