@@ -1,10 +1,10 @@
 import { buildAll } from "../scripts/build";
-import { ensureNode24 } from "./node24";
+import { ensureNode } from "./node-releases";
 
 /**
  * The tests run the real bundles (workerd loads dist/worker.js; sidecars run sidecar/dist/sidecar.js),
- * and some sidecars on Node 24 (test/node24.ts).
+ * and some sidecars on Node 22 and 24 (test/node-releases.ts).
  */
 export default async function setup(): Promise<void> {
-  await Promise.all([buildAll(), ensureNode24()]);
+  await Promise.all([buildAll(), ensureNode(22), ensureNode(24)]);
 }

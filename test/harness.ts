@@ -29,7 +29,7 @@ export async function startRuntime(
     persist?: boolean;
     /** Run the instrumented worker, whose objects answer `debugStats()` (dev/instrumented-worker.ts). */
     instrumented?: boolean;
-    /** The Node its sidecars run on (test/node24.ts), if not the tests' own. */
+    /** The Node its sidecars run on (test/node-releases.ts), if not the tests' own. */
     sidecarNode?: string;
   } = {},
 ): Promise<Runtime> {

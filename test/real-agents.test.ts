@@ -16,7 +16,7 @@ import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FILE_CONTENT, FINAL_TEXT, type FakeModels, SANDBOX_PROMPT, startFakeModels, WRITE_PROMPT } from "./fake-models";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
-import { ensureNode24, NODE24_VERSION } from "./node24";
+import { ensureNode, NODE_RELEASES } from "./node-releases";
 import { type RegistryServer, startRegistryServer } from "./registry-server";
 
 /**
@@ -138,7 +138,7 @@ beforeAll(async () => {
   registry = await startRegistryServer();
   registry.setAgents(REGISTRY);
   // The sidecar, and so the agents, run on Node 24 (the tests' own Node is 20).
-  rt = await startRuntime({ machines: [], sidecarNode: await ensureNode24(), vars: { ACP_REGISTRY_URL: registry.url } });
+  rt = await startRuntime({ machines: [], sidecarNode: await ensureNode(24), vars: { ACP_REGISTRY_URL: registry.url } });
   const home = join(rt.dir, "home");
   work = await mkdtemp(join(tmpdir(), "agent-work-"));
   await mkdir(home, { recursive: true });
@@ -160,7 +160,7 @@ afterAll(async () => {
 
 it("runs its sidecar on Node 24", async () => {
   const { machines } = (await (await rt.api("/v1/machines")).json()) as { machines: { id: string; platform: string }[] };
-  expect(machines.find((m) => m.id === "local")?.platform).toContain(`node-v${NODE24_VERSION}`);
+  expect(machines.find((m) => m.id === "local")?.platform).toContain(`node-v${NODE_RELEASES[24]}`);
 });
 
 describe.each(AGENTS)("$id", (agent) => {
