@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { AcpServers } from "./acp/acp-bridge";
 import { AgentCatalog } from "./agents/catalog";
 import { DirectoryConfig } from "./config/directory-config";
-import { MachineFiles } from "./files/files";
+import { MachineFiles, UPLOAD_WINDOW } from "./files/files";
 import { installedMcpTargets, McpApplier } from "./config/mcp";
 import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
@@ -128,6 +128,7 @@ export class Sidecar {
       token: options.token,
       sidecarVersion: SIDECAR_VERSION,
       handlers: this.handlers(),
+      uploadWindow: UPLOAD_WINDOW,
       streams: this.streams(),
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),

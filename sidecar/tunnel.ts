@@ -38,6 +38,8 @@ export interface TunnelOptions {
   token: string;
   sidecarVersion: string;
   handlers: OpHandlers;
+  /** How many pieces of an upload the handlers take before the first is stored (said in the hello). */
+  uploadWindow?: number;
   streams: StreamResolver;
   /** Called when the worker refuses the token (never valid, or revoked): retrying cannot help. */
   onRefused?: (reason: string) => void;
@@ -142,6 +144,7 @@ export class TunnelClient {
         platform: `${process.platform}-${process.arch} node-${process.version}`,
         heartbeatMs: this.heartbeatMs,
         bootId: this.bootId,
+        ...(this.options.uploadWindow ? { uploadWindow: this.options.uploadWindow } : {}),
       });
     });
     ws.on("message", (data, isBinary) => {

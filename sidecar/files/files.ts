@@ -31,7 +31,12 @@ const MAX_TAR_ENTRIES = 100_000;
 
 interface StagedUpload {
   file: string;
+  /** Bytes written to the staging file. */
   received: number;
+  /** Bytes taken (written, or queued behind the pieces before them): where the next piece must start. */
+  accepted: number;
+  /** The last piece's write: the next is written after it (pieces may arrive while one is being written). */
+  writing: Promise<void>;
   touchedMs: number;
 }
 
@@ -87,10 +92,15 @@ async function statOf(path: string): Promise<FsStat & { mtimeMs: number }> {
   };
 }
 
+/** Pieces of one upload taken before the first is stored: they are written in order (`upload`), two MiB held at most. */
+export const UPLOAD_WINDOW = 2;
+
 export class MachineFiles {
   private readonly uploads = new Map<string, StagedUpload>();
   private readonly stagingDir: string;
   private readonly sweeper: NodeJS.Timeout;
+  /** Whatever a previous run left staged, being removed: the first upload waits for it. */
+  private readonly cleared: Promise<void>;
 
   constructor(
     dataDir: string,
@@ -98,7 +108,9 @@ export class MachineFiles {
   ) {
     this.stagingDir = join(dataDir, "uploads");
     // Whatever a previous run left staged belongs to calls that can never finish now.
-    void rm(this.stagingDir, { recursive: true, force: true });
+    this.cleared = rm(this.stagingDir, { recursive: true, force: true }).catch((err: unknown) =>
+      log.warn(`could not clear the staging folder ${this.stagingDir}: ${errorText(err)}`),
+    );
     this.sweeper = setInterval(() => void this.sweepAbandoned(), 60_000);
     this.sweeper.unref();
   }
@@ -211,28 +223,39 @@ export class MachineFiles {
     }
   }
 
+  /**
+   * One piece of an upload. The worker may send the next piece before this one is written: each is
+   * taken at the offset after the last one taken and written after it, in order. A piece whose write
+   * failed fails every piece queued behind it (the worker then aborts the upload).
+   */
   private async upload({ upload, offset, bytes }: OpArgs<"fs.upload">): Promise<OpResult<"fs.upload">> {
     let staged = this.uploads.get(upload);
     if (!staged) {
       if (offset !== 0) throw new ProblemError("conflict", `upload ${upload} is unknown here (it was abandoned, or the sidecar restarted); start it again`);
-      await mkdir(this.stagingDir, { recursive: true, mode: 0o700 });
-      staged = { file: join(this.stagingDir, upload), received: 0, touchedMs: Date.now() };
+      const folder = this.cleared.then(() => mkdir(this.stagingDir, { recursive: true, mode: 0o700 })).then(() => undefined);
+      staged = { file: join(this.stagingDir, upload), received: 0, accepted: 0, writing: folder, touchedMs: Date.now() };
       this.uploads.set(upload, staged);
     }
-    if (offset !== staged.received) throw new ProblemError("conflict", `upload ${upload} is at byte ${staged.received}, not ${offset}`);
-    if (staged.received + bytes.length > LIMITS.maxFileBytes) {
+    if (offset !== staged.accepted) throw new ProblemError("conflict", `upload ${upload} is at byte ${staged.accepted}, not ${offset}`);
+    if (staged.accepted + bytes.length > LIMITS.maxFileBytes) {
       await this.forget(upload);
       throw new ProblemError("payload_too_large", `uploads are limited to ${LIMITS.maxFileBytes} bytes`);
     }
-    const handle = await open(staged.file, offset === 0 ? "w" : "a", 0o600);
-    try {
-      await handle.write(bytes);
-    } finally {
-      await handle.close();
-    }
-    staged.received += bytes.length;
-    staged.touchedMs = Date.now();
-    return { received: staged.received };
+    staged.accepted += bytes.length;
+    const into = staged;
+    const written = into.writing.then(async () => {
+      const handle = await open(into.file, offset === 0 ? "w" : "a", 0o600);
+      try {
+        await handle.write(bytes);
+      } finally {
+        await handle.close();
+      }
+      into.received += bytes.length;
+      into.touchedMs = Date.now();
+    });
+    into.writing = written;
+    await written;
+    return { received: offset + bytes.length };
   }
 
   /** The staged bytes become the file at `path` in one rename: readers see the old file or the new one. */
@@ -297,6 +320,7 @@ export class MachineFiles {
     const staged = this.uploads.get(upload);
     if (!staged) return false;
     this.uploads.delete(upload);
+    await staged.writing.catch(() => undefined); // a piece still being written must not recreate the file after it is removed
     await rm(staged.file, { force: true });
     return true;
   }

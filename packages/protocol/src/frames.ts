@@ -35,6 +35,9 @@ export const PONG_FRAME = '{"t":"pong"}';
  */
 export const TUNNEL_PROTOCOL_VERSION = 2;
 
+/** The most pieces of an upload a worker has on their way at once, whatever a sidecar's hello offers. */
+export const UPLOAD_WINDOW_MAX = 2;
+
 // ---------- streams ----------
 
 export const StreamRef = z.discriminatedUnion("kind", [
@@ -112,6 +115,11 @@ export const SidecarFrame = z.discriminatedUnion("t", [
     heartbeatMs: z.number().int().min(100).max(600_000).optional(),
     /** Random per sidecar process: a new one means the sidecar restarted, and calls meant for the old one fail. */
     bootId: z.string().max(64).optional(),
+    /**
+     * How many pieces of an upload (`fs.upload`) it takes before the first is stored: it writes them in
+     * order. Without it, one at a time (a sidecar that checks each piece against what it has written).
+     */
+    uploadWindow: z.number().int().min(1).max(64).optional(),
   }),
   z.object({ t: z.literal("res"), id: Id, ok: z.literal(true), value: z.unknown() }),
   z.object({ t: z.literal("err"), id: Id, problem: ProblemInitSchema }),

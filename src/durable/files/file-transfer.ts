@@ -1,9 +1,9 @@
 /**
  * Files through the tunnel in bounded pieces (docs/architecture.md, "Files"), run by the machine's Durable
  * Object: the worker hands it the request body and gets the download's body back, one RPC each, and the
- * object holds at most two pieces of a file whatever its size. A download pulls the next piece only when
- * the client has taken the last; an upload gathers the next piece of the body while the machine stores
- * the last, and sends it only once that one is stored. (Pulling pieces from the worker, one RPC per
+ * object holds a few pieces of a file at most, whatever its size. A download pulls the next piece only
+ * when the client has taken the last; an upload reads the next piece of the body while the machine
+ * stores the ones before it (two at most on their way). (Pulling pieces from the worker, one RPC per
  * piece, kept every answer alive until the response ended: the object keeps the loop on its side.)
  */
 import { problemResponse } from "../../lib/problem-response";
@@ -88,72 +88,93 @@ export async function upload<R>(
   call: MachineCall,
   body: UploadBody,
   declaredBytes: number | null,
+  /** How many pieces may be on their way at once (the sidecar's `uploadWindow`). */
+  window: number,
   use: (last: StagedBody) => Promise<Outcome<R>>,
 ): Promise<Outcome<R>> {
-  const staged = await stageBody(call, body, declaredBytes);
+  const staged = await stageBody(call, body, declaredBytes, window);
   return staged.ok ? use(staged.value) : staged;
 }
 
 /**
  * Stage a body on the machine, piece by piece, all but its last piece: that one travels with the commit
- * (or the unpack), so a file of one piece is one round trip. Refused (413) as soon as it passes
+ * (or the unpack), so a file of one piece is one round trip. Up to `window` pieces are on their way while
+ * the next is read (the sidecar stores them in order), so the object holds at most three. Refused (413) as soon as it passes
  * `maxBytes`, before it is all read; on any failure what was staged is dropped on the machine.
  */
-async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: number | null): Promise<Outcome<StagedBody>> {
+async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: number | null, window: number): Promise<Outcome<StagedBody>> {
   const maxBytes = LIMITS.maxFileBytes;
+  const size = LIMITS.fileChunkBytes;
   if (declaredBytes !== null && declaredBytes > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
   const upload = crypto.randomUUID();
-  if (body instanceof Uint8Array && body.length <= LIMITS.fileChunkBytes) return { ok: true, value: { upload, offset: 0, bytes: body } };
-  if (body instanceof Uint8Array) body = new Blob([body]).stream();
+  if (body === null) return { ok: true, value: { upload, offset: 0, bytes: new Uint8Array() } };
+  if (body instanceof Uint8Array && body.length <= size) return { ok: true, value: { upload, offset: 0, bytes: body } };
+  const pieces = piecesOf(body instanceof Uint8Array ? new Blob([body]).stream() : body, size);
   let offset = 0;
-  let held: Uint8Array[] = [];
-  let heldBytes = 0;
   let staged = false;
-  /** The piece the machine is storing now: the next is gathered meanwhile, and sent once this one is stored. */
-  let storing: Promise<unknown> | null = null;
-  const take = () => {
-    const piece = new Uint8Array(heldBytes);
-    let at = 0;
-    for (const part of held) {
-      piece.set(part, at);
-      at += part.length;
-    }
-    held = [];
-    heldBytes = 0;
-    return piece;
-  };
-  const reader = body?.getReader();
+  const storing: Promise<unknown>[] = [];
   try {
+    let piece = await pieces.next();
     for (;;) {
-      const next = reader ? await reader.read().catch(cutOff) : { done: true as const };
-      if (next.done) break;
-      let rest: Uint8Array = next.value;
-      if (offset + heldBytes + rest.length > maxBytes) throw new Failed(tooLarge(maxBytes));
-      while (rest.length > 0) {
-        // A full piece goes out once more of the body shows it was not the last.
-        if (heldBytes === LIMITS.fileChunkBytes) {
-          const piece = take();
-          staged = true;
-          await storing; // pieces are stored in order, one at a time
-          storing = must(call("fs.upload", { upload, offset, bytes: piece }));
-          storing.catch(() => undefined); // its failure is met where it is awaited, not as an unhandled rejection
-          offset += piece.length;
-        }
-        const part = Math.min(rest.length, LIMITS.fileChunkBytes - heldBytes);
-        held.push(rest.subarray(0, part));
-        heldBytes += part;
-        rest = rest.subarray(part);
-      }
+      if (offset + piece.length > maxBytes) throw new Failed(tooLarge(maxBytes));
+      if (piece.length < size) break; // the body ended within it: the last piece
+      const following = await pieces.next();
+      if (following.length === 0) break; // the body ended with it: the last piece
+      staged = true;
+      if (storing.length >= window) await storing.shift();
+      const sent = must(call("fs.upload", { upload, offset, bytes: piece }));
+      sent.catch(() => undefined); // its failure is met where it is awaited, not as an unhandled rejection
+      storing.push(sent);
+      offset += piece.length;
+      piece = following;
     }
-    await storing;
-    return { ok: true, value: { upload, offset, bytes: take() } };
+    await Promise.all(storing);
+    return { ok: true, value: { upload, offset, bytes: piece } };
   } catch (err) {
-    await reader?.cancel().catch(() => undefined);
-    await storing?.catch(() => undefined); // a piece still being stored must not land after the abort
+    await pieces.cancel();
+    await Promise.allSettled(storing); // a piece still being stored must not land after the abort
     if (staged) await call("fs.abort", { upload });
     if (err instanceof Failed) return { ok: false, problem: err.problem };
     throw err;
   }
+}
+
+/** A body as pieces of `size` bytes: each full but the last, which is shorter (empty when the body ends with a full one). */
+export interface Pieces {
+  next(): Promise<Uint8Array<ArrayBuffer>>;
+  cancel(): Promise<void>;
+}
+
+/**
+ * A request's body arrives in chunks of a few KiB; read one by one, they cost more than all the rest of
+ * an upload. Read as a byte stream, each piece is filled by one `readAtLeast` (workerd's), straight into
+ * the piece's own buffer. A stream that is not a byte stream is piped through one that is.
+ */
+export function piecesOf(body: ReadableStream<Uint8Array>, size: number): Pieces {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = body.getReader({ mode: "byob" });
+  } catch {
+    reader = body.pipeThrough(new IdentityTransformStream()).getReader({ mode: "byob" });
+  }
+  let ended = false;
+  return {
+    async next() {
+      let buffer = new ArrayBuffer(size);
+      let filled = 0;
+      while (!ended && filled < size) {
+        const { value, done } = await reader.readAtLeast(size - filled, new Uint8Array(buffer, filled)).catch(cutOff);
+        // The buffer was handed to the stream and comes back as the view's (same memory, new owner).
+        if (value) {
+          buffer = value.buffer as ArrayBuffer;
+          filled += value.byteLength;
+        }
+        if (done) ended = true;
+      }
+      return new Uint8Array(buffer, 0, filled);
+    },
+    cancel: () => reader.cancel().catch(() => undefined),
+  };
 }
 
 /** The client went away, or its body broke off: nothing to answer, but it must read as such in the logs. */

@@ -64,8 +64,11 @@ export class FakeSidecar {
     });
   }
 
-  /** Dial in as `machine` (a new process unless `bootId` says it is the same one coming back) and wait for the welcome. */
-  static async connect(machine: string, bootId: string = crypto.randomUUID()): Promise<FakeSidecar> {
+  /**
+   * Dial in as `machine` (a new process unless `bootId` says it is the same one coming back) and wait for
+   * the welcome. `offers`: what its hello offers besides (an `uploadWindow`).
+   */
+  static async connect(machine: string, bootId: string = crypto.randomUUID(), offers: { uploadWindow?: number } = {}): Promise<FakeSidecar> {
     const token = await mintMachineToken(env.TUNNEL_SECRET, machine);
     const res = await SELF.fetch(`https://runtime.test/_tunnel/${machine}`, { headers: { upgrade: "websocket", authorization: `Bearer ${token}` } });
     if (res.status !== 101 || !res.webSocket) throw new Error(`the tunnel refused the fake sidecar: ${res.status} ${await res.text()}`);
@@ -74,7 +77,7 @@ export class FakeSidecar {
     res.webSocket.accept();
     const sidecar = new FakeSidecar(machine, bootId, res.webSocket);
     const welcome = sidecar.next((f) => f.t === "welcome" || f.t === "bye");
-    sidecar.send({ t: "hello", protocol: TUNNEL_PROTOCOL_VERSION, machine, sidecarVersion: "0.1.0", platform: "linux-x64 (fake)", bootId });
+    sidecar.send({ t: "hello", protocol: TUNNEL_PROTOCOL_VERSION, machine, sidecarVersion: "0.1.0", platform: "linux-x64 (fake)", bootId, ...offers });
     const answer = await welcome;
     if (answer.t !== "welcome") throw new Error(`the machine object said goodbye: ${JSON.stringify(answer)}`);
     return sidecar;

@@ -252,7 +252,7 @@ export class MachineObject extends DurableObject<Env> {
       return;
     }
     const heartbeatMs = typeof hello.heartbeatMs === "number" && hello.heartbeatMs >= 100 ? hello.heartbeatMs : LIMITS.heartbeatMs;
-    setAttachment(ws, { ...attachment, hello: true, heartbeatMs });
+    setAttachment(ws, { ...attachment, hello: true, heartbeatMs, ...(hello.uploadWindow ? { uploadWindow: hello.uploadWindow } : {}) });
     // One call to the team per connect: it records the machine and answers with the team's documents. The
     // welcome follows it, so a sidecar told "connected" is also listed as connected.
     const registered = await teamStub(this.env)
@@ -400,6 +400,7 @@ export class MachineObject extends DurableObject<Env> {
       (op, args) => this.tunnel.call(op, args),
       body,
       declaredBytes,
+      this.tunnel.uploadWindow(),
       (last) => this.tunnel.call("fs.commit", { ...last, path }),
     );
   }
@@ -410,6 +411,7 @@ export class MachineObject extends DurableObject<Env> {
       (op, args) => this.tunnel.call(op, args),
       body,
       declaredBytes,
+      this.tunnel.uploadWindow(),
       (last) => this.tunnel.call("fs.unpack", { ...last, path }),
     );
   }

@@ -12,8 +12,8 @@ import { FakeSidecar } from "./fake-sidecar";
 
 const sidecars: FakeSidecar[] = [];
 
-async function connect(machine: string, bootId?: string): Promise<FakeSidecar> {
-  const sidecar = await FakeSidecar.connect(machine, bootId);
+async function connect(machine: string, bootId?: string, offers?: { uploadWindow?: number }): Promise<FakeSidecar> {
+  const sidecar = await FakeSidecar.connect(machine, bootId, offers);
   sidecars.push(sidecar);
   return sidecar;
 }
@@ -154,21 +154,46 @@ describe("the machine object with a fake sidecar", () => {
     expect(sidecar.received.filter((f) => f.t === "req" && f.op === "fs.upload")).toEqual([]);
   });
 
-  it("stages a larger file piece by piece, in order, and sends its last piece with the commit", async () => {
+  it("stages a larger file piece by piece, in order, one at a time for a sidecar that offers no more, and sends its last piece with the commit", async () => {
     const sidecar = await connect("laptop");
     const size = 2 * LIMITS.fileChunkBytes + 3;
     const writing = api("laptop", "/fs/file?path=/tmp/big.bin", { method: "PUT", body: new Uint8Array(size).fill(1) });
     const piece = await sidecar.call("fs.upload");
     expect(piece.args).toMatchObject({ offset: 0 });
     expect(piece.args.bytes.length).toBe(LIMITS.fileChunkBytes);
+    // The next piece was read while the first was stored; it goes out once the first is.
+    const next = sidecar.call("fs.upload");
     sidecar.answer(piece, { received: LIMITS.fileChunkBytes });
-    // The next piece was gathered while the first was stored; it goes out once the first is.
-    const second = await sidecar.call("fs.upload");
+    const second = await next;
     expect(second.args).toMatchObject({ upload: piece.args.upload, offset: LIMITS.fileChunkBytes });
     expect(second.args.bytes.length).toBe(LIMITS.fileChunkBytes);
     sidecar.answer(second, { received: 2 * LIMITS.fileChunkBytes });
     const commit = await sidecar.call("fs.commit");
     expect(commit.args).toMatchObject({ upload: piece.args.upload, offset: 2 * LIMITS.fileChunkBytes, path: "/tmp/big.bin" });
+    expect(commit.args.bytes.length).toBe(3);
+    sidecar.answer(commit, { path: "/tmp/big.bin", bytesWritten: size });
+    expect((await writing).status).toBe(200);
+  });
+
+  it("sends a sidecar that offers an upload window of two the next piece before the last is stored", async () => {
+    const sidecar = await connect("laptop", undefined, { uploadWindow: 2 });
+    const size = 3 * LIMITS.fileChunkBytes + 3;
+    const writing = api("laptop", "/fs/file?path=/tmp/big.bin", { method: "PUT", body: new Uint8Array(size).fill(1) });
+    // Two pieces arrive with neither answered (the sidecar stores them in order).
+    const [first, second] = await Promise.all([sidecar.call("fs.upload"), sidecar.call("fs.upload")]);
+    expect([first.args.offset, second.args.offset]).toEqual([0, LIMITS.fileChunkBytes]);
+    expect(second.args.upload).toBe(first.args.upload);
+    expect([first.args.bytes.length, second.args.bytes.length]).toEqual([LIMITS.fileChunkBytes, LIMITS.fileChunkBytes]);
+    // The third waits for a place: it follows once the first is stored.
+    const next = sidecar.call("fs.upload");
+    sidecar.answer(first, { received: LIMITS.fileChunkBytes });
+    const third = await next;
+    expect(third.args).toMatchObject({ upload: first.args.upload, offset: 2 * LIMITS.fileChunkBytes });
+    const committing = sidecar.call("fs.commit");
+    sidecar.answer(second, { received: 2 * LIMITS.fileChunkBytes });
+    sidecar.answer(third, { received: 3 * LIMITS.fileChunkBytes });
+    const commit = await committing;
+    expect(commit.args).toMatchObject({ upload: first.args.upload, offset: 3 * LIMITS.fileChunkBytes, path: "/tmp/big.bin" });
     expect(commit.args.bytes.length).toBe(3);
     sidecar.answer(commit, { path: "/tmp/big.bin", bytesWritten: size });
     expect((await writing).status).toBe(200);

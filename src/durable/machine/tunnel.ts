@@ -6,7 +6,7 @@
  * without workerd (tunnel.test.ts); the machine's object owns the sockets, readers and viewers around it.
  */
 import { z } from "zod";
-import { encodeFrame, type SidecarFrame, type WorkerFrame } from "@agent-runtime/protocol/frames";
+import { encodeFrame, type SidecarFrame, UPLOAD_WINDOW_MAX, type WorkerFrame } from "@agent-runtime/protocol/frames";
 import { OPS, type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { type Outcome, PendingCalls } from "@agent-runtime/protocol/pending-calls";
@@ -27,6 +27,8 @@ const TunnelAttachment = z.object({
   generation: z.number().int(),
   /** How often the sidecar pings (from its hello); three intervals without a ping and the tunnel is dead. */
   heartbeatMs: z.number().int(),
+  /** How many upload pieces the sidecar takes before the first is stored (its hello's `uploadWindow`). */
+  uploadWindow: z.number().int().min(1).optional(),
 });
 export type TunnelAttachment = z.infer<typeof TunnelAttachment>;
 
@@ -111,6 +113,12 @@ export class Tunnel {
       return ws;
     }
     return null;
+  }
+
+  /** How many pieces of an upload may be on their way to the live sidecar at once (one, unless its hello offered more). */
+  uploadWindow(): number {
+    const ws = this.live();
+    return Math.min(UPLOAD_WINDOW_MAX, (ws && attachmentOf(ws)?.uploadWindow) || 1);
   }
 
   /** Whether calls can be made now: a live sidecar, or one that dropped moments ago and is expected back. */
