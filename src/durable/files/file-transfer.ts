@@ -99,8 +99,9 @@ export async function upload<R>(
 /**
  * Stage a body on the machine, piece by piece, all but its last piece: that one travels with the commit
  * (or the unpack), so a file of one piece is one round trip. Up to `window` pieces are on their way while
- * the next is read (the sidecar stores them in order), so the object holds at most three. Refused (413) as soon as it passes
- * `maxBytes`, before it is all read; on any failure what was staged is dropped on the machine.
+ * the next is read (the sidecar stores them in order), so the object holds at most three. Refused (413)
+ * as soon as it passes `maxBytes`, before it is all read; on any failure what was staged is dropped on
+ * the machine.
  */
 async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: number | null, window: number): Promise<Outcome<StagedBody>> {
   const maxBytes = LIMITS.maxFileBytes;

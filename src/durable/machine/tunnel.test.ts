@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { parseWorkerFrame, type WorkerFrame } from "@agent-runtime/protocol/frames";
+import { parseWorkerFrame, UPLOAD_WINDOW_MAX, type WorkerFrame } from "@agent-runtime/protocol/frames";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import { setAttachment, Tunnel, type TunnelHost } from "./tunnel";
 
@@ -203,5 +203,17 @@ describe("the worker's end of the tunnel", () => {
     sockets.push(stranger);
     expect(tunnel.live()).toBeNull();
     expect(stranger.closedWith).toBe(4003);
+  });
+
+  it("sends one upload piece at a time unless the sidecar's hello offered more, and never more than UPLOAD_WINDOW_MAX", () => {
+    const { tunnel, connect } = harness();
+    expect(tunnel.uploadWindow()).toBe(1); // no sidecar
+    const { ws } = connect("boot-1");
+    expect(tunnel.uploadWindow()).toBe(1);
+    const attachment = { machine: "m", connectedAtMs: Date.now(), hello: true, generation: 1, heartbeatMs: 20_000 };
+    setAttachment(ws as unknown as WebSocket, { ...attachment, uploadWindow: 2 });
+    expect(tunnel.uploadWindow()).toBe(2);
+    setAttachment(ws as unknown as WebSocket, { ...attachment, uploadWindow: 64 });
+    expect(tunnel.uploadWindow()).toBe(UPLOAD_WINDOW_MAX);
   });
 });
