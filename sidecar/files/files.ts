@@ -31,8 +31,6 @@ const MAX_TAR_ENTRIES = 100_000;
 
 interface StagedUpload {
   file: string;
-  /** Bytes written to the staging file. */
-  received: number;
   /** Bytes taken (written, or queued behind the pieces before them): where the next piece must start. */
   accepted: number;
   /** The last piece's write: the next is written after it (pieces may arrive while one is being written). */
@@ -233,7 +231,7 @@ export class MachineFiles {
     if (!staged) {
       if (offset !== 0) throw new ProblemError("conflict", `upload ${upload} is unknown here (it was abandoned, or the sidecar restarted); start it again`);
       const folder = this.cleared.then(() => mkdir(this.stagingDir, { recursive: true, mode: 0o700 })).then(() => undefined);
-      staged = { file: join(this.stagingDir, upload), received: 0, accepted: 0, writing: folder, touchedMs: Date.now() };
+      staged = { file: join(this.stagingDir, upload), accepted: 0, writing: folder, touchedMs: Date.now() };
       this.uploads.set(upload, staged);
     }
     if (offset !== staged.accepted) throw new ProblemError("conflict", `upload ${upload} is at byte ${staged.accepted}, not ${offset}`);
@@ -250,7 +248,6 @@ export class MachineFiles {
       } finally {
         await handle.close();
       }
-      into.received += bytes.length;
       into.touchedMs = Date.now();
     });
     into.writing = written;
@@ -278,7 +275,8 @@ export class MachineFiles {
           await rm(beside, { force: true });
         }
       });
-      return { path: target, bytesWritten: staged.received };
+      // Every piece taken is written by now: the last one's write, awaited by `staged`, came after them.
+      return { path: target, bytesWritten: staged.accepted };
     } catch (err) {
       throw fsProblem(err, target);
     } finally {
