@@ -99,7 +99,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       TEAM: { className: "TeamObject", useSQLite: true },
       TOKEN: { className: "TokenObject", useSQLite: true },
     },
-    bindings: { ...options.secrets, DEFAULT_MACHINE: "", ...options.vars },
+    // A runtime on this machine may notify this machine (webhooks on 127.0.0.1): never a deployment's setting.
+    bindings: { ...options.secrets, DEFAULT_MACHINE: "", WEBHOOK_ALLOW_PRIVATE: "1", ...options.vars },
     ...(options.persistTo ? { defaultPersistRoot: options.persistTo } : {}),
     ...(options.inspectorPort ? { inspectorPort: options.inspectorPort } : {}),
     // Serve our worker on its own socket: Miniflare's entry worker would add a hop (about half a

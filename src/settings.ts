@@ -61,6 +61,10 @@ const Settings = z.object({
   VAPID_PRIVATE_KEY: optionalText,
   VAPID_SUBJECT: optionalText,
   NOTIFY_BACKOFF_MS: positive(1000),
+  WEBHOOK_ALLOW_PRIVATE: z
+    .string()
+    .optional()
+    .transform((v) => v?.trim() === "1" || v?.trim().toLowerCase() === "true"),
   ACP_REGISTRY_URL: z
     .string()
     .optional()
@@ -84,6 +88,8 @@ export interface WorkerSettings {
   vapid: VapidKey | null;
   /** The first retry of a failed notification waits this long, each next one twice as long. */
   notifyBackoffMs: number;
+  /** Notifications may go over http and to addresses inside the network (WEBHOOK_ALLOW_PRIVATE=1: local runtimes only). */
+  notifyAllowPrivate: boolean;
   /** Where the ACP agent registry is read (the official one, or a team's mirror). */
   registryUrl: string;
   /** How long a catalog read from it is used before it is asked again (with its ETag). */
@@ -124,6 +130,7 @@ export function settings(env: Env): WorkerSettings {
         : null,
     vapid: vapidOf(s.VAPID_PUBLIC_KEY, s.VAPID_PRIVATE_KEY, s.VAPID_SUBJECT),
     notifyBackoffMs: s.NOTIFY_BACKOFF_MS,
+    notifyAllowPrivate: s.WEBHOOK_ALLOW_PRIVATE,
     registryUrl: s.ACP_REGISTRY_URL,
     registryMaxAgeMs: s.ACP_REGISTRY_MAX_AGE_MS,
   };

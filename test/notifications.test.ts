@@ -145,8 +145,11 @@ describe("webhooks", () => {
     await hook.close();
   });
 
-  it("refuses plain http to elsewhere, machines outside the token's scope, and ends with a revoked token", async () => {
-    const refused = await post("/v1/notifications/subscriptions", { kind: "webhook", url: "http://10.1.2.3/hook", secret: "0123456789abcdef" });
+  it("refuses other schemes, machines outside the token's scope, and ends with a revoked token", async () => {
+    // This runtime is local (WEBHOOK_ALLOW_PRIVATE=1, as `npm start` sets it): http to 127.0.0.1 is how
+    // these tests are notified. A deployment's refusals of http and of addresses inside are tested in
+    // src/http/trust.workers.test.ts and target-address.test.ts.
+    const refused = await post("/v1/notifications/subscriptions", { kind: "webhook", url: "ftp://10.1.2.3/hook", secret: "0123456789abcdef" });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { detail: string }).detail).toMatch(/https/);
 

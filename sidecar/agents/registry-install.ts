@@ -168,7 +168,7 @@ export class RegistryInstaller {
       const env = { UV_TOOL_DIR: join(target, "tools"), UV_CACHE_DIR: join(target, "cache"), ...dist.env };
       await runTool(this.options.processes, {
         command: uvx,
-        args: ["--from", dist.package, "--help"],
+        args: [`--from=${dist.package}`, "--help"],
         cwd: staging,
         label: `install:${entry.id}`,
         what: `uvx could not fetch ${dist.package}`,
@@ -184,7 +184,8 @@ export class RegistryInstaller {
     await writeFileAtomic(join(staging, "package.json"), JSON.stringify({ name: `agent-runtime-${entry.id}`, private: true }));
     await runTool(this.options.processes, {
       command: this.options.npmCommand ?? process.env.AGENT_RUNTIME_NPM ?? "npm",
-      args: ["install", "--no-audit", "--no-fund", "--save", "--loglevel=error", dist.package],
+      // After `--`, npm reads the spec as a package whatever it looks like (it was checked against npm's rules too).
+      args: ["install", "--no-audit", "--no-fund", "--save", "--loglevel=error", "--", dist.package],
       cwd: staging,
       label: `install:${entry.id}`,
       what: `npm install ${dist.package} failed for agent '${entry.id}'`,

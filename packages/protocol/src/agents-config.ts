@@ -15,16 +15,84 @@ import { AgentId, VersionSpec } from "./values";
  */
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i;
 
+/**
+ * Variables that change which program runs or what it loads before its own code (a preload, a library
+ * path, a startup file, the command git runs for ssh). The team's document reaches every machine: one of
+ * these in it would run code of the document's author in every agent on every machine, so they are
+ * refused (SECURITY.md, "What is validated where"). Names match whatever their case.
+ */
+const LOADER_NAMES = new Set([
+  "PATH",
+  "NODE_OPTIONS",
+  "NODE_PATH",
+  "NODE_EXTRA_CA_CERTS",
+  "BASH_ENV",
+  "ENV",
+  "SHELL",
+  "SHELLOPTS",
+  "IFS",
+  "PROMPT_COMMAND",
+  "PYTHONPATH",
+  "PYTHONSTARTUP",
+  "PYTHONHOME",
+  "PYTHONINSPECT",
+  "PERL5LIB",
+  "PERL5OPT",
+  "PERLLIB",
+  "RUBYLIB",
+  "RUBYOPT",
+  "JAVA_TOOL_OPTIONS",
+  "_JAVA_OPTIONS",
+  "JDK_JAVA_OPTIONS",
+  "GCONV_PATH",
+  "HOME",
+  "GIT_SSH",
+  "GIT_SSH_COMMAND",
+  "GIT_ASKPASS",
+  "SSH_ASKPASS",
+  "GIT_EXEC_PATH",
+  "GIT_PROXY_COMMAND",
+  "GIT_EXTERNAL_DIFF",
+  "GIT_EDITOR",
+  "EDITOR",
+  "VISUAL",
+  "PAGER",
+]);
+/** Whole families: the dynamic loader's (glibc, macOS), git's and npm's configuration by variable. */
+const LOADER_PREFIXES = ["LD_", "DYLD_", "GIT_CONFIG", "NPM_CONFIG_"];
+
+export function loaderVariable(name: string): boolean {
+  const upper = name.toUpperCase();
+  return LOADER_NAMES.has(upper) || LOADER_PREFIXES.some((p) => upper.startsWith(p));
+}
+
+/** NUL and other control characters (a tab is allowed): a value is one line of text. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL_IN_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
 export const AgentSettingsEnv = z
-  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name"), z.string().max(4096))
+  .record(
+    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name"),
+    z
+      .string()
+      .max(4096)
+      .refine((v) => !CONTROL_IN_VALUE.test(v), "must not hold NUL or control characters"),
+  )
   .refine((env) => Object.keys(env).length <= 32, "at most 32 variables")
   .superRefine((env, ctx) => {
-    for (const name of Object.keys(env).filter((n) => SECRET_NAME.test(n))) {
-      ctx.addIssue({
-        code: "custom",
-        path: [name],
-        message: `${name} looks like a secret: the team document is readable by every viewer and copied to every machine; set credentials on the machine itself`,
-      });
+    for (const name of Object.keys(env)) {
+      if (SECRET_NAME.test(name))
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `${name} looks like a secret: the team document is readable by every viewer and copied to every machine; set credentials on the machine itself`,
+        });
+      else if (loaderVariable(name))
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `${name} changes which program runs or what it loads: the team's document may not set it on every machine (set it on the machine itself if it must be)`,
+        });
     }
   })
   .describe("non-secret defaults for the agent's process environment (a variable the machine's own environment sets wins)");

@@ -15,6 +15,13 @@ export type EventType = z.infer<typeof EventType>;
 
 const Base64Url = z.string().regex(/^[A-Za-z0-9_-]+={0,2}$/, "base64url");
 
+/** A subscription's events: a set (each named once), at most every event there is. */
+const Events = z
+  .array(EventType)
+  .min(1)
+  .max(EventType.options.length)
+  .refine((events) => new Set(events).size === events.length, "name each event once");
+
 export const SubscriptionCreate = z
   .discriminatedUnion("kind", [
     z
@@ -22,7 +29,7 @@ export const SubscriptionCreate = z
         kind: z.literal("webhook"),
         url: z.string().url().max(2048),
         secret: z.string().min(16, "at least 16 characters").max(256).describe("signs each delivery: X-Agent-Runtime-Signature"),
-        events: z.array(EventType).min(1).optional().describe("default: every event"),
+        events: Events.optional().describe("default: every event"),
         machines: z.array(Identifier).max(256).optional().describe("default: every machine in the token's scope"),
       })
       .strict(),
@@ -34,7 +41,7 @@ export const SubscriptionCreate = z
           expirationTime: z.number().nullable().optional(),
           keys: z.object({ p256dh: Base64Url.max(200), auth: Base64Url.max(64) }),
         }),
-        events: z.array(EventType).min(1).optional(),
+        events: Events.optional(),
         machines: z.array(Identifier).max(256).optional(),
       })
       .strict(),

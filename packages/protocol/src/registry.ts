@@ -12,13 +12,52 @@ export const RegistryAgentId = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "a 
 const Env = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096));
 const Args = z.array(z.string().max(4096)).max(64);
 
+/** npm's package names (validate-npm-package-name): lowercase, URL-safe, optionally scoped, at most 214 characters. */
+const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
+/** A version, range or dist-tag as one word (no spaces, never starting like an option). */
+const NPM_VERSION = /^[A-Za-z0-9^~<>=*.+_|][A-Za-z0-9^~<>=*.+_|-]*$/;
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * What npm may be asked to install for a registry entry: `name` or `name@version` by npm's rules, or a
+ * tarball's https URL (http only from this machine itself, for a local mirror). Never a path, a git URL, a
+ * `file:` spec or anything npm would read as an option (`--prefix=…`).
+ */
+export function isNpmPackageSpec(spec: string): boolean {
+  if (/^https?:\/\//i.test(spec)) {
+    if (!URL.canParse(spec)) return false;
+    const url = new URL(spec);
+    return url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname));
+  }
+  const at = spec.indexOf("@", 1);
+  const name = at === -1 ? spec : spec.slice(0, at);
+  const version = at === -1 ? null : spec.slice(at + 1);
+  return name.length <= 214 && NPM_NAME.test(name) && (version === null || NPM_VERSION.test(version));
+}
+
+/** A PyPI requirement as uvx takes it: a name (PEP 508), optional extras, and a pinned or ranged version (`==1.0`, `>=1,<2`, `@1.0`). */
+const PYPI_REQUIREMENT =
+  /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._-]+(?:,[A-Za-z0-9._-]+)*\])?(?:(?:===|==|>=|<=|~=|!=|<|>)[A-Za-z0-9.*+!_-]+(?:,(?:===|==|>=|<=|~=|!=|<|>)[A-Za-z0-9.*+!_-]+)*|@[A-Za-z0-9.+!_-]+)?$/;
+
+export function isPypiRequirement(spec: string): boolean {
+  return PYPI_REQUIREMENT.test(spec);
+}
+
 /** A package run through a package runner: npm's (`npx`) or uv's (`uvx`). */
-export const PackageDistribution = z.object({
-  package: z.string().min(1).max(512).describe("a package spec: name@version (npm or PyPI), or for npm a tarball URL"),
-  args: Args.optional(),
-  env: Env.optional(),
-});
-export type PackageDistribution = z.infer<typeof PackageDistribution>;
+const packageDistribution = (spec: z.ZodType<string>) => z.object({ package: spec, args: Args.optional(), env: Env.optional() });
+
+export const NpxDistribution = packageDistribution(
+  z
+    .string()
+    .min(1)
+    .max(512)
+    .refine(isNpmPackageSpec, "an npm package (name or name@version, by npm's rules) or a tarball's https URL")
+    .describe("an npm package spec: name@version, or a tarball's https URL"),
+);
+export const UvxDistribution = packageDistribution(
+  z.string().min(1).max(512).refine(isPypiRequirement, "a PyPI requirement (name, optional [extras], version)").describe("a PyPI requirement: name==version"),
+);
+export type PackageDistribution = z.infer<typeof NpxDistribution>;
 
 /** One platform's build: an archive (or a raw binary) and the command inside it. */
 export const BinaryTarget = z.object({
@@ -53,8 +92,8 @@ export const RegistryAgent = z
     repository: z.string().max(2048).optional(),
     distribution: z
       .object({
-        npx: PackageDistribution.optional(),
-        uvx: PackageDistribution.optional(),
+        npx: NpxDistribution.optional(),
+        uvx: UvxDistribution.optional(),
         binary: z.record(z.string(), BinaryTarget).optional(),
       })
       .refine((d) => d.npx || d.uvx || d.binary, "at least one distribution"),

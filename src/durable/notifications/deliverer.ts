@@ -8,6 +8,7 @@
 import { type DeliveryAttempt, type EventType, MAX_ATTEMPTS, type NotificationPayload, type SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { encryptPayload, fromBase64url, type VapidKey, vapidAuthorization } from "./web-push";
 import { signature } from "./webhook";
+import { refusedTarget } from "./target-address";
 
 /** Attempts kept for `GET /v1/notifications/deliveries` in one object (the oldest go first). */
 const ATTEMPTS_KEPT = 5_000;
@@ -46,6 +47,20 @@ export interface DelivererOptions {
   /** The first retry waits this long, each next one twice as long (1 s, 2 s, 4 s, 8 s by default). */
   backoffMs?: number;
   fetch?: typeof fetch;
+  /** Addresses inside the network and http may be sent to (WEBHOOK_ALLOW_PRIVATE=1, a local runtime). */
+  allowPrivate: boolean;
+}
+
+/** The longest reason an attempt keeps. */
+const REASON_MAX = 200;
+
+class RefusedTarget extends Error {}
+
+/** Why an attempt failed, in the runtime's words (its own errors are not the receiver's text), bounded. */
+function failureReason(err: unknown): string {
+  if (err instanceof RefusedTarget) return err.message;
+  if (err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError")) return `no answer within ${SEND_TIMEOUT_MS / 1000} s`;
+  return `could not connect: ${err instanceof Error ? err.message : String(err)}`.slice(0, REASON_MAX);
 }
 
 export class Deliverer {
@@ -98,17 +113,22 @@ export class Deliverer {
     const attempt = row.attempts + 1;
     let status: number | null = null;
     let error: string | null = null;
+    // Checked again at each attempt: a subscription made before the rule, or while the worker allowed more.
+    const refused = refusedTarget(target.url, this.options.allowPrivate);
     try {
+      if (refused) throw new RefusedTarget(`the address ${refused}`.slice(0, REASON_MAX));
       const res = await this.send(target, JSON.parse(row.payload) as NotificationPayload);
       status = res.status;
-      if (!res.ok) error = (await res.text().catch(() => "")).slice(0, 300) || res.statusText || `HTTP ${res.status}`;
-      else await res.body?.cancel();
+      // The receiver's body and status text are never kept or shown: the log says what happened in its own words.
+      await res.body?.cancel();
+      if (res.status >= 300 && res.status < 400) error = `HTTP ${res.status}: redirects are not followed`;
+      else if (!res.ok) error = `HTTP ${res.status}`;
     } catch (err) {
-      error = err instanceof Error ? err.message : String(err);
+      error = failureReason(err);
     }
     const delivered = status !== null && status >= 200 && status < 300;
     const gone = target.kind === "webpush" && (status === 404 || status === 410);
-    const retry = !delivered && !gone && attempt < MAX_ATTEMPTS && (status === null || status === 429 || status >= 500);
+    const retry = !delivered && !gone && !refused && attempt < MAX_ATTEMPTS && (status === null || status === 429 || status >= 500);
     const outcome = delivered ? "delivered" : gone ? "dropped" : retry ? "retrying" : "failed";
     this.sql.exec(
       `INSERT INTO delivery_attempts (delivery_id, subscription_id, event, event_id, machine, attempt, at_ms, outcome, http_status, error)
@@ -155,6 +175,7 @@ export class Deliverer {
         },
         body,
         signal,
+        redirect: "manual",
       });
     }
     const vapid = this.options.vapid;
@@ -177,6 +198,7 @@ export class Deliverer {
       },
       body,
       signal,
+      redirect: "manual",
     });
   }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import type { Session } from "@agent-runtime/protocol/sessions";
-import { hears, payloadOf } from "./events";
+import { hears, payloadOf, quote } from "./events";
 
 const target: SubscriptionTarget = {
   id: "sub-1",
@@ -66,7 +66,7 @@ describe("payloadOf", () => {
       url: "https://runtime.example.com/sessions/ses-0123456789abcdef-laptop",
     });
     expect(payload.text).toBe(
-      `claude on laptop asks: Write hello.txt (“Fix <the> build & ship”) <https://runtime.example.com/sessions/ses-0123456789abcdef-laptop|Answer>`,
+      `claude on laptop asks: Write hello.txt (“Fix &lt;the&gt; build &amp; ship”) <https://runtime.example.com/sessions/ses-0123456789abcdef-laptop|Answer>`,
     );
     expect(payload.text).not.toContain("\n");
   });
@@ -84,5 +84,25 @@ describe("payloadOf", () => {
     const away = payloadOf({ type: "machine.offline", machine: "laptop" }, "https://r", "e", 0);
     expect(away).toMatchObject({ session: null, agent: null, url: "https://r/machines/laptop" });
     expect(away.text).toContain("went offline");
+  });
+});
+
+describe("quote", () => {
+  it("keeps someone else's words from becoming Slack controls, Markdown links or mass mentions", () => {
+    const hostile = "<https://evil.example|Click me> <!channel> <@U123> [login](https://evil.example) @everyone @Here";
+    const quoted = quote(hostile, 500);
+    expect(quoted).not.toMatch(/[<>]/);
+    expect(quoted).not.toMatch(/[^\\]\]\(/); // no unescaped "](" left
+    expect(quoted).toContain("\\[login\\](https://evil.example)");
+    expect(quoted).not.toMatch(/@(everyone|here|channel)/i);
+    expect(quoted).toContain("&lt;!channel&gt;");
+  });
+
+  it("leaves the session's own link the only control in the text, and the payload's fields as they were", () => {
+    const lastLine = "Done <!here> see [the PR](https://evil.example) @channel";
+    const done = payloadOf({ type: "turn.finished", machine: "laptop", session, stopReason: "end_turn", durationMs: 5, lastLine }, "https://r", "e", 0);
+    expect(done.text.match(/<[^&]/g)).toEqual(["<h"]); // only <https://r/sessions/…|Open>
+    expect(done.text.endsWith(`<https://r/sessions/${session.id}|Open>`)).toBe(true);
+    expect(done.turn?.lastLine).toBe(lastLine);
   });
 });

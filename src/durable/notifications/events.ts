@@ -20,9 +20,22 @@ export function hears(target: SubscriptionTarget, event: EventType, machine: str
   return target.machines === null || target.machines.includes(machine);
 }
 
-function quote(text: string | null | undefined, max = 120): string {
+/**
+ * Text someone else wrote (a prompt, the agent's words), quoted into `text` on one line, cut, and made
+ * inert: it cannot open a Slack control sequence (`<url|label>`, `<!channel>`, `<@U…>`: `&`, `<` and `>` are
+ * Slack's escapes), a Markdown link (`[label](url)`: the brackets are escaped), or a mass mention
+ * (`@everyone`, `@here`, `@channel`: a zero-width joiner after the `@`). The payload's own fields keep the
+ * words as they were.
+ */
+export function quote(text: string | null | undefined, max = 120): string {
   const one = (text ?? "").replace(/\s+/g, " ").trim();
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  const cut = one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  return cut
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/([[\]])/g, "\\$1")
+    .replace(/@(everyone|here|channel)\b/gi, "@\u200d$1");
 }
 
 /** Slack's link syntax: `<url|label>` (and its three reserved characters escaped in the label). */

@@ -1,6 +1,6 @@
 import { decodeProtectedHeader, importJWK, jwtVerify } from "jose";
 import { describe, expect, it } from "vitest";
-import { base64url, encryptPayload, fromBase64url, generateVapidKeys, vapidAuthorization, vapidFromKeys } from "./web-push";
+import { base64url, encryptPayload, fromBase64url, generateVapidKeys, isP256Point, vapidAuthorization, vapidFromKeys } from "./web-push";
 
 // RFC 8291, Appendix A.
 const RFC = {
@@ -35,6 +35,23 @@ describe("encryptPayload (RFC 8291)", () => {
     const b = await encryptPayload(target, new TextEncoder().encode("same"));
     expect(base64url(a.slice(0, 16))).not.toBe(base64url(b.slice(0, 16)));
     expect(base64url(a.slice(21, 86))).not.toBe(base64url(b.slice(21, 86)));
+  });
+});
+
+describe("isP256Point", () => {
+  it("takes a browser's key and the RFC's, and refuses what cannot be a point on P-256", async () => {
+    expect(isP256Point(fromBase64url(RFC.uaPublic))).toBe(true);
+    expect(isP256Point(fromBase64url(RFC.asPublic))).toBe(true);
+    const fresh = (await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])) as CryptoKeyPair;
+    expect(isP256Point(new Uint8Array((await crypto.subtle.exportKey("raw", fresh.publicKey)) as ArrayBuffer))).toBe(true);
+    expect(isP256Point(new Uint8Array(65))).toBe(false); // 65 zero bytes
+    const zeroPoint = new Uint8Array(65);
+    zeroPoint[0] = 4;
+    expect(isP256Point(zeroPoint)).toBe(false); // (0, 0)
+    const nudged = fromBase64url(RFC.uaPublic);
+    nudged[64] = nudged[64]! ^ 1;
+    expect(isP256Point(nudged)).toBe(false); // y off the curve by one bit
+    expect(isP256Point(fromBase64url(RFC.uaPublic).slice(0, 33))).toBe(false); // compressed
   });
 });
 

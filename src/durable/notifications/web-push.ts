@@ -18,6 +18,28 @@ export function fromBase64url(text: string): Uint8Array {
   return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
 }
 
+/** P-256's field prime and curve constant b (SEC 2, §2.4.2; a = -3). */
+const P256_P = 0xffffffff00000001000000000000000000000000ffffffffffffffffffffffffn;
+const P256_B = 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604bn;
+
+function bigOf(bytes: Uint8Array): bigint {
+  return bytes.reduce((n, b) => (n << 8n) | BigInt(b), 0n);
+}
+
+/**
+ * Is this a browser's push key as PushManager gives it: an uncompressed point (0x04 ‖ x ‖ y) on P-256?
+ * Checked with the curve's equation y² = x³ − 3x + b (mod p), so that a key that cannot be one (65 zero
+ * bytes) is refused when the subscription is made, not at every delivery.
+ */
+export function isP256Point(bytes: Uint8Array): boolean {
+  if (bytes.length !== 65 || bytes[0] !== 4) return false;
+  const x = bigOf(bytes.slice(1, 33));
+  const y = bigOf(bytes.slice(33, 65));
+  if (x >= P256_P || y >= P256_P) return false;
+  const mod = (n: bigint) => ((n % P256_P) + P256_P) % P256_P;
+  return mod(y * y) === mod(x * x * x - 3n * x + P256_B);
+}
+
 function concat(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
