@@ -185,12 +185,12 @@ describe("the worker in-process", () => {
   });
 
   it("parses what crosses the RPC boundary from the machine's object: an answer of the wrong shape is a 500, never passed on", async () => {
-    const machine: { call: () => Promise<unknown> } = { call: async () => ({ ok: true, value: { servers: "not a list" } }) };
+    const machine: { acpList: () => Promise<unknown> } = { acpList: async () => ({ ok: true, value: { servers: "not a list" } }) };
     const { env, ctx } = fakeEnv({}, { machine, team: { machineExists: async () => true } });
     const res = await app.request("/machines/rpc-shape/v1/acp", { headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx);
     expect(res.status).toBe(500);
     expect(((await res.json()) as { detail: string }).detail).toContain("acp.list");
-    machine.call = async () => ({ ok: true, value: { servers: [] } });
+    machine.acpList = async () => ({ ok: true, value: { servers: [] } });
     expect(await (await app.request("/machines/rpc-shape/v1/acp", { headers: { authorization: `Bearer ${API_TOKEN}` } }, env, ctx)).json()).toEqual({
       servers: [],
     });

@@ -32,6 +32,8 @@ export interface Env {
   VAPID_SUBJECT?: string;
   /** The first retry of a failed notification waits this long (ms), each next one twice as long. */
   NOTIFY_BACKOFF_MS?: string;
+  /** "1": notifications may go over http and to addresses inside (loopback, private): a runtime on a laptop only. */
+  WEBHOOK_ALLOW_PRIVATE?: string;
   /** The ACP agent registry's JSON (default: the official registry); a team may point at a mirror. */
   ACP_REGISTRY_URL?: string;
   /** How long (ms) the registry's catalog is used before the registry is asked again; default 5 minutes. */
@@ -47,5 +49,7 @@ export type AppEnv = {
     auditQuiet: boolean;
     /** Set by a GET that acts on the machine (attaching a terminal): audited like a change. */
     auditRead: boolean;
+    /** A bootstrap admin signed in with the cookie: the SHA-256 of the API_TOKEN its sign-in is bound to (http/signin.ts). */
+    apiTokenHash: string;
   };
 };

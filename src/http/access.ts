@@ -25,6 +25,8 @@ export function scopeAllows(machines: MachineScope, machine: string): boolean {
   return machines === "*" || machines.includes(machine);
 }
 
+export { scopeCovers } from "@agent-runtime/protocol/trust";
+
 /**
  * What a route needs: a role, and whether it acts on one machine (then the machine must be in the token's
  * scope). `"session"`: the machine is the one the path's session id names (`/v1/sessions/{id}`).
@@ -37,6 +39,11 @@ export interface Access {
    * of on the team's document (as the sandbox-agent SDK calls them), and need this instead.
    */
   withDirectory?: { role: Role; machine: true };
+  /**
+   * The route acts on every machine at once (the team's documents reach all of them): a token whose scope
+   * is a list of machines may not use it, whatever its role.
+   */
+  everyMachine?: boolean;
 }
 
 /**
@@ -119,6 +126,11 @@ export function guard(declared: Access): MiddlewareHandler<AppEnv> {
         role: identity.role,
       });
     }
+    if (access.everyMachine && identity.machines !== "*") {
+      throw new ProblemError("permission_denied", `this reaches every machine; the token '${identity.name}' is limited to ${identity.machines.join(", ")}`, {
+        scope: identity.machines,
+      });
+    }
     if (machine !== null && !scopeAllows(identity.machines, machine)) {
       throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
     }
@@ -135,10 +147,11 @@ export function declare<R extends RouteConfig>(access: Access, route: R): R & { 
     ...route,
     middleware: guard(access),
     description: `${route.description ? `${route.description}\n\n` : ""}Needs the role \`${access.role}\`${access.machine ? " and the machine in the token's scope" : ""}${
-      access.withDirectory ? `; with \`directory\`, the role \`${access.withDirectory.role}\` and the machine in the token's scope` : ""
-    }.`,
+      access.everyMachine ? " with every machine in the token's scope (`*`)" : ""
+    }${access.withDirectory ? `; with \`directory\`, the role \`${access.withDirectory.role}\` and the machine in the token's scope` : ""}.`,
     "x-required-role": access.role,
     "x-machine-scoped": access.machine !== false,
+    ...(access.everyMachine ? { "x-every-machine": true } : {}),
     ...(access.withDirectory ? { "x-with-directory": { "x-required-role": access.withDirectory.role, "x-machine-scoped": true } } : {}),
   };
 }

@@ -19,14 +19,9 @@ import { problem } from "../lib/problem-response";
 import { recordAudit } from "./audit";
 import { apiTokenId, sha256Hex, timingSafeEqualText } from "../lib/secrets";
 import { isTicket, verifyTicket } from "./tickets";
+import { mayCarryQueryToken } from "./query-token";
 import { cookieIdentity, CSRF_HEADER } from "./signin";
-
-/** The bearer token of a request, or null when the header is missing or not `Bearer <token>` (the tunnel's machine token). */
-export function bearerToken(header: string | undefined | null): string | null {
-  if (!header) return null;
-  const match = /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header);
-  return match?.[1] ?? null;
-}
+import { BOOTSTRAP_NAME } from "../lib/identity";
 
 /** Every configured API token is compared (in constant time), so timing says nothing about which one matched. */
 export function isApiToken(configured: string[], presented: string | null): boolean {
@@ -38,7 +33,7 @@ export function isApiToken(configured: string[], presented: string | null): bool
   return ok;
 }
 
-export const BOOTSTRAP_ADMIN: Identity = { name: "API_TOKEN", role: "admin", machines: "*", tokenId: null, expiresAtMs: null };
+export const BOOTSTRAP_ADMIN: Identity = { name: BOOTSTRAP_NAME, role: "admin", machines: "*", tokenId: null, expiresAtMs: null };
 
 type Verdict = { ok: true; identity: Identity } | { ok: false; detail: string; presented: string };
 
@@ -47,13 +42,13 @@ const CHALLENGE = `Bearer realm="${REALM}"`;
 const INVALID_TOKEN_CHALLENGE = `Bearer realm="${REALM}", error="invalid_token"`;
 
 /**
- * Browsers cannot set headers on an EventSource or a WebSocket: for those GETs only (an SSE `Accept` or
- * a WebSocket upgrade), the token may come as `?access_token=`. It is never recorded (the audit log keeps
+ * Browsers cannot set headers on an EventSource or a WebSocket: for those GETs only (an SSE GET of a route
+ * that streams, or a WebSocket upgrade of a route that takes one: http/query-token.ts), the token may
+ * come as `?access_token=`. It is never recorded (the audit log keeps
  * route patterns, not URLs) and is refused on every other request.
  */
 function queryToken(c: Context<AppEnv>): string | null {
-  if (c.req.method !== "GET") return null;
-  const streaming = (c.req.header("accept") ?? "").includes("text/event-stream") || c.req.header("upgrade")?.toLowerCase() === "websocket";
+  const streaming = mayCarryQueryToken({ method: c.req.method, url: c.req.url, accept: c.req.header("accept"), upgrade: c.req.header("upgrade") });
   return streaming ? (c.req.query("access_token") ?? null) : null;
 }
 
@@ -92,9 +87,10 @@ async function verifyToken(c: Context<AppEnv>, token: string, from: "header" | "
 async function identifyWithoutHeader(c: Context<AppEnv>): Promise<Verdict | null> {
   const token = queryToken(c);
   if (token) return verifyToken(c, token, "query");
-  const signedIn = await cookieIdentity(c);
+  const signedIn = await cookieIdentity(c, settings(c.env).apiTokens);
   if (signedIn) {
     if (!signedIn.ok) return { ok: false, detail: signedIn.detail, presented: "(sign-in cookie)" };
+    if (c.req.header("upgrade")?.toLowerCase() === "websocket") refuseForeignOrigin(c, signedIn.identity);
     // SameSite=Strict keeps other sites' requests from carrying the cookie; a change must also carry a
     // header no cross-site form or image can send.
     if (!["GET", "HEAD", "OPTIONS"].includes(c.req.method) && c.req.header(CSRF_HEADER) !== "1") {
@@ -109,6 +105,20 @@ async function identifyWithoutHeader(c: Context<AppEnv>): Promise<Verdict | null
     return verdict.ok ? verdict : { ok: false, detail: verdict.detail, presented: verdict.presented };
   }
   return null;
+}
+
+/**
+ * A browser sends the page's cookie with a WebSocket opened by any site (SameSite does not hold between
+ * sibling subdomains, and a WebSocket has no CORS): a cookie-authenticated upgrade must come from a page
+ * of this origin. 403, audited.
+ */
+function refuseForeignOrigin(c: Context<AppEnv>, identity: Identity): void {
+  const origin = c.req.header("origin");
+  const own = new URL(c.req.url).origin;
+  if (origin === own) return;
+  const res = problem("permission_denied", `a WebSocket opened with the sign-in cookie must come from ${own}${origin ? `, not ${origin.slice(0, 200)}` : ""}`);
+  recordAudit(c, { token: identity.name, role: identity.role, status: res.status });
+  throw new HTTPException(403, { res });
 }
 
 /** The refusal a caller gets (problem+json), audited. `hono/bearer-auth` adds its challenge where it answers. */

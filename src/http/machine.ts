@@ -5,12 +5,28 @@ import type { AppEnv } from "../env";
 import { settings } from "../settings";
 import { type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
 import { ProblemError } from "@agent-runtime/protocol/problems";
+import type { Caller } from "../durable/acp-transport/ownership";
+import { holderHeader } from "../durable/streams/stream-holders";
 
 /** The machine of this request, as the route's guard resolved and checked it (http/access.ts). */
 export function machineStub(c: Context<AppEnv>) {
   const machine = c.get("machine");
   if (!machine) throw new Error(`${c.req.method} ${c.req.path} reached a machine without declaring it (declare(..., { machine: true }))`);
   return machineObject(c.env, machine);
+}
+
+/**
+ * Who this request is, as the machine's object keeps it: the owner of what it opens (an `/acp` connection)
+ * and the holder of any stream it opens, which ends when that token is revoked or expires.
+ */
+export function callerOf(c: Context<AppEnv>): Caller {
+  const { tokenId, name, role, expiresAtMs } = c.get("identity");
+  return { tokenId, name, role, expiresAtMs };
+}
+
+/** The header a WebSocket upgrade handed to the machine's object carries its caller in. */
+export function callerHeader(c: Context<AppEnv>): Record<string, string> {
+  return holderHeader(callerOf(c));
 }
 
 export function acpTimeout(c: Context<AppEnv>): number {
@@ -22,9 +38,15 @@ export function acpTimeout(c: Context<AppEnv>): number {
  * It waits the operation's deadline (OPS), unless a setting or the request says otherwise (`timeoutMs`).
  */
 export async function relay<N extends OpName>(c: Context<AppEnv>, op: N, args: OpArgs<N>, timeoutMs?: number): Promise<OpResult<N>> {
-  // An RPC stub cannot carry a method's type parameter (the answer would read as `any`): what comes back
-  // across the RPC boundary is parsed against the operation's result schema again, never cast.
-  const outcome: CallOutcome<unknown> = await machineStub(c).call(op, args, timeoutMs);
+  return parsedAnswer(op, await machineStub(c).call(op, args, timeoutMs));
+}
+
+/**
+ * The machine's object's answer for `op`, parsed: an RPC stub cannot carry a method's type parameter (the
+ * answer would read as `any`), so what comes back across the RPC boundary is parsed against the
+ * operation's result schema again, never cast.
+ */
+export function parsedAnswer<N extends OpName>(op: N, outcome: CallOutcome<unknown>): OpResult<N> {
   const result = parseOpResult(op, settled(outcome));
   if (!result.ok) throw new ProblemError("internal", `the machine's object answered ${op} with what the operation table refuses (${result.error})`);
   return result.value;

@@ -10,7 +10,10 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { tokenStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
 import type { Identity } from "./access";
-import { sha256Hex } from "../lib/secrets";
+import { sha256Hex, timingSafeEqualText } from "../lib/secrets";
+import { isBootstrap } from "../lib/identity";
+import { bearerToken } from "./bearer";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 
 export const SIGNIN_COOKIE = "ar_signin";
 /** A sign-in lasts this long (or until its token expires, if sooner). */
@@ -35,14 +38,29 @@ async function holderOf(identity: Identity): Promise<string> {
   return `signin-${(await sha256Hex(`${identity.role}:${identity.name}`)).slice(0, 32)}`;
 }
 
+/**
+ * A bootstrap admin's sign-in is bound to the API_TOKEN value it was made with (its SHA-256): once that
+ * value is no longer configured (rotated out), the sign-in is refused at once. A sign-in made with the
+ * cookie itself keeps its binding; a bootstrap identity with neither is not signed in.
+ */
+async function apiTokenBinding(c: Context<AppEnv>, identity: Identity, apiTokens: string[]): Promise<string | null> {
+  if (!isBootstrap(identity)) return null;
+  const presented = bearerToken(c.req.header("authorization"));
+  if (presented && apiTokens.some((t) => timingSafeEqualText(t, presented))) return sha256Hex(presented);
+  const bound = c.get("apiTokenHash");
+  if (bound) return bound;
+  throw new ProblemError("invalid_request", "sign in with the API token itself (Authorization: Bearer <API_TOKEN>)");
+}
+
 /** Make a sign-in for the caller and set its cookie; answers when it expires. */
-export async function signIn(c: Context<AppEnv>, identity: Identity): Promise<number> {
+export async function signIn(c: Context<AppEnv>, identity: Identity, apiTokens: string[]): Promise<number> {
   const now = Date.now();
   const expiresAtMs = Math.min(now + SIGNIN_TTL_MS, identity.expiresAtMs ?? Number.POSITIVE_INFINITY);
+  const apiTokenHash = await apiTokenBinding(c, identity, apiTokens);
   const holder = await holderOf(identity);
   const id = randomText(16, "hex");
   const secret = randomText(32, "base64url");
-  await tokenStub(c.env, holder).openSignin(id, await sha256Hex(secret), identity, now, expiresAtMs);
+  await tokenStub(c.env, holder).openSignin(id, await sha256Hex(secret), identity, now, expiresAtMs, apiTokenHash);
   setCookie(c, SIGNIN_COOKIE, `${holder}.${id}.${secret}`, {
     httpOnly: true,
     // Browsers keep Secure cookies on http://localhost and 127.0.0.1 too (a potentially trustworthy origin).
@@ -56,14 +74,35 @@ export async function signIn(c: Context<AppEnv>, identity: Identity): Promise<nu
 
 type CookieVerdict = { ok: true; identity: Identity } | { ok: false; detail: string };
 
+/** The SHA-256 of each configured API_TOKEN, computed once per isolate. */
+const apiTokenHashes = new Map<string, Promise<string>>();
+
+async function stillConfigured(apiTokens: string[], hash: string): Promise<boolean> {
+  const hashes = await Promise.all(
+    apiTokens.map((token) => {
+      const known = apiTokenHashes.get(token) ?? sha256Hex(token);
+      apiTokenHashes.set(token, known);
+      return known;
+    }),
+  );
+  return hashes.some((h) => timingSafeEqualText(h, hash));
+}
+
 /** The identity of the request's sign-in cookie; null when there is none. */
-export async function cookieIdentity(c: Context<AppEnv>): Promise<CookieVerdict | null> {
+export async function cookieIdentity(c: Context<AppEnv>, apiTokens: string[]): Promise<CookieVerdict | null> {
   const value = getCookie(c, SIGNIN_COOKIE);
   if (!value) return null;
   const match = COOKIE_FORMAT.exec(value);
   if (!match) return { ok: false, detail: "the sign-in cookie is not valid; sign in again" };
   const check = await tokenStub(c.env, match[1]!).checkSignin(match[2]!, await sha256Hex(match[3]!), Date.now());
-  return check.ok ? check : { ok: false, detail: check.reason };
+  if (!check.ok) return { ok: false, detail: check.reason };
+  if (isBootstrap(check.identity)) {
+    // Made with an API_TOKEN value that has since been rotated out (or before sign-ins were bound to one).
+    if (!check.apiTokenHash || !(await stillConfigured(apiTokens, check.apiTokenHash)))
+      return { ok: false, detail: "the API_TOKEN this sign-in was made with is no longer configured; sign in again" };
+    c.set("apiTokenHash", check.apiTokenHash);
+  }
+  return { ok: true, identity: check.identity };
 }
 
 /** End the request's sign-in (its object forgets it) and clear the cookie. */

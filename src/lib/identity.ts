@@ -10,3 +10,10 @@ export interface Identity {
   tokenId: string | null;
   expiresAtMs: number | null;
 }
+
+/** The bootstrap admin's name: whoever presents one of the worker's API_TOKEN values. */
+export const BOOTSTRAP_NAME = "API_TOKEN";
+
+export function isBootstrap(identity: Identity): boolean {
+  return identity.tokenId === null && identity.name === BOOTSTRAP_NAME;
+}

@@ -9,7 +9,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { machineStub, settled } from "../http/machine";
+import { callerHeader, callerOf, machineStub, settled } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { errors, jsonBody } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
@@ -94,12 +94,6 @@ const remove = createRoute(
   ),
 );
 
-/** Who owns a connection: another token cannot use it, even knowing its id. */
-function ownerOf(c: Context<AppEnv>): string {
-  const identity = c.get("identity");
-  return identity.tokenId ?? `name:${identity.name}`;
-}
-
 function agentOf(c: Context<AppEnv>, named: AgentId | undefined): AgentId {
   const agent = named ?? settings(c.env).defaultAgent;
   if (!agent) throw new ProblemError("invalid_request", "name the agent of a new connection: /acp?agent=<id> (or set DEFAULT_AGENT on the worker)");
@@ -116,23 +110,22 @@ export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
   .openapi(post, async (c) => {
     const message = c.req.valid("json");
     const headers = c.req.valid("header");
-    const identity = c.get("identity");
     if (message.method === "initialize") {
       if (headers["acp-connection-id"]) throw new ProblemError("invalid_request", "Initialize not allowed on an existing connection");
       if (!isJsonRpcRequest(message)) throw new ProblemError("invalid_request", "initialize must be a request with an id");
-      const opened = settled(await machineStub(c).acpConnect(agentOf(c, c.req.valid("query").agent), message, ownerOf(c), identity.name));
+      const opened = settled(await machineStub(c).acpConnect(agentOf(c, c.req.valid("query").agent), message, callerOf(c)));
       return c.body(opened.body, 200, { "content-type": "application/json", [HEADER_CONNECTION_ID]: opened.connectionId });
     }
     const connectionId = connectionOf(headers);
     c.set("auditQuiet", true); // a message within a connection its initialize (which was audited) opened
-    settled(await machineStub(c).acpConnectionPost(connectionId, headers["acp-session-id"] ?? null, message, ownerOf(c), identity.name));
+    settled(await machineStub(c).acpConnectionPost(connectionId, headers["acp-session-id"] ?? null, message, callerOf(c)));
     return c.body(null, 202);
   })
   .openapi(stream, async (c) => {
     if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
       const agent = agentOf(c, c.req.valid("query").agent);
       const upgrade = new Request(`https://machine${ACP_SOCKET_PATH}?agent=${agent}`, {
-        headers: { upgrade: "websocket", "x-who": c.get("identity").name },
+        headers: { upgrade: "websocket", ...callerHeader(c) },
       });
       c.set("auditRead", true); // opening a WebSocket connection starts an agent
       return await machineStub(c).fetch(upgrade);
@@ -141,10 +134,9 @@ export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
       throw new ProblemError("not_acceptable", "this endpoint streams text/event-stream; send 'Accept: text/event-stream' (or upgrade to a WebSocket)");
     }
     const headers = c.req.valid("header");
-    const body = await machineStub(c).acpConnectionStream(connectionOf(headers), headers["acp-session-id"] ?? null, ownerOf(c));
-    return body;
+    return await machineStub(c).acpConnectionStream(connectionOf(headers), headers["acp-session-id"] ?? null, callerOf(c));
   })
   .openapi(remove, async (c) => {
-    settled(await machineStub(c).acpConnectionClose(connectionOf(c.req.valid("header")), ownerOf(c)));
+    settled(await machineStub(c).acpConnectionClose(connectionOf(c.req.valid("header")), callerOf(c)));
     return c.body(null, 202);
   });

@@ -3,7 +3,7 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { acpTimeout, relay, machineStub, settled } from "../http/machine";
+import { acpTimeout, callerOf, machineStub, parsedAnswer, settled } from "../http/machine";
 import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { JsonRpcMessage } from "@agent-runtime/protocol/acp";
@@ -105,7 +105,7 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
     // Through the machine's object, which records sessions and reattaches one whose agent is gone
     // (docs/architecture.md, "Sessions").
     const result = settled(
-      await machineStub(c).acpPost({ serverId: server_id, ...(agent ? { agent } : {}), message, who: c.get("identity").name }, acpTimeout(c)),
+      await machineStub(c).acpPost({ serverId: server_id, ...(agent ? { agent } : {}), message, who: c.get("identity").name }, acpTimeout(c), callerOf(c)),
     );
     if (result.status === 202) return c.body(null, 202);
     return c.body(result.body, 200, { "content-type": "application/json" });
@@ -117,10 +117,11 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
     const { server_id } = c.req.valid("param");
     const after = Number(c.req.valid("header")["last-event-id"] ?? 0);
     const stub = machineStub(c);
-    return await stub.openStream({ kind: "acp", serverId: server_id }, after);
+    return await stub.openStream({ kind: "acp", serverId: server_id }, after, callerOf(c));
   })
   .openapi(remove, async (c) => {
-    await relay(c, "acp.delete", { serverId: c.req.valid("param").server_id });
+    settled(await machineStub(c).acpStop(c.req.valid("param").server_id, callerOf(c)));
     return c.body(null, 204);
   })
-  .openapi(list, async (c) => c.json(await relay(c, "acp.list", {}), 200));
+  // Through the object, which leaves out the connections of other tokens (docs/architecture.md, "ACP's remote transport").
+  .openapi(list, async (c) => c.json(parsedAnswer("acp.list", await machineStub(c).acpList(callerOf(c))), 200));

@@ -9,10 +9,11 @@ import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare, scopeAllows } from "../http/access";
 import { machineObject, teamStub } from "../durable/stubs";
+import type { SubscriptionReach } from "../durable/team/team";
 import { bounded } from "../http/bounded";
 import { errors, json, jsonBody } from "../http/openapi";
-import { allowedTarget } from "../durable/notifications/webhook";
-import { fromBase64url } from "../durable/notifications/web-push";
+import { refusedTarget } from "../durable/notifications/target-address";
+import { fromBase64url, isP256Point } from "../durable/notifications/web-push";
 import { settings } from "../settings";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { DeliveryList, EventType, Subscription, SubscriptionCreate, SubscriptionList, type SubscriptionTarget } from "@agent-runtime/protocol/notifications";
@@ -122,9 +123,10 @@ function ownerOf(c: Context<AppEnv>): string {
   return identity.tokenId ?? `name:${identity.name}`;
 }
 
-/** What an admin manages is everyone's; anyone else manages their own. */
-function ownerFilter(c: Context<AppEnv>): string | null {
-  return c.get("identity").role === "admin" ? null : ownerOf(c);
+/** An admin manages the subscriptions its scope covers (everyone's, for an unscoped one); anyone else their own. */
+function ownerFilter(c: Context<AppEnv>): SubscriptionReach {
+  const identity = c.get("identity");
+  return identity.role === "admin" ? { adminOf: identity.machines } : { owner: ownerOf(c) };
 }
 
 function notFound(id: string): never {
@@ -137,22 +139,22 @@ export const notificationRoutes = new OpenAPIHono<AppEnv>()
     const identity = c.get("identity");
     const origin = new URL(c.req.url);
     const url = body.kind === "webhook" ? body.url : body.subscription.endpoint;
-    const refused = allowedTarget(url, origin.hostname);
+    const refused = refusedTarget(url, settings(c.env).notifyAllowPrivate);
     if (refused) throw new ProblemError("invalid_request", `${body.kind === "webhook" ? "url" : "subscription.endpoint"} ${refused}`);
     for (const machine of body.machines ?? []) {
       if (!scopeAllows(identity.machines, machine))
         throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine });
     }
     if (body.kind === "webpush") {
-      if (!settings(c.env).vapid)
-        throw new ProblemError("invalid_request", "Web Push is not set up on this deployment: set VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY");
       const { p256dh, auth } = body.subscription.keys;
-      if (fromBase64url(p256dh).length !== 65 || fromBase64url(auth).length !== 16) {
+      if (!isP256Point(fromBase64url(p256dh)) || fromBase64url(auth).length !== 16) {
         throw new ProblemError(
           "invalid_request",
-          "subscription.keys: p256dh must be a 65-byte P-256 point and auth 16 bytes (base64url), as PushManager gives them",
+          "subscription.keys: p256dh must be a point on the P-256 curve (65 bytes, uncompressed) and auth 16 bytes (base64url), as PushManager gives them",
         );
       }
+      if (!settings(c.env).vapid)
+        throw new ProblemError("invalid_request", "Web Push is not set up on this deployment: set VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY");
     }
     const target: SubscriptionTarget = {
       id: `sub-${crypto.randomUUID()}`,
@@ -202,7 +204,7 @@ export const notificationRoutes = new OpenAPIHono<AppEnv>()
     const team = teamStub(c.env);
     const identity = c.get("identity");
     // An admin reads every attempt; anyone else those of their own subscriptions. `?subscription=` narrows to one.
-    const visible = identity.role === "admin" ? null : (await team.listSubscriptions(ownerOf(c))).map((s) => s.id);
+    const visible = identity.role === "admin" && identity.machines === "*" ? null : (await team.listSubscriptions(ownerFilter(c))).map((s) => s.id);
     const wanted = subscription ? (visible === null || visible.includes(subscription) ? [subscription] : []) : visible;
     if (wanted !== null && wanted.length === 0) return c.json({ deliveries: [] }, 200);
     const machines = await team.machinesWithSessions(identity.machines);

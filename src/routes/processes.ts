@@ -3,7 +3,7 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { machineStub, relay } from "../http/machine";
+import { callerHeader, callerOf, machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { TERMINAL_PATH_PREFIX } from "../durable/terminals/terminal-viewers";
 import { ProblemError } from "@agent-runtime/protocol/problems";
@@ -232,7 +232,7 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
       return c.json(await relay(c, "processes.logs", { id, after: from, ...(tail !== undefined ? { tail } : {}), ...(stream ? { stream } : {}) }), 200);
     }
     const stub = machineStub(c);
-    return await stub.openStream({ kind: "logs", processId: id }, from);
+    return await stub.openStream({ kind: "logs", processId: id }, from, callerOf(c));
   })
   .openapi(input, async (c) => {
     const { data, encoding, eof } = c.req.valid("json");
@@ -251,10 +251,9 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
     if (!process.tty)
       throw new ProblemError("conflict", `process '${id}' has no terminal (start it with tty: true); read its output from /processes/${id}/logs`);
     if (process.status !== "running") throw new ProblemError("conflict", `process '${id}' has exited; its output is at /processes/${id}/logs`);
-    // The opener's token goes with the viewer: revoking it closes the terminal (DELETE /v1/tokens/{id}).
-    const tokenId = c.get("identity").tokenId;
+    // The opener goes with the viewer: its token's revocation or expiry closes the terminal.
     const upgrade = new Request(`https://machine${TERMINAL_PATH_PREFIX}${encodeURIComponent(id)}`, {
-      headers: { upgrade: "websocket", ...(tokenId ? { "x-token-id": tokenId } : {}) },
+      headers: { upgrade: "websocket", ...callerHeader(c) },
     });
     return await machineStub(c).fetch(upgrade);
   })

@@ -11,8 +11,8 @@ import type { AppEnv } from "../env";
 import { declare, machineKnown, scopeAllows } from "../http/access";
 import { machineObject, teamStub } from "../durable/stubs";
 import { bounded } from "../http/bounded";
-import { relay, settled } from "../http/machine";
-import { accepts } from "../http/negotiation";
+import { callerOf, relay, settled } from "../http/machine";
+import { prefers } from "../http/negotiation";
 import { errors, json, jsonBody, LastEventIdHeader, QueryFlag } from "../http/openapi";
 import { settings } from "../settings";
 import { ProblemError } from "@agent-runtime/protocol/problems";
@@ -193,9 +193,9 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
     const { id } = c.req.valid("param");
     const { after, limit } = c.req.valid("query");
     const stub = sessionStub(c, id);
-    if (accepts(c.req.header("accept"), "text/event-stream") && !accepts(c.req.header("accept"), "application/json")) {
+    if (prefers(c.req.header("accept"), "text/event-stream", "application/json")) {
       const from = Number(c.req.valid("header")["last-event-id"] ?? after ?? 0);
-      return await stub.followTranscript(id, from);
+      return await stub.followTranscript(id, from, callerOf(c));
     }
     const page = await stub.readTranscript(id, after ?? 0, limit ?? 200);
     return page ? c.json(page, 200) : notFound(id);

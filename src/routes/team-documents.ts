@@ -90,7 +90,8 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
 
   const write = createRoute(
     declare(
-      { role: "admin", machine: false, ...(entries ? { withDirectory: onMachine } : {}) },
+      // The team's document reaches every machine: only a token that reaches every machine replaces it.
+      { role: "admin", machine: false, everyMachine: true, ...(entries ? { withDirectory: onMachine } : {}) },
       {
         method: "put",
         path,

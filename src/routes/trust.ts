@@ -3,10 +3,12 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { machineObject, teamStub, tokenStub } from "../durable/stubs";
 import type { StoredToken } from "../durable/tokens/token";
-import type { AppEnv, Env } from "../env";
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import type { Identity } from "../lib/identity";
 import { bounded } from "../http/bounded";
 import { settings } from "../settings";
-import { declare, machineKnown } from "../http/access";
+import { declare, machineKnown, scopeAllows, scopeCovers } from "../http/access";
 import { sidecarPackageUrl } from "./sidecar-package";
 import { errors, json, jsonBody } from "../http/openapi";
 import { newApiToken, sha256Hex } from "../lib/secrets";
@@ -133,23 +135,27 @@ const revokeMachine = createRoute(
   }),
 );
 
-/** A shell line that stores the token (0600) and connects; the token goes through a pipe, never an argument. */
-/** The line that connects a machine: the sidecar comes from this worker (its own version), not from a registry. */
-/** Every connected machine, a page of the registry at a time. */
-async function connectedMachines(env: Env): Promise<string[]> {
-  const ids: string[] = [];
-  let after: string | undefined;
-  do {
-    const page = await teamStub(env).listMachines({ limit: 1000, ...(after ? { after } : {}) });
-    ids.push(...page.machines.filter((m) => m.connected).map((m) => m.id));
-    after = page.nextAfter ?? undefined;
-  } while (after);
-  return ids;
-}
-
+/**
+ * A shell line that stores the token (0600) and connects; the token goes through a pipe, never an argument.
+ * The sidecar comes from this worker (its own version), not from a registry.
+ */
 function connectCommand(url: string, machine: string, token: string): string {
   const sidecar = `npx -y --package='${sidecarPackageUrl(url)}' agent-runtime-sidecar`;
   return `echo '${token}' | ${sidecar} login --url '${url}' --machine '${machine}' && ${sidecar} connect`;
+}
+
+/**
+ * A scoped admin manages only what lies inside its scope (docs/architecture.md, "Trust"): the machines
+ * it names, and the tokens whose whole scope it covers. No scope can be widened by the one it limits.
+ */
+function mayManageMachine(c: Context<AppEnv>, machine: string): void {
+  const identity = c.get("identity");
+  if (!scopeAllows(identity.machines, machine))
+    throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
+}
+
+function coveredBy(identity: Identity, token: Pick<TokenInfo, "machines">): boolean {
+  return scopeCovers(identity.machines, token.machines);
 }
 
 export const trustRoutes = new OpenAPIHono<AppEnv>()
@@ -160,7 +166,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
   .openapi(createTicket, async (c) => c.json(await mintTicket(settings(c.env).tunnelSecret, c.get("identity")), 201))
   .openapi(openSignin, async (c) => {
     const identity = c.get("identity");
-    const expiresAtMs = await signIn(c, identity);
+    const expiresAtMs = await signIn(c, identity, settings(c.env).apiTokens);
     return c.json({ name: identity.name, role: identity.role, expiresAtMs }, 201);
   })
   .openapi(closeSignin, async (c) => {
@@ -169,15 +175,24 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(createToken, async (c) => {
     const request = c.req.valid("json");
+    const issuer = c.get("identity");
+    // Omitted, the new token reaches what its issuer reaches; asked for more, it is refused.
+    const machines = request.machines ?? issuer.machines;
+    if (!scopeCovers(issuer.machines, machines)) {
+      const beyond = machines === "*" ? "every machine ('*')" : machines.filter((m) => !scopeAllows(issuer.machines, m)).join(", ");
+      throw new ProblemError("permission_denied", `the token '${issuer.name}' may not grant ${beyond}: a token can reach only machines its issuer reaches`, {
+        scope: issuer.machines,
+      });
+    }
     const now = Date.now();
     const { id, token } = newApiToken();
     const stored: StoredToken = {
       id,
       name: request.name,
       role: request.role,
-      machines: request.machines ?? "*",
+      machines,
       createdAtMs: now,
-      createdBy: c.get("identity").name,
+      createdBy: issuer.name,
       expiresAtMs: request.expiresInSeconds ? now + request.expiresInSeconds * 1000 : null,
       revokedAtMs: null,
       lastUsedMs: null,
@@ -189,32 +204,38 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
     return c.json({ ...info, token }, 201);
   })
   .openapi(listTokens, async (c) => {
-    const index = await teamStub(c.env).listTokens();
+    const identity = c.get("identity");
+    const index = (await teamStub(c.env).listTokens()).filter((t) => coveredBy(identity, t));
     // Each live token's own object knows when it was last used; revoked ones are final in the index.
     const tokens = await Promise.all(index.map(async (t) => (t.revokedAtMs === null ? ((await tokenStub(c.env, t.id).info()) ?? t) : t)));
     return c.json({ tokens }, 200);
   })
   .openapi(revokeToken, async (c) => {
     const { id } = c.req.valid("param");
+    const target = await tokenStub(c.env, id).info();
+    // A token outside the caller's scope is as unknown to it as one that never was.
+    if (!target || !coveredBy(c.get("identity"), target)) throw new ProblemError("not_found", `no token with id '${id}'`);
     const revoked = await tokenStub(c.env, id).revoke(Date.now());
     if (!revoked) throw new ProblemError("not_found", `no token with id '${id}'`);
-    await teamStub(c.env).updateToken(revoked);
-    // Its notifications end with it, and so do the terminals it opened (on the connected machines of its scope).
     const team = teamStub(c.env);
+    await team.updateToken(revoked);
+    // Its notifications end with it, and so does every stream it holds: transcripts, ACP streams and
+    // sockets, terminals, on the machines its own object says it opened them on (online or not).
     await team.deleteSubscriptionsOf(id);
-    const machines =
-      revoked.machines === "*" ? await connectedMachines(c.env) : (await team.machinesByIds(revoked.machines)).filter((m) => m.connected).map((m) => m.id);
+    const machines = await tokenStub(c.env, id).streamsHeldOn();
     await bounded(machines, 16, (m) =>
       machineObject(c.env, m)
-        .closeViewersOf(id)
-        .catch((err: unknown) => console.error(`machine ${m}: could not close the terminals of a revoked token:`, err)),
+        .endStreamsOf(id, revoked.name)
+        .catch((err: unknown) => console.error(`machine ${m}: could not end the streams of a revoked token:`, err)),
     );
     return c.json(revoked, 200);
   })
-  .openapi(audit, async (c) => c.json(await teamStub(c.env).readAudit(c.req.valid("query")), 200))
+  // A scoped admin reads what happened on its machines, not the team's other entries.
+  .openapi(audit, async (c) => c.json(await teamStub(c.env).readAudit(c.req.valid("query"), c.get("identity").machines), 200))
   .openapi(mintMachine, async (c) => {
     const { machine, expiresInSeconds } = c.req.valid("json");
     c.set("machine", machine);
+    mayManageMachine(c, machine);
     // A machine that never connected has no object yet, and minting its first token creates none.
     const generation = (await machineKnown(c.env, machine)) ? await machineObject(c.env, machine).tokenGeneration() : 1;
     const expiresAtMs = expiresInSeconds ? Math.ceil((Date.now() + expiresInSeconds * 1000) / 1000) * 1000 : null;
@@ -224,6 +245,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
   .openapi(revokeMachine, async (c) => {
     const { machine } = c.req.valid("param");
     c.set("machine", machine);
+    mayManageMachine(c, machine);
     if (!(await machineKnown(c.env, machine))) throw new ProblemError("not_found", `no machine '${machine}' has ever connected: it has no token to revoke`);
     const generation = await machineObject(c.env, machine).revokeTokens();
     return c.json({ machine, generation }, 200);

@@ -9,7 +9,7 @@ import type { AppEnv } from "../env";
 import { settings } from "../settings";
 import { rememberMachine } from "../http/access";
 import { recordAudit } from "../http/audit";
-import { bearerToken } from "../http/auth";
+import { bearerToken } from "../http/bearer";
 import { problem } from "../lib/problem-response";
 import { verifyMachineToken } from "@agent-runtime/protocol/machine-token";
 import { Identifier } from "@agent-runtime/protocol/values";

@@ -48,7 +48,16 @@ export function isJsonRpcRequest(msg: JsonRpcMessage): boolean {
 }
 
 export const AcpServer = z
-  .object({ serverId: z.string(), agent: AgentId, createdAtMs: z.number().int(), processId: z.string().optional() })
+  .object({
+    serverId: z.string(),
+    agent: AgentId,
+    createdAtMs: z.number().int(),
+    processId: z.string().optional(),
+    connection: z
+      .object({ openedBy: z.string().describe("the name of the token that opened it") })
+      .optional()
+      .describe("set for a connection of ACP's remote transport (`/acp`): only the token that opened it uses it; an admin sees everyone's"),
+  })
   .meta({ id: "AcpServer" });
 export type AcpServer = z.infer<typeof AcpServer>;
 

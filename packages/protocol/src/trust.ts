@@ -14,6 +14,15 @@ export type Role = z.infer<typeof Role>;
 export const MachineScope = z.union([z.literal("*"), z.array(Identifier).min(1).max(256)]).meta({ id: "MachineScope" });
 export type MachineScope = z.infer<typeof MachineScope>;
 
+/**
+ * Does scope `outer` cover all of `inner`? Only `*` covers `*`: a scope can hand on what it holds, never
+ * more (docs/architecture.md, "Trust").
+ */
+export function scopeCovers(outer: MachineScope, inner: MachineScope): boolean {
+  if (outer === "*") return true;
+  return inner !== "*" && inner.every((m) => outer.includes(m));
+}
+
 const TokenName = z
   .string()
   .min(1)

@@ -16,6 +16,8 @@ import { isJsonRpcRequest, JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { AgentId } from "@agent-runtime/protocol/values";
 import { AcpConnection, type Route } from "./connection";
 import { Mailbox } from "./mailbox";
+import { AnswerOrder } from "./answer-order";
+import type { SseBody } from "../streams/sse-body";
 
 /** What the machine's object does for the transport: its relay, and stopping a server. */
 export interface AcpRelay {
@@ -42,6 +44,8 @@ const SocketAttachment = z.object({
   serverId: z.string(),
   agent: AgentId,
   who: z.string(),
+  /** Who may use the connection's server through any route (an attachment from before owners were kept: nobody). */
+  owner: z.string().default(""),
   initialized: z.boolean(),
   lastSeq: z.number(),
 });
@@ -54,6 +58,8 @@ export function acpSocketOf(ws: WebSocket): SocketAttachment | null {
 
 interface Live {
   connection: AcpConnection;
+  /** The name of the token that opened it (what an admin's list shows). */
+  who: string;
   /** "" is the connection's own stream, other keys are sessions. */
   streams: Map<string, Mailbox>;
   bufferedBytes: number;
@@ -64,21 +70,21 @@ function errorAnswer(id: unknown, problem: ProblemInit): string {
   return JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32603, message: problem.detail, data: problemBody(problem) } });
 }
 
+const CONNECTION_PREFIX = "acpc-";
+
 export function newConnectionId(): string {
-  return `acpc-${crypto.randomUUID()}`;
+  return `${CONNECTION_PREFIX}${crypto.randomUUID()}`;
 }
 
-/**
- * How long an answer waits for what the agent wrote before it. The answer comes back as the call's result,
- * the agent's stream as subscription events: on their own they can overtake each other.
- */
-const ORDER_WAIT_MS = 2_000;
+/** Is this ACP server id a connection of the remote transport (which only its opener may use)? */
+export function isConnectionId(serverId: string): boolean {
+  return serverId.startsWith(CONNECTION_PREFIX);
+}
 
 export class AcpConnections {
   private readonly live = new Map<string, Live>();
-  /** The highest sequence of each server's stream routed, and who waits for one to be. */
-  private readonly routedSeq = new Map<string, number>();
-  private readonly orderWaiters = new Map<string, { seq: number; resolve: () => void }[]>();
+  /** Answers wait for what the agent wrote before them. */
+  private readonly order = new AnswerOrder();
 
   constructor(private readonly relay: AcpRelay) {}
 
@@ -96,7 +102,7 @@ export class AcpConnections {
     const outcome = await this.relay.post({ serverId, agent, message, who }, timeoutMs, false);
     if (!outcome.ok) return outcome;
     if (outcome.value.status !== 200) return { ok: false, problem: { code: "invalid_request", detail: "initialize must be a request (it needs an id)" } };
-    this.live.set(serverId, { connection: new AcpConnection(serverId, owner), streams: new Map(), bufferedBytes: 0 });
+    this.live.set(serverId, { connection: new AcpConnection(serverId, owner), who, streams: new Map(), bufferedBytes: 0 });
     return { ok: true, value: { connectionId: serverId, body: outcome.value.body } };
   }
 
@@ -122,7 +128,7 @@ export class AcpConnections {
     }
     if (outcome.ok && outcome.value.status === 200) {
       const body = outcome.value.body;
-      await this.afterStream(connection.id, outcome.value.afterSeq);
+      await this.order.after(connection.id, outcome.value.afterSeq);
       const answer = parseAnswer(body);
       this.push(live, connection.answered(message.id, answer.ok, answer.result), body);
     } else {
@@ -131,13 +137,13 @@ export class AcpConnections {
     }
   }
 
-  /** The SSE stream of a connection (session null) or of one of its sessions. */
-  stream(connectionId: string, session: string | null, owner: string): Response {
+  /** The SSE stream of a connection (session null) or of one of its sessions; `hold` keeps its body with its holder. */
+  stream(connectionId: string, session: string | null, owner: string, hold: (body: SseBody) => void): Response {
     const live = this.owned(connectionId, owner);
     if (!live) return problemResponse(unknownConnection());
     const key = session ?? "";
     const mailbox = this.mailbox(live, key);
-    return mailbox.open(() => {
+    return mailbox.open(hold, () => {
       // A session's stream nobody reads and nothing waits on is dropped; it is made again when needed.
       if (key !== "" && !mailbox.hasReceiver && mailbox.isEmpty && live.streams.get(key) === mailbox) live.streams.delete(key);
     });
@@ -153,11 +159,34 @@ export class AcpConnections {
   }
 
   private drop(connectionId: string, error?: { detail: string }): void {
-    this.forget(connectionId);
+    this.order.forget(connectionId);
     const live = this.live.get(connectionId);
     if (!live) return;
     this.live.delete(connectionId);
     for (const mailbox of live.streams.values()) mailbox.end(error);
+  }
+
+  /**
+   * The one rule of ownership (docs/architecture.md, "ACP's remote transport"): a connection's server is
+   * its opener's, whichever route names it (`/acp`, or `/v1/acp/{server_id}` with its id). Who opened it,
+   * or null when it is no connection; "" when it is one this object knows no opener of (it lost its memory
+   * since): nobody's.
+   */
+  ownerOf(serverId: string): string | null {
+    if (!isConnectionId(serverId)) return null;
+    const live = this.live.get(serverId);
+    if (live) return live.connection.owner;
+    const ws = this.relay.sockets(socketTag(serverId))[0];
+    return (ws && acpSocketOf(ws)?.owner) || "";
+  }
+
+  /** Who opened a connection, by name, for an admin's list; null for a server that is no connection. */
+  openerOf(serverId: string): string | null {
+    if (!isConnectionId(serverId)) return null;
+    const live = this.live.get(serverId);
+    if (live) return live.who;
+    const ws = this.relay.sockets(socketTag(serverId))[0];
+    return (ws && acpSocketOf(ws)?.who) || "(unknown)";
   }
 
   private owned(connectionId: string, owner: string): Live | null {
@@ -193,7 +222,7 @@ export class AcpConnections {
 
   /** A batch of the agent's stream, as the recorder's subscription delivered it. */
   agentEvents(serverId: string, events: [number, string][]): void {
-    this.routed(serverId, events);
+    this.order.routed(serverId, events);
     const live = this.live.get(serverId);
     if (live) {
       for (const [seq, text] of events) {
@@ -204,43 +233,6 @@ export class AcpConnections {
       }
     }
     for (const ws of this.relay.sockets(socketTag(serverId))) this.toSocket(ws, events);
-  }
-
-  /**
-   * An answer goes out after what the agent wrote before it (a `session/load` replays the conversation, then
-   * answers): it waits until the stream is routed that far, or ORDER_WAIT_MS at most.
-   */
-  private afterStream(serverId: string, seq: number | undefined): Promise<void> {
-    if (seq === undefined || (this.routedSeq.get(serverId) ?? 0) >= seq) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ORDER_WAIT_MS);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      const waiters = this.orderWaiters.get(serverId) ?? [];
-      waiters.push({ seq, resolve: done });
-      this.orderWaiters.set(serverId, waiters);
-    });
-  }
-
-  /** A connection is over: nothing waits on its stream any more. */
-  private forget(serverId: string): void {
-    this.routedSeq.delete(serverId);
-    for (const w of this.orderWaiters.get(serverId) ?? []) w.resolve();
-    this.orderWaiters.delete(serverId);
-  }
-
-  private routed(serverId: string, events: [number, string][]): void {
-    const last = events.at(-1)?.[0];
-    if (last === undefined) return;
-    this.routedSeq.set(serverId, Math.max(last, this.routedSeq.get(serverId) ?? 0));
-    const waiters = this.orderWaiters.get(serverId);
-    if (!waiters) return;
-    const still = waiters.filter((w) => w.seq > last);
-    for (const w of waiters) if (w.seq <= last) w.resolve();
-    if (still.length) this.orderWaiters.set(serverId, still);
-    else this.orderWaiters.delete(serverId);
   }
 
   /** The agent behind a server is gone (it exited, was stopped idle, or the sidecar restarted). */
@@ -262,9 +254,19 @@ export class AcpConnections {
   // ---------------- WebSocket ----------------
 
   /** The tags and attachment of a new WebSocket connection (accepted by the machine's object). */
-  socketSetup(agent: AgentId, who: string): { serverId: string; tags: string[]; attachment: SocketAttachment } {
+  socketSetup(agent: AgentId, who: string, owner: string): { serverId: string; tags: string[]; attachment: SocketAttachment } {
     const serverId = newConnectionId();
-    return { serverId, tags: [ACP_SOCKET_TAG, socketTag(serverId)], attachment: { kind: "acp", serverId, agent, who, initialized: false, lastSeq: 0 } };
+    return {
+      serverId,
+      tags: [ACP_SOCKET_TAG, socketTag(serverId)],
+      attachment: { kind: "acp", serverId, agent, who, owner, initialized: false, lastSeq: 0 },
+    };
+  }
+
+  /** A socket whose holder's token was revoked or expired: it closes saying why, and its agent stops. */
+  endSocket(ws: WebSocket, attachment: SocketAttachment, reason: string): void {
+    closeSocket(ws, 1008, reason);
+    void this.socketClosed(attachment).catch((err: unknown) => console.error(`acp socket ${attachment.serverId}: could not stop its agent:`, err));
   }
 
   /** One text frame from a WebSocket client: `initialize` first, then anything; answers come back on the socket. */
@@ -300,14 +302,14 @@ export class AcpConnections {
     }
     if (!isJsonRpcRequest(message)) return;
     if (outcome.ok && outcome.value.status === 200) {
-      await this.afterStream(attachment.serverId, outcome.value.afterSeq);
+      await this.order.after(attachment.serverId, outcome.value.afterSeq);
       sendText(ws, outcome.value.body);
     } else sendText(ws, errorAnswer(message.id, outcome.ok ? { code: "internal", detail: "the agent's answer did not come back" } : outcome.problem));
   }
 
   /** The socket closed: its agent stops (a WebSocket connection lives as long as its socket). */
   async socketClosed(attachment: SocketAttachment): Promise<void> {
-    this.forget(attachment.serverId);
+    this.order.forget(attachment.serverId);
     await this.relay.stop(attachment.serverId);
   }
 

@@ -34,7 +34,7 @@ export class Mailbox {
    * The SSE response of a new receiver; a receiver before it ends. Never closed for being idle: the SDK's
    * client takes the end of its connection's stream for the end of the connection.
    */
-  open(onRelease: () => void): Response {
+  open(hold: (body: SseBody) => void, onRelease: () => void): Response {
     const previous = this.receiver;
     const receiver: SseBody = new SseBody({
       pull: () => this.drain(),
@@ -46,6 +46,7 @@ export class Mailbox {
       },
     });
     this.receiver = receiver;
+    hold(receiver);
     previous?.close();
     this.drain();
     return receiver.response();

@@ -24,10 +24,11 @@ import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { AgentId } from "@agent-runtime/protocol/values";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
+import type { AcpServerList } from "@agent-runtime/protocol/acp";
 import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import { attachmentOf, offline, SIDECAR_TAG, sendFrame, setAttachment, Tunnel, type TunnelAttachment } from "./tunnel";
-import { teamStub } from "../stubs";
+import { teamStub, tokenStub } from "../stubs";
 import { deploymentCatalog } from "../../agents-registry/deployment";
 import { applyDocuments, type RecordedVersions } from "../config/config-apply";
 import type { TeamDocuments } from "../config/team-documents";
@@ -42,6 +43,8 @@ import { MachineNotifications } from "../notifications/machine-notifications";
 import { TERMINAL_PATH_PREFIX, TERMINAL_TAG, TerminalViewers, viewerOf } from "../terminals/terminal-viewers";
 import { TokenGeneration } from "../tokens/token-generation";
 import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "../acp-transport/connections";
+import { holderOf, StreamHolder, StreamHolders } from "../streams/stream-holders";
+import { Caller, ownerKey, refusedConnection, visibleServers } from "../acp-transport/ownership";
 
 export type CallOutcome<T> = Outcome<T>;
 
@@ -57,6 +60,8 @@ export class MachineObject extends DurableObject<Env> {
   private readonly sessionCalls: SessionCalls;
   private readonly notifications: MachineNotifications;
   private readonly tokens: TokenGeneration;
+  /** Who holds each live stream: they end with the token that opened them (docs/architecture.md, "Streams end with their token"). */
+  private readonly holders: StreamHolders;
   /** Whether the team knows this machine has records (sessions, deliveries) to list: asked of storage once. */
   private recordsAnnounced: boolean | null = null;
   /** ACP's remote transport (`/acp`): its connections, fed by the recorder's subscriptions. */
@@ -88,18 +93,23 @@ export class MachineObject extends DurableObject<Env> {
     this.notifications = new MachineNotifications(
       ctx.storage,
       new Deliverer(ctx.storage.sql, {
-        wake: async (at) => {
-          const current = await ctx.storage.getAlarm();
-          if (current === null || current > at) await ctx.storage.setAlarm(at);
-        },
+        wake: (at) => this.wakeBy(at),
         vapid: config.vapid,
         gone: (id) => teamStub(env).dropSubscription(id),
         backoffMs: config.notifyBackoffMs,
+        allowPrivate: config.notifyAllowPrivate,
       }),
       () => this.announceRecords(),
       (work) => ctx.waitUntil(work),
     );
     this.tokens = new TokenGeneration(ctx.storage, () => ctx.getWebSockets(SIDECAR_TAG));
+    this.holders = new StreamHolders({
+      sockets: (tag) => ctx.getWebSockets(tag),
+      tagsOf: (ws) => ctx.getTags(ws),
+      endSocket: (ws, problem) => this.endSocket(ws, problem),
+      wake: (at) => this.wakeBy(at),
+      announce: (tokenId) => tokenStub(env, tokenId).streamsOn(this.machineName(), Date.now()),
+    });
     this.sessions = new SessionRecorder(
       ctx.storage.sql,
       () => this.machineName(),
@@ -144,7 +154,11 @@ export class MachineObject extends DurableObject<Env> {
 
   override async fetch(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
-    if (path.startsWith(TERMINAL_PATH_PREFIX)) return this.viewers.attach(request, decodeURIComponent(path.slice(TERMINAL_PATH_PREFIX.length)));
+    if (path.startsWith(TERMINAL_PATH_PREFIX)) {
+      const holder = holderOf(request);
+      if (!holder) return problemResponse({ code: "invalid_request", detail: "a terminal is opened for someone: the route names its holder" });
+      return this.viewers.attach(request, decodeURIComponent(path.slice(TERMINAL_PATH_PREFIX.length)), this.holders.socketTags(holder));
+    }
     if (path === ACP_SOCKET_PATH) return this.acceptAcpSocket(request);
     // The object's own name is the machine (it is created by idFromName(machine)); the header is checked against it.
     const machine = this.ctx.id.name ?? request.headers.get("x-machine-id");
@@ -177,6 +191,7 @@ export class MachineObject extends DurableObject<Env> {
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     // One look at the tags (not the attachment) tells the sidecar's messages, the hot path, from the rest.
     const tags = this.ctx.getTags(ws);
+    if ((tags.includes(TERMINAL_TAG) || tags.includes(ACP_SOCKET_TAG)) && this.holders.socketExpired(ws)) return;
     if (tags.includes(TERMINAL_TAG)) {
       const viewer = viewerOf(ws);
       if (viewer) return this.viewers.message(ws, viewer, message);
@@ -307,13 +322,14 @@ export class MachineObject extends DurableObject<Env> {
   /** The WebSocket form of ACP's remote transport: one socket is one connection (and one agent process), hibernatable. */
   private acceptAcpSocket(request: Request): Response {
     const agent = AgentId.safeParse(new URL(request.url).searchParams.get("agent"));
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !agent.success) {
-      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade naming its agent" });
+    const holder = holderOf(request);
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !agent.success || !holder) {
+      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade naming its agent and its holder" });
     }
     if (!this.tunnel.reachable()) return problemResponse(offline());
-    const { serverId, tags, attachment } = this.acpConnections.socketSetup(agent.data, request.headers.get("x-who") ?? "(unknown)");
+    const { serverId, tags, attachment } = this.acpConnections.socketSetup(agent.data, holder.name, ownerKey(holder));
     const { 0: client, 1: server } = new WebSocketPair();
-    this.ctx.acceptWebSocket(server, tags);
+    this.ctx.acceptWebSocket(server, [...tags, ...this.holders.socketTags(holder)]);
     server.serializeAttachment(attachment);
     return new Response(null, { status: 101, webSocket: client, headers: { "acp-connection-id": serverId } });
   }
@@ -360,8 +376,24 @@ export class MachineObject extends DurableObject<Env> {
     );
   }
 
+  /** The sockets of one whose token was revoked or expired end with their kind's last word. */
+  private endSocket(ws: WebSocket, problem: ProblemInit): void {
+    const tags = this.ctx.getTags(ws);
+    const acp = acpSocketOf(ws);
+    if (tags.includes(TERMINAL_TAG)) this.viewers.endWith(ws, problem);
+    else if (acp) this.acpConnections.endSocket(ws, acp, problem.detail);
+  }
+
+  /** The one alarm serves notifications and the expiry of held sockets: it rings by the earliest. */
+  private async wakeBy(atMs: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > atMs) await this.ctx.storage.setAlarm(atMs);
+  }
+
   override async alarm(): Promise<void> {
     await this.notifications.sendDue();
+    const next = this.holders.sweep();
+    if (next !== null) await this.wakeBy(next);
   }
 
   // ---------------- RPC surface used by the worker's routes (one line each: the work is in the feature's class) ----------------
@@ -375,14 +407,17 @@ export class MachineObject extends DurableObject<Env> {
     return this.tunnel.call(op, args, timeoutMs);
   }
 
-  /** An SSE reader of one of the machine's streams from sequence `after` on (or a problem response). */
-  async openStream(stream: StreamRef, after: number): Promise<Response> {
-    return this.readers.open(stream, after);
+  /** An SSE reader of one of the machine's streams from sequence `after` on (or a problem response), held by `caller`. */
+  async openStream(stream: StreamRef, after: number, caller: Caller): Promise<Response> {
+    const who = Caller.parse(caller);
+    const refused = stream.kind === "acp" ? refusedConnection(this.acpConnections, stream.serverId, who, "use") : null;
+    if (refused) return problemResponse(refused);
+    return this.readers.open(stream, after, (body) => this.holders.holdBody(who, body));
   }
 
-  /** The token that opened these terminals was revoked: they close now (a terminal is the whole machine). */
-  closeViewersOf(tokenId: string): number {
-    return this.viewers.closeOpenedBy(tokenId);
+  /** A token was revoked: every stream it holds here (SSE, terminals, ACP sockets) ends now, saying why. */
+  endStreamsOf(tokenId: string, name: string): number {
+    return this.holders.endHeldBy(tokenId, name);
   }
 
   /** A file on the machine as a streamed response (or a problem response), read in pieces (durable/files/file-transfer.ts). */
@@ -437,25 +472,44 @@ export class MachineObject extends DurableObject<Env> {
     return this.notifications.list(subscriptions, limit);
   }
 
-  async acpPost(req: AcpPostRequest, timeoutMs: number): Promise<CallOutcome<AcpPostResult>> {
-    return this.sessionCalls.acpPost(req, timeoutMs);
+  async acpPost(req: AcpPostRequest, timeoutMs: number, caller: Caller): Promise<CallOutcome<AcpPostResult>> {
+    const refused = refusedConnection(this.acpConnections, req.serverId, Caller.parse(caller), "use");
+    return refused ? { ok: false, problem: refused } : this.sessionCalls.acpPost(req, timeoutMs);
+  }
+
+  /** `DELETE /v1/acp/{server_id}`: a connection's server is stopped by its opener (or an admin) only. */
+  async acpStop(serverId: string, caller: Caller): Promise<CallOutcome<void>> {
+    const refused = refusedConnection(this.acpConnections, serverId, Caller.parse(caller), "stop");
+    if (refused) return { ok: false, problem: refused };
+    const stopped = await this.tunnel.call("acp.delete", { serverId });
+    return stopped.ok ? { ok: true, value: undefined } : stopped;
+  }
+
+  /** `GET /v1/acp`: another token's connections are left out (an admin sees them, marked with their opener). */
+  async acpList(asker: Caller): Promise<CallOutcome<AcpServerList>> {
+    const caller = Caller.parse(asker);
+    const listed = await this.tunnel.call("acp.list", {});
+    return listed.ok ? { ok: true, value: { servers: visibleServers(listed.value.servers, this.acpConnections, caller) } } : listed;
   }
 
   /** `initialize` without a connection id (ACP's remote transport): the agent starts, and the connection is its server. */
-  async acpConnect(agent: AgentId, message: JsonRpcMessage, owner: string, who: string): Promise<CallOutcome<{ connectionId: string; body: string }>> {
-    return this.acpConnections.connect(agent, message, owner, who, settings(this.env).acpTimeoutMs);
+  async acpConnect(agent: AgentId, message: JsonRpcMessage, caller: Caller): Promise<CallOutcome<{ connectionId: string; body: string }>> {
+    const who = Caller.parse(caller);
+    return this.acpConnections.connect(agent, message, ownerKey(who), who.name, settings(this.env).acpTimeoutMs);
   }
 
-  acpConnectionPost(connectionId: string, session: string | null, message: JsonRpcMessage, owner: string, who: string): CallOutcome<void> {
-    return this.acpConnections.post(connectionId, session, message, owner, who);
+  acpConnectionPost(connectionId: string, session: string | null, message: JsonRpcMessage, caller: Caller): CallOutcome<void> {
+    const who = Caller.parse(caller);
+    return this.acpConnections.post(connectionId, session, message, ownerKey(who), who.name);
   }
 
-  acpConnectionStream(connectionId: string, session: string | null, owner: string): Response {
-    return this.acpConnections.stream(connectionId, session, owner);
+  acpConnectionStream(connectionId: string, session: string | null, caller: Caller): Response {
+    const who = Caller.parse(caller);
+    return this.acpConnections.stream(connectionId, session, ownerKey(who), (body) => this.holders.holdBody(who, body));
   }
 
-  async acpConnectionClose(connectionId: string, owner: string): Promise<CallOutcome<void>> {
-    return this.acpConnections.close(connectionId, owner);
+  async acpConnectionClose(connectionId: string, caller: Caller): Promise<CallOutcome<void>> {
+    return this.acpConnections.close(connectionId, ownerKey(Caller.parse(caller)));
   }
 
   listSessions(filter: SessionFilter, cursor: { atMs: number; id: string } | null, limit: number): { sessions: Session[]; more: boolean } {
@@ -470,8 +524,9 @@ export class MachineObject extends DurableObject<Env> {
     return this.sessionCalls.transcript(id, after, limit);
   }
 
-  followTranscript(id: string, after: number): Response {
-    return this.sessionCalls.followTranscript(id, after);
+  followTranscript(id: string, after: number, holder: StreamHolder): Response {
+    const who = StreamHolder.parse(holder);
+    return this.sessionCalls.followTranscript(id, after, (body) => this.holders.holdBody(who, body));
   }
 
   async closeSession(id: string, purge: boolean, who: string): Promise<CallOutcome<Session>> {

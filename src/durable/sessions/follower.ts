@@ -18,9 +18,13 @@ export class TranscriptFollower implements SessionListener {
     this.body = new SseBody({ onClose: () => this.stopListening(), idle: { ms: idleCloseMs, farewell: () => "retry: 10000\n\n" } });
   }
 
-  /** Start with what is stored, then follow. `listen` registers this follower with the recorder. */
-  start(record: Session, stored: TranscriptEntry[], listen: (l: SessionListener) => () => void): Response {
+  /**
+   * Start with what is stored, then follow. `listen` registers this follower with the recorder; `hold`
+   * hands its body to its holder (it ends with the token that opened it).
+   */
+  start(record: Session, stored: TranscriptEntry[], listen: (l: SessionListener) => () => void, hold: (body: SseBody) => void): Response {
     this.stopListening = listen(this);
+    hold(this.body);
     this.record(record);
     this.entries(stored);
     return this.body.response();

@@ -12,6 +12,7 @@ import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { problemResponse } from "../../lib/problem-response";
+import type { SseBody } from "../streams/sse-body";
 import { TranscriptFollower } from "./follower";
 import type { SessionRecorder } from "./recorder";
 
@@ -149,12 +150,12 @@ export class SessionCalls {
   }
 
   /** The transcript as a live stream (or a 404 problem). */
-  followTranscript(id: string, after: number): Response {
+  followTranscript(id: string, after: number, hold: (body: SseBody) => void): Response {
     const record = this.sessions.get(id);
     // Entry `after` itself again: it may have grown since the reader saw it.
     const page = this.sessions.transcript(id, Math.max(0, after - 1), 10_000);
     if (!record || !page) return problemResponse({ code: "not_found", detail: `no session '${id}' on this machine` });
-    return new TranscriptFollower(this.host.sseIdleCloseMs).start(record, page.entries, (l) => this.sessions.listen(id, l));
+    return new TranscriptFollower(this.host.sseIdleCloseMs).start(record, page.entries, (l) => this.sessions.listen(id, l), hold);
   }
 
   /** A request of the runtime's own to an agent (close, continue), with an id no client uses. */

@@ -5,6 +5,7 @@
  * whoever starts it. The stream readers, the transcript follower and ACP's transport all write here.
  */
 import { LIMITS } from "@agent-runtime/protocol/limits";
+import { problemBody, type ProblemInit } from "@agent-runtime/protocol/problems";
 
 const encoder = new TextEncoder();
 
@@ -13,6 +14,11 @@ export const SSE_HEADERS = {
   "cache-control": "no-cache, no-transform",
   "x-accel-buffering": "no",
 } as const;
+
+/** An `event: error` frame carrying a problem body (readers that only handle `message` skip it). */
+export function errorEvent(problem: ProblemInit): string {
+  return `event: error\ndata: ${JSON.stringify(problemBody(problem))}\n\n`;
+}
 
 export interface SseBodyOptions {
   /** Runs once, when the body closes (by either side). */
@@ -31,6 +37,8 @@ export class SseBody {
   private readonly keepAlive: ReturnType<typeof setInterval>;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
+  /** Who else waits for the close (stream holders, docs/architecture.md "Streams end with their token"). */
+  private readonly closeListeners: (() => void)[] = [];
 
   constructor(private readonly options: SseBodyOptions = {}) {
     this.stream = new ReadableStream<Uint8Array>(
@@ -83,6 +91,18 @@ export class SseBody {
     return new Response(this.stream, { headers: SSE_HEADERS });
   }
 
+  /** Runs `listener` once when the body closes (at once if it has). */
+  whenClosed(listener: () => void): void {
+    if (this.closed) listener();
+    else this.closeListeners.push(listener);
+  }
+
+  /** The stream ends for a reason the reader is told in a last `event: error` (a problem body). */
+  fail(problem: ProblemInit): void {
+    this.write(errorEvent(problem));
+    this.close();
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -94,5 +114,6 @@ export class SseBody {
       // the reader went away first
     }
     this.options.onClose?.();
+    for (const listener of this.closeListeners.splice(0)) listener();
   }
 }

@@ -5,22 +5,17 @@
  */
 import type { StreamEnd, StreamEvent, StreamGap, StreamRef, WorkerFrame } from "@agent-runtime/protocol/frames";
 import { LIMITS } from "@agent-runtime/protocol/limits";
-import { problemBody, type ProblemInit } from "@agent-runtime/protocol/problems";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
-import { SseBody } from "./sse-body";
+import { errorEvent, SseBody } from "./sse-body";
 import type { Subscriber } from "./subscribers";
 
 /** Bytes queued for one reader that does not read; past this it is told to resume later and closed. */
 export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 
-/** An `event: error` frame carrying a problem body (readers that only handle `message` skip it). */
-function errorEvent(problem: ProblemInit): string {
-  return `event: error\ndata: ${JSON.stringify(problemBody(problem))}\n\n`;
-}
-
 export class SseReader implements Subscriber {
   private lastSeq: number;
-  private readonly body: SseBody;
+  readonly body: SseBody;
   /** ACP messages are `message` events (as acp-http-client reads them), process output `log` events (as the sandbox-agent SDK does). */
   private readonly eventName: "message" | "log";
   private acceptedResolve: ((outcome: Outcome<void>) => void) | null = null;

@@ -1,12 +1,14 @@
 /**
  * The SSE readers of a machine's streams (ACP servers' messages, processes' logs), in memory: a reader
  * lives as long as its HTTP response, which keeps the object awake anyway. Each is subscribed at the
- * sidecar under its own id, and answered only once the sidecar accepted that subscription.
+ * sidecar under its own id, and answered only once the sidecar accepted that subscription; its body is
+ * handed to its holder (stream-holders.ts) so that it ends with the token that opened it.
  */
 import type { StreamRef, WorkerFrame } from "@agent-runtime/protocol/frames";
 import { problemResponse } from "../../lib/problem-response";
 import { offline } from "../machine/tunnel";
 import { SseReader } from "./sse-reader";
+import type { SseBody } from "./sse-body";
 import { SubscriberMap } from "./subscribers";
 
 export interface ReaderHost {
@@ -29,7 +31,7 @@ export class SseReaders extends SubscriberMap<SseReader> {
    * Open a reader on one of the machine's streams, from sequence `after` on. Answers only once the
    * sidecar has accepted the subscription, so an unknown stream is a 404, not an empty stream.
    */
-  async open(stream: StreamRef, after: number): Promise<Response> {
+  async open(stream: StreamRef, after: number, hold: (body: SseBody) => void): Promise<Response> {
     if (!this.host.reachable()) return problemResponse(offline());
     const reader = new SseReader(
       this.host.newId(),
@@ -48,6 +50,7 @@ export class SseReaders extends SubscriberMap<SseReader> {
       this.delete(reader.sub);
       return problemResponse(accepted.problem);
     }
+    hold(reader.body);
     return reader.response();
   }
 }

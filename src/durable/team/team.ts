@@ -20,7 +20,7 @@ import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import type { McpMachineStatus } from "@agent-runtime/protocol/mcp";
 import type { SkillsMachineStatus } from "@agent-runtime/protocol/skills";
-import type { AuditEntry, AuditPage, AuditQuery, TokenInfo } from "@agent-runtime/protocol/trust";
+import { type AuditEntry, type AuditPage, type AuditQuery, type MachineScope, scopeCovers, type TokenInfo } from "@agent-runtime/protocol/trust";
 import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { Deliverer } from "../notifications/deliverer";
@@ -68,6 +68,13 @@ function machineOf(r: MachineRow): Machine {
 /** Subscriptions one token may hold. */
 export const MAX_SUBSCRIPTIONS_PER_OWNER = 50;
 
+/** Who manages a subscription: its owner, or an admin whose scope covers the subscription's. */
+export type SubscriptionReach = { owner: string } | { adminOf: MachineScope };
+
+function reaches(who: SubscriptionReach, r: { owner: string; target: SubscriptionTarget }): boolean {
+  return "owner" in who ? r.owner === who.owner : scopeCovers(who.adminOf, r.target.scope);
+}
+
 export class TeamObject extends DurableObject<Env> {
   /** Test notifications (`POST /v1/notifications/subscriptions/{id}/test`) are sent from here; all others from machines. */
   private readonly deliverer: Deliverer;
@@ -84,6 +91,7 @@ export class TeamObject extends DurableObject<Env> {
       vapid: settings(env).vapid,
       gone: async (id) => this.dropSubscription(id),
       backoffMs: settings(env).notifyBackoffMs,
+      allowPrivate: settings(env).notifyAllowPrivate,
     });
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS machines (
       id TEXT PRIMARY KEY,
@@ -149,8 +157,10 @@ export class TeamObject extends DurableObject<Env> {
     if (seq % 256 === 0) sql.exec(`DELETE FROM audit WHERE seq <= ? OR at_ms < ?`, seq - AUDIT_KEEP_ENTRIES, Date.now() - AUDIT_KEEP_MS);
   }
 
-  readAudit(query: AuditQuery): AuditPage {
+  /** A page of the log; a scope other than `*` reads only entries of its machines. */
+  readAudit(query: AuditQuery, scope: MachineScope = "*"): AuditPage {
     const filters: [string, string | number | undefined][] = [
+      ["machine IN (SELECT value FROM json_each(?))", scope === "*" ? undefined : JSON.stringify(scope)],
       ["seq < ?", query.before],
       ["token = ?", query.token],
       ["machine = ?", query.machine],
@@ -268,8 +278,8 @@ export class TeamObject extends DurableObject<Env> {
   }
 
   /** One subscription of this owner (null: of anyone, for admins). */
-  private owned(id: string, owner: string | null): { id: string; owner: string; target: SubscriptionTarget; createdAt: number } | undefined {
-    return this.targets().find((r) => r.id === id && (owner === null || r.owner === owner));
+  private owned(id: string, who: SubscriptionReach): { id: string; owner: string; target: SubscriptionTarget; createdAt: number } | undefined {
+    return this.targets().find((r) => r.id === id && reaches(who, r));
   }
 
   /** The subscriptions that may hear of this machine (what its object keeps). */
@@ -295,15 +305,15 @@ export class TeamObject extends DurableObject<Env> {
     return this.view({ owner, target, createdAt });
   }
 
-  /** An owner's subscriptions (null: everyone's, for admins). */
-  listSubscriptions(owner: string | null): Subscription[] {
+  /** The subscriptions someone may manage: an owner's own, or (an admin's) those its scope covers. */
+  listSubscriptions(who: SubscriptionReach): Subscription[] {
     return this.targets()
-      .filter((r) => owner === null || r.owner === owner)
+      .filter((r) => reaches(who, r))
       .map((r) => this.view(r));
   }
 
-  /** Change a subscription of this owner (null: any owner); null when there is none. */
-  async updateSubscription(id: string, owner: string | null, change: { muted?: boolean }): Promise<Subscription | null> {
+  /** Change a subscription this caller may manage; null when there is none. */
+  async updateSubscription(id: string, owner: SubscriptionReach, change: { muted?: boolean }): Promise<Subscription | null> {
     const found = this.owned(id, owner);
     if (!found) return null;
     const target = { ...found.target, ...(change.muted !== undefined ? { muted: change.muted } : {}) };
@@ -312,7 +322,7 @@ export class TeamObject extends DurableObject<Env> {
     return this.view({ ...found, target });
   }
 
-  async deleteSubscription(id: string, owner: string | null): Promise<boolean> {
+  async deleteSubscription(id: string, owner: SubscriptionReach): Promise<boolean> {
     const found = this.owned(id, owner);
     if (!found) return false;
     await this.dropSubscription(id);
@@ -335,7 +345,7 @@ export class TeamObject extends DurableObject<Env> {
   }
 
   /** A test notification to one subscription of this owner (null: any), sent from here; its attempts are listed like any. */
-  async testSubscription(id: string, owner: string | null, payload: NotificationPayload): Promise<boolean> {
+  async testSubscription(id: string, owner: SubscriptionReach, payload: NotificationPayload): Promise<boolean> {
     const found = this.owned(id, owner);
     if (!found) return false;
     await this.deliverer.enqueue([{ target: found.target, payload }]);

@@ -12,6 +12,7 @@ import type { OutputPiece, StreamEnd, StreamEvent, WorkerFrame } from "@agent-ru
 import { LogEntry, TerminalSize } from "@agent-runtime/protocol/processes";
 import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import { problemResponse } from "../../lib/problem-response";
 import { offline } from "../machine/tunnel";
 import type { Subscriber, SubscriberKind } from "../streams/subscribers";
@@ -152,15 +153,14 @@ export class TerminalViewers implements SubscriberKind {
   constructor(private readonly host: TerminalHost) {}
 
   /** The route checked the process (a running tty, docs/architecture.md "Terminals"); this attaches one more viewer. */
-  attach(request: Request, processId: string): Response {
+  attach(request: Request, processId: string, holderTags: string[]): Response {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !processId) {
       return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade for a process's terminal" });
     }
     if (!this.host.reachable()) return problemResponse(offline());
     const { 0: client, 1: server } = new WebSocketPair();
     const viewer: ViewerAttachment = { kind: "terminal", processId, sub: this.host.newId(), after: 0, ready: false };
-    const tokenId = request.headers.get("x-token-id");
-    this.host.accept(server, [TERMINAL_TAG, viewerTag(viewer.sub), ...(tokenId ? [tokenTag(tokenId)] : [])]);
+    this.host.accept(server, [TERMINAL_TAG, viewerTag(viewer.sub), ...holderTags]);
     server.serializeAttachment(viewer);
     this.host.send(subscribeFrame(viewer));
     return new Response(null, { status: 101, webSocket: client });
@@ -194,16 +194,12 @@ export class TerminalViewers implements SubscriberKind {
     this.host.send({ t: "unsub", sub: viewer.sub });
   }
 
-  /** The token that opened these terminals was revoked: they close now (a terminal is the whole machine). */
-  closeOpenedBy(tokenId: string): number {
-    const viewers = this.host.sockets(tokenTag(tokenId));
-    for (const ws of viewers) {
-      sendControl(ws, { type: "error", message: "the token that opened this terminal was revoked" });
-      const viewer = viewerOf(ws);
-      if (viewer) this.detach(ws, viewer);
-      else closeViewer(ws, 1008, "revoked");
-    }
-    return viewers.length;
+  /** The token that opened this terminal was revoked or expired: it says why and closes (a terminal is the whole machine). */
+  endWith(ws: WebSocket, problem: ProblemInit): void {
+    sendControl(ws, { type: "error", message: problem.detail });
+    closeViewer(ws, 1008, problem.detail.slice(0, 120));
+    const viewer = viewerOf(ws);
+    if (viewer) this.host.send({ t: "unsub", sub: viewer.sub });
   }
 
   find(sub: string): Subscriber | null {
@@ -215,11 +211,6 @@ export class TerminalViewers implements SubscriberKind {
     // A viewer closing (or closed by fail) is not subscribed again.
     return this.host.sockets(TERMINAL_TAG).flatMap((ws) => (ws.readyState === WebSocket.OPEN ? (viewerSubscriber(ws) ?? []) : []));
   }
-}
-
-/** The tag of the terminals a token opened. */
-function tokenTag(tokenId: string): string {
-  return `tok:${tokenId}`;
 }
 
 function viewerSubscriber(ws: WebSocket): Subscriber | null {

@@ -30,14 +30,19 @@ export type TokenCheck = { ok: true; token: TokenInfo } | { ok: false; reason: "
 interface StoredSignin {
   hash: string;
   identity: Identity;
+  /** A bootstrap admin's sign-in: the SHA-256 of the API_TOKEN it was made with (it ends when that is no longer configured). */
+  apiTokenHash?: string;
   createdAtMs: number;
   expiresAtMs: number;
 }
 
-export type SigninCheck = { ok: true; identity: Identity } | { ok: false; reason: string };
+export type SigninCheck = { ok: true; identity: Identity; apiTokenHash: string | null } | { ok: false; reason: string };
 
 /** Sign-ins one token keeps (browsers, phones); the oldest goes when another is made. */
 const SIGNINS_KEPT = 20;
+
+/** Machines a token remembers holding streams on (a person's phone and laptop reach a handful). */
+const STREAM_MACHINES_KEPT = 1000;
 
 /** Last-used is written at most this often, so a busy token does not write on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -58,6 +63,7 @@ export function tokenInfo(t: StoredToken): TokenInfo {
 
 export class TokenObject extends DurableObject<Env> {
   private cached: StoredToken | null | undefined;
+  private streamMachines: Set<string> | undefined;
 
   private async stored(): Promise<StoredToken | null> {
     if (this.cached === undefined) this.cached = (await this.ctx.storage.get<StoredToken>("token")) ?? null;
@@ -90,6 +96,30 @@ export class TokenObject extends DurableObject<Env> {
     return tokenInfo((await this.stored())!);
   }
 
+  // ---------- where this token holds live streams (docs/architecture.md, "Streams end with their token") ----------
+
+  /**
+   * A machine's object holds a stream this token opened: a revocation will reach it. Written once per
+   * machine; answers whether the token is already revoked or expired (a revocation that raced the opening).
+   */
+  async streamsOn(machine: string, nowMs: number): Promise<{ revoked: boolean }> {
+    this.streamMachines ??= new Set((await this.ctx.storage.get<string[]>("streams-on")) ?? []);
+    if (!this.streamMachines.has(machine)) {
+      this.streamMachines.add(machine);
+      // Bounded: past the limit the oldest machines are forgotten (their streams still end when they expire).
+      const kept = [...this.streamMachines].slice(-STREAM_MACHINES_KEPT);
+      this.streamMachines = new Set(kept);
+      await this.ctx.storage.put("streams-on", kept);
+    }
+    const token = await this.stored();
+    return { revoked: token !== null && (token.revokedAtMs !== null || (token.expiresAtMs !== null && token.expiresAtMs <= nowMs)) };
+  }
+
+  /** The machines where this token has held streams. */
+  async streamsHeldOn(): Promise<string[]> {
+    return (await this.ctx.storage.get<string[]>("streams-on")) ?? [];
+  }
+
   async info(): Promise<TokenInfo | null> {
     const token = await this.stored();
     return token ? tokenInfo(token) : null;
@@ -98,11 +128,11 @@ export class TokenObject extends DurableObject<Env> {
   // ---------- dashboard sign-ins: a session cookie instead of the token in the page (docs/architecture.md, "Trust") ----------
 
   /** Keep a new sign-in of `identity` (whose token this object holds, if it holds one) until `expiresAtMs`. */
-  async openSignin(id: string, hash: string, identity: Identity, nowMs: number, expiresAtMs: number): Promise<void> {
+  async openSignin(id: string, hash: string, identity: Identity, nowMs: number, expiresAtMs: number, apiTokenHash: string | null): Promise<void> {
     const all = await this.ctx.storage.list<StoredSignin>({ prefix: "signin:" });
     const oldest = [...all.entries()].sort((a, b) => a[1].createdAtMs - b[1].createdAtMs);
     while (oldest.length >= SIGNINS_KEPT) await this.ctx.storage.delete(oldest.shift()![0]);
-    await this.ctx.storage.put<StoredSignin>(`signin:${id}`, { hash, identity, createdAtMs: nowMs, expiresAtMs });
+    await this.ctx.storage.put<StoredSignin>(`signin:${id}`, { hash, identity, createdAtMs: nowMs, expiresAtMs, ...(apiTokenHash ? { apiTokenHash } : {}) });
   }
 
   /** A sign-in holds while it has not expired nor been closed, and while the token it was made with holds. */
@@ -115,7 +145,7 @@ export class TokenObject extends DurableObject<Env> {
       if (token.revokedAtMs !== null) return { ok: false, reason: `the token '${token.name}' this sign-in was made with is revoked` };
       if (token.expiresAtMs !== null && token.expiresAtMs <= nowMs) return { ok: false, reason: `the token '${token.name}' expired` };
     }
-    return { ok: true, identity: signin.identity };
+    return { ok: true, identity: signin.identity, apiTokenHash: signin.apiTokenHash ?? null };
   }
 
   async closeSignin(id: string): Promise<boolean> {
