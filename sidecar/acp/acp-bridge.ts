@@ -5,6 +5,7 @@
  * sequenced log, read by SSE subscribers. When the process exits, waiting calls fail clearly,
  * the log ends with an `exited` event and the id is free again.
  */
+import { agentCapabilitiesOf } from "@agent-runtime/protocol/acp-meaning";
 import { z } from "zod";
 import { createInterface } from "node:readline";
 import type { StreamEnd } from "@agent-runtime/protocol/frames";
@@ -50,27 +51,6 @@ export function spawnAgentProcess(processes: ProcessManager, launch: AgentLaunch
 const AUTHENTICATE_TIMEOUT_MS = 30_000;
 /** How long the runtime's own requests to an agent may take (reattaching a long session replays all of it). */
 const RUNTIME_REQUEST_TIMEOUT_MS = 120_000;
-
-/** What an agent answered to `initialize` that the runtime reads: can it reattach sessions, and list them? */
-const InitializeAnswer = z.object({
-  agentCapabilities: z
-    .object({
-      loadSession: z.boolean().optional(),
-      sessionCapabilities: z.object({ resume: z.unknown().optional(), list: z.unknown().optional() }).passthrough().nullish(),
-    })
-    .passthrough()
-    .optional(),
-});
-
-export function reattachCapabilities(initializeResult: unknown): { resume: boolean; load: boolean; list: boolean } {
-  const parsed = InitializeAnswer.safeParse(initializeResult);
-  const caps = parsed.success ? parsed.data.agentCapabilities : undefined;
-  return {
-    resume: caps?.sessionCapabilities?.resume != null,
-    load: caps?.loadSession === true,
-    list: caps?.sessionCapabilities?.list != null,
-  };
-}
 
 /** What the runtime reads of an agent's answer line: a JSON object, parsed once when it arrives. */
 type AgentAnswer = { result?: unknown; error?: unknown };
@@ -364,7 +344,7 @@ export class AcpServers {
     const initialized = await server.request("initialize", args.initialize);
     await server.logInFromEnv(initialized);
     if (args.authMethodId) await server.request("authenticate", { methodId: args.authMethodId });
-    const can = reattachCapabilities(initialized);
+    const can = agentCapabilitiesOf(initialized);
     const sessions: AcpRestoreResult["sessions"] = [];
     for (const session of args.sessions) {
       const mcpServers = await this.mergedMcpServers(session.cwd, session.mcpServers as { name: string }[]);
@@ -385,7 +365,7 @@ export class AcpServers {
     try {
       const initialized = await server.request("initialize", { protocolVersion: 1, clientCapabilities: {} }, 60_000);
       await server.logInFromEnv(initialized);
-      if (!reattachCapabilities(initialized).list) return { supported: false, sessions: [] };
+      if (!agentCapabilitiesOf(initialized).list) return { supported: false, sessions: [] };
       const found: OpResult<"acp.discover">["sessions"] = [];
       let cursor: string | null = null;
       do {

@@ -92,7 +92,7 @@ export class MachineObject extends DurableObject<Env> {
     });
     this.notifications = new MachineNotifications(
       ctx.storage,
-      new Deliverer(ctx.storage.sql, {
+      new Deliverer(ctx.storage, {
         wake: (at) => this.wakeBy(at),
         vapid: config.vapid,
         gone: (id) => teamStub(env).dropSubscription(id),
@@ -111,7 +111,7 @@ export class MachineObject extends DurableObject<Env> {
       announce: (tokenId) => tokenStub(env, tokenId).streamsOn(this.machineName(), Date.now()),
     });
     this.sessions = new SessionRecorder(
-      ctx.storage.sql,
+      ctx.storage,
       () => this.machineName(),
       () => tunnel.live() !== null,
       () => this.announceRecords(),

@@ -9,6 +9,7 @@ import { type DeliveryAttempt, type EventType, MAX_ATTEMPTS, type NotificationPa
 import { encryptPayload, fromBase64url, type VapidKey, vapidAuthorization } from "./web-push";
 import { signature } from "./webhook";
 import { refusedTarget } from "./target-address";
+import { type Migration, migrate } from "../storage/migrations";
 
 /** Attempts kept for `GET /v1/notifications/deliveries` in one object (the oldest go first). */
 const ATTEMPTS_KEPT = 5_000;
@@ -63,21 +64,35 @@ function failureReason(err: unknown): string {
   return `could not connect: ${err instanceof Error ? err.message : String(err)}`.slice(0, REASON_MAX);
 }
 
+/** The deliveries schema, in order (storage/migrations.ts). Append to change it; never edit one that has shipped. */
+export const DELIVERY_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    does: "deliveries waiting for their attempt, and the log of attempts (the tables as they stood before versions were kept)",
+    up(sql) {
+      sql.exec(`CREATE TABLE IF NOT EXISTS deliveries (
+        id TEXT PRIMARY KEY, subscription_id TEXT NOT NULL, event TEXT NOT NULL, event_id TEXT NOT NULL, machine TEXT,
+        payload TEXT NOT NULL, target TEXT NOT NULL, attempts INTEGER NOT NULL, next_at INTEGER NOT NULL
+      )`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_at)`);
+      sql.exec(`CREATE TABLE IF NOT EXISTS delivery_attempts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT NOT NULL, subscription_id TEXT NOT NULL, event TEXT NOT NULL,
+        event_id TEXT NOT NULL, machine TEXT, attempt INTEGER NOT NULL, at_ms INTEGER NOT NULL, outcome TEXT NOT NULL,
+        http_status INTEGER, error TEXT
+      )`);
+    },
+  },
+];
+
 export class Deliverer {
+  private readonly sql: SqlStorage;
+
   constructor(
-    private readonly sql: SqlStorage,
+    storage: DurableObjectStorage,
     private readonly options: DelivererOptions,
   ) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS deliveries (
-      id TEXT PRIMARY KEY, subscription_id TEXT NOT NULL, event TEXT NOT NULL, event_id TEXT NOT NULL, machine TEXT,
-      payload TEXT NOT NULL, target TEXT NOT NULL, attempts INTEGER NOT NULL, next_at INTEGER NOT NULL
-    )`);
-    sql.exec(`CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_at)`);
-    sql.exec(`CREATE TABLE IF NOT EXISTS delivery_attempts (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT, delivery_id TEXT NOT NULL, subscription_id TEXT NOT NULL, event TEXT NOT NULL,
-      event_id TEXT NOT NULL, machine TEXT, attempt INTEGER NOT NULL, at_ms INTEGER NOT NULL, outcome TEXT NOT NULL,
-      http_status INTEGER, error TEXT
-    )`);
+    migrate(storage, "deliveries", DELIVERY_MIGRATIONS);
+    this.sql = storage.sql;
   }
 
   /** One delivery per subscription, each with the payload as that subscription should read it. Sent from the alarm. */

@@ -7,7 +7,7 @@
  */
 import type { Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { SseBody } from "../streams/sse-body";
-import type { SessionListener } from "./recorder";
+import type { SessionListener } from "./live-sessions";
 
 export class TranscriptFollower implements SessionListener {
   private readonly body: SseBody;

@@ -24,6 +24,8 @@ import { type AuditEntry, type AuditPage, type AuditQuery, type MachineScope, sc
 import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { Deliverer } from "../notifications/deliverer";
+import { migrate } from "../storage/migrations";
+import { TEAM_MIGRATIONS } from "./team-schema";
 import { settings } from "../../settings";
 
 /** The audit log keeps the newest entries, at most this many and at most this old (docs/architecture.md, "Trust"). */
@@ -81,39 +83,14 @@ export class TeamObject extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    // Notification subscriptions (docs/architecture.md, "Notifications"): the source of truth; each machine
-    // holds a copy of those that may hear of it, handed over at connect and by the fan-out on a change.
-    ctx.storage.sql.exec(
-      `CREATE TABLE IF NOT EXISTS subscriptions (id TEXT PRIMARY KEY, owner TEXT NOT NULL, target TEXT NOT NULL, created_at INTEGER NOT NULL)`,
-    );
-    this.deliverer = new Deliverer(ctx.storage.sql, {
+    migrate(ctx.storage, "team", TEAM_MIGRATIONS);
+    this.deliverer = new Deliverer(ctx.storage, {
       wake: (at) => this.ensureAlarm(at),
       vapid: settings(env).vapid,
       gone: async (id) => this.dropSubscription(id),
       backoffMs: settings(env).notifyBackoffMs,
       allowPrivate: settings(env).notifyAllowPrivate,
     });
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS machines (
-      id TEXT PRIMARY KEY,
-      connected INTEGER NOT NULL,
-      connected_at_ms INTEGER,
-      last_seen_ms INTEGER,
-      sidecar_version TEXT,
-      platform TEXT
-    )`);
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, info TEXT NOT NULL)`);
-    // Machines that recorded at least one session: a list of sessions asks only these (written once per machine).
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS session_machines (id TEXT PRIMARY KEY)`);
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS audit (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-      at_ms INTEGER NOT NULL,
-      token TEXT NOT NULL,
-      role TEXT,
-      method TEXT NOT NULL,
-      route TEXT NOT NULL,
-      machine TEXT,
-      status INTEGER NOT NULL
-    )`);
   }
 
   // ---------- the index of issued API tokens ----------

@@ -1,0 +1,157 @@
+/**
+ * What ACP messages mean to the runtime (docs/architecture.md, "Sessions"), as pure functions over what
+ * crossed the wire: an agent's capabilities in its answer to `initialize`, a prompt's text, an answer's
+ * result or error, a request that waits for a person, how a person answered it, how a process ended. The
+ * machine's session recorder and the sidecar's ACP bridge read messages with these, so each is read one
+ * way, and parsed, never cast.
+ */
+import { z } from "zod";
+import type { PendingRequest } from "./sessions";
+
+/** What the runtime reads of an agent's answer to `initialize`. */
+const InitializeAnswer = z.object({
+  agentCapabilities: z
+    .object({
+      loadSession: z.boolean().optional(),
+      sessionCapabilities: z.object({ resume: z.unknown().optional(), list: z.unknown().optional(), close: z.unknown().optional() }).passthrough().nullish(),
+    })
+    .passthrough()
+    .optional(),
+  agentInfo: z.object({ version: z.string().optional() }).passthrough().nullish(),
+});
+
+export interface AgentCapabilities {
+  /** `session/resume`: reattach without a replay. */
+  resume: boolean;
+  /** `session/load`: reattach, the agent replaying the conversation. */
+  load: boolean;
+  /** `session/list`. */
+  list: boolean;
+  /** `session/close`. */
+  close: boolean;
+  /** The agent's own version, as it says it (at most 64 characters). */
+  version: string | null;
+}
+
+/** An agent's capabilities from its answer to `initialize` (anything unreadable reads as absent). */
+export function agentCapabilitiesOf(initializeResult: unknown): AgentCapabilities {
+  const parsed = InitializeAnswer.safeParse(initializeResult);
+  const answer = parsed.success ? parsed.data : {};
+  const caps = answer.agentCapabilities;
+  return {
+    resume: caps?.sessionCapabilities?.resume != null,
+    load: caps?.loadSession === true,
+    list: caps?.sessionCapabilities?.list != null,
+    close: caps?.sessionCapabilities?.close != null,
+    version: answer.agentInfo?.version?.slice(0, 64) ?? null,
+  };
+}
+
+const ContentBlock = z.object({ type: z.string(), text: z.string().optional(), uri: z.string().optional() }).passthrough();
+
+/** The text of a prompt's content blocks (text, and a resource link's address), as a person typed it. */
+export function promptText(prompt: unknown): string {
+  const blocks = z.array(z.unknown()).safeParse(prompt);
+  if (!blocks.success) return "";
+  return blocks.data
+    .map((raw) => {
+      const block = ContentBlock.safeParse(raw);
+      if (!block.success) return "";
+      if (block.data.type === "text") return block.data.text ?? "";
+      return block.data.type === "resource_link" ? (block.data.uri ?? "") : "";
+    })
+    .join("")
+    .trim();
+}
+
+const Answer = z.object({ result: z.unknown().optional(), error: z.unknown().optional() }).passthrough();
+const ErrorMessage = z.object({ message: z.string() }).passthrough();
+
+/** The answer to a request as the agent sent it (its JSON text): its result, or its error's message. */
+export function answerOf(body: string): { result?: unknown; error?: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return { error: "the agent's answer was not JSON" };
+  }
+  const answer = Answer.safeParse(value);
+  if (!answer.success) return { error: "the agent's answer was not a JSON-RPC answer" };
+  if (answer.data.error !== undefined) {
+    const error = ErrorMessage.safeParse(answer.data.error);
+    return { error: error.success ? error.data.message : JSON.stringify(answer.data.error) };
+  }
+  return { result: answer.data.result };
+}
+
+/** Why a turn stopped (`end_turn`, `cancelled`, …), from `session/prompt`'s result. */
+export function stopReasonOf(result: unknown): string | null {
+  const parsed = z.object({ stopReason: z.string() }).passthrough().safeParse(result);
+  return parsed.success ? parsed.data.stopReason : null;
+}
+
+const Option = z.object({ optionId: z.string(), name: z.unknown().optional(), kind: z.unknown().optional() }).passthrough();
+const WaitingParams = z
+  .object({
+    message: z.unknown().optional(),
+    toolCall: z.object({ title: z.unknown().optional(), toolCallId: z.unknown().optional() }).passthrough().nullish(),
+    options: z.array(z.unknown()).optional(),
+  })
+  .passthrough();
+
+/** The methods by which an agent waits for a person. */
+export const WAITING_METHODS: ReadonlySet<string> = new Set(["session/request_permission", "elicitation/create"]);
+
+/** A request of the agent's that waits for a person (a permission, a question), as the session record keeps it. */
+export function pendingRequestOf(method: string, id: string | number, params: unknown, atMs: number): PendingRequest {
+  const parsed = WaitingParams.safeParse(params);
+  const p = parsed.success ? parsed.data : {};
+  const options = (p.options ?? []).flatMap((raw) => {
+    const o = Option.safeParse(raw);
+    return o.success ? [{ optionId: o.data.optionId, name: String(o.data.name ?? o.data.optionId), kind: String(o.data.kind ?? "") }] : [];
+  });
+  const permission = method === "session/request_permission";
+  const title = permission ? p.toolCall?.title : p.message;
+  return {
+    requestId: id,
+    kind: permission ? "permission" : "elicitation",
+    title: String(title ?? (permission ? "Permission requested" : "The agent asks a question")).slice(0, 500),
+    toolCallId: typeof p.toolCall?.toolCallId === "string" ? p.toolCall.toolCallId : null,
+    options,
+    atMs,
+  };
+}
+
+const PermissionResult = z.object({ outcome: z.object({ outcome: z.string().optional(), optionId: z.string().optional() }).passthrough() }).passthrough();
+
+/** How a person (or a client) answered a waiting request: the outcome and the option chosen, by name. */
+export function permissionAnswerOf(
+  pending: PendingRequest,
+  answer: { result?: unknown; error?: unknown },
+): { requestId: PendingRequest["requestId"]; outcome: string; optionId: string | null; name: string | null } {
+  const parsed = PermissionResult.safeParse(answer.result);
+  const outcome = parsed.success ? parsed.data.outcome : {};
+  const optionId = outcome.optionId ?? null;
+  return {
+    requestId: pending.requestId,
+    outcome: answer.error !== undefined ? "error" : (outcome.outcome ?? "cancelled"),
+    optionId,
+    name: pending.options.find((o) => o.optionId === optionId)?.name ?? null,
+  };
+}
+
+const ProcessEnd = z.object({ exitCode: z.number().nullish(), signal: z.string().nullish() }).passthrough();
+
+/** How an agent's process ended, in words (`code 1`, `SIGKILL`), from its stream's end; null when it does not say. */
+export function exitDescription(endJson: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(endJson);
+  } catch {
+    return null;
+  }
+  const end = ProcessEnd.safeParse(value);
+  if (!end.success) return null;
+  if (end.data.signal) return end.data.signal;
+  return end.data.exitCode !== undefined && end.data.exitCode !== null ? `code ${end.data.exitCode}` : null;
+}

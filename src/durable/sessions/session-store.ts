@@ -1,0 +1,310 @@
+/**
+ * Where a machine's sessions are kept (docs/architecture.md, "Sessions"): the SQL of its records, their
+ * transcripts and the ACP servers they ran on, in the machine's Durable Object. The recorder decides what
+ * to write and when; this store is the only code that knows the tables, and their schema has a version
+ * with ordered migrations (storage/migrations.ts), so a change to a column has a path for objects already
+ * deployed.
+ */
+import { TRANSCRIPT_LIMITS, type TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import { type Migration, migrate } from "../storage/migrations";
+
+export type SessionRow = {
+  id: string;
+  acp_session_id: string;
+  server_id: string;
+  agent: string;
+  agent_version: string | null;
+  cwd: string;
+  mcp_servers: string;
+  title: string | null;
+  title_from_agent: number;
+  created_by: string;
+  created_at: number;
+  last_activity: number;
+  state: string;
+  pending: string | null;
+  failure: string | null;
+  resumable: number;
+  continued_from: string | null;
+  primer: string | null;
+  next_seq: number;
+  entries: number;
+  bytes: number;
+  compacted_through: number;
+  turn_started_at: number | null;
+};
+
+export type ServerRow = {
+  server_id: string;
+  agent: string;
+  initialize: string | null;
+  auth_method: string | null;
+  can_resume: number;
+  can_load: number;
+  can_close: number;
+  agent_version: string | null;
+  cursor: number;
+};
+
+/** The sessions schema, in order. Append a migration to change it; never edit one that has shipped. */
+export const SESSION_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    does: "sessions, their transcripts and the ACP servers they ran on (the tables as they stood before versions were kept)",
+    up(sql) {
+      sql.exec(`CREATE TABLE IF NOT EXISTS sessions (
+        id TEXT PRIMARY KEY, acp_session_id TEXT NOT NULL, server_id TEXT NOT NULL, agent TEXT NOT NULL, agent_version TEXT,
+        cwd TEXT NOT NULL, mcp_servers TEXT NOT NULL, title TEXT, title_from_agent INTEGER NOT NULL DEFAULT 0,
+        created_by TEXT NOT NULL, created_at INTEGER NOT NULL, last_activity INTEGER NOT NULL, state TEXT NOT NULL,
+        pending TEXT, failure TEXT, resumable INTEGER NOT NULL, continued_from TEXT, primer TEXT,
+        next_seq INTEGER NOT NULL, entries INTEGER NOT NULL, bytes INTEGER NOT NULL, compacted_through INTEGER NOT NULL,
+        turn_started_at INTEGER
+      )`);
+      sql.exec(`CREATE UNIQUE INDEX IF NOT EXISTS sessions_by_acp ON sessions (server_id, acp_session_id)`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS sessions_by_activity ON sessions (last_activity DESC, id DESC)`);
+      sql.exec(`CREATE TABLE IF NOT EXISTS transcript (
+        session_id TEXT NOT NULL, seq INTEGER NOT NULL, at_ms INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL, bytes INTEGER NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      )`);
+      sql.exec(`CREATE TABLE IF NOT EXISTS acp_servers (
+        server_id TEXT PRIMARY KEY, agent TEXT NOT NULL, initialize TEXT, auth_method TEXT,
+        can_resume INTEGER NOT NULL DEFAULT 0, can_load INTEGER NOT NULL DEFAULT 0, can_close INTEGER NOT NULL DEFAULT 0,
+        agent_version TEXT, cursor INTEGER NOT NULL DEFAULT 0
+      )`);
+    },
+  },
+];
+
+/** Which sessions a page lists: by agent, by who started them, by stored state (or any active one). */
+export interface RowFilter {
+  agent?: string;
+  createdBy?: string;
+  state?: string | "active";
+}
+
+type EntryRow = { seq: number; at_ms: number; kind: string; body: string };
+
+function entryOf(r: EntryRow): TranscriptEntry {
+  return { seq: r.seq, atMs: r.at_ms, kind: r.kind, ...JSON.parse(r.body) } as TranscriptEntry;
+}
+
+export class SessionStore {
+  private readonly sql: SqlStorage;
+  /** The size each entry had when last written, so a grown entry's bytes are counted without reading it back. */
+  private readonly savedBytes = new WeakMap<TranscriptEntry, number>();
+
+  constructor(storage: DurableObjectStorage) {
+    migrate(storage, "sessions", SESSION_MIGRATIONS);
+    this.sql = storage.sql;
+  }
+
+  // ---------------- records ----------------
+
+  row(id: string): SessionRow | null {
+    return this.sql.exec<SessionRow>(`SELECT * FROM sessions WHERE id = ?`, id).toArray()[0] ?? null;
+  }
+
+  idByAcp(serverId: string, acpId: string): string | null {
+    return this.sql.exec<{ id: string }>(`SELECT id FROM sessions WHERE server_id = ? AND acp_session_id = ?`, serverId, acpId).toArray()[0]?.id ?? null;
+  }
+
+  /** The ids of a server's sessions in a turn (running or waiting) as stored. */
+  turningIdsOf(serverId: string): string[] {
+    return this.sql
+      .exec<{ id: string }>(`SELECT id FROM sessions WHERE server_id = ? AND state IN ('running', 'waiting')`, serverId)
+      .toArray()
+      .map((r) => r.id);
+  }
+
+  /** A server's sessions a restart reattaches: not closed, resumable, the most recently active first. */
+  resumableOf(serverId: string, limit = 256): SessionRow[] {
+    return this.sql
+      .exec<SessionRow>(
+        `SELECT * FROM sessions WHERE server_id = ? AND state != 'closed' AND resumable = 1 ORDER BY last_activity DESC LIMIT ?`,
+        serverId,
+        limit,
+      )
+      .toArray();
+  }
+
+  /** The newest session of this agent with that ACP id, on any server. */
+  findByAcp(agent: string, acpId: string): SessionRow | null {
+    return (
+      this.sql
+        .exec<SessionRow>(`SELECT * FROM sessions WHERE agent = ? AND acp_session_id = ? ORDER BY last_activity DESC LIMIT 1`, agent, acpId)
+        .toArray()[0] ?? null
+    );
+  }
+
+  count(): number {
+    return this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions`).one().n;
+  }
+
+  openCountOf(serverId: string): number {
+    return this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions WHERE server_id = ? AND state != 'closed'`, serverId).one().n;
+  }
+
+  /** A page of records, newest activity first, strictly before `cursor`; one more than `limit` says there are more. */
+  page(filter: RowFilter, cursor: { atMs: number; id: string } | null, limit: number): SessionRow[] {
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (cursor) {
+      where.push("(last_activity < ? OR (last_activity = ? AND id < ?))");
+      args.push(cursor.atMs, cursor.atMs, cursor.id);
+    }
+    if (filter.agent) {
+      where.push("agent = ?");
+      args.push(filter.agent);
+    }
+    if (filter.createdBy) {
+      where.push("created_by = ?");
+      args.push(filter.createdBy);
+    }
+    if (filter.state === "active") where.push("state IN ('running', 'waiting', 'idle')");
+    else if (filter.state) {
+      where.push("state = ?");
+      args.push(filter.state);
+    }
+    return this.sql
+      .exec<SessionRow>(
+        `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY last_activity DESC, id DESC LIMIT ?`,
+        ...args,
+        limit + 1,
+      )
+      .toArray();
+  }
+
+  writeRow(r: SessionRow): void {
+    this.sql.exec(
+      `INSERT INTO sessions (id, acp_session_id, server_id, agent, agent_version, cwd, mcp_servers, title, title_from_agent, created_by,
+         created_at, last_activity, state, pending, failure, resumable, continued_from, primer, next_seq, entries, bytes, compacted_through, turn_started_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET agent_version = excluded.agent_version, cwd = excluded.cwd, title = excluded.title,
+         title_from_agent = excluded.title_from_agent, last_activity = excluded.last_activity, state = excluded.state, pending = excluded.pending,
+         failure = excluded.failure, resumable = excluded.resumable, continued_from = excluded.continued_from, primer = excluded.primer,
+         next_seq = excluded.next_seq, entries = excluded.entries, bytes = excluded.bytes, compacted_through = excluded.compacted_through,
+         turn_started_at = excluded.turn_started_at`,
+      r.id,
+      r.acp_session_id,
+      r.server_id,
+      r.agent,
+      r.agent_version,
+      r.cwd,
+      r.mcp_servers,
+      r.title,
+      r.title_from_agent,
+      r.created_by,
+      r.created_at,
+      r.last_activity,
+      r.state,
+      r.pending,
+      r.failure,
+      r.resumable,
+      r.continued_from,
+      r.primer,
+      r.next_seq,
+      r.entries,
+      r.bytes,
+      r.compacted_through,
+      r.turn_started_at,
+    );
+  }
+
+  // ---------------- transcripts ----------------
+
+  /** Write entries (new ones, or ones that grew) of `row`'s transcript, keeping its counts and its bounds. */
+  writeEntries(row: SessionRow, entries: TranscriptEntry[]): void {
+    for (const entry of entries) {
+      const { seq, atMs, kind, ...rest } = entry;
+      const body = JSON.stringify(rest);
+      const before = this.savedBytes.get(entry);
+      this.sql.exec(
+        `INSERT INTO transcript (session_id, seq, at_ms, kind, body, bytes) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (session_id, seq) DO UPDATE SET body = excluded.body, bytes = excluded.bytes`,
+        row.id,
+        seq,
+        atMs,
+        kind,
+        body,
+        body.length,
+      );
+      this.savedBytes.set(entry, body.length);
+      if (before !== undefined) row.bytes += body.length - before;
+      else {
+        row.entries++;
+        row.bytes += body.length;
+      }
+    }
+    if (row.entries > TRANSCRIPT_LIMITS.maxEntries || row.bytes > TRANSCRIPT_LIMITS.maxBytes) this.compact(row);
+  }
+
+  /** Entries after `after`, in order, `limit` at most (one more says there are more). */
+  entries(id: string, after: number, limit: number): TranscriptEntry[] {
+    return this.sql
+      .exec<EntryRow>(`SELECT seq, at_ms, kind, body FROM transcript WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, id, after, limit + 1)
+      .toArray()
+      .map(entryOf);
+  }
+
+  /** The last prompts and texts of a conversation, in order (what a digest is made of). */
+  conversationTail(id: string, limit = 400): TranscriptEntry[] {
+    return this.sql
+      .exec<EntryRow>(`SELECT seq, at_ms, kind, body FROM transcript WHERE session_id = ? AND kind IN ('prompt', 'text') ORDER BY seq DESC LIMIT ?`, id, limit)
+      .toArray()
+      .reverse()
+      .map(entryOf);
+  }
+
+  purgeTranscript(id: string): void {
+    this.sql.exec(`DELETE FROM transcript WHERE session_id = ?`, id);
+  }
+
+  /**
+   * Keep a transcript within its bounds: the oldest entries go (never the turn being written), and the
+   * record says up to where. A turn never fails for it.
+   */
+  private compact(row: SessionRow): void {
+    const keepFrom = this.sql
+      .exec<{ seq: number }>(
+        `SELECT seq FROM (SELECT seq, SUM(bytes) OVER (ORDER BY seq DESC) AS total, ROW_NUMBER() OVER (ORDER BY seq DESC) AS n
+           FROM transcript WHERE session_id = ?) WHERE total <= ? AND n <= ? ORDER BY seq ASC LIMIT 1`,
+        row.id,
+        TRANSCRIPT_LIMITS.maxBytes,
+        TRANSCRIPT_LIMITS.maxEntries,
+      )
+      .toArray()[0]?.seq;
+    if (keepFrom === undefined) return;
+    this.sql.exec(`DELETE FROM transcript WHERE session_id = ? AND seq < ?`, row.id, keepFrom);
+    const left = this.sql
+      .exec<{ n: number; bytes: number | null }>(`SELECT COUNT(*) AS n, SUM(bytes) AS bytes FROM transcript WHERE session_id = ?`, row.id)
+      .one();
+    row.entries = left.n;
+    row.bytes = left.bytes ?? 0;
+    row.compacted_through = Math.max(row.compacted_through, keepFrom - 1);
+  }
+
+  // ---------------- ACP servers ----------------
+
+  server(serverId: string): ServerRow | null {
+    return this.sql.exec<ServerRow>(`SELECT * FROM acp_servers WHERE server_id = ?`, serverId).toArray()[0] ?? null;
+  }
+
+  writeServer(s: ServerRow): void {
+    this.sql.exec(
+      `INSERT INTO acp_servers (server_id, agent, initialize, auth_method, can_resume, can_load, can_close, agent_version, cursor)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (server_id) DO UPDATE SET agent = excluded.agent, initialize = excluded.initialize, auth_method = excluded.auth_method,
+         can_resume = excluded.can_resume, can_load = excluded.can_load, can_close = excluded.can_close,
+         agent_version = excluded.agent_version, cursor = excluded.cursor`,
+      s.server_id,
+      s.agent,
+      s.initialize,
+      s.auth_method,
+      s.can_resume,
+      s.can_load,
+      s.can_close,
+      s.agent_version,
+      s.cursor,
+    );
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * Versioned schema migrations for a Durable Object's SQLite (docs/architecture.md, "Storage"). Each store
+ * names its schema and lists its migrations in order; `migrate` runs, in one transaction, those an
+ * object has not run yet and records the version it reached, so an object written by any earlier
+ * release opens with the current tables and nothing it kept is lost.
+ *
+ * Version 1 of every schema is its tables as they stood before versions were recorded (`CREATE … IF NOT
+ * EXISTS`): an object written then has no version row, runs version 1 as a no-op, and is adopted as it is.
+ */
+
+export interface Migration {
+  /** 1, 2, 3, … in order, none skipped. */
+  version: number;
+  /** What it changes, for a reader of the list. */
+  does: string;
+  up(sql: SqlStorage): void;
+}
+
+const VERSIONS_TABLE = "_schema_versions";
+
+/** The version `schema` is at in this storage (0: never migrated). */
+export function schemaVersion(sql: SqlStorage, schema: string): number {
+  sql.exec(`CREATE TABLE IF NOT EXISTS ${VERSIONS_TABLE} (schema TEXT PRIMARY KEY, version INTEGER NOT NULL)`);
+  return sql.exec<{ version: number }>(`SELECT version FROM ${VERSIONS_TABLE} WHERE schema = ?`, schema).toArray()[0]?.version ?? 0;
+}
+
+/**
+ * Bring `schema` to its newest version; answers the version reached. A storage written by a newer
+ * release than this code (a rollback) is refused loudly rather than misread.
+ */
+export function migrate(storage: DurableObjectStorage, schema: string, migrations: readonly Migration[]): number {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`${schema}: migration ${i + 1} is numbered ${m.version}`);
+  });
+  const latest = migrations.length;
+  return storage.transactionSync(() => {
+    const sql = storage.sql;
+    const current = schemaVersion(sql, schema);
+    if (current > latest) throw new Error(`${schema}: this storage is at version ${current}, newer than this code (${latest}); deploy the newer release`);
+    for (const m of migrations.slice(current)) m.up(sql);
+    if (current !== latest) {
+      sql.exec(`INSERT INTO ${VERSIONS_TABLE} (schema, version) VALUES (?, ?) ON CONFLICT (schema) DO UPDATE SET version = excluded.version`, schema, latest);
+    }
+    return latest;
+  });
+}

@@ -1,0 +1,37 @@
+/**
+ * The team object's tables (docs/architecture.md, "Storage"), in order (storage/migrations.ts). Append a
+ * migration to change them; never edit one that has shipped.
+ */
+import type { Migration } from "../storage/migrations";
+
+export const TEAM_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    does: "machines, the token index, machines with sessions, the audit log and notification subscriptions (as they stood before versions were kept)",
+    up(sql) {
+      sql.exec(`CREATE TABLE IF NOT EXISTS machines (
+        id TEXT PRIMARY KEY,
+        connected INTEGER NOT NULL,
+        connected_at_ms INTEGER,
+        last_seen_ms INTEGER,
+        sidecar_version TEXT,
+        platform TEXT
+      )`);
+      sql.exec(`CREATE TABLE IF NOT EXISTS tokens (id TEXT PRIMARY KEY, info TEXT NOT NULL)`);
+      // Machines that recorded at least one session: a list of sessions asks only these (written once per machine).
+      sql.exec(`CREATE TABLE IF NOT EXISTS session_machines (id TEXT PRIMARY KEY)`);
+      sql.exec(`CREATE TABLE IF NOT EXISTS audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at_ms INTEGER NOT NULL,
+        token TEXT NOT NULL,
+        role TEXT,
+        method TEXT NOT NULL,
+        route TEXT NOT NULL,
+        machine TEXT,
+        status INTEGER NOT NULL
+      )`);
+      // Notification subscriptions: the source of truth; each machine holds a copy of those that may hear of it.
+      sql.exec(`CREATE TABLE IF NOT EXISTS subscriptions (id TEXT PRIMARY KEY, owner TEXT NOT NULL, target TEXT NOT NULL, created_at INTEGER NOT NULL)`);
+    },
+  },
+];
