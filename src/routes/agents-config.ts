@@ -13,5 +13,5 @@ export const agentsConfigRoutes = teamDocumentRoutes({
   documentId: "AgentsConfig",
   document: AgentsConfig,
   status: AgentsMachineStatus,
-  readStatus: (c) => teamStub(c.env).agentsStatus(),
+  readStatus: (c) => teamStub(c.env).documentStatus("agents"),
 });

@@ -10,7 +10,7 @@ export const mcpRoutes = teamDocumentRoutes({
   documentId: "McpConfig",
   document: McpConfig,
   status: McpMachineStatus,
-  readStatus: (c) => teamStub(c.env).mcpStatus(),
+  readStatus: (c) => teamStub(c.env).documentStatus("mcp"),
   perDirectory: {
     entryId: "McpServerConfig",
     nameParam: "mcpName",

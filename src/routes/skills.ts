@@ -10,7 +10,7 @@ export const skillsRoutes = teamDocumentRoutes({
   documentId: "SkillsConfig",
   document: SkillsConfig,
   status: SkillsMachineStatus,
-  readStatus: (c) => teamStub(c.env).skillsStatus(),
+  readStatus: (c) => teamStub(c.env).documentStatus("skills"),
   perDirectory: {
     entryId: "SkillsConfig",
     nameParam: "skillName",

@@ -19,7 +19,7 @@ export interface ConfigHost {
   call<N extends ApplyOp>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
   /** The machine whose sidecar is connected now, or null (then the documents are applied when it connects). */
   connectedMachine(): string | null;
-  team(): Pick<DurableObjectStub<TeamObject>, "recordSkillsApplied" | "recordMcpApplied" | "recordAgentsApplied">;
+  team(): Pick<DurableObjectStub<TeamObject>, "recordApplied">;
   /** The deployment's registry catalog: agents install from its entries (the sidecar never reads the registry). */
   catalog(): Promise<Catalog>;
   installTimeoutMs: number;
@@ -39,7 +39,7 @@ export async function applyDocuments(host: ConfigHost, documents: TeamDocuments,
       "skills.apply",
       undefined,
       async (base) => base,
-      (machine, outcome) => team.recordSkillsApplied(machine, outcome),
+      (machine, outcome) => team.recordApplied("skills", machine, outcome),
     ),
     applyDocument(
       host,
@@ -48,7 +48,7 @@ export async function applyDocuments(host: ConfigHost, documents: TeamDocuments,
       "mcp.apply",
       undefined,
       async (base) => base,
-      (machine, outcome) => team.recordMcpApplied(machine, outcome),
+      (machine, outcome) => team.recordApplied("mcp", machine, outcome),
     ),
     // Installs take as long as an install may.
     applyDocument(
@@ -58,7 +58,7 @@ export async function applyDocuments(host: ConfigHost, documents: TeamDocuments,
       "agents.apply",
       host.installTimeoutMs,
       async (base) => ({ ...base, entries: await registryEntriesOf(host, Object.keys(base.config.agents)) }),
-      (machine, outcome) => team.recordAgentsApplied(machine, outcome),
+      (machine, outcome) => team.recordApplied("agents", machine, outcome),
     ),
   ]);
 }

@@ -7,8 +7,7 @@ import type { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/
 import type { McpConfig, McpMachineStatus } from "@agent-runtime/protocol/mcp";
 import type { SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
 
-export type DocumentKind = "skills" | "mcp" | "agents";
-export const DOCUMENT_KINDS: readonly DocumentKind[] = ["skills", "mcp", "agents"];
+export type DocumentKind = keyof TeamDocuments;
 
 export interface StoredDocument<T> {
   /** Increases with every change; the ETag is `"<version>"`. Version 0: never set. */
@@ -30,11 +29,34 @@ export interface MachineStatusOf {
   agents: AgentsMachineStatus;
 }
 
-export const EMPTY_DOCUMENTS: TeamDocuments = {
-  skills: { version: 0, config: { sources: [] }, updatedAtMs: null },
-  mcp: { version: 0, config: { servers: {} }, updatedAtMs: null },
-  agents: { version: 0, config: { agents: {} }, updatedAtMs: null },
+/** What every per-machine status of a document holds, whatever else it reports. */
+export type AppliedStatus = { machine: string; version: string | null; appliedAtMs: number | null; error: string | null };
+/** A machine applied a document (its status, built by the machine object from the sidecar's answer), or could not. */
+export type AppliedOutcome<S extends AppliedStatus = AppliedStatus> = { applied: Omit<S, "machine" | "error"> } | { error: string; version: number };
+
+/** What the team keeps of one kind of document beside its schema: its empty form, and a status that applied nothing. */
+interface DocumentKindSpec<K extends DocumentKind> {
+  empty: TeamDocuments[K]["config"];
+  nothingApplied: Omit<MachineStatusOf[K], keyof AppliedStatus>;
+}
+
+/**
+ * The team's documents, one entry a kind (docs/architecture.md, "Adding a team document"): the object's
+ * storage, the status of each machine and the fan-out read this registry, never a list per kind.
+ */
+export const DOCUMENT_REGISTRY: { [K in DocumentKind]: DocumentKindSpec<K> } = {
+  skills: { empty: { sources: [] }, nothingApplied: { skills: [], perAgent: {}, errors: [] } },
+  mcp: { empty: { servers: {} }, nothingApplied: { servers: [], perAgent: {}, errors: [] } },
+  agents: { empty: { agents: {} }, nothingApplied: { agents: {}, errors: [] } },
 };
+
+export const DOCUMENT_KINDS = Object.keys(DOCUMENT_REGISTRY) as DocumentKind[];
+
+function emptyDocument<K extends DocumentKind>(kind: K): StoredDocument<TeamDocuments[K]["config"]> {
+  return { version: 0, config: DOCUMENT_REGISTRY[kind].empty, updatedAtMs: null };
+}
+
+export const EMPTY_DOCUMENTS: TeamDocuments = { skills: emptyDocument("skills"), mcp: emptyDocument("mcp"), agents: emptyDocument("agents") };
 
 export function documentEtag(version: number): string {
   return `"${version}"`;
