@@ -7,7 +7,7 @@
 import { env, SELF } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../worker";
-import { FakeSidecar } from "../durable/machine/fake-sidecar";
+import { FakeSidecar } from "../../test/workers/fake-sidecar";
 
 const BASE = "https://runtime.test";
 const sidecars: FakeSidecar[] = [];

@@ -8,7 +8,7 @@ import { SELF, env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import type { Process } from "@agent-runtime/protocol/processes";
-import { FakeSidecar } from "./fake-sidecar";
+import { FakeSidecar } from "../../../test/workers/fake-sidecar";
 
 const sidecars: FakeSidecar[] = [];
 

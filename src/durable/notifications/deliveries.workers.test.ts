@@ -7,7 +7,7 @@
 import { SELF, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Subscription } from "@agent-runtime/protocol/notifications";
-import { FakeSidecar } from "../machine/fake-sidecar";
+import { FakeSidecar } from "../../../test/workers/fake-sidecar";
 import type { MachineObject } from "../machine/machine";
 
 const HOOK = "https://hooks.example/runtime";

@@ -1,5 +1,5 @@
 /** What `cloudflare:test`'s `env` holds in the in-process tier (vitest.config.ts, project `workers`): the worker's own bindings. */
-import type { Env as WorkerEnv } from "./env";
+import type { Env as WorkerEnv } from "../../src/env";
 
 declare global {
   namespace Cloudflare {
