@@ -60,6 +60,17 @@ beforeAll(async () => {
   chmodSync(join(bin, "echo", "echo-agent"), 0o755);
   const good = await tarGz(bin, ["echo"]);
   files.set("/echo-bin.tar.gz", good);
+  // A binary distribution whose program is CommonJS (`require`, `__dirname`) in a plain `.js` file, as
+  // many agents ship; the data folder sits inside a project of `"type": "module"`, as `.state/` does under
+  // `npm start`. Without a package boundary of its own, Node would load it as an ES module and it would die.
+  const cjs = join(work, "cjs");
+  mkdirSync(join(cjs, "cjs", "lib"), { recursive: true });
+  writeFileSync(join(cjs, "cjs", "lib", "agent.mjs"), agentScript);
+  writeFileSync(join(cjs, "cjs", "agent.js"), 'const path = require("node:path");\nimport(path.join(__dirname, "lib", "agent.mjs"));\n');
+  writeFileSync(join(cjs, "cjs", "cjs-agent"), '#!/bin/sh\nexec node "$(dirname "$0")/agent.js" "$@"\n');
+  chmodSync(join(cjs, "cjs", "cjs-agent"), 0o755);
+  files.set("/cjs-bin.tar.gz", await tarGz(cjs, ["cjs"]));
+  writeFileSync(join(rt.dir, "package.json"), JSON.stringify({ name: "a-project", private: true, type: "module" }));
 
   // An archive that writes outside its folder, and one that links out of it.
   const escaping = join(work, "escape", "inner");
@@ -90,6 +101,12 @@ beforeAll(async () => {
       version: "1.0.0",
       description: "the mock agent as a binary",
       distribution: { binary: binary("/echo-bin.tar.gz", { sha256: sha256(good) }) },
+    },
+    {
+      id: "cjs-bin",
+      name: "CommonJS (binary)",
+      version: "1.0.0",
+      distribution: { binary: { "linux-x86_64": { archive: `${base}/cjs-bin.tar.gz`, cmd: "./cjs/cjs-agent" } } },
     },
     { id: "bad-sum", name: "Bad checksum", version: "1.0.0", distribution: { binary: binary("/echo-bin.tar.gz", { sha256: "0".repeat(64) }) } },
     { id: "escape", name: "Escapes", version: "1.0.0", distribution: { binary: { "linux-x86_64": { archive: `${base}/escape.tar.gz`, cmd: "./agent" } } } },
@@ -194,6 +211,12 @@ describe("agents from the ACP registry", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ already_installed: false, artifacts: [{ source: "binary", version: "1.0.0" }] });
     expect(await turn("echo-bin")).toBe("end_turn");
+  });
+
+  it("runs a CommonJS agent from a binary archive whose data folder is inside an ES-module project (its own package boundary)", async () => {
+    expect((await install("cjs-bin")).status).toBe(200);
+    expect(JSON.parse(readFileSync(join(rt.dir, "data-local", "agents", "package.json"), "utf8"))).toMatchObject({ type: "commonjs" });
+    expect(await turn("cjs-bin")).toBe("end_turn");
   });
 
   it("refuses a checksum mismatch, an archive that escapes or links out, and a platform the entry lacks, leaving nothing", async () => {

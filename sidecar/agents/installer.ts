@@ -9,7 +9,7 @@
  * one after another. npm runs without a shell, as a tracked `system` process, and versions
  * are validated by the API schema before they get here.
  */
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Artifact, InstallRequest, InstallResult } from "@agent-runtime/protocol/agents";
@@ -22,6 +22,7 @@ import { type AgentDefinition, type BuiltinAgentId, builtinAgent, type NpmPackag
 import { satisfiesRange } from "./node-range";
 import { type NodeScript, nodeRunnerFor, relocated } from "./node-runner";
 import { RegistryInstaller } from "./registry-install";
+import { ensurePackageBoundary, exists, runTool } from "./install-tools";
 
 const log = logger("install");
 
@@ -90,6 +91,7 @@ export class Installer {
       return { already_installed: true, artifacts: [{ kind: "agent_process", path: "builtin:mock", source: "builtin", version: "1.0.0" }] };
     }
     if (def.unavailable) throw new ProblemError("package_unavailable", def.unavailable, { packages: [def.native?.name, def.acpAdapter?.name].filter(Boolean) });
+    await ensurePackageBoundary(this.dataDir);
     const current = (await this.installed(agent)) ?? {};
     const npx = entry?.distribution.npx;
     const registry = npx ? splitPackageSpec(npx.package) : null;
@@ -236,34 +238,6 @@ export class Installer {
   }
 }
 
-/**
- * Runs an install tool (npm, uv) without a shell as a tracked `system` process, so its output is in the
- * process logs; resolves to its stdout, or throws `install_failed` with the end of its stderr.
- */
-export async function runTool(
-  processes: ProcessManager,
-  tool: { command: string; args: string[]; cwd: string; label: string; what: string; env?: Record<string, string> },
-): Promise<string> {
-  await mkdir(tool.cwd, { recursive: true });
-  const proc = await processes.spawn({
-    command: tool.command,
-    args: tool.args,
-    cwd: tool.cwd,
-    owner: "system",
-    interactive: false,
-    tty: false,
-    label: tool.label,
-    env: { npm_config_update_notifier: "false", npm_config_fund: "false", ...tool.env },
-  });
-  proc.child.stdin?.end();
-  await proc.exited;
-  if (proc.info.exitCode !== 0) {
-    const stderr = proc.outputText("stderr").trim().split("\n").slice(-8).join("\n");
-    throw new ProblemError("install_failed", `${tool.what} (exit ${proc.info.exitCode ?? proc.info.signal}): ${stderr || "no output"}`);
-  }
-  return proc.outputText("stdout").trim();
-}
-
 /** What is installed of an agent in a data folder (also read by `agent-runtime-sidecar status`, with no sidecar running). */
 export async function readInstalled(dataDir: string, agent: AgentId): Promise<InstalledAgent | null> {
   try {
@@ -275,11 +249,4 @@ export async function readInstalled(dataDir: string, agent: AgentId): Promise<In
   } catch {
     return null;
   }
-}
-
-export async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }

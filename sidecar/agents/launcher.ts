@@ -10,6 +10,7 @@ import { registryIdOf } from "@agent-runtime/protocol/registry";
 import type { Installer } from "./installer";
 import { commandLine } from "./node-runner";
 import { readRegistryInstalled } from "./registry-install";
+import { ensurePackageBoundary } from "./install-tools";
 
 /** The mock agent ships next to the sidecar bundle (sidecar/dist/mock-agent.js). */
 export const MOCK_AGENT_PATH = fileURLToPath(new URL("./mock-agent.js", import.meta.url));
@@ -39,6 +40,8 @@ export function createLauncher(installer: Installer, options: LauncherOptions) {
           `'${agent}' is not a built-in agent and is not installed on this machine: if the ACP registry lists it, POST /v1/agents/${agent}/install first`,
         );
       }
+      // Installed before agents' folders were a package of their own: made one now, before it starts.
+      if (options.dataDir) await ensurePackageBoundary(options.dataDir);
       const env = Object.keys(installed.env).length ? { env: installed.env } : {};
       return { ...commandLine({ ...installed, path: installed.command }, installed.args), cwd: options.workdir, ...env };
     }

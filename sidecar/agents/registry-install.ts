@@ -28,7 +28,7 @@ import { writeFileAtomic } from "../atomic-file";
 import { errorText, logger } from "../log";
 import { type ProcessManager, whichExecutable } from "../processes/processes";
 import { archiveKind, makeExecutable, unpackArchive } from "./archive";
-import { exists, runTool } from "./installer";
+import { ensurePackageBoundary, exists, runTool } from "./install-tools";
 import { nodeRunnerFor, relocated } from "./node-runner";
 
 const log = logger("install");
@@ -100,6 +100,7 @@ export class RegistryInstaller {
     if (current && current.version === entry.version && current.kind === kind && !reinstall) {
       return { already_installed: true, artifacts: [{ kind: "agent_process", path: current.command, source: artifactSource(kind), version: current.version }] };
     }
+    await ensurePackageBoundary(this.options.dataDir);
     const agentDir = join(this.options.dataDir, "agents", entry.id);
     const target = join(agentDir, `${entry.version.replace(/[^0-9A-Za-z._-]/g, "_")}-${kind}`);
     const staging = `${target}.staging-${process.pid}-${Date.now()}`;
