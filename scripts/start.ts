@@ -11,12 +11,14 @@ const port = process.env.PORT ? Number(process.env.PORT) : 8787;
 // `{url}/v1/...` addresses this machine; without DEFAULT_MACHINE every call would have to name one.
 // A team's registry mirror (or a local one) is passed through; unset, the worker reads the official registry.
 const vars: Record<string, string> = { DEFAULT_MACHINE: "local", ...(process.env.ACP_REGISTRY_URL ? { ACP_REGISTRY_URL: process.env.ACP_REGISTRY_URL } : {}) };
-const worker = await startWorker({ secrets, persistTo: `${ROOT}/.state`, port, vars });
+// Where the worker's and the sidecar's state live (AGENT_RUNTIME_STATE_DIR: elsewhere, e.g. for a smoke run).
+const stateDir = process.env.AGENT_RUNTIME_STATE_DIR ?? `${ROOT}/.state`;
+const worker = await startWorker({ secrets, persistTo: stateDir, port, vars });
 const sidecar = await startSidecar({
   url: worker.url,
   machine: "local",
   tunnelSecret: secrets.TUNNEL_SECRET,
-  dataDir: `${ROOT}/.state/sidecar`,
+  dataDir: `${stateDir}/sidecar`,
   echo: true,
 });
 await sidecar.connected(15_000);
