@@ -9,17 +9,13 @@ import type { AppEnv, Env } from "../env";
 import { settings } from "../settings";
 import { teamStub } from "../durable/stubs";
 import { ProblemError } from "@agent-runtime/protocol/problems";
-import type { MachineScope, Role } from "@agent-runtime/protocol/trust";
+import { type MachineScope, type Role, roleAllows } from "@agent-runtime/protocol/trust";
 import { Identifier } from "@agent-runtime/protocol/values";
 import { machineOfSession, SessionId } from "@agent-runtime/protocol/sessions";
 
 export type { Identity } from "../lib/identity";
 
-const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
-
-export function roleAllows(have: Role, need: Role): boolean {
-  return RANK[have] >= RANK[need];
-}
+export { roleAllows } from "@agent-runtime/protocol/trust";
 
 export function scopeAllows(machines: MachineScope, machine: string): boolean {
   return machines === "*" || machines.includes(machine);

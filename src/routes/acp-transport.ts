@@ -16,12 +16,12 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { isJsonRpcRequest, JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { AgentId } from "@agent-runtime/protocol/values";
 import { settings } from "../settings";
-import { ACP_SOCKET_PATH } from "../durable/acp-transport/connections";
-import { HEADER_CONNECTION_ID } from "../durable/acp-transport/connection";
+import { ACP_SOCKET_PATH } from "../durable/acp-transport/connection-registry";
+import { HEADER_CONNECTION_ID, HEADER_SESSION_ID } from "../durable/acp-transport/connection";
 
 const Headers = z.object({
-  "acp-connection-id": z.string().min(1).max(128).optional().describe("the connection, from the answer to initialize"),
-  "acp-session-id": z.string().min(1).max(1024).optional().describe("the session a session-scoped message (or stream) is for"),
+  [HEADER_CONNECTION_ID]: z.string().min(1).max(128).optional().describe("the connection, from the answer to initialize"),
+  [HEADER_SESSION_ID]: z.string().min(1).max(1024).optional().describe("the session a session-scoped message (or stream) is for"),
 });
 
 const AgentQuery = z.object({
@@ -101,7 +101,7 @@ function agentOf(c: Context<AppEnv>, named: AgentId | undefined): AgentId {
 }
 
 function connectionOf(headers: z.infer<typeof Headers>): string {
-  const id = headers["acp-connection-id"];
+  const id = headers[HEADER_CONNECTION_ID];
   if (!id) throw new ProblemError("invalid_request", "Missing Acp-Connection-Id: initialize opens a connection and its answer names it");
   return id;
 }
@@ -111,14 +111,14 @@ export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
     const message = c.req.valid("json");
     const headers = c.req.valid("header");
     if (message.method === "initialize") {
-      if (headers["acp-connection-id"]) throw new ProblemError("invalid_request", "Initialize not allowed on an existing connection");
+      if (headers[HEADER_CONNECTION_ID]) throw new ProblemError("invalid_request", "Initialize not allowed on an existing connection");
       if (!isJsonRpcRequest(message)) throw new ProblemError("invalid_request", "initialize must be a request with an id");
       const opened = settled(await machineStub(c).acpConnect(agentOf(c, c.req.valid("query").agent), message, callerOf(c)));
       return c.body(opened.body, 200, { "content-type": "application/json", [HEADER_CONNECTION_ID]: opened.connectionId });
     }
     const connectionId = connectionOf(headers);
     c.set("auditQuiet", true); // a message within a connection its initialize (which was audited) opened
-    settled(await machineStub(c).acpConnectionPost(connectionId, headers["acp-session-id"] ?? null, message, callerOf(c)));
+    settled(await machineStub(c).acpConnectionPost(connectionId, headers[HEADER_SESSION_ID] ?? null, message, callerOf(c)));
     return c.body(null, 202);
   })
   .openapi(stream, async (c) => {
@@ -134,7 +134,7 @@ export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
       throw new ProblemError("not_acceptable", "this endpoint streams text/event-stream; send 'Accept: text/event-stream' (or upgrade to a WebSocket)");
     }
     const headers = c.req.valid("header");
-    return await machineStub(c).acpConnectionStream(connectionOf(headers), headers["acp-session-id"] ?? null, callerOf(c));
+    return await machineStub(c).acpConnectionStream(connectionOf(headers), headers[HEADER_SESSION_ID] ?? null, callerOf(c));
   })
   .openapi(remove, async (c) => {
     settled(await machineStub(c).acpConnectionClose(connectionOf(c.req.valid("header")), callerOf(c)));

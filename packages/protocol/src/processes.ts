@@ -188,3 +188,19 @@ export type ProcessLogs = z.infer<typeof ProcessLogs>;
 
 export const ProcessList = z.object({ processes: z.array(Process) }).meta({ id: "ProcessList" });
 export type ProcessList = z.infer<typeof ProcessList>;
+
+/** What a terminal viewer may send on its WebSocket (docs/architecture.md, "Terminals"); anything else is answered with an error frame. */
+export const TerminalClientFrame = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("input"), data: z.string().max(256 * 1024), encoding: z.enum(["utf8", "base64"]).optional() }),
+  TerminalSize.extend({ type: z.literal("resize") }),
+  z.object({ type: z.literal("close") }),
+]);
+export type TerminalClientFrame = z.infer<typeof TerminalClientFrame>;
+
+/** What the runtime sends a terminal viewer besides the output's bytes (text frames). */
+export const TerminalServerFrame = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("ready"), processId: z.string() }),
+  z.object({ type: z.literal("exit"), exitCode: z.number().nullable() }),
+  z.object({ type: z.literal("error"), message: z.string() }),
+]);
+export type TerminalServerFrame = z.infer<typeof TerminalServerFrame>;

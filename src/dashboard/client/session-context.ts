@@ -1,16 +1,14 @@
 /** Who is signed in, for every view: what a role cannot do is not shown at all. */
 import { createContext } from "preact";
 import { useContext, useEffect, useRef } from "preact/hooks";
-import type { Role, Whoami } from "@agent-runtime/protocol/trust";
+import { type Role, roleAllows, type Whoami } from "@agent-runtime/protocol/trust";
 
 export const Me = createContext<Whoami | null>(null);
-
-const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
 
 /** Whether the person signed in holds at least `role`. */
 export function useCan(role: Role): boolean {
   const me = useContext(Me);
-  return me !== null && RANK[me.role] >= RANK[role];
+  return me !== null && roleAllows(me.role, role);
 }
 
 /**

@@ -5,6 +5,7 @@
  * dialed again with a fresh ticket; the process's output is replayed from its start, so the screen is
  * drawn anew rather than repeated.
  */
+import { type TerminalClientFrame, TerminalServerFrame } from "@agent-runtime/protocol/processes";
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
 import { withCtrl } from "./keys";
@@ -21,8 +22,6 @@ export interface TerminalHandle {
   armCtrl(): void;
   close(): void;
 }
-
-type ServerFrame = { type: "ready"; processId: string } | { type: "exit"; exitCode: number | null } | { type: "error"; message: string };
 
 const RECONNECT_MS = [500, 1000, 2000, 5000, 10_000];
 
@@ -42,7 +41,7 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
   let closed = false;
   let attempts = 0;
   let ctrl = false;
-  const send = (frame: object) => {
+  const send = (frame: TerminalClientFrame) => {
     if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
   };
   const dial = async () => {
@@ -66,7 +65,9 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
         term.write(new Uint8Array(event.data));
         return;
       }
-      const frame = JSON.parse(event.data) as ServerFrame;
+      const parsed = TerminalServerFrame.safeParse(JSON.parse(event.data));
+      if (!parsed.success) return;
+      const frame = parsed.data;
       if (frame.type === "ready") {
         attempts = 0;
         events.onStatus(`attached to ${frame.processId}`);

@@ -6,8 +6,9 @@
  */
 import { type JsonRpcMessage, sessionIdIn } from "@agent-runtime/protocol/acp";
 
-export const HEADER_CONNECTION_ID = "Acp-Connection-Id";
-export const HEADER_SESSION_ID = "Acp-Session-Id";
+/** The transport's headers (`Acp-Connection-Id`, `Acp-Session-Id`), spelled as HTTP compares them and Hono reads them: lowercase. */
+export const HEADER_CONNECTION_ID = "acp-connection-id";
+export const HEADER_SESSION_ID = "acp-session-id";
 
 /** Methods whose POST must name their session in `Acp-Session-Id` (as the SDK's server requires). */
 const SESSION_SCOPED = new Set([

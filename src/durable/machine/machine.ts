@@ -15,25 +15,24 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { settings } from "../../settings";
 import { problemResponse } from "../../lib/problem-response";
-import { parseSidecarFrame, PING_FRAME, PONG_FRAME, TUNNEL_PROTOCOL_VERSION, type SidecarFrame, type StreamRef, subsOf } from "@agent-runtime/protocol/frames";
+import { parseSidecarFrame, PING_FRAME, PONG_FRAME, type SidecarFrame, type StreamRef, subsOf } from "@agent-runtime/protocol/frames";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
-import { LIMITS } from "@agent-runtime/protocol/limits";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
-import { AgentId } from "@agent-runtime/protocol/values";
+import type { AgentId } from "@agent-runtime/protocol/values";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { AcpServerList } from "@agent-runtime/protocol/acp";
 import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
-import { attachmentOf, offline, SIDECAR_TAG, sendFrame, setAttachment, Tunnel, type TunnelAttachment } from "./tunnel";
+import { attachmentOf, SIDECAR_TAG, sendFrame, Tunnel } from "./tunnel";
 import { teamStub, tokenStub } from "../stubs";
 import { deploymentCatalog } from "../../agents-registry/deployment";
 import { applyDocuments, type RecordedVersions } from "../config/config-apply";
 import type { TeamDocuments } from "../config/team-documents";
 import { fileResponse, upload, type UploadBody } from "../files/file-transfer";
-import { SseReaders } from "../streams/sse-readers";
+import { SseReaders } from "../streams/reader-registry";
 import { Subscribers } from "../streams/subscribers";
 import { SessionRecorder } from "../sessions/recorder";
 import { type AcpPostRequest, SessionCalls } from "../sessions/session-calls";
@@ -42,9 +41,11 @@ import { Deliverer } from "../notifications/deliverer";
 import { MachineNotifications } from "../notifications/machine-notifications";
 import { TERMINAL_PATH_PREFIX, TERMINAL_TAG, TerminalViewers, viewerOf } from "../terminals/terminal-viewers";
 import { TokenGeneration } from "../tokens/token-generation";
-import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "../acp-transport/connections";
+import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "../acp-transport/connection-registry";
 import { holderOf, StreamHolder, StreamHolders } from "../streams/stream-holders";
-import { Caller, ownerKey, refusedConnection, visibleServers } from "../acp-transport/ownership";
+import { Caller } from "../acp-transport/ownership";
+import { AcpGateway } from "../acp-transport/acp-gateway";
+import { acceptSidecar, greet } from "./sidecar-connection";
 
 export type CallOutcome<T> = Outcome<T>;
 
@@ -66,6 +67,8 @@ export class MachineObject extends DurableObject<Env> {
   private recordsAnnounced: boolean | null = null;
   /** ACP's remote transport (`/acp`): its connections, fed by the recorder's subscriptions. */
   private readonly acpConnections: AcpConnections;
+  /** Every way into an ACP server, each checked against who owns it. */
+  private readonly acp: AcpGateway;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -134,6 +137,13 @@ export class MachineObject extends DurableObject<Env> {
       },
       sockets: (tag) => ctx.getWebSockets(tag),
     });
+    this.acp = new AcpGateway(this.acpConnections, this.holders, {
+      post: (req, timeoutMs) => this.sessionCalls.acpPost(req, timeoutMs),
+      call: (op, args) => tunnel.call(op, args),
+      reachable: () => tunnel.reachable(),
+      accept: (ws, tags) => ctx.acceptWebSocket(ws, tags),
+      acpTimeoutMs: config.acpTimeoutMs,
+    });
     this.recorderSubscriptions = new RecorderSubscriptions({
       events: (serverId, events) => {
         this.sessions.agentEvents(serverId, events);
@@ -159,33 +169,13 @@ export class MachineObject extends DurableObject<Env> {
       if (!holder) return problemResponse({ code: "invalid_request", detail: "a terminal is opened for someone: the route names its holder" });
       return this.viewers.attach(request, decodeURIComponent(path.slice(TERMINAL_PATH_PREFIX.length)), this.holders.socketTags(holder));
     }
-    if (path === ACP_SOCKET_PATH) return this.acceptAcpSocket(request);
-    // The object's own name is the machine (it is created by idFromName(machine)); the header is checked against it.
-    const machine = this.ctx.id.name ?? request.headers.get("x-machine-id");
-    if (this.ctx.id.name && request.headers.get("x-machine-id") !== this.ctx.id.name) {
-      return problemResponse({ code: "invalid_request", detail: "this tunnel request is not for this machine" });
-    }
-    const generation = Number(request.headers.get("x-token-generation"));
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !machine || !Number.isSafeInteger(generation)) {
-      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade from a sidecar" });
-    }
-    // The one piece of per-machine trust state: tokens older than the current generation were revoked.
-    if (generation < (await this.tokens.current())) {
-      return problemResponse({ code: "token_invalid", detail: `the tokens of machine '${machine}' minted before were revoked; ask an admin for a new one` });
-    }
-    // A new authenticated connection replaces the old one (e.g. the sidecar restarted).
-    for (const old of this.ctx.getWebSockets(SIDECAR_TAG)) {
-      try {
-        old.close(4000, "replaced by a newer connection of this machine");
-      } catch {
-        // already closing
-      }
-    }
-    const { 0: client, 1: server } = new WebSocketPair();
-    this.ctx.acceptWebSocket(server, [SIDECAR_TAG]);
-    const attachment: TunnelAttachment = { machine, connectedAtMs: Date.now(), hello: false, generation, heartbeatMs: LIMITS.heartbeatMs };
-    setAttachment(server, attachment);
-    return new Response(null, { status: 101, webSocket: client });
+    if (path === ACP_SOCKET_PATH) return this.acp.acceptSocket(request);
+    return acceptSidecar(request, {
+      name: this.ctx.id.name ?? null,
+      generation: () => this.tokens.current(),
+      sockets: (tag) => this.ctx.getWebSockets(tag),
+      accept: (ws, tags) => this.ctx.acceptWebSocket(ws, tags),
+    });
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -252,22 +242,8 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   private async onHello(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }>): Promise<void> {
-    const attachment = attachmentOf(ws);
-    if (!attachment) {
-      ws.close(4003, "this connection's state is unreadable; reconnect");
-      return;
-    }
-    if (hello.protocol !== TUNNEL_PROTOCOL_VERSION || hello.machine !== attachment.machine) {
-      const reason =
-        hello.machine !== attachment.machine
-          ? `this tunnel belongs to machine '${attachment.machine}'`
-          : `tunnel protocol ${hello.protocol} is not supported (this worker speaks ${TUNNEL_PROTOCOL_VERSION}); update the sidecar`;
-      sendFrame(ws, { t: "bye", reason });
-      ws.close(4002, reason.slice(0, 120));
-      return;
-    }
-    const heartbeatMs = typeof hello.heartbeatMs === "number" && hello.heartbeatMs >= 100 ? hello.heartbeatMs : LIMITS.heartbeatMs;
-    setAttachment(ws, { ...attachment, hello: true, heartbeatMs, ...(hello.uploadWindow ? { uploadWindow: hello.uploadWindow } : {}) });
+    const attachment = greet(ws, hello);
+    if (!attachment) return;
     // One call to the team per connect: it records the machine and answers with the team's documents. The
     // welcome follows it, so a sidecar told "connected" is also listed as connected.
     const registered = await teamStub(this.env)
@@ -317,21 +293,6 @@ export class MachineObject extends DurableObject<Env> {
   private machineAway(problem: ProblemInit): void {
     this.ctx.waitUntil(this.notifications.wentAway(this.machineName()));
     this.subscribers.fail(problem);
-  }
-
-  /** The WebSocket form of ACP's remote transport: one socket is one connection (and one agent process), hibernatable. */
-  private acceptAcpSocket(request: Request): Response {
-    const agent = AgentId.safeParse(new URL(request.url).searchParams.get("agent"));
-    const holder = holderOf(request);
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !agent.success || !holder) {
-      return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade naming its agent and its holder" });
-    }
-    if (!this.tunnel.reachable()) return problemResponse(offline());
-    const { serverId, tags, attachment } = this.acpConnections.socketSetup(agent.data, holder.name, ownerKey(holder));
-    const { 0: client, 1: server } = new WebSocketPair();
-    this.ctx.acceptWebSocket(server, [...tags, ...this.holders.socketTags(holder)]);
-    server.serializeAttachment(attachment);
-    return new Response(null, { status: 101, webSocket: client, headers: { "acp-connection-id": serverId } });
   }
 
   /** The machine this object holds: its own name (it is created by idFromName), else its sidecar's word. */
@@ -410,7 +371,7 @@ export class MachineObject extends DurableObject<Env> {
   /** An SSE reader of one of the machine's streams from sequence `after` on (or a problem response), held by `caller`. */
   async openStream(stream: StreamRef, after: number, caller: Caller): Promise<Response> {
     const who = Caller.parse(caller);
-    const refused = stream.kind === "acp" ? refusedConnection(this.acpConnections, stream.serverId, who, "use") : null;
+    const refused = stream.kind === "acp" ? this.acp.refusedStream(stream.serverId, who) : null;
     if (refused) return problemResponse(refused);
     return this.readers.open(stream, after, (body) => this.holders.holdBody(who, body));
   }
@@ -473,43 +434,31 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   async acpPost(req: AcpPostRequest, timeoutMs: number, caller: Caller): Promise<CallOutcome<AcpPostResult>> {
-    const refused = refusedConnection(this.acpConnections, req.serverId, Caller.parse(caller), "use");
-    return refused ? { ok: false, problem: refused } : this.sessionCalls.acpPost(req, timeoutMs);
+    return this.acp.post(req, timeoutMs, caller);
   }
 
-  /** `DELETE /v1/acp/{server_id}`: a connection's server is stopped by its opener (or an admin) only. */
   async acpStop(serverId: string, caller: Caller): Promise<CallOutcome<void>> {
-    const refused = refusedConnection(this.acpConnections, serverId, Caller.parse(caller), "stop");
-    if (refused) return { ok: false, problem: refused };
-    const stopped = await this.tunnel.call("acp.delete", { serverId });
-    return stopped.ok ? { ok: true, value: undefined } : stopped;
+    return this.acp.stop(serverId, caller);
   }
 
-  /** `GET /v1/acp`: another token's connections are left out (an admin sees them, marked with their opener). */
-  async acpList(asker: Caller): Promise<CallOutcome<AcpServerList>> {
-    const caller = Caller.parse(asker);
-    const listed = await this.tunnel.call("acp.list", {});
-    return listed.ok ? { ok: true, value: { servers: visibleServers(listed.value.servers, this.acpConnections, caller) } } : listed;
+  async acpList(caller: Caller): Promise<CallOutcome<AcpServerList>> {
+    return this.acp.list(caller);
   }
 
-  /** `initialize` without a connection id (ACP's remote transport): the agent starts, and the connection is its server. */
   async acpConnect(agent: AgentId, message: JsonRpcMessage, caller: Caller): Promise<CallOutcome<{ connectionId: string; body: string }>> {
-    const who = Caller.parse(caller);
-    return this.acpConnections.connect(agent, message, ownerKey(who), who.name, settings(this.env).acpTimeoutMs);
+    return this.acp.connect(agent, message, caller);
   }
 
   acpConnectionPost(connectionId: string, session: string | null, message: JsonRpcMessage, caller: Caller): CallOutcome<void> {
-    const who = Caller.parse(caller);
-    return this.acpConnections.post(connectionId, session, message, ownerKey(who), who.name);
+    return this.acp.connectionPost(connectionId, session, message, caller);
   }
 
   acpConnectionStream(connectionId: string, session: string | null, caller: Caller): Response {
-    const who = Caller.parse(caller);
-    return this.acpConnections.stream(connectionId, session, ownerKey(who), (body) => this.holders.holdBody(who, body));
+    return this.acp.connectionStream(connectionId, session, caller);
   }
 
   async acpConnectionClose(connectionId: string, caller: Caller): Promise<CallOutcome<void>> {
-    return this.acpConnections.close(connectionId, ownerKey(Caller.parse(caller)));
+    return this.acp.connectionClose(connectionId, caller);
   }
 
   listSessions(filter: SessionFilter, cursor: { atMs: number; id: string } | null, limit: number): { sessions: Session[]; more: boolean } {

@@ -1,6 +1,6 @@
 /**
  * The worker's end of one machine's tunnel, apart from the Durable Object that hosts it (docs/architecture.md,
- * "The tunnel"): which sidecar socket is live, the calls waiting for its answers (each re-sent after a dropped
+ * "The machine object" and "Guarantees"): which sidecar socket is live, the calls waiting for its answers (each re-sent after a dropped
  * tunnel, failed when the sidecar restarted or stayed away past the grace), and the boot id that tells a
  * reconnect of the same sidecar from a new one. Plain code over a small host interface, so that it is tested
  * without workerd (tunnel.test.ts); the machine's object owns the sockets, readers and viewers around it.

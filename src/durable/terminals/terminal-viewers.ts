@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { fromBase64 } from "../../lib/base64";
 import type { OutputPiece, StreamEnd, StreamEvent, WorkerFrame } from "@agent-runtime/protocol/frames";
-import { LogEntry, TerminalSize } from "@agent-runtime/protocol/processes";
+import { LogEntry, TerminalClientFrame, type TerminalServerFrame } from "@agent-runtime/protocol/processes";
 import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
@@ -41,17 +41,7 @@ export function viewerOf(ws: WebSocket): ViewerAttachment | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** What a client may send; anything else is answered with an error frame. */
-export const TerminalClientFrame = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("input"), data: z.string().max(256 * 1024), encoding: z.enum(["utf8", "base64"]).optional() }),
-  TerminalSize.extend({ type: z.literal("resize") }),
-  z.object({ type: z.literal("close") }),
-]);
-export type TerminalClientFrame = z.infer<typeof TerminalClientFrame>;
-
-type ServerFrame = { type: "ready"; processId: string } | { type: "exit"; exitCode: number | null } | { type: "error"; message: string };
-
-export function sendControl(ws: WebSocket, frame: ServerFrame): void {
+export function sendControl(ws: WebSocket, frame: TerminalServerFrame): void {
   try {
     ws.send(JSON.stringify(frame));
   } catch {
@@ -70,7 +60,7 @@ const encoder = new TextEncoder();
 function sendToViewer(ws: WebSocket, viewer: ViewerAttachment, pieces: Iterable<readonly [seq: number, bytes: () => Uint8Array | null]>): void {
   let { after } = viewer;
   try {
-    if (!viewer.ready) ws.send(JSON.stringify({ type: "ready", processId: viewer.processId } satisfies ServerFrame));
+    if (!viewer.ready) ws.send(JSON.stringify({ type: "ready", processId: viewer.processId } satisfies TerminalServerFrame));
     for (const [seq, bytes] of pieces) {
       if (seq <= after) continue; // a resumed subscription may overlap what this viewer has
       after = seq;
