@@ -207,9 +207,9 @@ describe("revocation and expiry end what is already open", () => {
     for (const text of await Promise.all(reads)) expect(text).toContain("'acp-reader' that opened this stream was revoked");
   });
 
-  it("closes an /acp WebSocket of a revoked token, and stops its agent", async () => {
+  it("closes an /acp WebSocket of a revoked token, and stops its agent (a name of any text, a reason cut to what a close frame carries)", async () => {
     const sidecar = await connect("revoke-ws");
-    const member = await issue(env.API_TOKEN, { name: "ws-holder", role: "member" });
+    const member = await issue(env.API_TOKEN, { name: `ws-hölder ✓ ${"é".repeat(60)}`, role: "member" });
     const res = await as(member.token, "/machines/revoke-ws/acp?agent=mock", { headers: { upgrade: "websocket" } });
     expect(res.status).toBe(101);
     const ws = res.webSocket!;
@@ -217,7 +217,9 @@ describe("revocation and expiry end what is already open", () => {
     const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason })));
     const stop = sidecar.call("acp.delete");
     expect((await admin(`/v1/tokens/${member.id}`, { method: "DELETE" })).status).toBe(200);
-    expect(await closed).toMatchObject({ code: 1008, reason: expect.stringContaining("revoked") });
+    const close = await closed;
+    expect(close).toMatchObject({ code: 1008, reason: expect.stringMatching(/^token revoked: the token 'ws-hölder ✓ é+/) });
+    expect(new TextEncoder().encode(close.reason).length).toBeLessThanOrEqual(123);
     sidecar.answer(await stop, { deleted: true });
   });
 

@@ -7,6 +7,7 @@
  * What the agent writes reaches the connections through the session recorder's subscription: one
  * subscription per server, whoever reads it.
  */
+import { closeReason } from "../../lib/close-reason";
 import { z } from "zod";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import { problemResponse } from "../../lib/problem-response";
@@ -358,7 +359,7 @@ function sendText(ws: WebSocket, text: string): void {
 
 function closeSocket(ws: WebSocket, code: number, reason: string): void {
   try {
-    ws.close(code, reason.slice(0, 120));
+    ws.close(code, closeReason(reason));
   } catch {
     // already closed
   }

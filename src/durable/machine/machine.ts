@@ -42,7 +42,7 @@ import { MachineNotifications } from "../notifications/machine-notifications";
 import { TERMINAL_PATH_PREFIX, TERMINAL_TAG, TerminalViewers, viewerOf } from "../terminals/terminal-viewers";
 import { TokenGeneration } from "../tokens/token-generation";
 import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "../acp-transport/connection-registry";
-import { holderOf, StreamHolder, StreamHolders } from "../streams/stream-holders";
+import { closeTextOf, holderOf, StreamHolder, StreamHolders } from "../streams/stream-holders";
 import { Caller } from "../acp-transport/ownership";
 import { AcpGateway } from "../acp-transport/acp-gateway";
 import { acceptSidecar, greet } from "./sidecar-connection";
@@ -342,7 +342,7 @@ export class MachineObject extends DurableObject<Env> {
     const tags = this.ctx.getTags(ws);
     const acp = acpSocketOf(ws);
     if (tags.includes(TERMINAL_TAG)) this.viewers.endWith(ws, problem);
-    else if (acp) this.acpConnections.endSocket(ws, acp, problem.detail);
+    else if (acp) this.acpConnections.endSocket(ws, acp, closeTextOf(problem));
   }
 
   /** The one alarm serves notifications and the expiry of held sockets: it rings by the earliest. */

@@ -4,6 +4,7 @@
  * generation; a newer connection replaces the old), and the sidecar's `hello` (its protocol and machine
  * checked, its heartbeat and upload window kept in the socket's attachment).
  */
+import { closeReason } from "../../lib/close-reason";
 import { type SidecarFrame, TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { problemResponse } from "../../lib/problem-response";
@@ -62,7 +63,7 @@ export function greet(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }
         ? `this tunnel belongs to machine '${attachment.machine}'`
         : `tunnel protocol ${hello.protocol} is not supported (this worker speaks ${TUNNEL_PROTOCOL_VERSION}); update the sidecar`;
     sendFrame(ws, { t: "bye", reason });
-    ws.close(4002, reason.slice(0, 120));
+    ws.close(4002, closeReason(reason));
     return null;
   }
   const heartbeatMs = typeof hello.heartbeatMs === "number" && hello.heartbeatMs >= 100 ? hello.heartbeatMs : LIMITS.heartbeatMs;

@@ -21,7 +21,8 @@ import type { SseBody } from "./sse-body";
 export const StreamHolder = z.object({
   /** The issued token's id; null for the bootstrap API_TOKEN and Access identities (not revocable one by one). */
   tokenId: z.string().max(64).nullable(),
-  name: z.string().max(200),
+  /** A token's name, or an Access identity's email. */
+  name: z.string().max(512),
   /** When the identity (its token) expires; null: never. */
   expiresAtMs: z.number().nullable(),
 });
@@ -35,8 +36,9 @@ const EXPIRES_TAG = "exp:";
 /** setTimeout's longest wait; a later expiry is waited for in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** A header value is bytes, and a token's name may be any text: the JSON goes percent-encoded. */
 export function holderHeader(holder: StreamHolder): Record<string, string> {
-  return { [HOLDER_HEADER]: JSON.stringify(holder) };
+  return { [HOLDER_HEADER]: encodeURIComponent(JSON.stringify(holder)) };
 }
 
 /** The holder a route put on an upgrade request; null when it is missing or unreadable. */
@@ -44,7 +46,7 @@ export function holderOf(request: Request): StreamHolder | null {
   const text = request.headers.get(HOLDER_HEADER);
   if (!text) return null;
   try {
-    const parsed = StreamHolder.safeParse(JSON.parse(text));
+    const parsed = StreamHolder.safeParse(JSON.parse(decodeURIComponent(text)));
     return parsed.success ? parsed.data : null;
   } catch {
     return null;
@@ -60,6 +62,11 @@ export function revokedProblem(name: string | null): ProblemInit {
 /** A socket keeps no name in its tags: its last word names no token. */
 export function expiredProblem(name: string | null): ProblemInit {
   return { code: "token_invalid", detail: `${theToken(name)} that opened this stream expired`, extensions: { reason: "expired" } };
+}
+
+/** A close frame's reason for a held socket: why first (`token revoked: …`), since a long one is cut. */
+export function closeTextOf(problem: ProblemInit): string {
+  return `token ${String(problem.extensions?.reason ?? "ended")}: ${problem.detail}`;
 }
 
 /** What a socket's tags say of its holder. */

@@ -6,6 +6,8 @@
  * still finds its viewer. Frames are those the sandbox-agent SDK speaks: output as binary messages,
  * `ready`/`exit`/`error` as JSON text, and `input`/`resize`/`close` from the client.
  */
+import { closeReason } from "../../lib/close-reason";
+import { closeTextOf } from "../streams/stream-holders";
 import { z } from "zod";
 import { fromBase64 } from "../../lib/base64";
 import type { OutputPiece, StreamEnd, StreamEvent, WorkerFrame } from "@agent-runtime/protocol/frames";
@@ -187,7 +189,7 @@ export class TerminalViewers implements SubscriberKind {
   /** The token that opened this terminal was revoked or expired: it says why and closes (a terminal is the whole machine). */
   endWith(ws: WebSocket, problem: ProblemInit): void {
     sendControl(ws, { type: "error", message: problem.detail });
-    closeViewer(ws, 1008, problem.detail.slice(0, 120));
+    closeViewer(ws, 1008, closeReason(closeTextOf(problem)));
     const viewer = viewerOf(ws);
     if (viewer) this.host.send({ t: "unsub", sub: viewer.sub });
   }
