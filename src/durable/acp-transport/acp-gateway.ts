@@ -5,6 +5,7 @@
  * machine's object hands each RPC here in one line.
  */
 import type { AcpServerList, JsonRpcMessage } from "@agent-runtime/protocol/acp";
+import type { StreamRef } from "@agent-runtime/protocol/frames";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -39,9 +40,9 @@ export class AcpGateway {
     return refused ? { ok: false, problem: refused } : this.host.post(req, timeoutMs);
   }
 
-  /** Why a stream of this server may not be opened by `caller` (null: it may). */
-  refusedStream(serverId: string, caller: Caller) {
-    return refusedConnection(this.connections, serverId, caller, "use");
+  /** Why `caller` may not open this stream (null: it may; a process's logs are not an ACP server's). */
+  refusedStream(stream: StreamRef, caller: Caller) {
+    return stream.kind === "acp" ? refusedConnection(this.connections, stream.serverId, caller, "use") : null;
   }
 
   /** `DELETE /v1/acp/{server_id}`: a connection's server is stopped by its opener (or an admin) only. */

@@ -1,10 +1,11 @@
 /**
  * One Durable Object per machine (docs/architecture.md, "The machine object"). It owns the sidecar's
  * WebSocket (hibernation API) and tells each message where it goes; each feature's work is its own class,
- * wired here to the tunnel: calls in flight (`Tunnel`), SSE readers and terminal viewers (one subscriber
- * model), sessions (`SessionRecorder`, `SessionCalls`), ACP's remote transport (`AcpConnections`), the
- * team's documents (`applyDocuments`), notifications (`MachineNotifications`) and the machine's token
- * generation (`TokenGeneration`).
+ * wired here to the tunnel: calls in flight (`Tunnel`, its accept and hello in sidecar-connection.ts), SSE
+ * readers and terminal viewers (one subscriber model), who holds each stream (`StreamHolders`), sessions
+ * (`SessionRecorder`, `SessionCalls`), every way into an ACP server (`AcpGateway`, `AcpConnections`), files
+ * (`MachineFiles`), what it tells the team (`MachineTeam`), notifications (`MachineNotifications`) and the
+ * machine's token generation (`TokenGeneration`).
  *
  * What must not be lost across a dropped tunnel lives in two places by design:
  *  - calls in flight stay here, and are re-sent (same id) when the sidecar reconnects;
@@ -15,7 +16,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { settings } from "../../settings";
 import { problemResponse } from "../../lib/problem-response";
-import { parseSidecarFrame, PING_FRAME, PONG_FRAME, type SidecarFrame, type StreamRef, subsOf } from "@agent-runtime/protocol/frames";
+import { PING_FRAME, PONG_FRAME, type SidecarFrame, type StreamRef } from "@agent-runtime/protocol/frames";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -28,24 +29,26 @@ import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protoco
 import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import { attachmentOf, SIDECAR_TAG, sendFrame, Tunnel } from "./tunnel";
 import { teamStub, tokenStub } from "../stubs";
-import { deploymentCatalog } from "../../agents-registry/deployment";
-import { applyDocuments, type RecordedVersions } from "../config/config-apply";
 import type { TeamDocuments } from "../config/team-documents";
-import { fileResponse, upload, type UploadBody } from "../files/file-transfer";
+import type { UploadBody } from "../files/file-transfer";
+import { MachineFiles } from "../files/machine-files";
+import { MachineTeam } from "./machine-team";
+import { ClientSockets } from "./client-sockets";
 import { SseReaders } from "../streams/reader-registry";
 import { Subscribers } from "../streams/subscribers";
 import { SessionRecorder } from "../sessions/recorder";
 import { type AcpPostRequest, SessionCalls } from "../sessions/session-calls";
 import { RecorderSubscriptions } from "../sessions/recorder-subscriptions";
-import { Deliverer } from "../notifications/deliverer";
+import { Deliverer, delivererSettings } from "../notifications/deliverer";
+import { alarmBy } from "../storage/alarm";
 import { MachineNotifications } from "../notifications/machine-notifications";
-import { TERMINAL_PATH_PREFIX, TERMINAL_TAG, TerminalViewers, viewerOf } from "../terminals/terminal-viewers";
+import { TerminalViewers } from "../terminals/terminal-viewers";
 import { TokenGeneration } from "../tokens/token-generation";
-import { ACP_SOCKET_PATH, ACP_SOCKET_TAG, AcpConnections, acpSocketOf } from "../acp-transport/connection-registry";
-import { closeTextOf, holderOf, StreamHolder, StreamHolders } from "../streams/stream-holders";
+import { ACP_SOCKET_PATH, AcpConnections } from "../acp-transport/connection-registry";
+import { StreamHolder, StreamHolders } from "../streams/stream-holders";
 import { Caller } from "../acp-transport/ownership";
 import { AcpGateway } from "../acp-transport/acp-gateway";
-import { acceptSidecar, greet } from "./sidecar-connection";
+import { acceptSidecar, greet, readSidecarFrame } from "./sidecar-connection";
 
 export type CallOutcome<T> = Outcome<T>;
 
@@ -63,8 +66,11 @@ export class MachineObject extends DurableObject<Env> {
   private readonly tokens: TokenGeneration;
   /** Who holds each live stream: they end with the token that opened them (docs/architecture.md, "Streams end with their token"). */
   private readonly holders: StreamHolders;
-  /** Whether the team knows this machine has records (sessions, deliveries) to list: asked of storage once. */
-  private recordsAnnounced: boolean | null = null;
+  /** What this machine tells the team, and when. */
+  private readonly team: MachineTeam;
+  private readonly files: MachineFiles;
+  /** Terminal viewers' and ACP WebSocket connections' sockets. */
+  private readonly clients: ClientSockets;
   /** ACP's remote transport (`/acp`): its connections, fed by the recorder's subscriptions. */
   private readonly acpConnections: AcpConnections;
   /** Every way into an ACP server, each checked against who owns it. */
@@ -81,6 +87,19 @@ export class MachineObject extends DurableObject<Env> {
       graceMs: config.reconnectGraceMs,
     });
     this.tunnel = tunnel;
+    this.team = new MachineTeam({
+      env,
+      storage: ctx.storage,
+      waitUntil: (work) => ctx.waitUntil(work),
+      machine: () => this.machineName(),
+      connectedMachine: () => tunnel.liveMachine(),
+      call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
+    });
+    this.files = new MachineFiles({
+      call: (op, args) => tunnel.call(op, args),
+      uploadWindow: () => tunnel.uploadWindow(),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
     const sidecar = {
       send: (frame: Parameters<Tunnel["send"]>[0]) => tunnel.send(frame),
       reachable: () => tunnel.reachable(),
@@ -95,29 +114,23 @@ export class MachineObject extends DurableObject<Env> {
     });
     this.notifications = new MachineNotifications(
       ctx.storage,
-      new Deliverer(ctx.storage, {
-        wake: (at) => this.wakeBy(at),
-        vapid: config.vapid,
-        gone: (id) => teamStub(env).dropSubscription(id),
-        backoffMs: config.notifyBackoffMs,
-        allowPrivate: config.notifyAllowPrivate,
-      }),
-      () => this.announceRecords(),
+      new Deliverer(ctx.storage, { wake: (at) => alarmBy(ctx.storage, at), gone: (id) => teamStub(env).dropSubscription(id), ...delivererSettings(config) }),
+      () => this.team.announceRecords(),
       (work) => ctx.waitUntil(work),
     );
     this.tokens = new TokenGeneration(ctx.storage, () => ctx.getWebSockets(SIDECAR_TAG));
     this.holders = new StreamHolders({
       sockets: (tag) => ctx.getWebSockets(tag),
       tagsOf: (ws) => ctx.getTags(ws),
-      endSocket: (ws, problem) => this.endSocket(ws, problem),
-      wake: (at) => this.wakeBy(at),
+      endSocket: (ws, problem) => this.clients.end(ws, problem),
+      wake: (at) => alarmBy(ctx.storage, at),
       announce: (tokenId) => tokenStub(env, tokenId).streamsOn(this.machineName(), Date.now()),
     });
     this.sessions = new SessionRecorder(
       ctx.storage,
       () => this.machineName(),
       () => tunnel.live() !== null,
-      () => this.announceRecords(),
+      () => this.team.announceRecords(),
       (event) => ctx.waitUntil(this.notifications.notify(event)),
     );
     this.sessionCalls = new SessionCalls(this.sessions, {
@@ -156,6 +169,7 @@ export class MachineObject extends DurableObject<Env> {
       after: (serverId) => (this.sessions.firstSeqOf(serverId) ?? 1) - 1,
     });
     this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions]);
+    this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs);
     // Heartbeats are answered by the runtime: an idle machine's object is never woken by them.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
   }
@@ -164,11 +178,8 @@ export class MachineObject extends DurableObject<Env> {
 
   override async fetch(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname;
-    if (path.startsWith(TERMINAL_PATH_PREFIX)) {
-      const holder = holderOf(request);
-      if (!holder) return problemResponse({ code: "invalid_request", detail: "a terminal is opened for someone: the route names its holder" });
-      return this.viewers.attach(request, decodeURIComponent(path.slice(TERMINAL_PATH_PREFIX.length)), this.holders.socketTags(holder));
-    }
+    const terminal = this.clients.attachTerminal(request, path);
+    if (terminal) return terminal;
     if (path === ACP_SOCKET_PATH) return this.acp.acceptSocket(request);
     return acceptSidecar(request, {
       name: this.ctx.id.name ?? null,
@@ -180,48 +191,12 @@ export class MachineObject extends DurableObject<Env> {
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     // One look at the tags (not the attachment) tells the sidecar's messages, the hot path, from the rest.
-    const tags = this.ctx.getTags(ws);
-    if ((tags.includes(TERMINAL_TAG) || tags.includes(ACP_SOCKET_TAG)) && this.holders.socketExpired(ws)) return;
-    if (tags.includes(TERMINAL_TAG)) {
-      const viewer = viewerOf(ws);
-      if (viewer) return this.viewers.message(ws, viewer, message);
-      return;
-    }
-    if (tags.includes(ACP_SOCKET_TAG)) {
-      const acp = acpSocketOf(ws);
-      if (acp) return this.acpConnections.socketMessage(ws, acp, message, settings(this.env).acpTimeoutMs);
-      return;
-    }
-    const parsed = parseSidecarFrame(message);
-    if (!parsed.ok) {
-      // A sidecar that sends what we cannot read is told so, and it is logged: never dropped silently.
-      console.error(`machine tunnel: ${parsed.error}`);
-      sendFrame(ws, { t: "bad", error: parsed.error });
-      return;
-    }
-    const frame = parsed.frame;
-    switch (frame.t) {
-      case "res":
-      case "err":
-        this.tunnel.answered(frame);
-        return;
-      case "bad":
-        console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
-        return;
-      // One batch may be for several subscriptions of the same stream (`also`): read once, handed to each.
-      case "ev":
-        for (const sub of subsOf(frame)) this.subscribers.deliver(sub, frame.events, frame.gap);
-        return;
-      case "out":
-        for (const sub of subsOf(frame)) this.subscribers.output(sub, frame.pieces, frame.bytes);
-        return;
-      case "end":
-        this.subscribers.end(frame.sub, frame.end);
-        return;
-      case "hello":
-        await this.onHello(ws, frame);
-        return;
-    }
+    if (await this.clients.message(ws, this.ctx.getTags(ws), message)) return;
+    await readSidecarFrame(ws, message, {
+      answered: (frame) => this.tunnel.answered(frame),
+      subscribers: this.subscribers,
+      hello: (frame) => this.onHello(ws, frame),
+    });
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
@@ -234,11 +209,7 @@ export class MachineObject extends DurableObject<Env> {
 
   /** A socket closed: a viewer detaches, an ACP connection's socket ends it, the tunnel's starts the grace. */
   private async socketGone(ws: WebSocket, code: number): Promise<void> {
-    const viewer = viewerOf(ws);
-    if (viewer) return this.viewers.detach(ws, viewer);
-    const acp = acpSocketOf(ws);
-    if (acp) return this.acpConnections.socketClosed(acp);
-    await this.onTunnelGone(ws, code);
+    if (!(await this.clients.closed(ws))) await this.onTunnelGone(ws, code);
   }
 
   private async onHello(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }>): Promise<void> {
@@ -246,12 +217,7 @@ export class MachineObject extends DurableObject<Env> {
     if (!attachment) return;
     // One call to the team per connect: it records the machine and answers with the team's documents. The
     // welcome follows it, so a sidecar told "connected" is also listed as connected.
-    const registered = await teamStub(this.env)
-      .machineConnected({ id: attachment.machine, connectedAtMs: attachment.connectedAtMs, sidecarVersion: hello.sidecarVersion, platform: hello.platform })
-      .catch((err: unknown) => {
-        console.error(`machine '${attachment.machine}' connected but the team did not record it:`, err);
-        return null;
-      });
+    const registered = await this.team.connected(attachment, hello);
     sendFrame(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
     if (registered) await this.notifications.keep(registered.subscriptions);
     // Back after people were told it went away: they are told it is back.
@@ -259,7 +225,7 @@ export class MachineObject extends DurableObject<Env> {
     this.resumeAfterHello(ws, hello.bootId ?? null);
     if (!registered) return;
     // Every machine gets the team's documents when it connects (the sidecar skips a version it applied already).
-    this.ctx.waitUntil(this.applyDocuments(registered.documents, registered.recorded));
+    this.ctx.waitUntil(this.team.applyDocuments(registered.documents, registered.recorded));
   }
 
   /**
@@ -286,7 +252,7 @@ export class MachineObject extends DurableObject<Env> {
     }
     if (!this.tunnel.closed(code)) return; // replaced by a newer socket: nothing changed for callers
     const machine = attachmentOf(ws)?.machine;
-    if (machine) await teamStub(this.env).machineDisconnected(machine, Date.now());
+    if (machine) await this.team.disconnected(machine);
   }
 
   /** Away for good, not a blip (it did not come back within the grace): calls failed; streams fail, people are told once. */
@@ -302,59 +268,10 @@ export class MachineObject extends DurableObject<Env> {
     return (ws && attachmentOf(ws)?.machine) || "unknown";
   }
 
-  /**
-   * Once per machine: the team lists sessions and deliveries only of machines that have some (so this is
-   * not per session, nor per message).
-   */
-  private announceRecords(): void {
-    this.ctx.waitUntil(
-      (async () => {
-        this.recordsAnnounced ??= (await this.ctx.storage.get<boolean>("records-announced")) === true;
-        if (this.recordsAnnounced) return;
-        const machine = this.machineName();
-        await teamStub(this.env).machineHasSessions(machine);
-        this.recordsAnnounced = true;
-        await this.ctx.storage.put("records-announced", true);
-      })().catch((err: unknown) => console.error("the team did not record that this machine has sessions:", err)),
-    );
-  }
-
-  private applyDocuments(documents: TeamDocuments, recorded?: RecordedVersions): Promise<void> {
-    const tunnel = this.tunnel;
-    return applyDocuments(
-      {
-        call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
-        connectedMachine: () => {
-          const ws = tunnel.live();
-          return (ws && attachmentOf(ws)?.machine) || null;
-        },
-        team: () => teamStub(this.env),
-        catalog: () => deploymentCatalog(this.env),
-        installTimeoutMs: settings(this.env).installTimeoutMs,
-      },
-      documents,
-      recorded,
-    );
-  }
-
-  /** The sockets of one whose token was revoked or expired end with their kind's last word. */
-  private endSocket(ws: WebSocket, problem: ProblemInit): void {
-    const tags = this.ctx.getTags(ws);
-    const acp = acpSocketOf(ws);
-    if (tags.includes(TERMINAL_TAG)) this.viewers.endWith(ws, problem);
-    else if (acp) this.acpConnections.endSocket(ws, acp, closeTextOf(problem));
-  }
-
-  /** The one alarm serves notifications and the expiry of held sockets: it rings by the earliest. */
-  private async wakeBy(atMs: number): Promise<void> {
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > atMs) await this.ctx.storage.setAlarm(atMs);
-  }
-
   override async alarm(): Promise<void> {
     await this.notifications.sendDue();
     const next = this.holders.sweep();
-    if (next !== null) await this.wakeBy(next);
+    if (next !== null) await alarmBy(this.ctx.storage, next);
   }
 
   // ---------------- RPC surface used by the worker's routes (one line each: the work is in the feature's class) ----------------
@@ -371,9 +288,8 @@ export class MachineObject extends DurableObject<Env> {
   /** An SSE reader of one of the machine's streams from sequence `after` on (or a problem response), held by `caller`. */
   async openStream(stream: StreamRef, after: number, caller: Caller): Promise<Response> {
     const who = Caller.parse(caller);
-    const refused = stream.kind === "acp" ? this.acp.refusedStream(stream.serverId, who) : null;
-    if (refused) return problemResponse(refused);
-    return this.readers.open(stream, after, (body) => this.holders.holdBody(who, body));
+    const refused = this.acp.refusedStream(stream, who);
+    return refused ? problemResponse(refused) : this.readers.open(stream, after, (body) => this.holders.holdBody(who, body));
   }
 
   /** A token was revoked: every stream it holds here (SSE, terminals, ACP sockets) ends now, saying why. */
@@ -381,40 +297,24 @@ export class MachineObject extends DurableObject<Env> {
     return this.holders.endHeldBy(tokenId, name);
   }
 
-  /** A file on the machine as a streamed response (or a problem response), read in pieces (durable/files/file-transfer.ts). */
+  /** A file on the machine as a streamed response (or a problem response), read in pieces. */
   async readFile(path: string): Promise<Response> {
-    return fileResponse(
-      (op, args) => this.tunnel.call(op, args),
-      path,
-      (work) => this.ctx.waitUntil(work),
-    );
+    return this.files.read(path);
   }
 
   /** A request body written over `path` in one rename once staged. */
   async writeFile(path: string, body: UploadBody, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.commit">>> {
-    return upload(
-      (op, args) => this.tunnel.call(op, args),
-      body,
-      declaredBytes,
-      this.tunnel.uploadWindow(),
-      (last) => this.tunnel.call("fs.commit", { ...last, path }),
-    );
+    return this.files.write(path, body, declaredBytes);
   }
 
   /** A tar archive unpacked into the folder `path` once staged. */
   async unpackArchive(path: string, body: UploadBody, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.unpack">>> {
-    return upload(
-      (op, args) => this.tunnel.call(op, args),
-      body,
-      declaredBytes,
-      this.tunnel.uploadWindow(),
-      (last) => this.tunnel.call("fs.unpack", { ...last, path }),
-    );
+    return this.files.unpack(path, body, declaredBytes);
   }
 
   /** The team's fan-out hands each machine the documents; the apply runs after this call has returned. */
   scheduleConfigApply(documents: TeamDocuments): void {
-    this.ctx.waitUntil(this.applyDocuments(documents));
+    this.ctx.waitUntil(this.team.applyDocuments(documents));
   }
 
   async tokenGeneration(): Promise<number> {

@@ -2,12 +2,14 @@
  * How a sidecar's tunnel is accepted and greeted (docs/architecture.md, "The machine object"): the upgrade
  * the worker's tunnel route hands over (checked against the object's own name and the machine's token
  * generation; a newer connection replaces the old), and the sidecar's `hello` (its protocol and machine
- * checked, its heartbeat and upload window kept in the socket's attachment).
+ * checked, its heartbeat and upload window kept in the socket's attachment), and where each of its frames
+ * goes.
  */
 import { closeReason } from "../../lib/close-reason";
-import { type SidecarFrame, TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
+import { parseSidecarFrame, type SidecarFrame, subsOf, TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { problemResponse } from "../../lib/problem-response";
+import type { Subscribers } from "../streams/subscribers";
 import { attachmentOf, SIDECAR_TAG, sendFrame, setAttachment, type TunnelAttachment } from "./tunnel";
 
 export interface AcceptHost {
@@ -70,4 +72,43 @@ export function greet(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }
   const greeted: TunnelAttachment = { ...attachment, hello: true, heartbeatMs, ...(hello.uploadWindow ? { uploadWindow: hello.uploadWindow } : {}) };
   setAttachment(ws, greeted);
   return greeted;
+}
+
+export interface FrameHandlers {
+  /** A call's answer (`res`) or failure (`err`). */
+  answered(frame: Extract<SidecarFrame, { t: "res" | "err" }>): void;
+  /** Whoever receives the machine's streams. */
+  subscribers: Pick<Subscribers, "deliver" | "output" | "end">;
+  hello(frame: Extract<SidecarFrame, { t: "hello" }>): Promise<void>;
+}
+
+/** One message of the sidecar's, parsed and handed where it goes; one it cannot read is answered with `bad` and logged. */
+export async function readSidecarFrame(ws: WebSocket, message: string | ArrayBuffer, to: FrameHandlers): Promise<void> {
+  const parsed = parseSidecarFrame(message);
+  if (!parsed.ok) {
+    // A sidecar that sends what we cannot read is told so, and it is logged: never dropped silently.
+    console.error(`machine tunnel: ${parsed.error}`);
+    sendFrame(ws, { t: "bad", error: parsed.error });
+    return;
+  }
+  const frame = parsed.frame;
+  switch (frame.t) {
+    case "res":
+    case "err":
+      return to.answered(frame);
+    case "bad":
+      console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
+      return;
+    // One batch may be for several subscriptions of the same stream (`also`): read once, handed to each.
+    case "ev":
+      for (const sub of subsOf(frame)) to.subscribers.deliver(sub, frame.events, frame.gap);
+      return;
+    case "out":
+      for (const sub of subsOf(frame)) to.subscribers.output(sub, frame.pieces, frame.bytes);
+      return;
+    case "end":
+      return to.subscribers.end(frame.sub, frame.end);
+    case "hello":
+      return to.hello(frame);
+  }
 }

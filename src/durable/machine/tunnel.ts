@@ -96,6 +96,12 @@ export class Tunnel {
    * The live sidecar socket, if any. A socket whose sidecar has not pinged for three heartbeats is
    * half-open: the host ends it, and it counts as gone.
    */
+  /** The machine whose sidecar is connected now, or null. */
+  liveMachine(): string | null {
+    const ws = this.live();
+    return (ws && attachmentOf(ws)?.machine) || null;
+  }
+
   live(): WebSocket | null {
     for (const ws of this.host.sockets()) {
       if (ws.readyState !== OPEN) continue;

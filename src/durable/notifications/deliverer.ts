@@ -9,6 +9,7 @@ import { type DeliveryAttempt, type EventType, MAX_ATTEMPTS, type NotificationPa
 import { encryptPayload, fromBase64url, type VapidKey, vapidAuthorization } from "./web-push";
 import { signature } from "./webhook";
 import { refusedTarget } from "./target-address";
+import type { WorkerSettings } from "../../settings";
 import { type Migration, migrate } from "../storage/migrations";
 
 /** Attempts kept for `GET /v1/notifications/deliveries` in one object (the oldest go first). */
@@ -50,6 +51,11 @@ export interface DelivererOptions {
   fetch?: typeof fetch;
   /** Addresses inside the network and http may be sent to (WEBHOOK_ALLOW_PRIVATE=1, a local runtime). */
   allowPrivate: boolean;
+}
+
+/** What a deliverer takes from the worker's settings, the same in every object that delivers. */
+export function delivererSettings(config: WorkerSettings): Pick<DelivererOptions, "vapid" | "backoffMs" | "allowPrivate"> {
+  return { vapid: config.vapid, backoffMs: config.notifyBackoffMs, allowPrivate: config.notifyAllowPrivate };
 }
 
 /** The longest reason an attempt keeps. */

@@ -15,7 +15,8 @@ import { machineObject } from "../stubs";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import type { AuditEntry, AuditPage, AuditQuery, MachineScope, TokenInfo } from "@agent-runtime/protocol/trust";
 import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
-import { Deliverer } from "../notifications/deliverer";
+import { Deliverer, delivererSettings } from "../notifications/deliverer";
+import { alarmBy } from "../storage/alarm";
 import { migrate } from "../storage/migrations";
 import { settings } from "../../settings";
 import { TEAM_MIGRATIONS } from "./team-schema";
@@ -55,11 +56,9 @@ export class TeamObject extends DurableObject<Env> {
     this.subscriptions = new SubscriptionBook(sql);
     this.documents = new TeamDocumentStore(ctx.storage);
     this.deliverer = new Deliverer(ctx.storage, {
-      wake: (at) => this.ensureAlarm(at),
-      vapid: settings(env).vapid,
-      gone: async (id) => this.dropSubscription(id),
-      backoffMs: settings(env).notifyBackoffMs,
-      allowPrivate: settings(env).notifyAllowPrivate,
+      wake: (at) => alarmBy(ctx.storage, at),
+      gone: (id) => this.dropSubscription(id),
+      ...delivererSettings(settings(env)),
     });
   }
 
@@ -227,9 +226,8 @@ export class TeamObject extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(Date.now());
   }
 
-  private async ensureAlarm(at = Date.now() + REFRESH_EVERY_MS): Promise<void> {
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  private ensureAlarm(at = Date.now() + REFRESH_EVERY_MS): Promise<void> {
+    return alarmBy(this.ctx.storage, at);
   }
 
   /** One batch of a fan-out: `send` to the next FANOUT_BATCH connected machines; answers whether more remain. */

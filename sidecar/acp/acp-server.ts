@@ -1,0 +1,224 @@
+import { createInterface } from "node:readline";
+import type { StreamEnd } from "@agent-runtime/protocol/frames";
+import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult } from "@agent-runtime/protocol/ops/acp";
+import { PendingCalls } from "@agent-runtime/protocol/pending-calls";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import type { AcpServer as AcpServerInfo } from "@agent-runtime/protocol/acp";
+import type { AgentId } from "@agent-runtime/protocol/values";
+import { EventLog, type EventLogLimits } from "../streams/event-log";
+import { logger } from "../log";
+import { envAuthMethod } from "../agents/auth";
+import { stderrCause } from "../scrub";
+import type { ManagedProcess, ProcessManager } from "../processes/processes";
+
+const log = logger("acp");
+
+export interface AgentLaunch {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+  cwd: string;
+}
+
+/** How the bridge gets a command line for an agent (the agent registry answers this). */
+export type AgentLauncher = (agent: AgentId) => Promise<AgentLaunch>;
+
+/** An agent's ACP process: tracked as the runtime's own, stdin open, stdout read as protocol (not logged). */
+export function spawnAgentProcess(processes: ProcessManager, launch: AgentLaunch, label: string): Promise<ManagedProcess> {
+  return processes.spawn({
+    command: launch.command,
+    args: launch.args,
+    cwd: launch.cwd,
+    ...(launch.env ? { env: launch.env } : {}),
+    owner: "system",
+    interactive: true,
+    tty: false,
+    label,
+    rawStdout: true,
+  });
+}
+
+const AUTHENTICATE_TIMEOUT_MS = 30_000;
+/** How long the runtime's own requests to an agent may take (reattaching a long session replays all of it). */
+const RUNTIME_REQUEST_TIMEOUT_MS = 120_000;
+
+/** What the runtime reads of an agent's answer line: a JSON object, parsed once when it arrives. */
+type AgentAnswer = { result?: unknown; error?: unknown };
+
+export class AcpServer {
+  readonly createdAtMs = Date.now();
+  readonly log: EventLog;
+  /** Client requests waiting for the agent's response, by JSON-RPC id (as JSON text): the answer, and the message parsed once. */
+  private readonly waiting = new PendingCalls<string, { answer: AcpPostResult; message: AgentAnswer }>();
+  private runtimeRequests = 0;
+  /** When a client or the agent last said anything: the idle stop counts from here. */
+  lastActivityMs = Date.now();
+  /** Stopped by the runtime for being idle (its exit says so). */
+  stoppedIdle = false;
+  /** Sessions being reattached with `session/load`: their replayed history is not logged again (readers had it). */
+  private readonly replaying = new Set<string>();
+
+  constructor(
+    readonly serverId: string,
+    readonly agent: AgentId,
+    readonly process: ManagedProcess,
+    limits: EventLogLimits,
+    firstSeq = 1,
+  ) {
+    this.log = new EventLog(limits, firstSeq);
+    const lines = createInterface({ input: process.child.stdout!, crlfDelay: Infinity });
+    lines.on("line", (line) => this.onAgentLine(line));
+  }
+
+  /** A turn (or any client request) is waiting for the agent. */
+  get busy(): boolean {
+    return this.waiting.size > 0;
+  }
+
+  info(): AcpServerInfo {
+    return { serverId: this.serverId, agent: this.agent, createdAtMs: this.createdAtMs, processId: this.process.info.id };
+  }
+
+  private onAgentLine(raw: string): void {
+    const line = raw.trim();
+    if (!line) return;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      log.warn(`${this.serverId}: agent wrote a line that is not JSON; ignored: ${line.slice(0, 120)}`);
+      return;
+    }
+    if (typeof msg !== "object" || msg === null) return;
+    this.lastActivityMs = Date.now();
+    const m = msg as AgentAnswer & { id?: unknown; method?: unknown; params?: { sessionId?: unknown } };
+    if (m.method === "session/update" && this.replaying.size > 0 && this.replaying.has(String(m.params?.sessionId))) return;
+    if (m.method === undefined && m.id !== undefined) {
+      const key = JSON.stringify(m.id);
+      // `afterSeq`: what the agent wrote before this answer, so a reader can deliver the answer after it.
+      const answer = { status: 200 as const, body: m.error ? this.withCause(m, line) : line, afterSeq: this.log.lastSeq };
+      if (this.waiting.has(key) && this.waiting.settle(key, { ok: true, value: { answer, message: m } })) return;
+    }
+    this.log.append(line);
+  }
+
+  /**
+   * An agent's error answer often says only "Internal error" while the cause went to its stderr: the
+   * caller gets the last lines of it, secrets removed, as `error.data.agentStderr`.
+   */
+  private withCause(message: { error?: unknown }, line: string): string {
+    const cause = stderrCause(this.process.outputText("stderr"));
+    const error = message.error;
+    if (!cause || typeof error !== "object" || error === null || Array.isArray(error)) return line;
+    const data = (error as { data?: unknown }).data;
+    if (data !== undefined && (typeof data !== "object" || data === null || Array.isArray(data))) return line;
+    return JSON.stringify({ ...message, error: { ...error, data: { ...(data as object | undefined), agentStderr: cause } } });
+  }
+
+  /**
+   * Write one client message; for a request, resolve with the agent's response. `signal` is the
+   * worker giving up (a deadline): the request stops waiting and its id is free for a retry.
+   * `initialize`: the message is the client's `initialize` (the worker parsed it and said so).
+   */
+  async post(message: string, awaitId: string | number | null, signal?: AbortSignal, initialize = false): Promise<AcpPostResult> {
+    if (!this.process.running) throw new ProblemError("agent_process_exited", `the agent process of '${this.serverId}' has exited`);
+    this.lastActivityMs = Date.now();
+    if (awaitId === null) {
+      await this.writeLine(message);
+      return { status: 202 };
+    }
+    const key = JSON.stringify(awaitId); // the same key the agent's response line is looked up by
+    if (this.waiting.has(key)) throw new ProblemError("conflict", `a request with id ${key} is already waiting for its answer on '${this.serverId}'`);
+    const answer = this.waiting.wait(key, undefined, null);
+    signal?.addEventListener(
+      "abort",
+      () => this.waiting.settle(key, { ok: false, problem: { code: "timeout", detail: `the caller stopped waiting for request ${key}` } }),
+      { once: true },
+    );
+    try {
+      await this.writeLine(message);
+    } catch (err) {
+      this.waiting.settle(key, { ok: false, problem: (err as ProblemError).toInit() });
+    }
+    const outcome = await answer;
+    if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
+    // After `initialize`: when the agent offers a login the machine's environment satisfies (an API key), log
+    // in now, before the client's answer goes back (a failure is logged; the client can still authenticate).
+    if (initialize) await this.logInFromEnv(outcome.value.message.result);
+    return outcome.value.answer;
+  }
+
+  /** Log in with the method of the agent's `initialize` result the machine's environment satisfies, if any (sidecar/agents/auth.ts). */
+  async logInFromEnv(initializeResult: unknown): Promise<void> {
+    const methodId = envAuthMethod(initializeResult, process.env);
+    if (!methodId) return;
+    try {
+      await this.request("authenticate", { methodId }, AUTHENTICATE_TIMEOUT_MS);
+      log.info(`${this.serverId}: logged in with '${methodId}' from the environment`);
+    } catch (err) {
+      log.warn(`${this.serverId}: logging in with '${methodId}' failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /**
+   * A request of the runtime's own to the agent (reattaching sessions, logging in): its result, or a
+   * thrown problem carrying the agent's error message.
+   */
+  async request(method: string, params: unknown, timeoutMs = RUNTIME_REQUEST_TIMEOUT_MS): Promise<unknown> {
+    const id = `agent-runtime-${this.runtimeRequests++}`;
+    const key = JSON.stringify(id);
+    const answer = this.waiting.wait(key, undefined, timeoutMs);
+    await this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method, params })).catch((err: unknown) =>
+      this.waiting.settle(key, { ok: false, problem: (err as ProblemError).toInit() }),
+    );
+    const outcome = await answer;
+    if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
+    const { message } = outcome.value;
+    if (message.error) {
+      const cause = stderrCause(this.process.outputText("stderr"));
+      const said =
+        typeof message.error === "object" && message.error !== null && "message" in message.error ? String(message.error.message) : "the agent refused it";
+      throw new ProblemError("stream_error", `${method}: ${said}${cause ? ` (its stderr: ${cause})` : ""}`);
+    }
+    return message.result;
+  }
+
+  /** Reattach one session of this agent: resume where the agent can (no replay), else load without logging the replay. */
+  async reattach(session: AcpRestoreArgs["sessions"][number], can: { resume: boolean; load: boolean }): Promise<AcpRestoreResult["sessions"][number]> {
+    const params = { sessionId: session.sessionId, cwd: session.cwd, mcpServers: session.mcpServers };
+    try {
+      if (can.resume) {
+        await this.request("session/resume", params);
+        return { sessionId: session.sessionId, how: "resume" };
+      }
+      if (can.load) {
+        this.replaying.add(session.sessionId);
+        try {
+          await this.request("session/load", params);
+        } finally {
+          this.replaying.delete(session.sessionId);
+        }
+        return { sessionId: session.sessionId, how: "load" };
+      }
+      return { sessionId: session.sessionId, how: "none", error: `agent '${this.agent}' can neither resume nor load a session` };
+    } catch (err) {
+      return { sessionId: session.sessionId, how: "none", error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /** One line to the agent's stdin, resolved once it is handed to the OS: a slow agent slows its callers, not our memory. */
+  private writeLine(message: string): Promise<void> {
+    const stdin = this.process.child.stdin!;
+    return new Promise((resolve, reject) =>
+      stdin.write(`${message}\n`, (err) =>
+        err ? reject(new ProblemError("agent_process_exited", `could not write to the agent of '${this.serverId}': ${err.message}`)) : resolve(),
+      ),
+    );
+  }
+
+  /** The process is gone: fail every waiting call and close the stream. */
+  finish(end: StreamEnd, reason: ProblemError): void {
+    this.waiting.settleAll(() => ({ ok: false, problem: reason.toInit() }));
+    this.log.end(end);
+  }
+}

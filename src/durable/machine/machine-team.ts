@@ -1,0 +1,83 @@
+/**
+ * What a machine's object says to the team's object, and when (docs/architecture.md, "Idle cost"): one
+ * call when its sidecar connects (recorded, and answered with the team's documents and subscriptions),
+ * one when it goes, once in its life that it has records to list, and each document applied. Never per
+ * request or per message.
+ */
+import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import type { Env } from "../../env";
+import { settings } from "../../settings";
+import { deploymentCatalog } from "../../agents-registry/deployment";
+import { applyDocuments, type RecordedVersions } from "../config/config-apply";
+import type { TeamDocuments } from "../config/team-documents";
+import { teamStub } from "../stubs";
+import type { TeamObject } from "../team/team";
+
+type ApplyOp = "skills.apply" | "mcp.apply" | "agents.apply";
+
+export interface MachineTeamHost {
+  env: Env;
+  storage: DurableObjectStorage;
+  waitUntil(work: Promise<unknown>): void;
+  /** The machine this object holds. */
+  machine(): string;
+  /** The machine whose sidecar is connected now, or null. */
+  connectedMachine(): string | null;
+  call<N extends ApplyOp>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
+}
+
+export type Registered = Awaited<ReturnType<TeamObject["machineConnected"]>>;
+
+export class MachineTeam {
+  /** Whether the team knows this machine has records (sessions, deliveries) to list: asked of storage once. */
+  private recordsAnnounced: boolean | null = null;
+
+  constructor(private readonly host: MachineTeamHost) {}
+
+  /** The sidecar said hello: the team records it and answers with its documents (null when the team could not be reached). */
+  async connected(tunnel: { machine: string; connectedAtMs: number }, hello: { sidecarVersion: string; platform: string }): Promise<Registered | null> {
+    return teamStub(this.host.env)
+      .machineConnected({ id: tunnel.machine, connectedAtMs: tunnel.connectedAtMs, sidecarVersion: hello.sidecarVersion, platform: hello.platform })
+      .catch((err: unknown) => {
+        console.error(`machine '${tunnel.machine}' connected but the team did not record it:`, err);
+        return null;
+      });
+  }
+
+  async disconnected(machine: string): Promise<void> {
+    await teamStub(this.host.env).machineDisconnected(machine, Date.now());
+  }
+
+  /**
+   * Once per machine: the team lists sessions and deliveries only of machines that have some (so this is
+   * not per session, nor per message).
+   */
+  announceRecords(): void {
+    this.host.waitUntil(
+      (async () => {
+        this.recordsAnnounced ??= (await this.host.storage.get<boolean>("records-announced")) === true;
+        if (this.recordsAnnounced) return;
+        await teamStub(this.host.env).machineHasSessions(this.host.machine());
+        this.recordsAnnounced = true;
+        await this.host.storage.put("records-announced", true);
+      })().catch((err: unknown) => console.error("the team did not record that this machine has sessions:", err)),
+    );
+  }
+
+  /** The team's documents onto this machine, each outcome recorded at the team (config/config-apply.ts). */
+  applyDocuments(documents: TeamDocuments, recorded?: RecordedVersions): Promise<void> {
+    const { env } = this.host;
+    return applyDocuments(
+      {
+        call: (op, args, timeoutMs) => this.host.call(op, args, timeoutMs),
+        connectedMachine: () => this.host.connectedMachine(),
+        team: () => teamStub(env),
+        catalog: () => deploymentCatalog(env),
+        installTimeoutMs: settings(env).installTimeoutMs,
+      },
+      documents,
+      recorded,
+    );
+  }
+}
