@@ -5,7 +5,8 @@
 import { buildAll } from "./build";
 import { ensureDevVars, ROOT, startSidecar, startWorker } from "../dev/runtime";
 
-await buildAll();
+// The tests start it after their own build (test/start.test.ts): rebuilding bundles other tests run would race them.
+if (process.env.AGENT_RUNTIME_SKIP_BUILD !== "1") await buildAll();
 const secrets = ensureDevVars();
 const port = process.env.PORT ? Number(process.env.PORT) : 8787;
 // `{url}/v1/...` addresses this machine; without DEFAULT_MACHINE every call would have to name one.
@@ -14,19 +15,15 @@ const vars: Record<string, string> = { DEFAULT_MACHINE: "local", ...(process.env
 // Where the worker's and the sidecar's state live (AGENT_RUNTIME_STATE_DIR: elsewhere, e.g. for a smoke run).
 const stateDir = process.env.AGENT_RUNTIME_STATE_DIR ?? `${ROOT}/.state`;
 const worker = await startWorker({ secrets, persistTo: stateDir, port, vars });
-const sidecar = await startSidecar({
-  url: worker.url,
-  machine: "local",
-  tunnelSecret: secrets.TUNNEL_SECRET,
-  dataDir: `${stateDir}/sidecar`,
-  echo: true,
-});
+const sidecarOptions = { url: worker.url, machine: "local", tunnelSecret: secrets.TUNNEL_SECRET, dataDir: `${stateDir}/sidecar`, echo: true };
+let sidecar = await startSidecar(sidecarOptions);
 await sidecar.connected(15_000);
 
 process.stdout.write(`
 agent-runtime is running locally (machine 'local', agent 'mock' ready).
 url: ${worker.url}
 token: ${secrets.API_TOKEN}
+sidecar: pid ${sidecar.child.pid}
 
 try:  curl -H "Authorization: Bearer ${secrets.API_TOKEN}" ${worker.url}/v1/machines
 dashboard: ${worker.url}/   ACP clients (the ACP SDK's http-client or ws-client): ${worker.url}/acp?agent=mock
@@ -47,9 +44,38 @@ process.on("exit", () => {
   if (sidecar.child.exitCode === null) sidecar.child.kill("SIGTERM");
 });
 process.on("SIGTERM", () => void stop());
-sidecar.child.once("exit", (code) => {
-  if (!stopping) {
-    process.stderr.write(`the sidecar exited (${code}); stopping\n`);
-    void stop();
+
+/**
+ * The local sidecar is restarted as a service manager would (the systemd unit `service install` writes
+ * does the same): after 1 s, doubling to 30 s while it keeps failing, back to 1 s once it ran a minute.
+ * Exit 2 (its token was refused) and 3 (another sidecar took the machine over) are not restarted, as there.
+ */
+const NOT_RESTARTED: Record<number, string> = { 2: "the worker refused its token", 3: "another sidecar took machine 'local' over" };
+let backoffMs = 1_000;
+function superviseSidecar(): void {
+  const startedAt = Date.now();
+  sidecar.child.once("exit", (code) => {
+    if (stopping) return;
+    const why = code !== null ? NOT_RESTARTED[code] : undefined;
+    if (why) {
+      process.stderr.write(`the sidecar exited (${code}): ${why}; not restarted (the worker keeps running)\n`);
+      return;
+    }
+    if (Date.now() - startedAt > 60_000) backoffMs = 1_000;
+    process.stderr.write(`the sidecar exited (${code ?? "signal"}); restarting it in ${backoffMs / 1000} s\n`);
+    setTimeout(() => void restartSidecar(), backoffMs);
+    backoffMs = Math.min(backoffMs * 2, 30_000);
+  });
+}
+async function restartSidecar(): Promise<void> {
+  if (stopping) return;
+  sidecar = await startSidecar(sidecarOptions);
+  superviseSidecar();
+  try {
+    await sidecar.connected(15_000);
+    process.stdout.write(`sidecar: restarted, pid ${sidecar.child.pid}\n`);
+  } catch (err) {
+    process.stderr.write(`the restarted sidecar did not connect: ${err instanceof Error ? err.message : String(err)}\n`);
   }
-});
+}
+superviseSidecar();
