@@ -4,6 +4,7 @@
  * `npm start`, the tests and the benchmark all start it through here. The bindings mirror
  * wrangler.toml.
  */
+import { createServer } from "node:net";
 import { spawn, type ChildProcess } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -225,4 +226,16 @@ export async function startSidecar(options: SidecarOptions): Promise<SidecarProc
       return exited;
     },
   };
+}
+
+/** A free TCP port on 127.0.0.1 (for a second `npm start` beside one on 8787: the Node 24 step, its test). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -6,25 +6,13 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT } from "../dev/runtime";
+import { freePort, ROOT } from "../dev/runtime";
 import { ensureNode } from "../test/node-releases";
 
 const node24 = await ensureNode(24);
 const TSX = join(ROOT, "node_modules", "tsx", "dist", "loader.mjs");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** `npm start` on Node 24 until it prints its URL and token (60 s at most). */
 async function start(stateDir: string, port: number): Promise<{ child: ChildProcess; url: string; token: string }> {

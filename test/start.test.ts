@@ -4,11 +4,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { ROOT } from "../dev/runtime";
+import { freePort, ROOT } from "../dev/runtime";
 import { waitFor } from "./harness";
 
 let child: ChildProcess | null = null;
@@ -23,17 +22,6 @@ afterAll(async () => {
   }
   rmSync(stateDir, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 it("restarts its local sidecar when it dies, and the machine answers again", async () => {
   child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "scripts", "start.ts")], {
