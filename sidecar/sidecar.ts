@@ -21,6 +21,10 @@ import { ChildRegistry } from "./orphans";
 import { installedSkillsDirs, SkillsApplier } from "./config/skills";
 import { DEFAULT_PROCESS_LIMITS, ProcessManager, type ProcessLimits } from "./processes/processes";
 import { processHandlers, processStream } from "./processes/process-ops";
+import { Checkpoints } from "./review/checkpoints";
+import { reviewHandlers } from "./review/review-ops";
+import { SessionHooks } from "./review/session-hooks";
+import { Worktrees } from "./review/worktrees";
 import type { StreamResolver } from "./streams/stream-hub";
 import { writeStatus, type SidecarStatus } from "./status-file";
 import { TunnelClient, type OpHandlers, type TunnelStateChange } from "./tunnel";
@@ -73,6 +77,8 @@ export class Sidecar {
   readonly files: MachineFiles;
   readonly mcp: McpApplier;
   readonly directories: DirectoryConfig;
+  readonly checkpoints: Checkpoints;
+  private readonly worktrees: Worktrees;
   private readonly dataDir: string;
   private status: SidecarStatus;
   private statusWrites: Promise<void> = Promise.resolve();
@@ -107,6 +113,9 @@ export class Sidecar {
     const skillsTargets = () => installedSkillsDirs(isInstalled);
     this.files = new MachineFiles(dataDir, home);
     this.directories = new DirectoryConfig(dataDir, this.processes, skillsTargets, (path) => this.files.resolvePath(path));
+    this.checkpoints = new Checkpoints(dataDir);
+    this.worktrees = new Worktrees(dataDir);
+    void this.checkpoints.sweep().catch((err: unknown) => log.warn(`could not sweep old checkpoints: ${String(err)}`));
     this.acp = new AcpServers(
       this.processes,
       launcher,
@@ -118,6 +127,7 @@ export class Sidecar {
         idleStopMs: options.agentIdleStopMs ?? DEFAULT_AGENT_IDLE_STOP_MS,
       },
       (cwd) => this.directories.mcpServersFor(cwd),
+      new SessionHooks(this.checkpoints, this.worktrees),
     );
     this.skills = new SkillsApplier(dataDir, home, this.processes, skillsTargets);
     this.mcp = new McpApplier(dataDir, home, () => installedMcpTargets(isInstalled));
@@ -174,6 +184,7 @@ export class Sidecar {
       ...this.directories.handlers(),
       ...processHandlers(this.processes),
       ...this.files.handlers(),
+      ...reviewHandlers(this.checkpoints, this.worktrees, (path) => this.files.resolvePath(path)),
     };
   }
 

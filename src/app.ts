@@ -19,6 +19,8 @@ import { agentsConfigRoutes } from "./routes/agents-config";
 import { mcpRoutes } from "./routes/mcp";
 import { skillsRoutes } from "./routes/skills";
 import { sessionRoutes } from "./routes/sessions";
+import { changeRoutes } from "./routes/changes";
+import { gitRoutes } from "./routes/git";
 import { notificationRoutes } from "./routes/notifications";
 import { desktopRoutes } from "./routes/desktop";
 import { fileRoutes, STREAMED_BODY_PATHS } from "./routes/files";
@@ -54,6 +56,8 @@ export function v1App() {
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
   v1.route("/", sessionRoutes);
+  v1.route("/", changeRoutes);
+  v1.route("/", gitRoutes);
   v1.route("/", notificationRoutes);
   v1.route("/", processRoutes);
   v1.route("/", fileRoutes);

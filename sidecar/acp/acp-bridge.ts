@@ -16,6 +16,7 @@ import { AcpServer, type AgentLauncher, spawnAgentProcess } from "./acp-server";
 import { logger } from "../log";
 import { stderrCause } from "../scrub";
 import type { ProcessManager } from "../processes/processes";
+import type { SessionHooks } from "../review/session-hooks";
 
 const log = logger("acp");
 
@@ -56,6 +57,8 @@ export class AcpServers {
     private readonly limits: AcpLimits,
     /** MCP servers configured for a folder (sidecar/config/directory-config.ts): added to every session started there. */
     private readonly folderMcpServers: (cwd: string) => Promise<{ name: string }[]> = async () => [],
+    /** Checkpoints around turns and worktrees for sessions that ask (sidecar/review/session-hooks.ts). */
+    private readonly hooks: SessionHooks | null = null,
   ) {
     const every = Math.min(60_000, Math.max(250, Math.floor(limits.idleStopMs / 4)));
     this.idleTimer = limits.idleStopMs > 0 ? setInterval(() => this.stopIdle(), every) : null;
@@ -107,9 +110,19 @@ export class AcpServers {
     // never reaches a process that is not initialized yet, nor a session not reattached yet.
     await this.restoring.get(serverId)?.catch(() => undefined);
     const server = await this.serverFor(serverId, agent, firstSeq);
-    const sessionStart = (method === "session/new" || method === "session/load") && cwd !== undefined;
-    const message = sessionStart ? await this.withFolderMcpServers(args.message, cwd) : args.message;
-    return server.post(message, awaitId, signal, method === "initialize");
+    const hooked = this.hooks && awaitId !== null ? await this.hooks.hook(server.agent, method ?? null, args.message) : null;
+    const folder = hooked?.cwd ?? cwd;
+    const sessionStart = (method === "session/new" || method === "session/load") && folder !== undefined;
+    const message = sessionStart ? await this.withFolderMcpServers(hooked?.message ?? args.message, folder) : (hooked?.message ?? args.message);
+    if (!hooked) return server.post(message, awaitId, signal, method === "initialize");
+    let answer: AcpPostResult;
+    try {
+      answer = await server.post(message, awaitId, signal, method === "initialize");
+    } catch (err) {
+      await hooked.failed();
+      throw err;
+    }
+    return hooked.answered(answer);
   }
 
   /**
@@ -136,7 +149,9 @@ export class AcpServers {
     const sessions: AcpRestoreResult["sessions"] = [];
     for (const session of args.sessions) {
       const mcpServers = await this.mergedMcpServers(session.cwd, session.mcpServers as { name: string }[]);
-      sessions.push(await server.reattach({ ...session, mcpServers }, can));
+      const reattached = await server.reattach({ ...session, mcpServers }, can);
+      if (reattached.how !== "none") await this.hooks?.reattached(args.agent, session.sessionId, session.cwd);
+      sessions.push(reattached);
     }
     log.info(`${args.serverId}: agent '${args.agent}' started again; ${sessions.map((s) => `${s.sessionId}: ${s.how}`).join(", ") || "no sessions"}`);
     return { started: true, sessions };

@@ -10,6 +10,10 @@
  *   /slow <n> <ms>         n chunks, one every ms milliseconds (cancel it with session/cancel)
  *   /exit <code>           exits the process with that code, mid-prompt
  *   /history               answers with the prompts this session had before this one (after a load too)
+ *   /write <path> <text>   writes the rest of the prompt's first line and a newline as the file's whole content
+ *   /delete <path>         removes the file
+ *     (both act on the disk directly, paths relative to the session's folder, and report an ACP tool call
+ *     whose content is a `diff`, as agents that edit files do)
  *
  * Sessions are kept on disk as real agents keep theirs (one JSON file each under MOCK_AGENT_STATE_DIR,
  * default ~/.mock-agent/sessions), so a new process can `session/load` (replaying the history as
@@ -18,9 +22,9 @@
  * Environment: MOCK_CHUNK_SIZE (default 8), MOCK_CHUNK_DELAY_MS (default 0).
  */
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION, type AgentContext, type ContentBlock, type RequestPermissionResponse } from "@agentclientprotocol/sdk";
 
@@ -160,9 +164,50 @@ async function permissionTurn(client: AgentContext, session: Session, signal: Ab
   await say(client, session.id, allowed ? "Permission granted: wrote hello.txt" : "Permission denied: skipped hello.txt");
 }
 
+/** What a file held before a turn touched it, or null when there was none. */
+function contentOf(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** `/write` and `/delete`: change one file on the disk, reported as an edit tool call carrying its diff. */
+async function editTurn(client: AgentContext, session: Session, text: string): Promise<void> {
+  const firstLine = text.split("\n")[0] ?? "";
+  const match = /^\/(write|delete)\s+(\S+)\s?(.*)$/.exec(firstLine);
+  if (!match) return say(client, session.id, "usage: /write <path> <text> or /delete <path>");
+  const [, verb, relative = "", content = ""] = match;
+  const path = resolve(session.cwd, relative);
+  const before = contentOf(path);
+  if (verb === "write") {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, `${content}\n`);
+  } else rmSync(path, { force: true });
+  const toolCallId = `mock-edit-${randomUUID().slice(0, 8)}`;
+  const diff = { type: "diff" as const, path, oldText: before, newText: verb === "write" ? `${content}\n` : "" };
+  await client.notify(methods.client.session.update, {
+    sessionId: session.id,
+    update: {
+      sessionUpdate: "tool_call",
+      toolCallId,
+      title: `${verb === "write" ? "Write" : "Delete"} ${relative}`,
+      kind: verb === "write" ? "edit" : "delete",
+      status: "completed",
+      locations: [{ path }],
+      content: [diff],
+    },
+  });
+  return say(client, session.id, `${verb === "write" ? "Wrote" : "Deleted"} ${relative}`);
+}
+
 async function runTurn(client: AgentContext, session: Session, text: string, signal: AbortSignal): Promise<void> {
   const [command, ...rest] = text.split(/\s+/);
   switch (command) {
+    case "/write":
+    case "/delete":
+      return editTurn(client, session, text);
     case "/permission":
       return permissionTurn(client, session, signal);
     case "/read": {

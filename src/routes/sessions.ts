@@ -12,6 +12,7 @@ import { declare, machineKnown, scopeAllows } from "../http/access";
 import { machineObject, teamStub } from "../durable/stubs";
 import { bounded } from "../http/bounded";
 import { callerOf, relay, settled } from "../http/machine";
+import { dropCheckpoints } from "./changes";
 import { prefers } from "../http/negotiation";
 import { errors, json, jsonBody, LastEventIdHeader, QueryFlag } from "../http/openapi";
 import { settings } from "../settings";
@@ -98,7 +99,7 @@ const remove = createRoute(
       method: "delete",
       path: "/sessions/{id}",
       summary: "Close a session (session/close where the agent has it; its server stops when no open session uses it)",
-      request: { params: IdParams, query: z.object({ purge: QueryFlag.describe("also drop the transcript") }) },
+      request: { params: IdParams, query: z.object({ purge: QueryFlag.describe("also drop the transcript and the machine's checkpoints of it") }) },
       responses: { 200: json(Session, "the closed record"), ...errors("invalid_request", "not_found", "machine_offline", "timeout") },
     },
   ),
@@ -203,7 +204,9 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
   .openapi(remove, async (c) => {
     const { id } = c.req.valid("param");
     const { purge } = c.req.valid("query");
-    return c.json(settled(await sessionStub(c, id).closeSession(id, purge, c.get("identity").name)), 200);
+    const closed = settled(await sessionStub(c, id).closeSession(id, purge, c.get("identity").name));
+    if (purge) await dropCheckpoints(c, closed);
+    return c.json(closed, 200);
   })
   .openapi(continueRoute, async (c) => {
     const { id } = c.req.valid("param");

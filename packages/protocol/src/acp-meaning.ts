@@ -5,6 +5,7 @@
  * machine's session recorder and the sidecar's ACP bridge read messages with these, so each is read one
  * way, and parsed, never cast.
  */
+import { CHANGES_META, SessionWorktree, TurnChanges, WORKTREE_META } from "./review";
 import { z } from "zod";
 import type { PendingRequest } from "./sessions";
 
@@ -88,6 +89,31 @@ export function answerOf(body: string): { result?: unknown; error?: string } {
 export function stopReasonOf(result: unknown): string | null {
   const parsed = z.object({ stopReason: z.string() }).passthrough().safeParse(result);
   return parsed.success ? parsed.data.stopReason : null;
+}
+
+/**
+ * A message's params as an object (an ACP message's params always are; anything else reads as none).
+ * On every message the agent writes: a type check, not a copy.
+ */
+export function paramsOf(message: { params?: unknown }): Record<string, unknown> {
+  const p = message.params;
+  return typeof p === "object" && p !== null && !Array.isArray(p) ? (p as Record<string, unknown>) : {};
+}
+
+const WithMeta = z.object({ _meta: z.record(z.string(), z.unknown()) }).passthrough();
+
+/** What the machine says a turn changed, carried in the turn's answer (`_meta["agent-runtime/changes"]`); null when it says nothing. */
+export function turnChangesOf(result: unknown): TurnChanges | null {
+  const meta = WithMeta.safeParse(result);
+  const parsed = meta.success ? TurnChanges.safeParse(meta.data._meta[CHANGES_META]) : null;
+  return parsed?.success ? parsed.data : null;
+}
+
+/** The worktree a `session/new` answer says the session runs in (`_meta["agent-runtime/worktree"]`), and its folder. */
+export function worktreeOf(result: unknown): (SessionWorktree & { cwd: string }) | null {
+  const meta = WithMeta.safeParse(result);
+  const parsed = meta.success ? SessionWorktree.extend({ cwd: z.string() }).safeParse(meta.data._meta[WORKTREE_META]) : null;
+  return parsed?.success ? parsed.data : null;
 }
 
 const Option = z.object({ optionId: z.string(), name: z.unknown().optional(), kind: z.unknown().optional() }).passthrough();

@@ -2,6 +2,7 @@
  * Notifications (docs/architecture.md, "Notifications"): what happens that a person away should know,
  * who is told (subscriptions, per token), and every attempt to tell them (deliveries).
  */
+import { TurnChanges } from "./review";
 import { z } from "zod";
 import { JsonRpcId } from "./acp";
 import { AgentId, Identifier } from "./values";
@@ -95,7 +96,14 @@ export const NotificationPayload = z
     agent: AgentId.nullable(),
     session: z.object({ id: z.string(), sessionId: z.string(), title: z.string().nullable() }).nullable(),
     permission: z.object({ requestId: JsonRpcId, title: z.string(), options: z.array(PermissionOption) }).optional(),
-    turn: z.object({ stopReason: z.string().nullable(), durationMs: z.number().nullable(), lastLine: z.string().nullable() }).optional(),
+    turn: z
+      .object({
+        stopReason: z.string().nullable(),
+        durationMs: z.number().nullable(),
+        lastLine: z.string().nullable(),
+        changes: TurnChanges.nullable().optional().describe("what the turn changed in the session's folder"),
+      })
+      .optional(),
     url: z.string().describe("the session (or the machine) in the dashboard"),
     text: z.string().describe("a one-line summary, usable as a Slack message"),
   })

@@ -5,10 +5,11 @@ import { AGENT_OPS } from "./ops/agents";
 import { CONFIG_OPS } from "./ops/config";
 import { FILE_OPS } from "./ops/files";
 import { PROCESS_OPS } from "./ops/processes";
+import { REVIEW_OPS } from "./ops/review";
 
 describe("the operation table", () => {
   it("is every feature's operations, none declared by two features (a spread would silently keep one)", () => {
-    const features = [ACP_OPS, AGENT_OPS, PROCESS_OPS, CONFIG_OPS, FILE_OPS];
+    const features = [ACP_OPS, AGENT_OPS, PROCESS_OPS, CONFIG_OPS, FILE_OPS, REVIEW_OPS];
     const names = features.flatMap((table) => Object.keys(table));
     expect(new Set(names).size).toBe(names.length);
     expect(names.sort()).toEqual(Object.keys(OPS).sort());
@@ -22,6 +23,8 @@ describe("the operation table", () => {
         "acp.list",
         "agents.get",
         "agents.list",
+        "checkpoints.changes",
+        "checkpoints.diff",
         "fs.entries",
         "fs.read",
         "fs.stat",
@@ -31,9 +34,11 @@ describe("the operation table", () => {
         "processes.list",
         "processes.logs",
         "skills.entry.get",
+        "git.status",
+        "worktrees.list",
       ].sort(),
     );
     // What changes the machine is remembered, so a call re-sent after a reconnect is never run twice.
-    for (const op of ["acp.post", "processes.spawn", "fs.commit", "fs.upload", "agents.install"] as const) expect(isReadOnly(op), op).toBe(false);
+    for (const op of ["acp.post", "processes.spawn", "fs.commit", "fs.upload", "agents.install", "checkpoints.revert", "git.commit", "git.push"] as const) expect(isReadOnly(op), op).toBe(false);
   });
 });

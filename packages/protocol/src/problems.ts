@@ -13,6 +13,7 @@ export const PROBLEMS = {
   agent_not_installed: { status: 404, title: "Agent not installed" },
   not_acceptable: { status: 406, title: "Not acceptable" },
   conflict: { status: 409, title: "Conflict" },
+  git_failed: { status: 422, title: "Git refused" },
   session_not_resumable: { status: 409, title: "Session not resumable" },
   precondition_failed: { status: 412, title: "Precondition failed" },
   payload_too_large: { status: 413, title: "Payload too large" },

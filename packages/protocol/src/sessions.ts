@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { JsonRpcId } from "./acp";
+import { SessionWorktree, TurnChanges } from "./review";
 import { AgentId } from "./values";
 
 export const SessionState = z
@@ -62,6 +63,8 @@ export const Session = z
     resumable: z.boolean().describe("the agent can reattach it (session/resume or session/load) after its process is gone"),
     continuedFrom: SessionId.nullable(),
     entries: z.number().int().describe("transcript entries kept"),
+    worktree: SessionWorktree.nullable().describe("the git worktree the session runs in, when it started in one"),
+    lastChanges: TurnChanges.nullable().describe("what the last turn changed in the session's folder (GET /v1/sessions/{id}/changes for the files)"),
   })
   .meta({ id: "Session" });
 export type Session = z.infer<typeof Session>;

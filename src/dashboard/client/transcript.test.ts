@@ -20,6 +20,8 @@ const session = (id: string, state: Session["state"], lastActivityMs: number): S
   resumable: true,
   continuedFrom: null,
   entries: 0,
+  worktree: null,
+  lastChanges: null,
 });
 
 describe("sessions", () => {

@@ -73,13 +73,27 @@ describe("payloadOf", () => {
 
   it("says how a turn ended, and when a machine comes and goes", () => {
     const done = payloadOf(
-      { type: "turn.finished", machine: "laptop", session, stopReason: "end_turn", durationMs: 1200, lastLine: "All tests pass." },
+      {
+        type: "turn.finished",
+        machine: "laptop",
+        session,
+        stopReason: "end_turn",
+        durationMs: 1200,
+        lastLine: "All tests pass.",
+        changes: { turn: 2, files: 3, additions: 40, deletions: 2 },
+      },
       "https://r",
       "e",
       0,
     );
-    expect(done.turn).toEqual({ stopReason: "end_turn", durationMs: 1200, lastLine: "All tests pass." });
+    expect(done.turn).toEqual({
+      stopReason: "end_turn",
+      durationMs: 1200,
+      lastLine: "All tests pass.",
+      changes: { turn: 2, files: 3, additions: 40, deletions: 2 },
+    });
     expect(done.text).toContain("finished");
+    expect(done.text).toContain("(3 files, +40 −2)");
     expect(done.text).toContain("All tests pass.");
     const away = payloadOf({ type: "machine.offline", machine: "laptop" }, "https://r", "e", 0);
     expect(away).toMatchObject({ session: null, agent: null, url: "https://r/machines/laptop" });

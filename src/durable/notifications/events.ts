@@ -3,11 +3,20 @@
  * subscription's events, machines, its token's scope and expiry, muted or not) and the payload they get.
  */
 import type { EventType, NotificationPayload, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import { summaryText, type TurnChanges } from "@agent-runtime/protocol/review";
 import type { PendingRequest, Session } from "@agent-runtime/protocol/sessions";
 
 export type RuntimeEvent =
   | { type: "permission.requested"; machine: string; session: Session; permission: PendingRequest }
-  | { type: "turn.finished"; machine: string; session: Session; stopReason: string | null; durationMs: number | null; lastLine: string | null }
+  | {
+      type: "turn.finished";
+      machine: string;
+      session: Session;
+      stopReason: string | null;
+      durationMs: number | null;
+      lastLine: string | null;
+      changes?: TurnChanges | null;
+    }
   | { type: "turn.failed"; machine: string; session: Session; message: string }
   | { type: "machine.offline" | "machine.online"; machine: string };
 
@@ -74,8 +83,8 @@ export function payloadOf(event: RuntimeEvent, baseUrl: string, id: string, atMs
     case "turn.finished":
       return {
         ...base,
-        turn: { stopReason: event.stopReason, durationMs: event.durationMs, lastLine: event.lastLine },
-        text: `${who} finished${named}${event.lastLine ? `: ${quote(event.lastLine)}` : ""} ${link(url, "Open")}`,
+        turn: { stopReason: event.stopReason, durationMs: event.durationMs, lastLine: event.lastLine, changes: event.changes ?? null },
+        text: `${who} finished${named}${event.changes ? ` (${summaryText(event.changes)})` : ""}${event.lastLine ? `: ${quote(event.lastLine)}` : ""} ${link(url, "Open")}`,
       };
     case "turn.failed":
       return { ...base, text: `${who} failed${named}: ${quote(event.message)} ${link(url, "Open")}` };

@@ -6,6 +6,8 @@
  */
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { machineOfSession, type PendingRequest, type Session, type SessionState, type TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import { SessionWorktree, TurnChanges } from "@agent-runtime/protocol/review";
+import type { z } from "zod";
 import { TranscriptTail } from "./transcript";
 import type { ServerRow, SessionRow, SessionStore } from "./session-store";
 
@@ -40,6 +42,14 @@ export function parseJson<T>(text: string | null): T | null {
   } catch {
     return null;
   }
+}
+
+/** A JSON column read back through its schema: what this object wrote, never cast. */
+export function parsedOr<S extends z.ZodType>(schema: S, text: string | null): z.output<S> | null {
+  const value = parseJson<unknown>(text);
+  if (value === null) return null;
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }
 
 function newSessionId(machine: string): string {
@@ -123,7 +133,7 @@ export class LiveSessions {
   }
 
   /** A new session on `server`, written at once. */
-  create(server: ServerRow, acpId: string, cwd: string, mcpServers: unknown[], who: string, now: number): LiveSession {
+  create(server: ServerRow, acpId: string, cwd: string, mcpServers: unknown[], who: string, now: number, worktree: SessionWorktree | null): LiveSession {
     const isFirst = this.store.count() === 0;
     const row: SessionRow = {
       id: newSessionId(this.machine()),
@@ -148,6 +158,8 @@ export class LiveSessions {
       entries: 0,
       bytes: 0,
       compacted_through: 0,
+      worktree: worktree ? JSON.stringify(worktree) : null,
+      last_changes: null,
       turn_started_at: null,
     };
     const session: LiveSession = { row, tail: new TranscriptTail(1), dirty: true, replaying: false };
@@ -256,6 +268,8 @@ export class LiveSessions {
       resumable: r.resumable === 1,
       continuedFrom: r.continued_from,
       entries: r.entries,
+      worktree: parsedOr(SessionWorktree, r.worktree),
+      lastChanges: parsedOr(TurnChanges, r.last_changes),
     };
   }
 

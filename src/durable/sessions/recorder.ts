@@ -11,11 +11,14 @@ import {
   agentCapabilitiesOf,
   answerOf,
   exitDescription,
+  paramsOf,
   pendingRequestOf,
   permissionAnswerOf,
   promptText,
   stopReasonOf,
+  turnChangesOf,
   WAITING_METHODS,
+  worktreeOf,
 } from "@agent-runtime/protocol/acp-meaning";
 import { isJsonRpcRequest, type JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
@@ -29,12 +32,6 @@ import { SessionStore } from "./session-store";
 
 export type { SessionListener } from "./live-sessions";
 export type { RestorePlan } from "./session-reads";
-
-/** A message's params as an object (an ACP message's params always are; anything else reads as none). */
-function paramsOf(message: { params?: unknown }): Record<string, unknown> {
-  const p = message.params;
-  return typeof p === "object" && p !== null && !Array.isArray(p) ? (p as Record<string, unknown>) : {};
-}
 
 export class SessionRecorder {
   private readonly sessions: LiveSessions;
@@ -179,7 +176,10 @@ export class SessionRecorder {
     }
     const server = this.sessions.server(serverId);
     if (!server) return; // a server started before this object recorded servers: its agent is unknown here
-    this.sessions.create(server, acpId, params.cwd, Array.isArray(params.mcpServers) ? params.mcpServers : [], who, now);
+    // A session that asked for a worktree runs there: the machine's answer names the folder it used.
+    const { cwd = params.cwd, ...worktree } = worktreeOf(answer.result) ?? {};
+    const mcpServers = Array.isArray(params.mcpServers) ? params.mcpServers : [];
+    this.sessions.create(server, acpId, cwd, mcpServers, who, now, "branch" in worktree ? worktree : null);
   }
 
   private turnEnded(serverId: string, params: Record<string, unknown>, answer: { result?: unknown; error?: string }, now: number): void {
@@ -188,15 +188,17 @@ export class SessionRecorder {
     const started = session.row.turn_started_at;
     const durationMs = started ? now - started : null;
     const stopReason = answer.error === undefined ? stopReasonOf(answer.result) : null;
+    const changes = answer.error === undefined ? turnChangesOf(answer.result) : null;
     const lastLine = session.tail.lastTextLine();
     if (answer.error !== undefined) session.tail.add("error", now, { text: answer.error });
-    else session.tail.add("stop", now, { data: { stopReason, durationMs } });
+    else session.tail.add("stop", now, { data: { stopReason, durationMs, ...(changes ? { changes } : {}) } });
+    if (changes) session.row.last_changes = JSON.stringify(changes);
     session.row.pending = null;
     session.row.turn_started_at = null;
     this.sessions.setState(session, "idle", now);
     const record = this.sessions.toSession(session.row);
     if (answer.error !== undefined) this.events({ type: "turn.failed", machine: record.machine, session: record, message: answer.error });
-    else this.events({ type: "turn.finished", machine: record.machine, session: record, stopReason, durationMs, lastLine });
+    else this.events({ type: "turn.finished", machine: record.machine, session: record, stopReason, durationMs, lastLine, changes });
   }
 
   /** A client's `session/load` is on its way: a session recorded already does not get its history twice. */

@@ -32,6 +32,10 @@ export type SessionRow = {
   bytes: number;
   compacted_through: number;
   turn_started_at: number | null;
+  /** The worktree the session runs in (JSON of SessionWorktree), when it asked for one. */
+  worktree: string | null;
+  /** The last turn's change summary (JSON of TurnChanges), as the machine reported it. */
+  last_changes: string | null;
 };
 
 export type ServerRow = {
@@ -71,6 +75,14 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
         can_resume INTEGER NOT NULL DEFAULT 0, can_load INTEGER NOT NULL DEFAULT 0, can_close INTEGER NOT NULL DEFAULT 0,
         agent_version TEXT, cursor INTEGER NOT NULL DEFAULT 0
       )`);
+    },
+  },
+  {
+    version: 2,
+    does: "review and ship: the worktree a session runs in, and its last turn's change summary",
+    up(sql) {
+      sql.exec(`ALTER TABLE sessions ADD COLUMN worktree TEXT`);
+      sql.exec(`ALTER TABLE sessions ADD COLUMN last_changes TEXT`);
     },
   },
 ];
@@ -177,13 +189,14 @@ export class SessionStore {
   writeRow(r: SessionRow): void {
     this.sql.exec(
       `INSERT INTO sessions (id, acp_session_id, server_id, agent, agent_version, cwd, mcp_servers, title, title_from_agent, created_by,
-         created_at, last_activity, state, pending, failure, resumable, continued_from, primer, next_seq, entries, bytes, compacted_through, turn_started_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         created_at, last_activity, state, pending, failure, resumable, continued_from, primer, next_seq, entries, bytes, compacted_through, turn_started_at,
+         worktree, last_changes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET agent_version = excluded.agent_version, cwd = excluded.cwd, title = excluded.title,
          title_from_agent = excluded.title_from_agent, last_activity = excluded.last_activity, state = excluded.state, pending = excluded.pending,
          failure = excluded.failure, resumable = excluded.resumable, continued_from = excluded.continued_from, primer = excluded.primer,
          next_seq = excluded.next_seq, entries = excluded.entries, bytes = excluded.bytes, compacted_through = excluded.compacted_through,
-         turn_started_at = excluded.turn_started_at`,
+         turn_started_at = excluded.turn_started_at, worktree = excluded.worktree, last_changes = excluded.last_changes`,
       r.id,
       r.acp_session_id,
       r.server_id,
@@ -207,6 +220,8 @@ export class SessionStore {
       r.bytes,
       r.compacted_through,
       r.turn_started_at,
+      r.worktree,
+      r.last_changes,
     );
   }
 

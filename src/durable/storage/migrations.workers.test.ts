@@ -62,7 +62,8 @@ describe("a machine's sessions written by the previous release", () => {
 
       const store = new SessionStore(state.storage);
       expect(schemaVersion(sql, "sessions")).toBe(SESSION_MIGRATIONS.length);
-      expect(store.row(`ses-0123456789abcdef-${machine}`)).toMatchObject({ title: "Fix the build", entries: 2, next_seq: 3 });
+      // Version 2 (review and ship) adds the worktree and the last turn's summary: none for a record made before.
+      expect(store.row(`ses-0123456789abcdef-${machine}`)).toMatchObject({ title: "Fix the build", entries: 2, next_seq: 3, worktree: null, last_changes: null });
       expect(store.entries(`ses-0123456789abcdef-${machine}`, 0, 10).map((e) => [e.seq, e.kind])).toEqual([
         [1, "prompt"],
         [2, "text"],
@@ -74,7 +75,7 @@ describe("a machine's sessions written by the previous release", () => {
     });
     // The object reads it as its own.
     const listed = await runInDurableObject(stub, (instance: MachineObject) => instance.getSession(`ses-0123456789abcdef-${machine}`));
-    expect(listed).toMatchObject({ title: "Fix the build", cwd: "/home/me", agent: "mock" });
+    expect(listed).toMatchObject({ title: "Fix the build", cwd: "/home/me", agent: "mock", worktree: null, lastChanges: null });
   });
 
   it("keeps its deliveries: the deliveries schema is adopted the same way", async () => {

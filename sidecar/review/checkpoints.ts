@@ -1,0 +1,291 @@
+/**
+ * Checkpoints per turn (docs/architecture.md, "Review and ship"): when a session's turn starts and when
+ * it ends, its folder is snapshotted into the session's shadow repository; the changes of a turn or of
+ * the whole session, one file's diff and a turn's revert are read from those snapshots by the machine's
+ * git. Each session's work is done one at a time, in order; what a session has is kept in a small state
+ * file beside its shadow repository, so a restarted sidecar goes on numbering its turns.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { lstat, readdir, stat, unlink } from "node:fs/promises";
+import { join, resolve, sep } from "node:path";
+import { z } from "zod";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import { type Changes, type FileChange, type FileDiff, REVIEW_LIMITS, type RevertResult, type TurnChanges } from "@agent-runtime/protocol/review";
+import { writeFileAtomic } from "../atomic-file";
+import { logger } from "../log";
+import { ShadowRepo, type TreeChange } from "./shadow-repo";
+
+const log = logger("checkpoints");
+
+const Turn = z.object({ before: z.string(), after: z.string().nullable(), startedAtMs: z.number(), oversize: z.array(z.string()) });
+const State = z.object({
+  agent: z.string(),
+  sessionId: z.string(),
+  cwd: z.string(),
+  turns: z.array(Turn),
+  oversize: z.array(z.string()),
+  usedAtMs: z.number(),
+});
+type State = z.infer<typeof State>;
+
+export interface SessionKey {
+  agent: string;
+  sessionId: string;
+}
+
+/** A session's folder name in the data directory: its agent and ACP id, hashed (ids are any text). */
+export function checkpointKey({ agent, sessionId }: SessionKey): string {
+  return createHash("sha256").update(`${agent}\n${sessionId}`).digest("hex").slice(0, 32);
+}
+
+function summaryOf(changes: TreeChange[]): { files: number; additions: number; deletions: number } {
+  return {
+    files: changes.length,
+    additions: changes.reduce((n, c) => n + c.additions, 0),
+    deletions: changes.reduce((n, c) => n + c.deletions, 0),
+  };
+}
+
+function fileChangeOf(c: TreeChange): FileChange {
+  return {
+    path: c.path,
+    ...(c.previousPath ? { previousPath: c.previousPath } : {}),
+    status: c.binary ? "binary" : c.status,
+    additions: c.additions,
+    deletions: c.deletions,
+  };
+}
+
+export class Checkpoints {
+  private readonly root: string;
+  /** Each session's work in order: a snapshot never races a revert or another snapshot of it. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(dataDir: string) {
+    this.root = join(dataDir, "checkpoints");
+  }
+
+  private serial<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(work);
+    this.queues.set(key, next);
+    void next
+      .finally(() => {
+        if (this.queues.get(key) === next) this.queues.delete(key);
+      })
+      .catch(() => undefined);
+    return next;
+  }
+
+  private dirOf(key: SessionKey): string {
+    return join(this.root, checkpointKey(key));
+  }
+
+  private read(key: SessionKey): State | null {
+    const file = join(this.dirOf(key), "state.json");
+    if (!existsSync(file)) return null;
+    try {
+      return State.parse(JSON.parse(readFileSync(file, "utf8")));
+    } catch (err) {
+      log.warn(`${key.sessionId}: unreadable checkpoint state, starting again: ${err instanceof Error ? err.message : String(err)}`);
+      return null;
+    }
+  }
+
+  private async write(key: SessionKey, state: State): Promise<void> {
+    await writeFileAtomic(join(this.dirOf(key), "state.json"), JSON.stringify(state));
+  }
+
+  /** A session started or was reattached in `cwd` (a worktree's folder, when it has one). */
+  sessionOpened(key: SessionKey, cwd: string): Promise<void> {
+    return this.serial(checkpointKey(key), async () => {
+      const state = this.read(key);
+      if (state && state.cwd === cwd) return;
+      await this.write(key, state ? { ...state, cwd, usedAtMs: Date.now() } : { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now() });
+    });
+  }
+
+  /** A turn is about to reach the agent: snapshot the folder before it (its number, or null for a session never opened here). */
+  turnStarting(key: SessionKey): Promise<number | null> {
+    return this.serial(checkpointKey(key), async () => {
+      const state = this.read(key);
+      if (!state) return null;
+      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
+      const { tree, oversize } = await shadow.snapshot(state.oversize);
+      const changed = oversize.filter((p) => !state.oversize.includes(p));
+      state.turns.push({ before: tree, after: null, startedAtMs: Date.now(), oversize: changed });
+      state.oversize = oversize;
+      state.usedAtMs = Date.now();
+      await this.write(key, state);
+      return state.turns.length;
+    });
+  }
+
+  /** The turn ended (however): snapshot the folder after it and answer its summary. */
+  turnEnded(key: SessionKey): Promise<TurnChanges | null> {
+    return this.serial(checkpointKey(key), async () => {
+      const state = this.read(key);
+      const turn = state?.turns.at(-1);
+      if (!state || !turn || turn.after !== null) return null;
+      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
+      const { tree, oversize } = await shadow.snapshot(state.oversize);
+      turn.after = tree;
+      turn.oversize = [...new Set([...turn.oversize, ...oversize.filter((p) => !state.oversize.includes(p))])];
+      state.oversize = oversize;
+      state.usedAtMs = Date.now();
+      await this.write(key, state);
+      return { turn: state.turns.length, ...summaryOf(await shadow.changesBetween(turn.before, tree)) };
+    });
+  }
+
+  /** The state of a session the caller names, or a 404 saying why there is none. */
+  private known(key: SessionKey, cwd: string): State {
+    const state = this.read(key);
+    if (state) return state;
+    // A session never prompted here has no checkpoints yet: its changes are none.
+    return { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now() };
+  }
+
+  private turnOf(state: State, turn: number): z.infer<typeof Turn> {
+    const found = state.turns[turn - 1];
+    if (!found)
+      throw new ProblemError("not_found", `the session has ${state.turns.length} checkpointed turn(s); there is no turn ${turn}`, {
+        turns: state.turns.length,
+      });
+    return found;
+  }
+
+  /** The trees a turn (or the whole session) runs between: a turn cut short ends where the next began, or now. */
+  private async range(shadow: ShadowRepo, state: State, turn: number | undefined): Promise<{ from: string; to: string; oversize: string[] }> {
+    const now = async () => (await shadow.snapshot(state.oversize)).tree;
+    if (turn === undefined) return { from: state.turns[0]!.before, to: await now(), oversize: state.oversize };
+    const t = this.turnOf(state, turn);
+    return { from: t.before, to: t.after ?? state.turns[turn]?.before ?? (await now()), oversize: t.oversize };
+  }
+
+  changes(key: SessionKey, cwd: string, turn?: number): Promise<Changes> {
+    return this.serial(checkpointKey(key), async () => {
+      const state = this.known(key, cwd);
+      const empty = {
+        turn: turn ?? null,
+        turns: state.turns.length,
+        cwd: state.cwd,
+        files: [],
+        truncated: false,
+        totals: { files: 0, additions: 0, deletions: 0 },
+      };
+      if (turn !== undefined) this.turnOf(state, turn);
+      if (state.turns.length === 0) return empty;
+      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
+      const { from, to, oversize } = await this.range(shadow, state, turn);
+      const changed = await shadow.changesBetween(from, to);
+      const excluded: FileChange[] = [
+        ...oversize.map((path) => ({
+          path,
+          status: "excluded" as const,
+          additions: 0,
+          deletions: 0,
+          reason: `larger than ${REVIEW_LIMITS.maxFileBytes} bytes`,
+        })),
+        ...(turn === undefined ? await shadow.heavyFoldersPresent() : []).map((path) => ({
+          path,
+          status: "excluded" as const,
+          additions: 0,
+          deletions: 0,
+          reason: "a dependency or build folder",
+        })),
+      ];
+      const files = [...changed.map(fileChangeOf), ...excluded];
+      state.usedAtMs = Date.now();
+      await this.write(key, state);
+      return { ...empty, files: files.slice(0, REVIEW_LIMITS.maxFiles), truncated: files.length > REVIEW_LIMITS.maxFiles, totals: summaryOf(changed) };
+    });
+  }
+
+  diff(key: SessionKey, cwd: string, path: string, turn?: number): Promise<FileDiff> {
+    return this.serial(checkpointKey(key), async () => {
+      const state = this.known(key, cwd);
+      if (turn !== undefined) this.turnOf(state, turn);
+      if (state.turns.length === 0) throw new ProblemError("not_found", `'${path}' has no change in this session`);
+      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
+      const { from, to, oversize } = await this.range(shadow, state, turn);
+      if (oversize.includes(path) || state.oversize.includes(path)) return { path, status: "excluded", diff: null, tooLarge: false, bytes: 0 };
+      const change = (await shadow.changesBetween(from, to)).find((c) => c.path === path || c.previousPath === path);
+      if (!change) throw new ProblemError("not_found", `'${path}' has no change ${turn ? `in turn ${turn}` : "in this session"}`);
+      const file = fileChangeOf(change);
+      if (change.binary) return { path: change.path, status: file.status, diff: null, tooLarge: false, bytes: 0 };
+      const paths = change.previousPath ? [change.previousPath, change.path] : [change.path];
+      const { text, bytes, truncated } = await shadow.diffText(from, to, paths, REVIEW_LIMITS.maxDiffBytes);
+      return { path: change.path, status: file.status, diff: truncated ? null : text, tooLarge: truncated, bytes };
+    });
+  }
+
+  /**
+   * Put the files turn `turn` changed back as they were before it. Refused (409, naming them) when any of
+   * them changed since the turn ended (a person, a later turn), unless `force`.
+   */
+  revert(key: SessionKey, cwd: string, turn: number, force: boolean): Promise<RevertResult> {
+    return this.serial(checkpointKey(key), async () => {
+      const state = this.known(key, cwd);
+      this.turnOf(state, turn);
+      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
+      const { from, to } = await this.range(shadow, state, turn);
+      const now = (await shadow.snapshot(state.oversize)).tree;
+      const changed = await shadow.changesBetween(from, to, false);
+      const paths = changed.map((c) => c.path);
+      const since = await shadow.differing(to, now, paths);
+      if (since.length > 0 && !force) {
+        throw new ProblemError(
+          "conflict",
+          `${since.length} file(s) changed since turn ${turn}: ${since.slice(0, 10).join(", ")}; revert with force: true to lose those changes`,
+          {
+            files: since,
+          },
+        );
+      }
+      const added = changed.filter((c) => c.status === "added").map((c) => c.path);
+      const restored = changed.filter((c) => c.status !== "added").map((c) => c.path);
+      await shadow.restore(from, restored);
+      for (const path of added) await this.removeInside(state.cwd, path);
+      state.usedAtMs = Date.now();
+      await this.write(key, state);
+      return { turn, restored, removed: added };
+    });
+  }
+
+  /** Remove a file a turn added; never one reached through a link out of the folder. */
+  private async removeInside(folder: string, path: string): Promise<void> {
+    const target = resolve(folder, path);
+    if (!target.startsWith(folder.endsWith(sep) ? folder : folder + sep)) return;
+    const info = await lstat(target).catch(() => null);
+    if (info && !info.isDirectory()) await unlink(target);
+  }
+
+  /** Forget a session's checkpoints (its record was purged). */
+  drop(key: SessionKey): Promise<boolean> {
+    return this.serial(checkpointKey(key), async () => {
+      const dir = this.dirOf(key);
+      if (!existsSync(dir)) return false;
+      await new ShadowRepo(dir, "/").remove();
+      return true;
+    });
+  }
+
+  /** Remove the checkpoints of sessions not used for the retention (REVIEW_LIMITS.retentionDays). */
+  async sweep(now = Date.now()): Promise<number> {
+    const cutoff = now - REVIEW_LIMITS.retentionDays * 86_400_000;
+    let removed = 0;
+    for (const name of await readdir(this.root).catch(() => [] as string[])) {
+      const file = join(this.root, name, "state.json");
+      const used = await stat(file)
+        .then((s) => s.mtimeMs)
+        .catch(() => 0);
+      if (used > cutoff) continue;
+      await new ShadowRepo(join(this.root, name), "/").remove();
+      removed++;
+    }
+    if (removed > 0) log.info(`removed the checkpoints of ${removed} session(s) unused for ${REVIEW_LIMITS.retentionDays} days`);
+    return removed;
+  }
+}

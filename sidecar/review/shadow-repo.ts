@@ -1,0 +1,199 @@
+/**
+ * A session's shadow repository (docs/architecture.md, "Review and ship"): snapshots of the session's
+ * folder kept in the sidecar's data directory, in a git directory and an index of their own. The
+ * folder's own `.git` (its HEAD, index, branches, stash, reflog, hooks) is never read for writing nor run:
+ * git is pointed at the shadow directory with GIT_DIR, at a private index with GIT_INDEX_FILE, and runs
+ * with no user or system configuration (no filters, no fsmonitor, no hooks), so a snapshot is the same
+ * whoever's machine it is. `.gitignore` is honoured; heavy folders and files over a bound are left out.
+ */
+import { existsSync } from "node:fs";
+import { lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { REVIEW_LIMITS } from "@agent-runtime/protocol/review";
+import { fieldsOf, runGit, textOf } from "./git-run";
+
+/** Folders a snapshot leaves out wherever they are: dependencies and build outputs, rebuilt, not reviewed. */
+export const HEAVY_FOLDERS = [
+  "node_modules",
+  ".venv",
+  "venv",
+  "__pycache__",
+  ".tox",
+  "target",
+  "dist",
+  "build",
+  "out",
+  ".next",
+  ".nuxt",
+  ".svelte-kit",
+  ".turbo",
+  ".parcel-cache",
+  ".cache",
+  ".gradle",
+  "coverage",
+  ".terraform",
+] as const;
+
+/** The shadow repository's own configuration: nothing of the user's applies, nothing runs. */
+const CONFIG = `[core]
+\trepositoryformatversion = 0
+\tbare = false
+\tautocrlf = false
+\tsafecrlf = false
+\tquotePath = false
+\tuntrackedCache = true
+\tfsmonitor = false
+\thooksPath = /dev/null
+\tsymlinks = true
+[gc]
+\tauto = 0
+[advice]
+\taddEmbeddedRepo = false
+\taddIgnoredFile = false
+[diff]
+\trenames = true
+`;
+
+/** One entry of a diff between two snapshots, as git's raw and numstat output tell it. */
+export interface TreeChange {
+  path: string;
+  previousPath?: string;
+  status: "added" | "modified" | "deleted" | "renamed";
+  binary: boolean;
+  additions: number;
+  deletions: number;
+}
+
+export class ShadowRepo {
+  private readonly gitDir: string;
+  private readonly env: Record<string, string>;
+
+  constructor(
+    /** The shadow's own folder in the data directory. */
+    readonly dir: string,
+    /** The session's folder: the work tree snapshotted. */
+    readonly workTree: string,
+  ) {
+    this.gitDir = join(dir, "git");
+    this.env = {
+      GIT_DIR: this.gitDir,
+      GIT_WORK_TREE: workTree,
+      GIT_INDEX_FILE: join(dir, "index"),
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_LITERAL_PATHSPECS: "1",
+      GIT_OPTIONAL_LOCKS: "0",
+    };
+  }
+
+  private git(args: string[], options: { input?: string; maxOutputBytes?: number; allowFailure?: boolean } = {}) {
+    return runGit(args, { cwd: this.workTree, env: this.env, timeoutMs: 60_000, ...options });
+  }
+
+  /** Create the git directory the first time (no `git init`: its templates would bring hooks). */
+  private async ensure(): Promise<void> {
+    if (existsSync(join(this.gitDir, "HEAD"))) return;
+    await mkdir(join(this.gitDir, "objects"), { recursive: true });
+    await mkdir(join(this.gitDir, "refs"), { recursive: true });
+    await mkdir(join(this.gitDir, "info"), { recursive: true });
+    await writeFile(join(this.gitDir, "config"), CONFIG);
+    await this.writeExcludes([]);
+    await writeFile(join(this.gitDir, "HEAD"), "ref: refs/heads/checkpoints\n");
+  }
+
+  /** The folder's ignore rules for snapshots: the heavy folders, then each oversize file by its exact path. */
+  private async writeExcludes(oversize: string[]): Promise<void> {
+    const exact = oversize.map((p) => `/${p.replace(/([\\*?[\]!#\s])/g, "\\$1")}`);
+    await writeFile(join(this.gitDir, "info", "exclude"), [...HEAVY_FOLDERS.map((f) => `${f}/`), ...exact, ""].join("\n"));
+  }
+
+  /**
+   * Snapshot the folder as it is now: the id of its tree. Files changed since the last snapshot over
+   * the bound are left out and answered in `oversize` (with those left out before that are still over it).
+   */
+  async snapshot(knownOversize: string[]): Promise<{ tree: string; oversize: string[] }> {
+    if (!existsSync(this.workTree)) throw new Error(`the session's folder ${this.workTree} is gone`);
+    await this.ensure();
+    // What changed since the last snapshot (by the index's stat cache): only those are weighed.
+    const candidates = fieldsOf(await this.git(["ls-files", "-z", "--others", "--modified", "--exclude-standard"]));
+    const oversize = new Set<string>();
+    for (const path of [...new Set([...candidates, ...knownOversize])]) {
+      const info = await lstat(join(this.workTree, path)).catch(() => null);
+      if (info?.isFile() && info.size > REVIEW_LIMITS.maxFileBytes) oversize.add(path);
+    }
+    const over = [...oversize].sort();
+    if (over.join("\0") !== [...knownOversize].sort().join("\0")) {
+      await this.writeExcludes(over);
+      // A file that grew past the bound leaves the snapshot (not the disk).
+      if (over.length > 0)
+        await this.git(["rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], { input: `${over.join("\0")}\0` });
+    }
+    await this.git(["add", "-A", "--ignore-errors"], { allowFailure: true });
+    const tree = textOf(await this.git(["write-tree"])).trim();
+    return { tree, oversize: over };
+  }
+
+  /** What changed from tree `from` to tree `to`, every file, with line counts (binary files have none). */
+  async changesBetween(from: string, to: string, renames = true): Promise<TreeChange[]> {
+    const fields = fieldsOf(await this.git(["diff-tree", "-r", "-z", renames ? "-M" : "--no-renames", "--raw", "--numstat", from, to]));
+    const changes: TreeChange[] = [];
+    let i = 0;
+    while (i < fields.length && fields[i]!.startsWith(":")) {
+      const letter = fields[i]!.split(" ")[4]?.[0] ?? "M";
+      const paired = letter === "R" || letter === "C";
+      const first = fields[i + 1]!;
+      const second = paired ? fields[i + 2]! : undefined;
+      i += paired ? 3 : 2;
+      const status = letter === "A" || letter === "C" ? "added" : letter === "D" ? "deleted" : letter === "R" ? "renamed" : "modified";
+      changes.push({
+        path: second ?? first,
+        ...(letter === "R" ? { previousPath: first } : {}),
+        status,
+        binary: false,
+        additions: 0,
+        deletions: 0,
+      });
+    }
+    // Then one numstat entry per change, in the same order: "added\tdeleted\tpath", or for a pair "added\tdeleted\t" and both paths.
+    for (const change of changes) {
+      const head = fields[i] ?? "";
+      const [added = "0", deleted = "0", path = ""] = head.split("\t");
+      i += path === "" ? 3 : 1;
+      change.binary = added === "-";
+      change.additions = change.binary ? 0 : Number(added) || 0;
+      change.deletions = change.binary ? 0 : Number(deleted) || 0;
+    }
+    return changes;
+  }
+
+  /** The unified diff of some paths between two trees, up to `maxBytes` (and how large it was). */
+  async diffText(from: string, to: string, paths: string[], maxBytes: number): Promise<{ text: string; bytes: number; truncated: boolean }> {
+    const outcome = await this.git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", from, to, "--", ...paths], { maxOutputBytes: maxBytes });
+    return { text: textOf(outcome), bytes: outcome.totalBytes, truncated: outcome.truncated };
+  }
+
+  /** Of `paths`, those whose content differs between two trees. */
+  async differing(from: string, to: string, paths: string[]): Promise<string[]> {
+    if (paths.length === 0) return [];
+    const wanted = new Set(paths);
+    return fieldsOf(await this.git(["diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to])).filter((p) => wanted.has(p));
+  }
+
+  /** Put `paths` back in the folder as tree `tree` has them (the private index follows). */
+  async restore(tree: string, paths: string[]): Promise<void> {
+    if (paths.length === 0) return;
+    await this.git(["checkout", tree, "--pathspec-from-file=-", "--pathspec-file-nul"], { input: `${paths.join("\0")}\0` });
+  }
+
+  /** Heavy folders at the top of the session's folder: left out of every snapshot, listed as such. */
+  async heavyFoldersPresent(): Promise<string[]> {
+    const names = new Set<string>(HEAVY_FOLDERS);
+    const entries = await readdir(this.workTree, { withFileTypes: true }).catch(() => []);
+    return entries.filter((e) => e.isDirectory() && names.has(e.name)).map((e) => `${e.name}/`);
+  }
+
+  /** Remove the shadow repository (the session's folder is not touched). */
+  async remove(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
