@@ -38,9 +38,11 @@ async function buildDashboardAssets(): Promise<void> {
     logLevel: "warning",
   });
   const script = bundle.outputFiles[0]!.text;
-  const style = [readFileSync(`${root}/node_modules/@xterm/xterm/css/xterm.css`, "utf8"), readFileSync(`${root}/src/dashboard/client/style.css`, "utf8")].join(
-    "\n",
-  );
+  const style = [
+    readFileSync(`${root}/node_modules/@xterm/xterm/css/xterm.css`, "utf8"),
+    readFileSync(`${root}/node_modules/diff2html/bundles/css/diff2html.min.css`, "utf8"),
+    readFileSync(`${root}/src/dashboard/client/style.css`, "utf8"),
+  ].join("\n");
   const named = (name: string, ext: string, body: string) => `${name}.${createHash("sha256").update(body).digest("hex").slice(0, 12)}.${ext}`;
   const scriptName = named("dashboard", "js", script);
   const styleName = named("dashboard", "css", style);

@@ -5,6 +5,7 @@
  * the terminal tab (xterm.js, served by the worker) with a second viewer and a reload; the file browser
  * (open, edit, upload, download); the admin's pages; a phone and a desktop.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -455,6 +456,84 @@ describe("the dashboard", () => {
       }
     }
     expect(((await (await turn).json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
+  });
+
+  it("reviews and ships on a phone and a desktop: a session's changes, one file's diff, a turn reverted, a commit; an edit's diff while the turn streams", async () => {
+    const repo = join(rt.dir, "review-project");
+    mkdirSync(repo);
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" });
+    git("init", "-q", "-b", "main");
+    git("config", "user.name", "Test Person");
+    git("config", "user.email", "person@example.com");
+    writeFileSync(join(repo, "app.js"), "let a = 1;\n");
+    git("add", ".");
+    git("commit", "-q", "-m", "start");
+    const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, "review", { jsonrpc: "2.0", id, method, params }, query);
+    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
+    const { result } = (await (await post(2, "session/new", { cwd: repo, mcpServers: [] })).json()) as { result: { sessionId: string } };
+    const say = (id: number, text: string) => post(id, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text }] });
+    await say(3, `/write app.js let a = 2; // ${"a long line that must wrap inside the diff ".repeat(8)}`);
+    await say(4, "/write notes/todo.md remember the milk");
+    const { id } = await waitFor(async () => {
+      const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+      return sessions.find((s) => s.sessionId === result.sessionId);
+    }, "the session's record");
+    mkdirSync(SCREENSHOTS, { recursive: true });
+
+    for (const [name, options] of [
+      ["desktop", { viewport: { width: 1280, height: 800 } }],
+      ["phone", { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 }],
+    ] as const) {
+      const context = await browser.newContext(options);
+      const p = await context.newPage();
+      const phone = name === "phone";
+      try {
+        await signIn(p, rt.token);
+        await open(p, `/sessions/${id}`, '#session-transcript [data-kind="stop"] a');
+        expect(await p.textContent("#session-changes")).toContain("1 file, +1 −0");
+        await p.click("#session-changes");
+        await p.waitForSelector('#changes-files li[data-path="app.js"]');
+        expect(await p.textContent("#changes-totals")).toContain("2 files, +2 −1");
+        await p.click('li[data-path="app.js"] button.file-row');
+        await p.waitForSelector('li[data-path="app.js"] .diff .d2h-code-line');
+        // Added and removed lines keep their sign, not colour alone.
+        const signs = await p.locator('li[data-path="app.js"] .d2h-code-line-prefix').allTextContents();
+        expect(signs.map((t) => t.trim())).toEqual(expect.arrayContaining(["+", "-"]));
+        await fits(p, options.viewport.width, phone);
+        await p.screenshot({ path: join(SCREENSHOTS, `${name}-changes.png`), fullPage: true });
+        await p.waitForSelector("#git-status");
+        await fits(p, options.viewport.width, phone);
+        if (!phone) continue;
+        // Turn 2 undone from the phone (the desktop only looked), then the rest committed.
+        await p.click('#changes-turns a:has-text("Turn 2")');
+        await p.waitForSelector('#changes-files li[data-path="notes/todo.md"]');
+        await p.click("#changes-revert");
+        await expect.poll(() => p.textContent("#changes-msg")).toContain("Turn 2 reverted");
+        expect(existsSync(join(repo, "notes/todo.md"))).toBe(false);
+        await p.fill("#commit-message", "Make a two");
+        await p.click("#git-commit");
+        await expect.poll(() => p.textContent("#ship-msg")).toContain("Committed");
+        expect(git("log", "-1", "--format=%s").trim()).toBe("Make a two");
+        expect(git("status", "--porcelain")).toBe("");
+        await p.screenshot({ path: join(SCREENSHOTS, "phone-changes-shipped.png"), fullPage: true });
+      } finally {
+        await context.close();
+      }
+    }
+
+    // While a turn the page sent streams, an edit the agent reports shows as a diff (kept nowhere).
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const p = await context.newPage();
+    try {
+      await signIn(p, rt.token);
+      await open(p, `/sessions/${id}`, "#session-input");
+      await p.fill("#session-input", "/write live.txt shown as it happens");
+      await p.click("#session-send");
+      await p.waitForSelector(".live-edit .diff .d2h-code-line");
+      expect(await p.textContent(".live-edit")).toContain("shown as it happens");
+    } finally {
+      await context.close();
+    }
   });
 
   it("shows the last sessions seen without a network, and forgets them at sign-out", async () => {

@@ -14,6 +14,7 @@ export const DASHBOARD_PATHS = [
   "/",
   "/sessions",
   "/sessions/:id",
+  "/sessions/:id/changes",
   "/machines",
   "/machines/:machine",
   ...["agents", "processes", "files", "terminal"].map((tab) => `/machines/:machine/${tab}`),

@@ -39,6 +39,7 @@ describe("the operation table", () => {
       ].sort(),
     );
     // What changes the machine is remembered, so a call re-sent after a reconnect is never run twice.
-    for (const op of ["acp.post", "processes.spawn", "fs.commit", "fs.upload", "agents.install", "checkpoints.revert", "git.commit", "git.push"] as const) expect(isReadOnly(op), op).toBe(false);
+    for (const op of ["acp.post", "processes.spawn", "fs.commit", "fs.upload", "agents.install", "checkpoints.revert", "git.commit", "git.push"] as const)
+      expect(isReadOnly(op), op).toBe(false);
   });
 });

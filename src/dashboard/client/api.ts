@@ -11,6 +11,8 @@ export class ApiError extends Error {
     message: string,
     /** The problem's `type` (application/problem+json), when the API sent one. */
     readonly type: string | null = null,
+    /** The whole problem, its extensions included (e.g. the files a revert would overwrite). */
+    readonly problem: Record<string, unknown> | null = null,
   ) {
     super(message);
   }
@@ -39,7 +41,12 @@ export async function apiJson<T>(path: string, init?: RequestInit): Promise<T> {
   const res = await api(path, init);
   const body = res.status === 204 || res.status === 202 ? null : ((await res.json().catch(() => null)) as Record<string, unknown> | null);
   if (!res.ok)
-    throw new ApiError(res.status, typeof body?.detail === "string" ? body.detail : `HTTP ${res.status}`, typeof body?.type === "string" ? body.type : null);
+    throw new ApiError(
+      res.status,
+      typeof body?.detail === "string" ? body.detail : `HTTP ${res.status}`,
+      typeof body?.type === "string" ? body.type : null,
+      body,
+    );
   return body as T;
 }
 

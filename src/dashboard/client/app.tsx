@@ -15,6 +15,7 @@ import { AdminView } from "./views/admin";
 import { MachinesView, MachineView } from "./views/machines";
 import { Link } from "./views/parts";
 import { SessionView } from "./views/session";
+import { ChangesView } from "./views/changes";
 import { SessionsView } from "./views/sessions";
 import { SignIn } from "./views/signin";
 import { TeamView } from "./views/team";
@@ -44,7 +45,7 @@ export function App() {
 }
 
 const NAV = [
-  { view: "sessions", label: "Sessions", match: ["sessions", "session"] },
+  { view: "sessions", label: "Sessions", match: ["sessions", "session", "changes"] },
   { view: "machines", label: "Machines", match: ["machines", "machine"] },
   { view: "team", label: "Team", match: ["team"] },
   { view: "admin", label: "Admin", match: ["admin"] },
@@ -138,6 +139,8 @@ function View(props: {
       return <SessionsView sessions={props.sessions} offline={props.offline} machines={props.machines ?? []} reload={props.reloadSessions} />;
     case "session":
       return <SessionView id={route.id} onChange={props.reloadSessions} />;
+    case "changes":
+      return <ChangesView id={route.id} turn={route.turn} />;
     case "machines":
       return <MachinesView machines={props.machines} />;
     case "machine":

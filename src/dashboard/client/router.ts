@@ -11,6 +11,7 @@ export type MachineTab = (typeof MACHINE_TABS)[number];
 export type Route =
   | { view: "sessions" }
   | { view: "session"; id: string }
+  | { view: "changes"; id: string; turn: number | null }
   | { view: "machines" }
   | { view: "machine"; machine: string; tab: MachineTab; query: URLSearchParams }
   | { view: "team" }
@@ -25,6 +26,10 @@ export function parseRoute(pathname: string, search = "", hash = ""): Route {
   const [first, second, third] = parts;
   if (parts.length === 0 || (first === "sessions" && parts.length === 1)) return { view: "sessions" };
   if (first === "sessions" && second && parts.length === 2) return { view: "session", id: second };
+  if (first === "sessions" && second && third === "changes" && parts.length === 3) {
+    const turn = Number(new URLSearchParams(search).get("turn"));
+    return { view: "changes", id: second, turn: Number.isInteger(turn) && turn > 0 ? turn : null };
+  }
   if (first === "machines" && parts.length === 1) return { view: "machines" };
   if (first === "machines" && second && parts.length <= 3) {
     const tab = (third ?? "agents") as MachineTab;
@@ -42,6 +47,8 @@ export function href(route: Exclude<Route, { view: "missing" }>): string {
       return "/sessions";
     case "session":
       return `/sessions/${encodeURIComponent(route.id)}`;
+    case "changes":
+      return `/sessions/${encodeURIComponent(route.id)}/changes${route.turn ? `?turn=${route.turn}` : ""}`;
     case "machines":
       return "/machines";
     case "machine": {

@@ -6,6 +6,7 @@
  */
 import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Session, SessionList } from "@agent-runtime/protocol/sessions";
+import { WORKTREE_META } from "@agent-runtime/protocol/review";
 import { ApiError, machineApi, send } from "./api";
 
 /** What the page tells the agent it can do: read and write files (through the runtime's file API). */
@@ -22,7 +23,8 @@ async function call<T>(path: string, id: number, method: string, params: unknown
   return answer.result as T;
 }
 
-export async function startSession(machine: string, agent: AgentInfo["id"], cwd: string): Promise<Session> {
+/** `worktree`: run the session in a new git worktree of the folder's repository, from `base` (default its HEAD). */
+export async function startSession(machine: string, agent: AgentInfo["id"], cwd: string, worktree: { base?: string } | null = null): Promise<Session> {
   const serverId = `dash-${crypto.randomUUID().slice(0, 8)}`;
   const path = `${machineApi(machine)}/acp/${serverId}`;
   await call(`${path}?agent=${encodeURIComponent(agent)}`, 1, "initialize", {
@@ -30,7 +32,8 @@ export async function startSession(machine: string, agent: AgentInfo["id"], cwd:
     clientCapabilities: CLIENT_CAPABILITIES,
     clientInfo: { name: "agent-runtime dashboard", version: "1" },
   });
-  const { sessionId } = await call<{ sessionId: string }>(path, 2, "session/new", { cwd: cwd || ".", mcpServers: [] });
+  const meta = worktree ? { _meta: { [WORKTREE_META]: worktree.base ? { base: worktree.base } : {} } } : {};
+  const { sessionId } = await call<{ sessionId: string }>(path, 2, "session/new", { cwd: cwd || ".", mcpServers: [], ...meta });
   // The record is written as the answer passes the machine's object: it is listed by now.
   const { sessions } = await send<SessionList>(`/v1/sessions?machine=${encodeURIComponent(machine)}&limit=50`, undefined, "GET");
   const record = sessions.find((s) => s.sessionId === sessionId);

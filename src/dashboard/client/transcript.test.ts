@@ -49,7 +49,11 @@ describe("transcripts", () => {
     expect(entryText({ seq: 1, atMs: 0, kind: "plan", data: { entries: [{ status: "completed", content: "x" }, { content: "y" }] } })).toBe("plan: ✓ x  · y");
     expect(entryText({ seq: 1, atMs: 0, kind: "permission", data: { title: "Write a" } })).toBe("asks: Write a");
     expect(entryText({ seq: 1, atMs: 0, kind: "permission_answer", data: { optionId: "allow" } })).toBe("answered: allow");
-    expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "end_turn", durationMs: 1234 } })).toBe("(end_turn, 1.2 s)");
+    expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "end_turn", durationMs: 1234 } })).toBe("Done in 1.2 s");
+    expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "end_turn", durationMs: 20 } })).toBe("Done");
+    const changes = { turn: 2, files: 3, additions: 40, deletions: 2 };
+    expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "cancelled", durationMs: 0, changes } })).toBe("Cancelled · 3 files, +40 −2");
+    expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "odd_reason" } })).toBe("Ended (odd_reason)");
     expect(entryText({ seq: 1, atMs: 0, kind: "prompt", text: "hi" })).toBe("hi");
   });
 });

@@ -1,5 +1,6 @@
 /** How the dashboard shows sessions and their transcripts: pure functions, tested beside. */
 import type { Session, SessionState, TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import { summaryText, TurnChanges } from "@agent-runtime/protocol/review";
 import { ago } from "./format";
 
 const STATE_RANK: Record<SessionState, number> = { waiting: 0, running: 1, failed: 2, idle: 3, offline: 4, closed: 5 };
@@ -26,6 +27,30 @@ const field = (data: Record<string, unknown> | undefined, key: string): string |
   return typeof value === "string" ? value : undefined;
 };
 
+/** How a turn ended, in words a person uses. */
+const STOP_WORDS: Record<string, string> = {
+  end_turn: "Done",
+  cancelled: "Cancelled",
+  max_tokens: "Stopped: the answer reached its length limit",
+  max_turn_requests: "Stopped: too many steps in one turn",
+  refusal: "The agent refused",
+};
+
+/** What a turn's end says: how it ended, how long it took, what it changed ("3 files, +40 −2"). */
+function stopText(d: Record<string, unknown> | undefined): string {
+  const reason = field(d, "stopReason");
+  const ms = typeof d?.durationMs === "number" ? d.durationMs : 0;
+  const changes = turnChangesOf(d);
+  const took = ms >= 1000 ? ` in ${Math.round(ms / 100) / 10} s` : "";
+  return `${(reason && STOP_WORDS[reason]) ?? (reason ? `Ended (${reason})` : "Ended")}${took}${changes ? ` · ${summaryText(changes)}` : ""}`;
+}
+
+/** The summary a turn's end carries, if the machine reported one. */
+export function turnChangesOf(d: Record<string, unknown> | undefined): TurnChanges | null {
+  const parsed = TurnChanges.safeParse(d?.changes);
+  return parsed.success ? parsed.data : null;
+}
+
 /** An entry as one line of plain text (agent text is Markdown and is rendered instead). */
 export function entryText(entry: TranscriptEntry): string {
   const d = entry.data;
@@ -42,10 +67,8 @@ export function entryText(entry: TranscriptEntry): string {
       return `asks: ${field(d, "title") ?? ""}`;
     case "permission_answer":
       return `answered: ${field(d, "name") ?? field(d, "optionId") ?? field(d, "outcome") ?? ""}`;
-    case "stop": {
-      const ms = typeof d?.durationMs === "number" ? d.durationMs : 0;
-      return `(${field(d, "stopReason") ?? "ended"}${ms ? `, ${Math.round(ms / 100) / 10} s` : ""})`;
-    }
+    case "stop":
+      return stopText(d);
     default:
       return entry.text ?? "";
   }

@@ -63,7 +63,13 @@ describe("a machine's sessions written by the previous release", () => {
       const store = new SessionStore(state.storage);
       expect(schemaVersion(sql, "sessions")).toBe(SESSION_MIGRATIONS.length);
       // Version 2 (review and ship) adds the worktree and the last turn's summary: none for a record made before.
-      expect(store.row(`ses-0123456789abcdef-${machine}`)).toMatchObject({ title: "Fix the build", entries: 2, next_seq: 3, worktree: null, last_changes: null });
+      expect(store.row(`ses-0123456789abcdef-${machine}`)).toMatchObject({
+        title: "Fix the build",
+        entries: 2,
+        next_seq: 3,
+        worktree: null,
+        last_changes: null,
+      });
       expect(store.entries(`ses-0123456789abcdef-${machine}`, 0, 10).map((e) => [e.seq, e.kind])).toEqual([
         [1, "prompt"],
         [2, "text"],

@@ -9,8 +9,28 @@ import { type AgentRequest, answerFileRequest, isFileRequest } from "../file-req
 import { renderMarkdown } from "../markdown";
 import { href, navigate } from "../router";
 import { useCan } from "../session-context";
-import { entryClass, entryText, withEntry } from "../transcript";
+import { entryClass, entryText, turnChangesOf, withEntry } from "../transcript";
+import { DiffBlock, toolCallDiff } from "../diff-view";
+import { summaryText } from "@agent-runtime/protocol/review";
 import { Link } from "./parts";
+
+/** An edit the agent reported while its turn streams (an ACP tool call's `diff` content): shown, never stored. */
+interface LiveEdit {
+  toolCallId: string;
+  title: string;
+  unified: string;
+}
+
+/** The `diff` contents of a `session/update` tool call, as edits to show. */
+function editsOf(update: unknown): LiveEdit[] {
+  const u = update as { sessionUpdate?: string; toolCallId?: string; title?: string; content?: unknown };
+  if ((u?.sessionUpdate !== "tool_call" && u?.sessionUpdate !== "tool_call_update") || !Array.isArray(u.content)) return [];
+  return u.content.flatMap((c: { type?: string; path?: string; oldText?: string | null; newText?: string }, i: number) =>
+    c?.type === "diff" && typeof c.path === "string" && typeof c.newText === "string"
+      ? [{ toolCallId: `${u.toolCallId ?? ""}:${i}`, title: u.title ?? c.path, unified: toolCallDiff(c.path, c.oldText ?? null, c.newText) }]
+      : [],
+  );
+}
 
 const sessionPath = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
 
@@ -32,6 +52,9 @@ export function SessionView(props: { id: string; onChange: () => void }) {
   const box = useRef<HTMLDivElement>(null);
   const stickToEnd = useRef(true);
   const serving = useRef<AbortController | null>(null);
+  const [liveEdits, setLiveEdits] = useState<LiveEdit[]>([]);
+  /** Tool calls of earlier turns (the agent's stream replays them): their edits are not shown again. */
+  const earlierCalls = useRef(new Set<string>());
 
   // The record, then the transcript live: entries by sequence, the record again when its state changes.
   useEffect(() => {
@@ -97,6 +120,11 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         if (event === "message" && isFileRequest(msg) && msg.params.sessionId === r.sessionId) {
           void answerFileRequest(machineApi(r.machine), msg, (reply) => relay(r, reply));
         }
+        const update = data as { method?: string; params?: { sessionId?: string; update?: unknown } };
+        if (event === "message" && update.method === "session/update" && update.params?.sessionId === r.sessionId) {
+          const edits = editsOf(update.params.update).filter((e) => !earlierCalls.current.has(e.toolCallId.replace(/:\d+$/, "")));
+          if (edits.length > 0) setLiveEdits((list) => [...list.filter((e) => !edits.some((n) => n.toolCallId === e.toolCallId)), ...edits]);
+        }
       },
       controller.signal,
     )
@@ -112,6 +140,8 @@ export function SessionView(props: { id: string; onChange: () => void }) {
     if (!record || !typed) return;
     setText("");
     setMessage("");
+    setLiveEdits([]);
+    for (const entry of entries) if (entry.kind === "tool_call" && typeof entry.data?.toolCallId === "string") earlierCalls.current.add(entry.data.toolCallId);
     stickToEnd.current = true;
     serveFileRequests(record);
     const res = await relay(record, {
@@ -160,9 +190,17 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         </Link>
       </div>
       {record ? (
+        <p class="row">
+          <Link id="session-changes" class="button" href={href({ view: "changes", id: props.id, turn: null })}>
+            Changes{record.lastChanges ? ` · last turn ${summaryText(record.lastChanges)}` : ""}
+          </Link>
+        </p>
+      ) : null}
+      {record ? (
         <p id="session-meta" class="muted">
           {record.machine} · {record.agent}
-          {record.agentVersion ? ` ${record.agentVersion}` : ""} · {record.cwd} · started by {record.createdBy} {new Date(record.createdAtMs).toLocaleString()}
+          {record.agentVersion ? ` ${record.agentVersion}` : ""} · {record.worktree ? `branch ${record.worktree.branch} (from ${record.worktree.base}) · ` : ""}
+          {record.cwd} · started by {record.createdBy} {new Date(record.createdAtMs).toLocaleString()}
           {record.failure ? ` · ${record.failure.message}` : ""}
           {record.continuedFrom ? " · continued from an earlier session" : ""}
         </p>
@@ -201,12 +239,22 @@ export function SessionView(props: { id: string; onChange: () => void }) {
               data-kind={entry.kind}
               dangerouslySetInnerHTML={{ __html: renderMarkdown(entry.text ?? "") }}
             />
+          ) : entry.kind === "stop" && turnChangesOf(entry.data) ? (
+            <div key={entry.seq} class={`entry ${entryClass(entry)}`} data-seq={entry.seq} data-kind={entry.kind}>
+              <Link href={href({ view: "changes", id: props.id, turn: turnChangesOf(entry.data)!.turn })}>{entryText(entry)}</Link>
+            </div>
           ) : (
             <div key={entry.seq} class={`entry ${entryClass(entry)}`} data-seq={entry.seq} data-kind={entry.kind}>
               {entryText(entry)}
             </div>
           ),
         )}
+        {liveEdits.map((edit) => (
+          <div key={edit.toolCallId} class="entry live-edit" data-kind="edit">
+            <div class="muted">{edit.title}</div>
+            <DiffBlock unified={edit.unified} />
+          </div>
+        ))}
       </div>
       {canAct && record ? (
         <>

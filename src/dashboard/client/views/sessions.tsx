@@ -63,6 +63,8 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
   const [agents, setAgents] = useState<AgentInfo[] | null>(null);
   const [agent, setAgent] = useState("");
   const [cwd, setCwd] = useState("");
+  const [isolated, setIsolated] = useState(false);
+  const [base, setBase] = useState("");
   const [note, setNote] = useState("");
   const [busy, setBusy] = useState(false);
   // Asked once per machine chosen, not polled: an open Sessions page must not keep asking a machine.
@@ -83,7 +85,8 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
     setBusy(true);
     setNote(`starting ${picked} on ${chosen}…`);
     try {
-      const session = await startSession(chosen, picked as AgentInfo["id"], cwd.trim());
+      const worktree = isolated ? (base.trim() ? { base: base.trim() } : {}) : null;
+      const session = await startSession(chosen, picked as AgentInfo["id"], cwd.trim(), worktree);
       navigate(href({ view: "session", id: session.id }));
     } catch (err) {
       setNote(errorText(err));
@@ -121,6 +124,19 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
             value={cwd}
             onInput={(e) => setCwd(e.currentTarget.value)}
           />
+          <label class="row muted check">
+            <input id="new-worktree" type="checkbox" checked={isolated} onChange={(e) => setIsolated(e.currentTarget.checked)} /> in a new worktree
+          </label>
+          {isolated ? (
+            <input
+              id="new-base"
+              placeholder="from branch (default: current)"
+              aria-label="base branch"
+              spellcheck={false}
+              value={base}
+              onInput={(e) => setBase(e.currentTarget.value)}
+            />
+          ) : null}
           <button id="new-start" class="primary" type="submit" disabled={busy || !picked}>
             Start
           </button>

@@ -1,0 +1,277 @@
+/**
+ * A session's Changes (docs/architecture.md, "Review and ship"): the files the whole session or one turn
+ * changed, each file's diff asked of the machine when opened, a turn's revert, and shipping the folder:
+ * commit, push, pull request. Made for a phone first: one column, diffs that wrap inside themselves.
+ */
+import { useEffect, useState } from "preact/hooks";
+import type { Changes, FileChange, FileDiff, GitStatus } from "@agent-runtime/protocol/review";
+import { summaryText } from "@agent-runtime/protocol/review";
+import type { Session } from "@agent-runtime/protocol/sessions";
+import { ApiError, apiJson, errorText, machineApi, send } from "../api";
+import { DiffBlock } from "../diff-view";
+import { href } from "../router";
+import { useCan } from "../session-context";
+import { Link, Note } from "./parts";
+
+const STATUS_WORD: Record<FileChange["status"], string> = {
+  added: "added",
+  modified: "changed",
+  deleted: "deleted",
+  renamed: "renamed",
+  binary: "binary",
+  excluded: "left out",
+};
+
+const sessionPath = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
+
+function FileRow(props: { session: string; turn: number | null; file: FileChange }) {
+  const { file } = props;
+  const [open, setOpen] = useState(false);
+  const [diff, setDiff] = useState<FileDiff | null>(null);
+  const [error, setError] = useState("");
+  const diffable = file.status !== "excluded" && file.status !== "binary";
+  const toggle = async () => {
+    setOpen(!open);
+    if (open || diff || !diffable) return;
+    const query = new URLSearchParams({ path: file.path, ...(props.turn ? { turn: String(props.turn) } : {}) });
+    try {
+      setDiff(await apiJson<FileDiff>(`${sessionPath(props.session)}/changes/diff?${query}`));
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  return (
+    <li class="change" data-path={file.path} data-status={file.status}>
+      <button type="button" class="file-row" aria-expanded={open} onClick={toggle}>
+        <span class={`badge status-${file.status}`}>{STATUS_WORD[file.status]}</span>
+        <span class="grow path">{file.previousPath ? `${file.previousPath} → ${file.path}` : file.path}</span>
+        {diffable ? (
+          <span class="counts">
+            <span class="plus">+{file.additions}</span> <span class="minus">−{file.deletions}</span>
+          </span>
+        ) : null}
+      </button>
+      {open ? (
+        <div class="change-body">
+          {file.reason ? <p class="muted">Not snapshotted: {file.reason}.</p> : null}
+          {file.status === "binary" ? <p class="muted">A binary file: no line diff.</p> : null}
+          {error ? <p class="muted">{error}</p> : null}
+          {diff?.tooLarge ? <p class="muted">The diff is {Math.round(diff.bytes / 1024)} KiB, too large to show here: open the file in Files.</p> : null}
+          {diff?.diff ? <DiffBlock unified={diff.diff} /> : null}
+          {diff?.diff === "" ? <p class="muted">Only its mode changed.</p> : null}
+        </div>
+      ) : null}
+    </li>
+  );
+}
+
+/** Commit, push and pull request for the session's folder, with the machine's own git. */
+function Ship(props: { record: Session }) {
+  const { record } = props;
+  const v1 = machineApi(record.machine);
+  const [status, setStatus] = useState<GitStatus | null>(null);
+  const [unavailable, setUnavailable] = useState("");
+  const [message, setMessage] = useState(record.title ?? "");
+  const [note, setNote] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [pullRequest, setPullRequest] = useState<string | null>(null);
+  const canAct = useCan("member");
+  const reload = async () => {
+    try {
+      setStatus(await apiJson<GitStatus>(`${v1}/git/status?cwd=${encodeURIComponent(record.cwd)}`));
+    } catch (err) {
+      setUnavailable(err instanceof ApiError && err.status === 422 ? "This folder is not in a git repository: nothing to commit or push." : errorText(err));
+    }
+  };
+  useEffect(() => {
+    void reload();
+  }, [record.id]);
+  const run = (what: string, work: () => Promise<string>) => async () => {
+    setBusy(true);
+    setNote(`${what}…`);
+    try {
+      setNote(await work());
+      await reload();
+    } catch (err) {
+      setNote(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  if (unavailable) return <p class="muted">{unavailable}</p>;
+  if (!status) return <p class="muted">Reading the repository…</p>;
+  const where = `${status.branch ?? "a detached HEAD"}${status.upstream ? ` → ${status.upstream}` : ""}`;
+  return (
+    <div id="ship">
+      <p id="git-status" class="muted">
+        {where} · {status.files.length} uncommitted {status.files.length === 1 ? "file" : "files"}
+        {status.ahead ? ` · ${status.ahead} to push` : ""}
+        {status.behind ? ` · ${status.behind} behind` : ""}
+      </p>
+      {canAct ? (
+        <>
+          <form
+            id="commit-form"
+            class="stack"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void run("committing", async () => {
+                const made = await send<{ summary: string }>(`${v1}/git/commit`, { cwd: record.cwd, message });
+                return `Committed ${made.summary}`;
+              })();
+            }}
+          >
+            <textarea id="commit-message" aria-label="commit message" rows={2} value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
+            <div class="row">
+              <button id="git-commit" type="submit" class="primary" disabled={busy || !message.trim() || status.files.length === 0}>
+                Commit
+              </button>
+              <button
+                id="git-push"
+                type="button"
+                disabled={busy || !status.branch}
+                onClick={run("pushing", async () => {
+                  const pushed = await send<{ remote: string; branch: string }>(`${v1}/git/push`, { cwd: record.cwd, setUpstream: !status.upstream });
+                  return `Pushed ${pushed.branch} to ${pushed.remote}`;
+                })}
+              >
+                Push
+              </button>
+              <button
+                id="git-pr"
+                type="button"
+                disabled={busy || !status.branch}
+                onClick={run("opening a pull request", async () => {
+                  const base = record.worktree?.base;
+                  const pr = await send<{ opened: boolean; url: string | null; reason?: string }>(`${v1}/git/pull-request`, {
+                    cwd: record.cwd,
+                    title: message.split("\n")[0] || record.title || "Changes by an agent",
+                    body: `Made by ${record.agent} in session ${record.id}.`,
+                    ...(base ? { base } : {}),
+                  });
+                  setPullRequest(pr.url);
+                  return pr.opened ? "Pull request opened" : (pr.reason ?? "Open the pull request at its page");
+                })}
+              >
+                Open pull request
+              </button>
+            </div>
+          </form>
+          {pullRequest ? (
+            <p>
+              <a id="git-pr-link" href={pullRequest} target="_blank" rel="noopener noreferrer">
+                {pullRequest}
+              </a>
+            </p>
+          ) : null}
+        </>
+      ) : null}
+      <Note id="ship-msg" text={note} />
+    </div>
+  );
+}
+
+export function ChangesView(props: { id: string; turn: number | null }) {
+  const [record, setRecord] = useState<Session | null>(null);
+  const [changes, setChanges] = useState<Changes | null>(null);
+  const [note, setNote] = useState("");
+  const [conflict, setConflict] = useState<string[] | null>(null);
+  const canAct = useCan("member");
+  const load = async () => {
+    setChanges(null);
+    try {
+      setRecord(await apiJson<Session>(sessionPath(props.id)));
+      setChanges(await apiJson<Changes>(`${sessionPath(props.id)}/changes${props.turn ? `?turn=${props.turn}` : ""}`));
+    } catch (err) {
+      setNote(errorText(err));
+    }
+  };
+  useEffect(() => {
+    setNote("");
+    setConflict(null);
+    void load();
+  }, [props.id, props.turn]);
+
+  const revert = async (force: boolean) => {
+    if (!props.turn) return;
+    setNote(`reverting turn ${props.turn}…`);
+    try {
+      const done = await send<{ restored: string[]; removed: string[] }>(`${sessionPath(props.id)}/revert`, { turn: props.turn, force });
+      setConflict(null);
+      setNote(`Turn ${props.turn} reverted: ${done.restored.length} put back, ${done.removed.length} removed.`);
+      await load();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) {
+        const files = err.problem?.files;
+        setConflict(Array.isArray(files) ? files.map(String) : [err.message]);
+        setNote("");
+      } else setNote(errorText(err));
+    }
+  };
+
+  const turns = changes?.turns ?? record?.lastChanges?.turn ?? 0;
+  return (
+    <section id="changes-view">
+      <div class="row">
+        <h2 class="grow clamp">Changes{props.turn ? ` in turn ${props.turn}` : ""}</h2>
+        <Link id="changes-back" class="button" href={href({ view: "session", id: props.id })}>
+          Back
+        </Link>
+      </div>
+      {record ? (
+        <p class="muted clamp">
+          {record.title ?? "(no prompt yet)"} · {record.worktree ? `branch ${record.worktree.branch} · ` : ""}
+          {record.cwd}
+        </p>
+      ) : null}
+      <nav id="changes-turns" class="chips" aria-label="turns">
+        <Link href={href({ view: "changes", id: props.id, turn: null })} aria-current={props.turn === null ? "page" : undefined}>
+          Whole session
+        </Link>
+        {Array.from({ length: turns }, (_, i) => i + 1).map((n) => (
+          <Link key={n} href={href({ view: "changes", id: props.id, turn: n })} aria-current={props.turn === n ? "page" : undefined}>
+            Turn {n}
+          </Link>
+        ))}
+      </nav>
+      {changes ? (
+        <>
+          <p id="changes-totals">
+            <strong>{summaryText(changes.totals)}</strong>
+            {changes.truncated ? " (the first files are listed)" : ""}
+          </p>
+          {changes.files.length === 0 ? <p class="muted">{changes.turns === 0 ? "No turn has run here yet." : "Nothing changed."}</p> : null}
+          <ul id="changes-files" class="plain">
+            {changes.files.map((file) => (
+              <FileRow key={`${props.turn}:${file.path}`} session={props.id} turn={props.turn} file={file} />
+            ))}
+          </ul>
+          {props.turn && canAct && changes.files.length > 0 ? (
+            <div class="row">
+              <button id="changes-revert" type="button" onClick={() => revert(false)}>
+                Revert this turn
+              </button>
+            </div>
+          ) : null}
+          {conflict ? (
+            <div id="changes-conflict" class="permission">
+              <p>
+                Changed since turn {props.turn}: {conflict.join(", ")}. Reverting loses those changes.
+              </p>
+              <button id="changes-revert-force" type="button" onClick={() => revert(true)}>
+                Revert anyway
+              </button>
+            </div>
+          ) : null}
+        </>
+      ) : null}
+      <Note id="changes-msg" text={note} />
+      {record ? (
+        <>
+          <h3>Ship</h3>
+          <Ship record={record} />
+        </>
+      ) : null}
+    </section>
+  );
+}
