@@ -456,7 +456,7 @@ describe("the dashboard", () => {
       }
     }
     expect(((await (await turn).json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
-  });
+  }, 90_000); // two devices, eight views each: about 25 s on a loaded two-core machine
 
   it("reviews and ships on a phone and a desktop: a session's changes, one file's diff, a turn reverted, a commit; an edit's diff while the turn streams", async () => {
     const repo = join(rt.dir, "review-project");

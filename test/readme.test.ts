@@ -3,7 +3,7 @@
  * does what its --help and the README say.
  */
 import { execFile } from "node:child_process";
-import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { promisify } from "node:util";
@@ -46,6 +46,48 @@ describe("the README's examples", () => {
     expect(stdout).toContain('"result":{"stopReason":"end_turn"}');
     expect(stdout).toMatch(/id: 1\nevent: message\ndata: \{"jsonrpc":"2.0","method":"session\/update"/);
     expect(((await (await rt.api("/v1/acp")).json()) as { servers: unknown[] }).servers).toEqual([]); // DELETE stopped it
+  });
+
+  it("the review example reads a session's changes, reverts a turn, commits, pushes and answers where to open a pull request", async () => {
+    const folder = join(rt.dir, "readme-review");
+    const origin = join(rt.dir, "readme-origin.git");
+    const git = (cwd: string, ...args: string[]) => run("git", args, { cwd });
+    mkdirSync(folder);
+    await git(rt.dir, "init", "-q", "--bare", origin);
+    await git(folder, "init", "-q", "-b", "main");
+    await git(folder, "config", "user.name", "Readme Reader");
+    await git(folder, "config", "user.email", "reader@example.com");
+    await git(folder, "remote", "add", "origin", origin);
+    writeFileSync(join(folder, "README.md"), "# app\n");
+    await git(folder, "add", ".");
+    await git(folder, "commit", "-q", "-m", "start");
+    const post = (id: number, method: string, params: unknown, query = "") =>
+      rt.api(`/v1/acp/readme-review${query}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+      });
+    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
+    const { result } = (await (await post(2, "session/new", { cwd: folder, mcpServers: [] })).json()) as { result: { sessionId: string } };
+    for (const [id, text] of [
+      [3, "/write src/app.ts const version = 1;"],
+      [4, "/write src/app.ts const version = 2;"],
+    ] as const)
+      await post(id, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text }] });
+    const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+    const session = sessions.find((s) => s.sessionId === result.sessionId)!.id;
+
+    const { stdout } = await run("bash", ["-uc", example("review")], {
+      env: { ...process.env, URL: rt.url, TOKEN: rt.token, SESSION: session, FOLDER: folder },
+    });
+    expect(stdout).toContain('"totals":{"files":1,"additions":1,"deletions":0}');
+    expect(stdout).toContain("-const version = 1;\\n+const version = 2;");
+    expect(stdout).toContain('{"turn":2,"restored":["src/app.ts"],"removed":[]}');
+    expect(readFileSync(join(folder, "src/app.ts"), "utf8")).toBe("const version = 1;\n");
+    expect(stdout).toContain('"branch":"main","summary"');
+    expect(stdout).toContain('"remote":"origin","branch":"main"');
+    expect(stdout).toContain('"opened":false,"url":null');
+    expect((await git(origin, "log", "-1", "--format=%s", "main")).stdout.trim()).toBe("Fix the login page");
   });
 
   it("the sandbox-agent SDK example writes a file, runs a command and drives a terminal", async () => {

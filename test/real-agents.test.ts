@@ -7,7 +7,7 @@
  */
 import { mkdir, mkdtemp, readFile, readlink, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { client as acpClient, methods } from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
@@ -224,6 +224,19 @@ describe.each(AGENTS)("$id", (agent) => {
         if (!("asksPermission" in agent)) expect(permissions.length).toBeGreaterThan(0);
         expect(await readFile(file, "utf8")).toBe(FILE_CONTENT);
         expect(said.join("")).toContain(FINAL_TEXT);
+
+        // What the turn changed, read from the machine's checkpoints: the file it wrote, with its diff.
+        const record = await waitFor(
+          async () =>
+            ((await (await rt.api("/v1/sessions?limit=200")).json()) as { sessions: { id: string; sessionId: string }[] }).sessions.find(
+              (r) => r.sessionId === sessionId,
+            ),
+          "the session's record",
+        );
+        const changes = (await (await rt.api(`/v1/sessions/${record.id}/changes?turn=1`)).json()) as { files: unknown[] };
+        expect(changes.files).toContainEqual({ path: basename(file), status: "added", additions: 1, deletions: 0 });
+        const diff = (await (await rt.api(`/v1/sessions/${record.id}/changes/diff?turn=1&path=${basename(file)}`)).json()) as { diff: string };
+        expect(diff.diff).toContain(`+${FILE_CONTENT}`);
 
         // The binary the runtime reports is the one that ran the turn: the ACP process itself, or (behind an
         // adapter) one of its children.

@@ -171,6 +171,8 @@ it("works in a folder that is not a repository, and leaves heavy folders out, li
     { path: "node_modules/", status: "excluded", additions: 0, deletions: 0, reason: "a dependency or build folder" },
   ]);
   expect(existsSync(join(folder, ".git"))).toBe(false);
+  // Snapshots hold the folder's files: no one but the machine's user reads them.
+  expect(statSync(join(dir, "data", "checkpoints")).mode & 0o077).toBe(0);
 });
 
 it("answers no changes for a session never prompted, a 404 for a turn it never had, and forgets a dropped session", async () => {
@@ -181,4 +183,31 @@ it("answers no changes for a session never prompted, a 404 for a turn it never h
   await turn(() => write("x.txt", "x\n"));
   expect(await checkpoints.drop(key)).toBe(true);
   expect((await checkpoints.changes(key, folder)).turns).toBe(0);
+});
+
+it("never snapshots the sidecar's own data folder inside the session's folder, and leaves a folder over the bound alone", async () => {
+  const inside = new Checkpoints(join(folder, ".agent-runtime"), 50);
+  await inside.sessionOpened(key, folder);
+  await inside.turnStarting(key);
+  write("a.txt", "a\n");
+  expect(await inside.turnEnded(key)).toEqual({ turn: 1, files: 1, additions: 1, deletions: 0 });
+  expect((await inside.changes(key, folder)).files.map((f) => f.path)).toEqual(["a.txt"]);
+
+  const big = join(dir, "big");
+  for (let i = 0; i < 60; i++) {
+    mkdirSync(big, { recursive: true });
+    writeFileSync(join(big, `f${i}.txt`), `${i}\n`);
+  }
+  const other = { agent: "mock", sessionId: "big" };
+  await inside.sessionOpened(other, big);
+  expect(await inside.turnStarting(other)).toBeNull();
+  expect(await inside.turnEnded(other)).toBeNull();
+  const changes = await inside.changes(other, big);
+  expect(changes.turns).toBe(0);
+  expect(changes.unavailable).toMatch(/more than 50 files/);
+
+  const temporary = { agent: "mock", sessionId: "tmp" };
+  await inside.sessionOpened(temporary, tmpdir());
+  expect(await inside.turnStarting(temporary)).toBeNull();
+  expect((await inside.changes(temporary, tmpdir())).unavailable).toMatch(/root, home or temporary folder/);
 });

@@ -7,14 +7,15 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { lstat, readdir, stat, unlink } from "node:fs/promises";
-import { join, resolve, sep } from "node:path";
+import { lstat, mkdir, readdir, stat, unlink } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { z } from "zod";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { type Changes, type FileChange, type FileDiff, REVIEW_LIMITS, type RevertResult, type TurnChanges } from "@agent-runtime/protocol/review";
 import { writeFileAtomic } from "../atomic-file";
 import { logger } from "../log";
-import { ShadowRepo, type TreeChange } from "./shadow-repo";
+import { FolderTooLarge, ShadowRepo, type TreeChange } from "./shadow-repo";
 
 const log = logger("checkpoints");
 
@@ -26,6 +27,8 @@ const State = z.object({
   turns: z.array(Turn),
   oversize: z.array(z.string()),
   usedAtMs: z.number(),
+  /** Why this session is not checkpointed (its folder is too large), or null. */
+  off: z.string().nullable().default(null),
 });
 type State = z.infer<typeof State>;
 
@@ -37,6 +40,17 @@ export interface SessionKey {
 /** A session's folder name in the data directory: its agent and ACP id, hashed (ids are any text). */
 export function checkpointKey({ agent, sessionId }: SessionKey): string {
   return createHash("sha256").update(`${agent}\n${sessionId}`).digest("hex").slice(0, 32);
+}
+
+/**
+ * Folders that hold many projects rather than being one (the filesystem's root, a home folder, the
+ * temporary folder): snapshotting them would copy everything in them, so their sessions go unchecked.
+ */
+export function notAProject(cwd: string): string | null {
+  const folder = resolve(cwd);
+  if (folder === "/" || folder === resolve(homedir()) || folder === resolve(tmpdir()) || folder === "/tmp")
+    return "a root, home or temporary folder holds many projects; start the session in a project's folder to have its turns checkpointed";
+  return null;
 }
 
 function summaryOf(changes: TreeChange[]): { files: number; additions: number; deletions: number } {
@@ -59,11 +73,24 @@ function fileChangeOf(c: TreeChange): FileChange {
 
 export class Checkpoints {
   private readonly root: string;
+  private readonly dataDir: string;
   /** Each session's work in order: a snapshot never races a revert or another snapshot of it. */
   private readonly queues = new Map<string, Promise<unknown>>();
 
-  constructor(dataDir: string) {
-    this.root = join(dataDir, "checkpoints");
+  constructor(
+    dataDir: string,
+    /** More files than this in a session's folder, and it is not checkpointed (REVIEW_LIMITS.maxFolderFiles). */
+    private readonly maxFolderFiles: number = REVIEW_LIMITS.maxFolderFiles,
+  ) {
+    this.dataDir = resolve(dataDir);
+    this.root = join(this.dataDir, "checkpoints");
+  }
+
+  /** A session's shadow repository; the sidecar's own data directory is never part of a snapshot. */
+  private shadowOf(key: SessionKey, state: State): ShadowRepo {
+    const inside = relative(resolve(state.cwd), this.dataDir);
+    const excluded = inside && !inside.startsWith("..") && !isAbsolute(inside) ? [inside.split(sep).join("/")] : [];
+    return new ShadowRepo(this.dirOf(key), state.cwd, excluded, this.maxFolderFiles);
   }
 
   private serial<T>(key: string, work: () => Promise<T>): Promise<T> {
@@ -94,6 +121,8 @@ export class Checkpoints {
   }
 
   private async write(key: SessionKey, state: State): Promise<void> {
+    // Snapshots hold the folder's files: their folders are the machine's user's alone.
+    await mkdir(this.dirOf(key), { recursive: true, mode: 0o700 });
     await writeFileAtomic(join(this.dirOf(key), "state.json"), JSON.stringify(state));
   }
 
@@ -102,7 +131,7 @@ export class Checkpoints {
     return this.serial(checkpointKey(key), async () => {
       const state = this.read(key);
       if (state && state.cwd === cwd) return;
-      await this.write(key, state ? { ...state, cwd, usedAtMs: Date.now() } : { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now() });
+      await this.write(key, state ? { ...state, cwd, usedAtMs: Date.now() } : { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now(), off: null });
     });
   }
 
@@ -110,9 +139,24 @@ export class Checkpoints {
   turnStarting(key: SessionKey): Promise<number | null> {
     return this.serial(checkpointKey(key), async () => {
       const state = this.read(key);
-      if (!state) return null;
-      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
-      const { tree, oversize } = await shadow.snapshot(state.oversize);
+      if (!state || state.off) return null;
+      const notProject = notAProject(state.cwd);
+      if (notProject) {
+        await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${notProject}` });
+        return null;
+      }
+      const shadow = this.shadowOf(key, state);
+      let snapshot: { tree: string; oversize: string[] };
+      try {
+        snapshot = await shadow.snapshot(state.oversize);
+      } catch (err) {
+        if (!(err instanceof FolderTooLarge)) throw err;
+        log.warn(`${key.sessionId}: not checkpointing ${state.cwd}: ${err.message}`);
+        await shadow.remove();
+        await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${err.message}` });
+        return null;
+      }
+      const { tree, oversize } = snapshot;
       const changed = oversize.filter((p) => !state.oversize.includes(p));
       state.turns.push({ before: tree, after: null, startedAtMs: Date.now(), oversize: changed });
       state.oversize = oversize;
@@ -128,7 +172,7 @@ export class Checkpoints {
       const state = this.read(key);
       const turn = state?.turns.at(-1);
       if (!state || !turn || turn.after !== null) return null;
-      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
+      const shadow = this.shadowOf(key, state);
       const { tree, oversize } = await shadow.snapshot(state.oversize);
       turn.after = tree;
       turn.oversize = [...new Set([...turn.oversize, ...oversize.filter((p) => !state.oversize.includes(p))])];
@@ -144,7 +188,7 @@ export class Checkpoints {
     const state = this.read(key);
     if (state) return state;
     // A session never prompted here has no checkpoints yet: its changes are none.
-    return { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now() };
+    return { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now(), off: null };
   }
 
   private turnOf(state: State, turn: number): z.infer<typeof Turn> {
@@ -174,10 +218,11 @@ export class Checkpoints {
         files: [],
         truncated: false,
         totals: { files: 0, additions: 0, deletions: 0 },
+        unavailable: state.off,
       };
       if (turn !== undefined) this.turnOf(state, turn);
       if (state.turns.length === 0) return empty;
-      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
+      const shadow = this.shadowOf(key, state);
       const { from, to, oversize } = await this.range(shadow, state, turn);
       const changed = await shadow.changesBetween(from, to);
       const excluded: FileChange[] = [
@@ -208,7 +253,7 @@ export class Checkpoints {
       const state = this.known(key, cwd);
       if (turn !== undefined) this.turnOf(state, turn);
       if (state.turns.length === 0) throw new ProblemError("not_found", `'${path}' has no change in this session`);
-      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
+      const shadow = this.shadowOf(key, state);
       const { from, to, oversize } = await this.range(shadow, state, turn);
       if (oversize.includes(path) || state.oversize.includes(path)) return { path, status: "excluded", diff: null, tooLarge: false, bytes: 0 };
       const change = (await shadow.changesBetween(from, to)).find((c) => c.path === path || c.previousPath === path);
@@ -229,7 +274,7 @@ export class Checkpoints {
     return this.serial(checkpointKey(key), async () => {
       const state = this.known(key, cwd);
       this.turnOf(state, turn);
-      const shadow = new ShadowRepo(this.dirOf(key), state.cwd);
+      const shadow = this.shadowOf(key, state);
       const { from, to } = await this.range(shadow, state, turn);
       const now = (await shadow.snapshot(state.oversize)).tree;
       const changed = await shadow.changesBetween(from, to, false);

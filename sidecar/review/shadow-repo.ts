@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { ProblemError } from "@agent-runtime/protocol/problems";
 import { REVIEW_LIMITS } from "@agent-runtime/protocol/review";
 import { fieldsOf, runGit, textOf } from "./git-run";
 
@@ -54,6 +55,9 @@ const CONFIG = `[core]
 \trenames = true
 `;
 
+/** A folder a session runs in that is too large to checkpoint (a home folder, /tmp): the session goes on without. */
+export class FolderTooLarge extends Error {}
+
 /** One entry of a diff between two snapshots, as git's raw and numstat output tell it. */
 export interface TreeChange {
   path: string;
@@ -73,6 +77,10 @@ export class ShadowRepo {
     readonly dir: string,
     /** The session's folder: the work tree snapshotted. */
     readonly workTree: string,
+    /** Folders inside the work tree never snapshotted (the sidecar's own data directory, when it is there). */
+    private readonly alwaysExcluded: string[] = [],
+    /** More files than this in the folder, and it is not checkpointed. */
+    private readonly maxFolderFiles: number = REVIEW_LIMITS.maxFolderFiles,
   ) {
     this.gitDir = join(dir, "git");
     this.env = {
@@ -86,13 +94,15 @@ export class ShadowRepo {
     };
   }
 
-  private git(args: string[], options: { input?: string; maxOutputBytes?: number; allowFailure?: boolean } = {}) {
+  private git(args: string[], options: { input?: string; maxOutputBytes?: number; allowFailure?: boolean; timeoutMs?: number } = {}) {
     return runGit(args, { cwd: this.workTree, env: this.env, timeoutMs: 60_000, ...options });
   }
 
   /** Create the git directory the first time (no `git init`: its templates would bring hooks). */
   private async ensure(): Promise<void> {
     if (existsSync(join(this.gitDir, "HEAD"))) return;
+    // Snapshots hold the folder's files: only the machine's user reads them.
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await mkdir(join(this.gitDir, "objects"), { recursive: true });
     await mkdir(join(this.gitDir, "refs"), { recursive: true });
     await mkdir(join(this.gitDir, "info"), { recursive: true });
@@ -103,7 +113,7 @@ export class ShadowRepo {
 
   /** The folder's ignore rules for snapshots: the heavy folders, then each oversize file by its exact path. */
   private async writeExcludes(oversize: string[]): Promise<void> {
-    const exact = oversize.map((p) => `/${p.replace(/([\\*?[\]!#\s])/g, "\\$1")}`);
+    const exact = [...this.alwaysExcluded, ...oversize].map((p) => `/${p.replace(/([\\*?[\]!#\s])/g, "\\$1")}`);
     await writeFile(join(this.gitDir, "info", "exclude"), [...HEAVY_FOLDERS.map((f) => `${f}/`), ...exact, ""].join("\n"));
   }
 
@@ -113,9 +123,21 @@ export class ShadowRepo {
    */
   async snapshot(knownOversize: string[]): Promise<{ tree: string; oversize: string[] }> {
     if (!existsSync(this.workTree)) throw new Error(`the session's folder ${this.workTree} is gone`);
+    const first = !existsSync(join(this.dir, "index"));
     await this.ensure();
-    // What changed since the last snapshot (by the index's stat cache): only those are weighed.
-    const candidates = fieldsOf(await this.git(["ls-files", "-z", "--others", "--modified", "--exclude-standard"]));
+    // What changed since the last snapshot (by the index's stat cache): only those are weighed. The first
+    // lists the whole folder: a home folder or /tmp is refused here, quickly, rather than copied.
+    const listing = await this.git(
+      ["ls-files", "-z", "--others", "--modified", "--exclude-standard"],
+      first ? { timeoutMs: REVIEW_LIMITS.firstListingMs } : {},
+    ).catch((err: unknown) => {
+      if (first && err instanceof ProblemError && err.code === "timeout")
+        throw new FolderTooLarge(`listing its files took more than ${REVIEW_LIMITS.firstListingMs / 1000} s`);
+      throw err;
+    });
+    const candidates = fieldsOf(listing);
+    if (first && candidates.length > this.maxFolderFiles)
+      throw new FolderTooLarge(`it has more than ${this.maxFolderFiles.toLocaleString("en")} files outside .gitignore and dependency folders`);
     const oversize = new Set<string>();
     for (const path of [...new Set([...candidates, ...knownOversize])]) {
       const info = await lstat(join(this.workTree, path)).catch(() => null);

@@ -11,6 +11,10 @@ export const REVIEW_LIMITS = {
   maxFileBytes: 5 * 1024 * 1024,
   /** One file's unified diff is answered up to this many bytes; past it the answer says so. */
   maxDiffBytes: 512 * 1024,
+  /** A folder with more files than this (after .gitignore and the heavy folders) is not checkpointed. */
+  maxFolderFiles: 100_000,
+  /** A first snapshot whose listing takes longer than this is given up, and the session is not checkpointed. */
+  firstListingMs: 10_000,
   /** Files listed in one answer (the totals still count them all). */
   maxFiles: 2_000,
   /** Checkpoints of a session nobody used for this long are removed by the machine. */
@@ -69,6 +73,7 @@ export const Changes = z
     files: z.array(FileChange),
     truncated: z.boolean().describe("more files changed than are listed (the totals count them all)"),
     totals: ChangeSummary,
+    unavailable: z.string().nullable().describe("why the machine keeps no checkpoints of this session (e.g. a folder too large), else null"),
   })
   .meta({ id: "Changes" });
 export type Changes = z.infer<typeof Changes>;

@@ -240,7 +240,10 @@ export function ChangesView(props: { id: string; turn: number | null }) {
             <strong>{summaryText(changes.totals)}</strong>
             {changes.truncated ? " (the first files are listed)" : ""}
           </p>
-          {changes.files.length === 0 ? <p class="muted">{changes.turns === 0 ? "No turn has run here yet." : "Nothing changed."}</p> : null}
+          {changes.unavailable ? <p class="muted">{changes.unavailable}</p> : null}
+          {changes.files.length === 0 && !changes.unavailable ? (
+            <p class="muted">{changes.turns === 0 ? "No turn has run here yet." : "Nothing changed."}</p>
+          ) : null}
           <ul id="changes-files" class="plain">
             {changes.files.map((file) => (
               <FileRow key={`${props.turn}:${file.path}`} session={props.id} turn={props.turn} file={file} />
