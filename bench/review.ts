@@ -1,7 +1,7 @@
 /**
  * Review's figures (docs/architecture.md, "Review and ship"), in `npm run bench` (alone: BENCH_ONLY=review):
  * a folder of 10,000 files (and a node_modules of 2,000 more, left out) checkpointed by the sidecar's own
- * code on this machine's git. Goals (issue 39): a checkpoint after 10 files changed ≤ 150 ms, and the bytes
+ * code on this machine's git. Goals: a checkpoint after 10 files changed ≤ 150 ms, and the bytes
  * it adds; the session's changes of that folder ≤ 100 ms.
  */
 import { execFileSync } from "node:child_process";
@@ -111,5 +111,3 @@ export function reviewReport(f: ReviewFigures): string {
     `  the session's changes            ${f.changesMs.toFixed(1)} ms median, ${f.changesP90Ms.toFixed(1)} ms p90 (${verdict(f.changesMs, 100)})`,
   ].join("\n");
 }
-
-if (process.argv[1]?.endsWith("review.ts")) console.log(reviewReport(await benchReview()));

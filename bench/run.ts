@@ -21,6 +21,7 @@ import { buildAll } from "../scripts/build";
 import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
+import { benchReview, reviewReport } from "./review";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const CPU_CALLS = 2000;
@@ -887,6 +888,10 @@ if (process.env.BENCH_ONLY === "stream") {
   });
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "review") {
+  console.log(reviewReport(await benchReview()));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "files") {
   // 1 MiB files only, the floor's against this project's (for iterating on a file's cost).
   const [floor, ours] = await withFloor((floorTarget) =>
@@ -932,6 +937,9 @@ console.error("bench: the stream's storage rows, counted by the instrumented wor
 ours.streamStorageRows = await recordedStreamRows();
 const table = report(direct, reference, floor, ours);
 console.log(table);
+console.error("bench: checkpoints of a 10,000-file folder ...");
+const review = await benchReview();
+console.log(reviewReport(review));
 await mkdir(join(ROOT, "bench", "results"), { recursive: true });
 const machine = {
   cpus: (await import("node:os")).cpus().length,
@@ -941,6 +949,6 @@ const machine = {
 };
 await writeFile(
   join(ROOT, "bench", "results", "latest.json"),
-  JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, floor, thisProject: ours }, null, 2),
+  JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, floor, thisProject: ours, review }, null, 2),
 );
 console.error("bench: figures written to bench/results/latest.json");

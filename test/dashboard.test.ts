@@ -663,4 +663,26 @@ describe("the dashboard", () => {
       await viewerPage.close();
     }
   });
+  it("shows a session offline as soon as its machine goes, queues what is sent meanwhile, and sends it when the machine is back", async () => {
+    const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, "away-and-back", { jsonrpc: "2.0", id, method, params }, query);
+    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
+    const { result } = (await (await post(2, "session/new", { cwd: rt.dir, mcpServers: [] })).json()) as { result: { sessionId: string } };
+    await post(3, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "before" }] });
+    const { id } = await waitFor(async () => {
+      const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+      return sessions.find((s) => s.sessionId === result.sessionId);
+    }, "the session's record");
+    await open(page, `/sessions/${id}`, "#session-input");
+    await expect.poll(() => page.textContent("#session-state")).toBe("idle");
+    await rt.sidecars.get("local")!.stop("SIGKILL");
+    await expect.poll(() => page.textContent("#session-state")).toBe("offline");
+    await page.fill("#session-input", "sent while away");
+    await page.click("#session-send");
+    await expect.poll(() => page.textContent("#session-msg")).toContain("Queued until local is back");
+    await page.waitForSelector("#session-queued [data-queued]");
+    await rt.addSidecar("local");
+    await expect.poll(() => page.textContent("#session-transcript"), { timeout: 20_000 }).toContain("You said: sent while away");
+    await expect.poll(() => page.locator("#session-queued").count()).toBe(0);
+    await expect.poll(() => page.textContent("#session-state")).toBe("idle");
+  });
 });

@@ -287,6 +287,8 @@ describe("the OpenAPI document", () => {
         "GET /sessions/{id}/changes",
         "GET /sessions/{id}/changes/diff",
         "POST /sessions/{id}/revert",
+        "POST /sessions/{id}/prompt",
+        "DELETE /sessions/{id}/queue/{entry}",
         "GET /git/status",
         "POST /git/commit",
         "POST /git/push",

@@ -126,6 +126,12 @@ export class Checkpoints {
     await writeFileAtomic(join(this.dirOf(key), "state.json"), JSON.stringify(state));
   }
 
+  /** A read keeps the session's checkpoints from the retention sweep; written at most once an hour. */
+  private async used(key: SessionKey, state: State): Promise<void> {
+    if (Date.now() - state.usedAtMs < 3_600_000) return;
+    await this.write(key, { ...state, usedAtMs: Date.now() });
+  }
+
   /** A session started or was reattached in `cwd` (a worktree's folder, when it has one). */
   sessionOpened(key: SessionKey, cwd: string): Promise<void> {
     return this.serial(checkpointKey(key), async () => {
@@ -139,23 +145,8 @@ export class Checkpoints {
   turnStarting(key: SessionKey): Promise<number | null> {
     return this.serial(checkpointKey(key), async () => {
       const state = this.read(key);
-      if (!state || state.off) return null;
-      const notProject = notAProject(state.cwd);
-      if (notProject) {
-        await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${notProject}` });
-        return null;
-      }
-      const shadow = this.shadowOf(key, state);
-      let snapshot: { tree: string; oversize: string[] };
-      try {
-        snapshot = await shadow.snapshot(state.oversize);
-      } catch (err) {
-        if (!(err instanceof FolderTooLarge)) throw err;
-        log.warn(`${key.sessionId}: not checkpointing ${state.cwd}: ${err.message}`);
-        await shadow.remove();
-        await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${err.message}` });
-        return null;
-      }
+      const snapshot = state ? await this.snapshotOrOff(key, state) : null;
+      if (!state || !snapshot) return null;
       const { tree, oversize } = snapshot;
       const changed = oversize.filter((p) => !state.oversize.includes(p));
       state.turns.push({ before: tree, after: null, startedAtMs: Date.now(), oversize: changed });
@@ -164,6 +155,37 @@ export class Checkpoints {
       await this.write(key, state);
       return state.turns.length;
     });
+  }
+
+  /**
+   * A session just started: its folder's first snapshot (every file hashed: seconds for a large folder) is
+   * taken now, in the background, so its first turn's checkpoint only weighs what changed since.
+   */
+  prime(key: SessionKey): Promise<void> {
+    return this.serial(checkpointKey(key), async () => {
+      const state = this.read(key);
+      if (state && state.turns.length === 0) await this.snapshotOrOff(key, state);
+    });
+  }
+
+  /** A snapshot of the session's folder, or null when it is not checkpointed (then `off` says why, from now on). */
+  private async snapshotOrOff(key: SessionKey, state: State): Promise<{ tree: string; oversize: string[] } | null> {
+    if (state.off) return null;
+    const notProject = notAProject(state.cwd);
+    if (notProject) {
+      await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${notProject}` });
+      return null;
+    }
+    const shadow = this.shadowOf(key, state);
+    try {
+      return await shadow.snapshot(state.oversize);
+    } catch (err) {
+      if (!(err instanceof FolderTooLarge)) throw err;
+      log.warn(`${key.sessionId}: not checkpointing ${state.cwd}: ${err.message}`);
+      await shadow.remove();
+      await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${err.message}` });
+      return null;
+    }
   }
 
   /** The turn ended (however): snapshot the folder after it and answer its summary. */
@@ -242,8 +264,7 @@ export class Checkpoints {
         })),
       ];
       const files = [...changed.map(fileChangeOf), ...excluded];
-      state.usedAtMs = Date.now();
-      await this.write(key, state);
+      await this.used(key, state);
       return { ...empty, files: files.slice(0, REVIEW_LIMITS.maxFiles), truncated: files.length > REVIEW_LIMITS.maxFiles, totals: summaryOf(changed) };
     });
   }

@@ -61,6 +61,12 @@ export class SessionHooks {
     private readonly worktrees: Worktrees,
   ) {}
 
+  /** A session opened in `cwd`: recorded, and its folder's first snapshot started in the background. */
+  private async opened(key: { agent: string; sessionId: string }, cwd: string): Promise<void> {
+    await this.checkpoints.sessionOpened(key, cwd);
+    void this.checkpoints.prime(key).catch((err: unknown) => log.warn(`${key.sessionId}: no first snapshot: ${String(err)}`));
+  }
+
   /** A session was reattached by the runtime in `cwd` (a restart): its checkpoints go on there. */
   async reattached(agent: string, sessionId: string, cwd: string): Promise<void> {
     await this.checkpoints.sessionOpened({ agent, sessionId }, cwd).catch((err: unknown) => log.warn(`${sessionId}: ${String(err)}`));
@@ -96,7 +102,7 @@ export class SessionHooks {
           return answer;
         }
         await this.worktrees.usedBy(made.worktree.path, result.sessionId);
-        await this.checkpoints.sessionOpened({ agent, sessionId: result.sessionId }, made.cwd);
+        await this.opened({ agent, sessionId: result.sessionId }, made.cwd);
         return withMeta(answer, WORKTREE_META, { ...made.worktree, cwd: made.cwd });
       },
       failed: async () => {
@@ -112,7 +118,7 @@ export class SessionHooks {
       answered: async (answer) => {
         const result = resultOf(answer);
         const id = method === "session/new" ? result?.sessionId : result ? sessionId : undefined;
-        if (typeof id === "string") await this.checkpoints.sessionOpened({ agent, sessionId: id }, cwd);
+        if (typeof id === "string") await this.opened({ agent, sessionId: id }, cwd);
         return answer;
       },
     };

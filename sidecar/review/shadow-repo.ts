@@ -128,14 +128,14 @@ export class ShadowRepo {
     // What changed since the last snapshot (by the index's stat cache): only those are weighed. The first
     // lists the whole folder: a home folder or /tmp is refused here, quickly, rather than copied.
     const listing = await this.git(
-      ["ls-files", "-z", "--others", "--modified", "--exclude-standard"],
+      ["ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard"],
       first ? { timeoutMs: REVIEW_LIMITS.firstListingMs } : {},
     ).catch((err: unknown) => {
       if (first && err instanceof ProblemError && err.code === "timeout")
         throw new FolderTooLarge(`listing its files took more than ${REVIEW_LIMITS.firstListingMs / 1000} s`);
       throw err;
     });
-    const candidates = fieldsOf(listing);
+    const candidates = [...new Set(fieldsOf(listing))];
     if (first && candidates.length > this.maxFolderFiles)
       throw new FolderTooLarge(`it has more than ${this.maxFolderFiles.toLocaleString("en")} files outside .gitignore and dependency folders`);
     const oversize = new Set<string>();
@@ -150,7 +150,15 @@ export class ShadowRepo {
       if (over.length > 0)
         await this.git(["rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], { input: `${over.join("\0")}\0` });
     }
-    await this.git(["add", "-A", "--ignore-errors"], { allowFailure: true });
+    // Only what the listing named is hashed (one scan of the folder per snapshot, not two); a file that
+    // vanished since is removed. Should that fail (a file unreadable), `add -A` does the whole folder.
+    const update = candidates.filter((p) => !oversize.has(p));
+    if (first)
+      await this.git(["add", "-A", "--ignore-errors"], { allowFailure: true }); // the whole folder: git's own walk is faster
+    else if (update.length > 0) {
+      const updated = await this.git(["update-index", "--add", "--remove", "-z", "--stdin"], { input: `${update.join("\0")}\0`, allowFailure: true });
+      if (updated.code !== 0) await this.git(["add", "-A", "--ignore-errors"], { allowFailure: true });
+    }
     const tree = textOf(await this.git(["write-tree"])).trim();
     return { tree, oversize: over };
   }

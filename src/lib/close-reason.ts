@@ -18,3 +18,12 @@ export function closeReason(text: string): string {
   }
   return `${cut}...`;
 }
+
+/** Close a socket that may be closed already (then there is nothing to do). */
+export function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, closeReason(reason));
+  } catch {
+    // already closed
+  }
+}

@@ -18,7 +18,17 @@ import { errors, json, jsonBody, LastEventIdHeader, QueryFlag } from "../http/op
 import { settings } from "../settings";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { AgentId, Identifier } from "@agent-runtime/protocol/values";
-import { machineOfSession, PermissionAnswer, Session, SessionId, SessionList, SessionState, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import {
+  machineOfSession,
+  PermissionAnswer,
+  PromptEntry,
+  PromptRequest,
+  Session,
+  SessionId,
+  SessionList,
+  SessionState,
+  TranscriptPage,
+} from "@agent-runtime/protocol/sessions";
 
 /** How many machines a list asks at once. */
 const LIST_CONCURRENCY = 16;
@@ -137,6 +147,35 @@ const permission = createRoute(
   ),
 );
 
+const promptRoute = createRoute(
+  declare(
+    { role: "member", machine: "session" },
+    {
+      method: "post",
+      path: "/sessions/{id}/prompt",
+      summary: "Prompt a session: sent at once when its machine is there and no turn runs, else queued and sent when it can be, in order, once",
+      request: { params: IdParams, body: jsonBody(PromptRequest) },
+      responses: {
+        202: json(PromptEntry, "sent, or queued (the record's `queued` lists it; its transcript says so)"),
+        ...errors("invalid_request", "not_found", "conflict", "payload_too_large", "unsupported_media_type"),
+      },
+    },
+  ),
+);
+
+const cancelQueuedRoute = createRoute(
+  declare(
+    { role: "member", machine: "session" },
+    {
+      method: "delete",
+      path: "/sessions/{id}/queue/{entry}",
+      summary: "Cancel a queued prompt before it is sent (409 once it was sent)",
+      request: { params: IdParams.extend({ entry: z.string().regex(/^prm-[0-9a-f]{16}$/, "a queued prompt's id (prm-…)") }) },
+      responses: { 200: json(PromptEntry, "cancelled"), ...errors("invalid_request", "not_found", "conflict") },
+    },
+  ),
+);
+
 function sessionStub(c: Context<AppEnv>, id: string) {
   return machineObject(c.env, machineOfSession(id));
 }
@@ -215,4 +254,13 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
   .openapi(permission, async (c) => {
     const { id } = c.req.valid("param");
     return c.json(settled(await sessionStub(c, id).answerPermission(id, c.req.valid("json"), c.get("identity").name)), 200);
+  })
+  .openapi(promptRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const { prompt } = c.req.valid("json");
+    return c.json(settled(await sessionStub(c, id).queuePrompt(id, prompt, c.get("identity").name)), 202);
+  })
+  .openapi(cancelQueuedRoute, async (c) => {
+    const { id, entry } = c.req.valid("param");
+    return c.json(settled(await sessionStub(c, id).cancelQueuedPrompt(id, entry)), 200);
   });

@@ -44,6 +44,10 @@ export function machineOfSession(id: string): string {
   return id.slice("ses-".length + 16 + 1);
 }
 
+/** A prompt waiting for its machine (or for the turn before it): the first words of it, by whom, since when. */
+export const QueuedPrompt = z.object({ id: z.string(), text: z.string(), by: z.string(), atMs: z.number().int() }).meta({ id: "QueuedPrompt" });
+export type QueuedPrompt = z.infer<typeof QueuedPrompt>;
+
 export const Session = z
   .object({
     id: SessionId,
@@ -65,8 +69,33 @@ export const Session = z
     entries: z.number().int().describe("transcript entries kept"),
     worktree: SessionWorktree.nullable().describe("the git worktree the session runs in, when it started in one"),
     lastChanges: TurnChanges.nullable().describe("what the last turn changed in the session's folder (GET /v1/sessions/{id}/changes for the files)"),
+    queued: z.array(QueuedPrompt).describe("prompts waiting to be sent, in order (POST /v1/sessions/{id}/prompt while the machine is away or a turn runs)"),
   })
   .meta({ id: "Session" });
+
+/** Bounds of a session's prompt queue. */
+export const QUEUE_LIMITS = { maxQueued: 20, maxPromptBytes: 256 * 1024 } as const;
+
+/** `POST /v1/sessions/{id}/prompt`: ACP content blocks, as `session/prompt` takes them. */
+export const PromptRequest = z
+  .object({
+    prompt: z
+      .array(z.object({ type: z.string().min(1).max(64) }).passthrough())
+      .min(1)
+      .max(64)
+      .describe('ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}]'),
+  })
+  .strict()
+  .meta({ id: "PromptRequest" });
+export type PromptRequest = z.infer<typeof PromptRequest>;
+
+export const PromptEntry = z
+  .object({
+    id: z.string(),
+    state: z.enum(["queued", "sent", "cancelled"]).describe("sent: on its way to the agent now; queued: until the machine is back or the turn before it ends"),
+  })
+  .meta({ id: "PromptEntry" });
+export type PromptEntry = z.infer<typeof PromptEntry>;
 export type Session = z.infer<typeof Session>;
 
 /** A session the agent itself lists on the machine (`session/list`), e.g. one started in a terminal. */

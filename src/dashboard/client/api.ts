@@ -39,7 +39,7 @@ export async function api(path: string, init: RequestInit = {}): Promise<Respons
 /** A JSON answer, or an ApiError carrying the problem's detail. */
 export async function apiJson<T>(path: string, init?: RequestInit): Promise<T> {
   const res = await api(path, init);
-  const body = res.status === 204 || res.status === 202 ? null : ((await res.json().catch(() => null)) as Record<string, unknown> | null);
+  const body = res.status === 204 ? null : ((await res.json().catch(() => null)) as Record<string, unknown> | null);
   if (!res.ok)
     throw new ApiError(
       res.status,

@@ -1,11 +1,9 @@
 /**
  * One Durable Object per machine (docs/architecture.md, "The machine object"). It owns the sidecar's
  * WebSocket (hibernation API) and tells each message where it goes; each feature's work is its own class,
- * wired here to the tunnel: calls in flight (`Tunnel`, its accept and hello in sidecar-connection.ts), SSE
- * readers and terminal viewers (one subscriber model), who holds each stream (`StreamHolders`), sessions
- * (`SessionRecorder`, `SessionCalls`), every way into an ACP server (`AcpGateway`, `AcpConnections`), files
- * (`MachineFiles`), what it tells the team (`MachineTeam`), notifications (`MachineNotifications`) and the
- * machine's token generation (`TokenGeneration`).
+ * wired here to the tunnel: calls in flight (`Tunnel`, sidecar-connection.ts), SSE readers and terminal
+ * viewers (one subscriber model), `StreamHolders`, sessions (`SessionRecorder`, `SessionCalls` and its
+ * prompt queue), `AcpGateway`, `AcpConnections`, `MachineFiles`, `MachineTeam`, `MachineNotifications`, `TokenGeneration`.
  *
  * What must not be lost across a dropped tunnel lives in two places by design:
  *  - calls in flight stay here, and are re-sent (same id) when the sidecar reconnects;
@@ -16,17 +14,17 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { settings } from "../../settings";
 import { problemResponse } from "../../lib/problem-response";
+import { closeQuietly } from "../../lib/close-reason";
 import { PING_FRAME, PONG_FRAME, type SidecarFrame, type StreamRef } from "@agent-runtime/protocol/frames";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
-import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
+import type { AcpServerList, JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
-import type { AcpServerList } from "@agent-runtime/protocol/acp";
 import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
-import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import type { DiscoveredSession, PermissionAnswer, PromptEntry, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import { attachmentOf, SIDECAR_TAG, sendFrame, Tunnel } from "./tunnel";
 import { teamStub, tokenStub } from "../stubs";
 import type { TeamDocuments } from "../config/team-documents";
@@ -36,9 +34,10 @@ import { MachineTeam } from "./machine-team";
 import { ClientSockets } from "./client-sockets";
 import { SseReaders } from "../streams/reader-registry";
 import { Subscribers } from "../streams/subscribers";
-import { SessionRecorder } from "../sessions/recorder";
-import { type AcpPostRequest, SessionCalls } from "../sessions/session-calls";
+import type { SessionRecorder } from "../sessions/recorder";
+import type { AcpPostRequest, SessionCalls } from "../sessions/session-calls";
 import { RecorderSubscriptions } from "../sessions/recorder-subscriptions";
+import { machineSessions } from "../sessions/machine-sessions";
 import { Deliverer, delivererSettings } from "../notifications/deliverer";
 import { alarmBy } from "../storage/alarm";
 import { MachineNotifications } from "../notifications/machine-notifications";
@@ -126,28 +125,20 @@ export class MachineObject extends DurableObject<Env> {
       wake: (at) => alarmBy(ctx.storage, at),
       announce: (tokenId) => tokenStub(env, tokenId).streamsOn(this.machineName(), Date.now()),
     });
-    this.sessions = new SessionRecorder(
-      ctx.storage,
-      () => this.machineName(),
-      () => tunnel.live() !== null,
-      () => this.team.announceRecords(),
-      (event) => ctx.waitUntil(this.notifications.notify(event)),
-    );
-    this.sessionCalls = new SessionCalls(this.sessions, {
-      call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
-      online: () => tunnel.live() !== null,
-      record: (serverId) => {
-        const frame = this.recorderSubscriptions.follow(serverId);
-        if (frame) tunnel.send(frame);
-      },
-      instance: () => tunnel.instance,
+    const sessions = machineSessions(ctx.storage, {
+      tunnel,
+      machine: () => this.machineName(),
+      announce: () => this.team.announceRecords(),
+      notify: (event) => ctx.waitUntil(this.notifications.notify(event)),
+      follow: (serverId) => this.recorderSubscriptions.follow(serverId),
       sseIdleCloseMs: config.sseIdleCloseMs,
+      promptTimeoutMs: config.acpTimeoutMs,
     });
+    this.sessions = sessions.recorder;
+    this.sessionCalls = sessions.calls;
     this.acpConnections = new AcpConnections({
       post: (req, timeoutMs, restore) => this.sessionCalls.acpPost(req, timeoutMs, restore),
-      stop: async (serverId) => {
-        await tunnel.call("acp.delete", { serverId }, 30_000);
-      },
+      stop: (serverId) => tunnel.call("acp.delete", { serverId }, 30_000).then(() => undefined),
       sockets: (tag) => ctx.getWebSockets(tag),
     });
     this.acp = new AcpGateway(this.acpConnections, this.holders, {
@@ -223,6 +214,8 @@ export class MachineObject extends DurableObject<Env> {
     // Back after people were told it went away: they are told it is back.
     await this.notifications.cameBack(attachment.machine);
     this.resumeAfterHello(ws, hello.bootId ?? null);
+    this.sessions.machineChanged(); // followers see it back; prompts that waited for it go out
+    this.ctx.waitUntil(this.sessionCalls.queue.drainAll());
     if (!registered) return;
     // Every machine gets the team's documents when it connects (the sidecar skips a version it applied already).
     this.ctx.waitUntil(this.team.applyDocuments(registered.documents, registered.recorded));
@@ -245,12 +238,9 @@ export class MachineObject extends DurableObject<Env> {
 
   private async onTunnelGone(ws: WebSocket, code: number): Promise<void> {
     this.sessions.flush(); // what the recorder holds in memory is written before the machine is away
-    try {
-      ws.close(code === 1005 || code === 1006 ? 1000 : code, "closed");
-    } catch {
-      // already closed
-    }
+    closeQuietly(ws, code === 1005 || code === 1006 ? 1000 : code, "closed");
     if (!this.tunnel.closed(code)) return; // replaced by a newer socket: nothing changed for callers
+    this.sessions.machineChanged(); // followers see it offline now, not at their next read
     const machine = attachmentOf(ws)?.machine;
     if (machine) await this.team.disconnected(machine);
   }
@@ -384,6 +374,14 @@ export class MachineObject extends DurableObject<Env> {
 
   async continueSession(id: string, who: string, timeoutMs: number): Promise<CallOutcome<Session>> {
     return this.sessionCalls.continue(id, who, timeoutMs);
+  }
+
+  async queuePrompt(id: string, prompt: unknown[], who: string): Promise<CallOutcome<PromptEntry>> {
+    return this.sessionCalls.queue.submit(id, prompt, who);
+  }
+
+  async cancelQueuedPrompt(id: string, entry: string): Promise<CallOutcome<PromptEntry>> {
+    return this.sessionCalls.queue.cancel(id, entry);
   }
 
   async answerPermission(id: string, answer: PermissionAnswer, who: string): Promise<CallOutcome<Session>> {

@@ -5,7 +5,14 @@
  * what changed at most once per FLUSH_MS (at once when a state changes: a person may be waiting to see it).
  */
 import type { AgentId } from "@agent-runtime/protocol/values";
-import { machineOfSession, type PendingRequest, type Session, type SessionState, type TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import {
+  machineOfSession,
+  type PendingRequest,
+  type QueuedPrompt,
+  type Session,
+  type SessionState,
+  type TranscriptEntry,
+} from "@agent-runtime/protocol/sessions";
 import { SessionWorktree, TurnChanges } from "@agent-runtime/protocol/review";
 import type { z } from "zod";
 import { TranscriptTail } from "./transcript";
@@ -73,6 +80,8 @@ export class LiveSessions {
     private readonly online: () => boolean,
     /** Called once, when this machine records its first session (the team lists only such machines). */
     private readonly firstSession: () => void,
+    /** A session's queued prompts (prompt-queue-store.ts), as its record shows them. */
+    private readonly queuedOf: (id: string) => QueuedPrompt[] = () => [],
   ) {}
 
   // ---------------- finding ----------------
@@ -209,6 +218,41 @@ export class LiveSessions {
     }
   }
 
+  /** Every followed session's record again (the machine came or went: they read differently). */
+  notifyFollowed(): void {
+    for (const id of this.listeners.keys()) {
+      const session = this.session(id);
+      if (session) this.notifyRecord(session);
+    }
+  }
+
+  /** Close a session (`purge`: its transcript dropped too), written at once. */
+  close(id: string, purge: boolean, now: number): Session | null {
+    const session = this.session(id);
+    if (!session) return null;
+    session.row.pending = null;
+    if (purge) {
+      this.flush();
+      this.store.purgeTranscript(id);
+      session.row.compacted_through = session.tail.next - 1;
+      session.row.entries = 0;
+      session.row.bytes = 0;
+    }
+    this.setState(session, "closed", now);
+    this.flush();
+    return this.toSession(session.row);
+  }
+
+  /** The session `continue` started from `from`: it remembers where it came from, and its first prompt carries `primer`. */
+  continued(newId: string, from: string, primer: string): void {
+    const session = this.session(newId);
+    if (!session) return;
+    session.row.continued_from = from;
+    session.row.primer = primer;
+    session.dirty = true;
+    this.flush();
+  }
+
   notifyRecord(session: LiveSession): void {
     const listeners = this.listeners.get(session.row.id);
     if (!listeners) return;
@@ -270,6 +314,7 @@ export class LiveSessions {
       entries: r.entries,
       worktree: parsedOr(SessionWorktree, r.worktree),
       lastChanges: parsedOr(TurnChanges, r.last_changes),
+      queued: this.queuedOf(r.id),
     };
   }
 

@@ -23,11 +23,11 @@ import {
 import { isJsonRpcRequest, type JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
-import type { PendingRequest, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
-import { digestOf, effectOf } from "./transcript";
+import type { PendingRequest, QueuedPrompt, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import { effectOf } from "./transcript";
 import type { RuntimeEvent } from "../notifications/events";
 import { type LiveSession, LiveSessions, parseJson, type SessionListener } from "./live-sessions";
-import { type RestorePlan, restorePlanOf, sessionPage, transcriptPage } from "./session-reads";
+import { digestOfSession, type RestorePlan, restorePlanOf, sessionPage, transcriptPage } from "./session-reads";
 import { SessionStore } from "./session-store";
 
 export type { SessionListener } from "./live-sessions";
@@ -45,8 +45,10 @@ export class SessionRecorder {
     firstSession: () => void,
     /** What a person away may want to hear of (notifications): a question, a turn's end. */
     private readonly events: (event: RuntimeEvent) => void = () => {},
+    /** A session's queued prompts, as its record shows them. */
+    queuedOf: (id: string) => QueuedPrompt[] = () => [],
   ) {
-    this.sessions = new LiveSessions(new SessionStore(storage), machine, online, firstSession);
+    this.sessions = new LiveSessions(new SessionStore(storage), machine, online, firstSession, queuedOf);
   }
 
   private get store(): SessionStore {
@@ -345,20 +347,12 @@ export class SessionRecorder {
 
   /** A bounded digest of a session's conversation, for the first prompt of its continuation. */
   digest(id: string): string | null {
-    const session = this.sessions.session(id);
-    if (!session) return null;
-    this.sessions.flush();
-    return digestOf(session.row.title, this.store.conversationTail(id));
+    return digestOfSession(this.sessions, id);
   }
 
   /** The session `continue` started from `from`: it remembers where it came from, and its first prompt carries `primer`. */
   continued(newId: string, from: string, primer: string): void {
-    const session = this.sessions.session(newId);
-    if (!session) return;
-    session.row.continued_from = from;
-    session.row.primer = primer;
-    session.dirty = true;
-    this.sessions.flush();
+    this.sessions.continued(newId, from, primer);
   }
 
   /** Every non-closed session of a server: what a DELETE of one needs to know before stopping the server. */
@@ -371,19 +365,28 @@ export class SessionRecorder {
   }
 
   close(id: string, purge: boolean, now = Date.now()): Session | null {
+    return this.sessions.close(id, purge, now);
+  }
+
+  /** The session's followers get its record again (its queue changed). */
+  refresh(id: string): void {
     const session = this.sessions.session(id);
-    if (!session) return null;
-    session.row.pending = null;
-    if (purge) {
-      this.sessions.flush();
-      this.store.purgeTranscript(id);
-      session.row.compacted_through = session.tail.next - 1;
-      session.row.entries = 0;
-      session.row.bytes = 0;
-    }
-    this.sessions.setState(session, "closed", now);
-    this.sessions.flush();
-    return this.sessions.toSession(session.row);
+    if (session) this.sessions.notifyRecord(session);
+  }
+
+  /** A line of the runtime's own in the session's transcript (a prompt queued or cancelled). */
+  note(id: string, text: string, now = Date.now()): void {
+    const session = this.sessions.session(id);
+    if (!session) return;
+    session.tail.add("notice", now, { text });
+    session.dirty = true;
+    this.sessions.deliver();
+    this.sessions.scheduleFlush(true);
+  }
+
+  /** The machine came or went: every followed session's record reads differently (offline, or back). */
+  machineChanged(): void {
+    this.sessions.notifyFollowed();
   }
 
   listen(id: string, listener: SessionListener): () => void {

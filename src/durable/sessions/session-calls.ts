@@ -14,6 +14,8 @@ import type { AgentId } from "@agent-runtime/protocol/values";
 import { problemResponse } from "../../lib/problem-response";
 import type { SseBody } from "../streams/sse-body";
 import { TranscriptFollower } from "./follower";
+import { PromptQueue } from "./prompt-queue";
+import type { PromptQueueStore } from "./prompt-queue-store";
 import type { SessionRecorder } from "./recorder";
 
 /** What these calls need of the machine object. */
@@ -25,7 +27,10 @@ export interface SessionHost {
   record(serverId: string): void;
   /** This object's instance id: the runtime's own request ids never collide with another instance's. */
   instance(): string;
+  machine(): string;
   sseIdleCloseMs: number;
+  /** How long a queued prompt's turn may take (ACP_TIMEOUT_MS). */
+  promptTimeoutMs: number;
 }
 
 export interface AcpPostRequest {
@@ -38,11 +43,23 @@ export interface AcpPostRequest {
 
 export class SessionCalls {
   private runtimeRequests = 0;
+  /** Prompts waiting for the machine or for the turn before them (`POST /v1/sessions/{id}/prompt`). */
+  readonly queue: PromptQueue;
 
   constructor(
     private readonly sessions: SessionRecorder,
     private readonly host: SessionHost,
-  ) {}
+    queued: PromptQueueStore,
+  ) {
+    this.queue = new PromptQueue(queued, {
+      online: () => host.online(),
+      machine: () => host.machine(),
+      record: (id) => sessions.get(id),
+      send: (record, message, who) => this.acpPost({ serverId: record.serverId, message, who }, host.promptTimeoutMs),
+      changed: (id) => sessions.refresh(id),
+      note: (id, text) => sessions.note(id, text),
+    });
+  }
 
   /**
    * One client message for an ACP server (the relay, `POST /v1/acp/{server_id}`): recorded, sent, its
@@ -89,6 +106,9 @@ export class SessionCalls {
     } else {
       this.sessions.callFailed(serverId, message, outcome.problem);
     }
+    // A turn ended: what its session has queued goes next.
+    const turned = message.method === "session/prompt" && target ? this.sessions.recordOf(serverId, target) : null;
+    if (turned && turned.queued.length > 0) void this.queue.drain(turned.id);
     return outcome;
   }
 

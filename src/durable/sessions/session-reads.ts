@@ -6,6 +6,7 @@
 import type { Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { isActive, type LiveSessions, parseJson } from "./live-sessions";
+import { digestOf } from "./transcript";
 
 export interface RestorePlan {
   agent: AgentId;
@@ -59,4 +60,12 @@ export function transcriptPage(sessions: LiveSessions, id: string, after: number
   const entries = sessions.store.entries(id, after, limit);
   const page = entries.slice(0, limit);
   return { entries: page, nextAfter: entries.length > limit ? page.at(-1)!.seq : null, compactedThrough: session.row.compacted_through };
+}
+
+/** A bounded digest of a session's conversation, for the first prompt of its continuation. */
+export function digestOfSession(sessions: LiveSessions, id: string): string | null {
+  const session = sessions.session(id);
+  if (!session) return null;
+  sessions.flush();
+  return digestOf(session.row.title, sessions.store.conversationTail(id));
 }

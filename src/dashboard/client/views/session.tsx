@@ -3,7 +3,7 @@
  * and continue/close. Prompts go through the relay, which brings the agent back if its process is gone.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import type { PendingRequest, Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import type { PendingRequest, PromptEntry, Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { api, apiJson, errorText, followSse, machineApi, send } from "../api";
 import { type AgentRequest, answerFileRequest, isFileRequest } from "../file-requests";
 import { renderMarkdown } from "../markdown";
@@ -144,19 +144,14 @@ export function SessionView(props: { id: string; onChange: () => void }) {
     for (const entry of entries) if (entry.kind === "tool_call" && typeof entry.data?.toolCallId === "string") earlierCalls.current.add(entry.data.toolCallId);
     stickToEnd.current = true;
     serveFileRequests(record);
-    const res = await relay(record, {
-      id: `dashboard-${Date.now().toString(36)}`,
-      method: "session/prompt",
-      params: { sessionId: record.sessionId, prompt: [{ type: "text", text: typed }] },
-    }).catch((err: unknown) => err);
-    if (res instanceof Response && !res.ok) {
-      const problem = (await res.json().catch(() => ({}))) as { type?: string; detail?: string };
-      setMessage(
-        problem.type?.endsWith("session_not_resumable")
-          ? "Its agent cannot pick this session up again: use “Continue in a new session”."
-          : (problem.detail ?? `HTTP ${res.status}`),
-      );
-    } else if (!(res instanceof Response)) setMessage(errorText(res));
+    // Through the session's queue: sent now when the machine is there, else when it is back (in order, once).
+    try {
+      const entry = await send<PromptEntry>(`${sessionPath(props.id)}/prompt`, { prompt: [{ type: "text", text: typed }] });
+      if (entry.state === "queued")
+        setMessage(record.state === "offline" ? `Queued until ${record.machine} is back.` : "Queued: it is sent when the turn in progress ends.");
+    } catch (err) {
+      setMessage(errorText(err));
+    }
   };
 
   const [answering, setAnswering] = useState(false);
@@ -171,6 +166,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
   };
 
   const act = (work: () => Promise<void>) => () => work().catch((err) => setMessage(errorText(err)));
+  const cancelQueued = (entry: string) => act(async () => void (await send(`${sessionPath(props.id)}/queue/${entry}`, undefined, "DELETE")));
   const closed = record?.state === "closed";
   const turning = record?.state === "running" || record?.state === "waiting";
 
@@ -256,6 +252,22 @@ export function SessionView(props: { id: string; onChange: () => void }) {
           </div>
         ))}
       </div>
+      {record && record.queued.length > 0 ? (
+        <ul id="session-queued" class="plain">
+          {record.queued.map((q) => (
+            <li key={q.id} class="row queued" data-queued={q.id}>
+              <span class="grow clamp">
+                Waiting{record.state === "offline" ? ` for ${record.machine}` : ""}: {q.text}
+              </span>
+              {canAct ? (
+                <button type="button" onClick={cancelQueued(q.id)}>
+                  Cancel
+                </button>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
       {canAct && record ? (
         <>
           <form id="session-form" class="row" onSubmit={prompt}>

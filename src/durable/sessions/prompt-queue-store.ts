@@ -1,0 +1,93 @@
+/**
+ * Where prompts wait for their machine (docs/architecture.md, "Sessions"): the SQL of the machine's
+ * prompt queue, in order per session. What the records show of it (the first words, by whom, since when)
+ * is kept in memory once read, so listing sessions asks no more of storage.
+ */
+import type { QueuedPrompt } from "@agent-runtime/protocol/sessions";
+import { type Migration, migrate } from "../storage/migrations";
+
+export const PROMPT_QUEUE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    does: "prompts waiting for their machine, in order per session",
+    up(sql) {
+      sql.exec(`CREATE TABLE IF NOT EXISTS prompt_queue (
+        id TEXT PRIMARY KEY, session_id TEXT NOT NULL, at_ms INTEGER NOT NULL, who TEXT NOT NULL, text TEXT NOT NULL, prompt TEXT NOT NULL
+      )`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS prompt_queue_in_order ON prompt_queue (session_id, at_ms, id)`);
+    },
+  },
+];
+
+export type QueuedRow = {
+  id: string;
+  session_id: string;
+  at_ms: number;
+  who: string;
+  text: string;
+  prompt: string;
+};
+
+export class PromptQueueStore {
+  private readonly sql: SqlStorage;
+  /** Every session's queue as the records show it (null until first read). */
+  private summaries: Map<string, QueuedPrompt[]> | null = null;
+
+  constructor(storage: DurableObjectStorage) {
+    migrate(storage, "prompt_queue", PROMPT_QUEUE_MIGRATIONS);
+    this.sql = storage.sql;
+  }
+
+  private all(): Map<string, QueuedPrompt[]> {
+    if (this.summaries) return this.summaries;
+    const map = new Map<string, QueuedPrompt[]>();
+    for (const r of this.sql.exec<Omit<QueuedRow, "prompt">>(`SELECT id, session_id, at_ms, who, text FROM prompt_queue ORDER BY at_ms, id`)) {
+      const list = map.get(r.session_id) ?? [];
+      list.push({ id: r.id, text: r.text, by: r.who, atMs: r.at_ms });
+      map.set(r.session_id, list);
+    }
+    this.summaries = map;
+    return map;
+  }
+
+  /** A session's queue, in order. */
+  queuedOf(sessionId: string): QueuedPrompt[] {
+    return this.all().get(sessionId) ?? [];
+  }
+
+  /** The sessions with a prompt waiting. */
+  sessions(): string[] {
+    return [...this.all().keys()];
+  }
+
+  add(row: QueuedRow): void {
+    this.sql.exec(
+      `INSERT INTO prompt_queue (id, session_id, at_ms, who, text, prompt) VALUES (?, ?, ?, ?, ?, ?)`,
+      row.id,
+      row.session_id,
+      row.at_ms,
+      row.who,
+      row.text,
+      row.prompt,
+    );
+    const list = this.all().get(row.session_id) ?? [];
+    list.push({ id: row.id, text: row.text, by: row.who, atMs: row.at_ms });
+    this.all().set(row.session_id, list);
+  }
+
+  /** The first prompt a session has waiting, whole. */
+  next(sessionId: string): QueuedRow | null {
+    return this.sql.exec<QueuedRow>(`SELECT * FROM prompt_queue WHERE session_id = ? ORDER BY at_ms, id LIMIT 1`, sessionId).toArray()[0] ?? null;
+  }
+
+  /** Take a prompt out of the queue (sent or cancelled): whether it was there. */
+  remove(sessionId: string, id: string): boolean {
+    const removed = this.sql.exec(`DELETE FROM prompt_queue WHERE id = ? AND session_id = ?`, id, sessionId).rowsWritten > 0;
+    const list = this.all()
+      .get(sessionId)
+      ?.filter((q) => q.id !== id);
+    if (list && list.length > 0) this.all().set(sessionId, list);
+    else this.all().delete(sessionId);
+    return removed;
+  }
+}
