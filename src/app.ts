@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { DASHBOARD_PATHS, dashboard, dashboardAsset, dashboardStatic } from "./dashboard/page";
+import { DASHBOARD_PATHS, dashboard, dashboardAsset, dashboardStatic, pageOrProblem } from "./dashboard/page";
 import type { AppEnv } from "./env";
 import { auditTrail } from "./http/audit";
 import { authenticate } from "./http/auth";
@@ -110,7 +110,7 @@ export function createApp() {
   const acp = acpTransportApp();
   app.route("/", acp);
   app.route("/machines/:machine", acp);
-  app.notFound(notFound);
+  app.notFound((c) => pageOrProblem(c, notFound));
   app.onError((err, c) => {
     if (err instanceof ProblemError) return problemResponse(err.toInit());
     if (err instanceof HTTPException) {

@@ -103,6 +103,24 @@ describe("the dashboard", () => {
     expect(await page.textContent('[data-machine="local"]')).toContain("connected");
   });
 
+  it("greets a first visit with the sign-in form and no error, and answers an unknown address with the page, not JSON", async () => {
+    const context = await browser.newContext();
+    try {
+      const first = await context.newPage();
+      await first.goto(`${rt.url}/`);
+      await first.waitForSelector("#token");
+      expect((await first.textContent("#login-error"))?.trim() ?? "").toBe("");
+      const missing = await first.goto(`${rt.url}/nope`);
+      expect(missing?.status()).toBe(404);
+      expect(missing?.headers()["content-type"]).toContain("text/html");
+      // An API client asking the same address still gets a problem.
+      const api = await fetch(`${rt.url}/nope`);
+      expect(api.headers.get("content-type")).toBe("application/problem+json");
+    } finally {
+      await context.close();
+    }
+  });
+
   it("keeps the sign-in across tabs as an HttpOnly cookie, never the token in the page; signing out ends it", async () => {
     const context = await browser.newContext();
     try {
@@ -324,6 +342,14 @@ describe("the dashboard", () => {
       return r.state === "idle" && r;
     }, "the continued turn to end");
     expect(record.continuedFrom).toBe(id);
+    // The way back to where it came from is a link.
+    expect(await page.getAttribute("#session-continued-from", "href")).toBe(`/sessions/${encodeURIComponent(id)}`);
+    // Closing asks first, and says what it does; "Keep it" keeps it.
+    await page.click("#session-end");
+    expect(await page.textContent("#session-end-confirm")).toContain("Its agent stops; the transcript stays.");
+    await page.click("#session-end-no");
+    expect(await page.locator("#session-end-confirm").count()).toBe(0);
+    expect(((await (await rt.api(`/v1/sessions/${next}`)).json()) as { state: string }).state).toBe("idle");
     if (process.env.DASHBOARD_SCREENSHOT) await page.screenshot({ path: process.env.DASHBOARD_SCREENSHOT.replace(/\.png$/, "-session.png"), fullPage: true });
     await page.click("#session-close-view");
   });

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { prefers } from "../http/negotiation";
 import { notFound } from "../lib/problem-response";
 import { APP_SCRIPT, APP_STYLE, ASSETS, STATIC } from "./assets.generated";
 import template from "./index.html";
@@ -28,7 +29,11 @@ export const DASHBOARD_PATHS = [
  * No inline script runs (script-src 'self'); xterm.js sets inline styles, hence style-src's inline.
  */
 export function dashboard(c: Context): Response {
-  return c.html(page, 200, {
+  return pageResponse(c, 200);
+}
+
+function pageResponse(c: Context, status: 200 | 404): Response {
+  return c.html(page, status, {
     "content-security-policy":
       "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; manifest-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
@@ -49,4 +54,15 @@ export function dashboardStatic(c: Context): Response {
   const file = STATIC[new URL(c.req.url).pathname.slice(1)];
   if (!file) return notFound(c);
   return c.body(file.body, 200, { "content-type": file.type, "cache-control": "no-cache", "x-content-type-options": "nosniff" });
+}
+
+/**
+ * An unknown address: a browser that navigated there gets the dashboard, which says nothing is there and
+ * links back (404 all the same); an API client gets the problem, as for any unknown route.
+ */
+export function pageOrProblem(c: Context, problem: (c: Context) => Response): Response {
+  const path = new URL(c.req.url).pathname;
+  const api = path.startsWith("/v1/") || path === "/acp" || /^\/machines\/[^/]+\/(v1\/|acp$)/.test(path);
+  if (c.req.method === "GET" && !api && prefers(c.req.header("accept"), "text/html", "application/json")) return pageResponse(c, 404);
+  return problem(c);
 }

@@ -31,7 +31,8 @@ export function App() {
     );
   }, []);
   useEffect(() => {
-    whenSignedOut(() => setSignedIn({ state: "out", message: "The sign-in ended: sign in again." }));
+    // "Ended" only for someone who was signed in: a first visit just gets the form.
+    whenSignedOut(() => setSignedIn((s) => ({ state: "out", message: s.state === "in" ? "The sign-in ended: sign in again." : "" })));
     // A sign-in cookie from an earlier visit (another tab, yesterday) is enough: ask who we are.
     check();
   }, [check]);

@@ -6,6 +6,18 @@ function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
   return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
 }
 
+/** How long the browser's push service may take to answer before the person is told it did not. */
+const PUSH_SERVICE_WAIT_MS = 15_000;
+
+/** `work`, or a plain sentence when it takes longer than `ms` (a push service that never answers). */
+function within<T>(work: Promise<T>, ms: number, why: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(why)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 /** Subscribes this browser; resolves to what to tell the person, or throws why it cannot. */
 export async function notifyThisDevice(): Promise<string> {
   if (!("serviceWorker" in navigator) || !("PushManager" in window)) {
@@ -14,10 +26,20 @@ export async function notifyThisDevice(): Promise<string> {
   const { publicKey } = await send<{ publicKey: string | null }>("/v1/notifications/vapid", undefined, "GET");
   if (!publicKey) throw new Error("Web Push is not set up on this deployment (VAPID keys)");
   const registration = await navigator.serviceWorker.register("/sw.js");
-  if ((await Notification.requestPermission()) !== "granted") throw new Error("notifications are blocked for this site");
-  const subscription =
+  if ((await Notification.requestPermission()) !== "granted") throw new Error("notifications are blocked for this site (or this is a private window)");
+  const subscribing = (async () =>
     (await registration.pushManager.getSubscription()) ??
-    (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: fromBase64url(publicKey) }));
+    (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: fromBase64url(publicKey) })))();
+  const subscription = await within(
+    subscribing.catch((err: unknown) => {
+      // The browser's own words ("Registration failed - push service error") say nothing to a person.
+      throw new Error(
+        `this browser could not subscribe to its push service (${err instanceof Error ? err.name : "error"}): try again later, or outside a private window`,
+      );
+    }),
+    PUSH_SERVICE_WAIT_MS,
+    `this browser's push service did not answer within ${PUSH_SERVICE_WAIT_MS / 1000} s: try again later`,
+  );
   await send("/v1/notifications/subscriptions", {
     kind: "webpush",
     subscription: subscription.toJSON(),

@@ -29,13 +29,19 @@ export type QueuedRow = {
 };
 
 export class PromptQueueStore {
-  private readonly sql: SqlStorage;
+  private migrated = false;
   /** Every session's queue as the records show it (null until first read). */
   private summaries: Map<string, QueuedPrompt[]> | null = null;
 
-  constructor(storage: DurableObjectStorage) {
-    migrate(storage, "prompt_queue", PROMPT_QUEUE_MIGRATIONS);
-    this.sql = storage.sql;
+  /** The table is made when first used: an object whose sessions never queue a prompt pays nothing here. */
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  private get sql(): SqlStorage {
+    if (!this.migrated) {
+      migrate(this.storage, "prompt_queue", PROMPT_QUEUE_MIGRATIONS);
+      this.migrated = true;
+    }
+    return this.storage.sql;
   }
 
   private all(): Map<string, QueuedPrompt[]> {

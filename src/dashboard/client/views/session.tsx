@@ -53,6 +53,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
   const stickToEnd = useRef(true);
   const serving = useRef<AbortController | null>(null);
   const [liveEdits, setLiveEdits] = useState<LiveEdit[]>([]);
+  const [confirmClose, setConfirmClose] = useState(false);
   /** Tool calls of earlier turns (the agent's stream replays them): their edits are not shown again. */
   const earlierCalls = useRef(new Set<string>());
 
@@ -196,9 +197,17 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         <p id="session-meta" class="muted">
           {record.machine} · {record.agent}
           {record.agentVersion ? ` ${record.agentVersion}` : ""} · {record.worktree ? `branch ${record.worktree.branch} (from ${record.worktree.base}) · ` : ""}
-          {record.cwd} · started by {record.createdBy} {new Date(record.createdAtMs).toLocaleString()}
+          {record.cwd === "." ? "the sidecar's folder" : record.cwd} · started by{" "}
+          {record.createdBy === "API_TOKEN" ? "the deployment's API token" : record.createdBy} {new Date(record.createdAtMs).toLocaleString()}
           {record.failure ? ` · ${record.failure.message}` : ""}
-          {record.continuedFrom ? " · continued from an earlier session" : ""}
+          {record.continuedFrom ? (
+            <>
+              {" · continued from "}
+              <Link id="session-continued-from" href={href({ view: "session", id: record.continuedFrom })}>
+                an earlier session
+              </Link>
+            </>
+          ) : null}
         </p>
       ) : null}
       <div id="session-pending">
@@ -224,7 +233,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
           </div>
         ) : null}
       </div>
-      <div id="session-transcript" ref={box}>
+      <div id="session-transcript" ref={box} role="log" aria-label="transcript">
         {entries.map((entry) =>
           entry.kind === "text" ? (
             // Agent text is Markdown: rendered, then sanitized (markdown.ts); everything else is plain text.
@@ -271,14 +280,23 @@ export function SessionView(props: { id: string; onChange: () => void }) {
       {canAct && record ? (
         <>
           <form id="session-form" class="row" onSubmit={prompt}>
-            <input
+            <textarea
               id="session-input"
               class="grow"
+              rows={2}
               placeholder="Continue the conversation"
+              aria-label="prompt"
               autocomplete="off"
               disabled={closed}
               value={text}
               onInput={(e) => setText(e.currentTarget.value)}
+              onKeyDown={(e) => {
+                // Enter sends where there is a keyboard; Shift+Enter, and a phone's Enter, start a new line.
+                if (e.key === "Enter" && !e.shiftKey && !e.isComposing && !matchMedia("(pointer: coarse)").matches) {
+                  e.preventDefault();
+                  e.currentTarget.form?.requestSubmit();
+                }
+              }}
             />
             <button id="session-send" type="submit" class="primary" disabled={closed}>
               Send
@@ -306,17 +324,29 @@ export function SessionView(props: { id: string; onChange: () => void }) {
             >
               Continue in a new session
             </button>
-            <button
-              id="session-end"
-              type="button"
-              disabled={closed}
-              onClick={act(async () => {
-                setRecord(await send<Session>(sessionPath(props.id), undefined, "DELETE"));
-                props.onChange();
-              })}
-            >
-              Close the session
-            </button>
+            {confirmClose ? (
+              <span class="row" id="session-end-confirm">
+                Close it? Its agent stops; the transcript stays.
+                <button
+                  id="session-end-yes"
+                  type="button"
+                  onClick={act(async () => {
+                    setConfirmClose(false);
+                    setRecord(await send<Session>(sessionPath(props.id), undefined, "DELETE"));
+                    props.onChange();
+                  })}
+                >
+                  Close
+                </button>
+                <button id="session-end-no" type="button" onClick={() => setConfirmClose(false)}>
+                  Keep it
+                </button>
+              </span>
+            ) : (
+              <button id="session-end" type="button" disabled={closed} onClick={() => setConfirmClose(true)}>
+                Close the session
+              </button>
+            )}
           </div>
         </>
       ) : null}
