@@ -15,7 +15,7 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { type Changes, type FileChange, type FileDiff, REVIEW_LIMITS, type RevertResult, type TurnChanges } from "@agent-runtime/protocol/review";
 import { writeFileAtomic } from "../atomic-file";
 import { logger } from "../log";
-import { FolderTooLarge, ShadowRepo, type TreeChange } from "./shadow-repo";
+import { AT_INDEX, FolderTooLarge, ShadowRepo, type TreeChange } from "./shadow-repo";
 
 const log = logger("checkpoints");
 
@@ -223,8 +223,18 @@ export class Checkpoints {
   }
 
   /** The trees a turn (or the whole session) runs between: a turn cut short ends where the next began, or now. */
-  private async range(shadow: ShadowRepo, state: State, turn: number | undefined): Promise<{ from: string; to: string; oversize: string[] }> {
-    const now = async () => (await shadow.snapshot(state.oversize)).tree;
+  private async range(
+    shadow: ShadowRepo,
+    state: State,
+    turn: number | undefined,
+    /** A tree id for "now" (a revert compares trees); else the index stands for it. */
+    asTree = false,
+  ): Promise<{ from: string; to: string; oversize: string[] }> {
+    const now = async () => {
+      if (asTree) return (await shadow.snapshot(state.oversize)).tree;
+      await shadow.stage(state.oversize);
+      return AT_INDEX;
+    };
     if (turn === undefined) return { from: state.turns[0]!.before, to: await now(), oversize: state.oversize };
     const t = this.turnOf(state, turn);
     return { from: t.before, to: t.after ?? state.turns[turn]?.before ?? (await now()), oversize: t.oversize };
@@ -296,7 +306,7 @@ export class Checkpoints {
       const state = this.known(key, cwd);
       this.turnOf(state, turn);
       const shadow = this.shadowOf(key, state);
-      const { from, to } = await this.range(shadow, state, turn);
+      const { from, to } = await this.range(shadow, state, turn, true);
       const now = (await shadow.snapshot(state.oversize)).tree;
       const changed = await shadow.changesBetween(from, to, false);
       const paths = changed.map((c) => c.path);

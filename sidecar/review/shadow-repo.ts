@@ -55,6 +55,9 @@ const CONFIG = `[core]
 \trenames = true
 `;
 
+/** "The folder as the private index holds it now" where a tree id is expected (ShadowRepo.stage). */
+export const AT_INDEX = ":index";
+
 /** A folder a session runs in that is too large to checkpoint (a home folder, /tmp): the session goes on without. */
 export class FolderTooLarge extends Error {}
 
@@ -122,6 +125,16 @@ export class ShadowRepo {
    * the bound are left out and answered in `oversize` (with those left out before that are still over it).
    */
   async snapshot(knownOversize: string[]): Promise<{ tree: string; oversize: string[] }> {
+    const { oversize } = await this.stage(knownOversize);
+    const tree = textOf(await this.git(["write-tree"])).trim();
+    return { tree, oversize };
+  }
+
+  /**
+   * Bring the private index to the folder as it is now (what a snapshot holds, without writing its tree):
+   * a read of the changes up to now diffs against the index itself (AT_INDEX), one process fewer.
+   */
+  async stage(knownOversize: string[]): Promise<{ oversize: string[] }> {
     if (!existsSync(this.workTree)) throw new Error(`the session's folder ${this.workTree} is gone`);
     const first = !existsSync(join(this.dir, "index"));
     await this.ensure();
@@ -159,13 +172,15 @@ export class ShadowRepo {
       const updated = await this.git(["update-index", "--add", "--remove", "-z", "--stdin"], { input: `${update.join("\0")}\0`, allowFailure: true });
       if (updated.code !== 0) await this.git(["add", "-A", "--ignore-errors"], { allowFailure: true });
     }
-    const tree = textOf(await this.git(["write-tree"])).trim();
-    return { tree, oversize: over };
+    return { oversize: over };
   }
 
   /** What changed from tree `from` to tree `to`, every file, with line counts (binary files have none). */
   async changesBetween(from: string, to: string, renames = true): Promise<TreeChange[]> {
-    const fields = fieldsOf(await this.git(["diff-tree", "-r", "-z", renames ? "-M" : "--no-renames", "--raw", "--numstat", from, to]));
+    const options = ["-r", "-z", renames ? "-M" : "--no-renames", "--raw", "--numstat"];
+    // diff-index prints what diff-tree does, for a tree against the index.
+    const args = to === AT_INDEX ? ["diff-index", "--cached", ...options, from] : ["diff-tree", ...options, from, to];
+    const fields = fieldsOf(await this.git(args));
     const changes: TreeChange[] = [];
     let i = 0;
     while (i < fields.length && fields[i]!.startsWith(":")) {
@@ -198,7 +213,8 @@ export class ShadowRepo {
 
   /** The unified diff of some paths between two trees, up to `maxBytes` (and how large it was). */
   async diffText(from: string, to: string, paths: string[], maxBytes: number): Promise<{ text: string; bytes: number; truncated: boolean }> {
-    const outcome = await this.git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", from, to, "--", ...paths], { maxOutputBytes: maxBytes });
+    const range = to === AT_INDEX ? ["--cached", from] : [from, to];
+    const outcome = await this.git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", ...range, "--", ...paths], { maxOutputBytes: maxBytes });
     return { text: textOf(outcome), bytes: outcome.totalBytes, truncated: outcome.truncated };
   }
 
