@@ -22,6 +22,7 @@ import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
 import { benchReview, reviewReport } from "./review";
+import { benchFirstVisit, firstVisitReport } from "./first-visit";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const CPU_CALLS = 2000;
@@ -888,6 +889,10 @@ if (process.env.BENCH_ONLY === "stream") {
   });
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "first-visit") {
+  console.log(firstVisitReport(await benchFirstVisit()));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "review") {
   console.log(reviewReport(await benchReview()));
   process.exit(0);
@@ -940,6 +945,9 @@ console.log(table);
 console.error("bench: checkpoints of a 10,000-file folder ...");
 const review = await benchReview();
 console.log(reviewReport(review));
+console.error("bench: a first visit on a slow phone network ...");
+const firstVisit = await benchFirstVisit();
+console.log(firstVisitReport(firstVisit));
 await mkdir(join(ROOT, "bench", "results"), { recursive: true });
 const machine = {
   cpus: (await import("node:os")).cpus().length,
@@ -949,6 +957,6 @@ const machine = {
 };
 await writeFile(
   join(ROOT, "bench", "results", "latest.json"),
-  JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, floor, thisProject: ours, review }, null, 2),
+  JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, floor, thisProject: ours, review, firstVisit }, null, 2),
 );
 console.error("bench: figures written to bench/results/latest.json");

@@ -50,3 +50,12 @@ export function prefers(accept: string | undefined, wanted: string, other: strin
   const b = quality(accept, other);
   return a.q > 0 && (a.q > b.q || (a.q === b.q && a.specificity > b.specificity));
 }
+
+/** Does an Accept-Encoding take gzip (not refused with q=0)? */
+export function acceptsGzip(header: string | undefined): boolean {
+  return (header ?? "").split(",").some((part) => {
+    const [coding = "", ...params] = part.trim().split(";");
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return (coding.trim() === "gzip" || coding.trim() === "*") && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}

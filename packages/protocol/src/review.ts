@@ -5,6 +5,8 @@
  */
 import { z } from "zod";
 
+export { CHANGES_META, summaryText, WORKTREE_META } from "./review-text";
+
 /** Bounds of checkpoints and of what the changes API answers. */
 export const REVIEW_LIMITS = {
   /** A file larger than this is not snapshotted: it is listed as `excluded`. */
@@ -58,12 +60,6 @@ export type ChangeSummary = z.infer<typeof ChangeSummary>;
 /** A turn's summary as the machine reports it with the turn's answer (`_meta["agent-runtime/changes"]`). */
 export const TurnChanges = ChangeSummary.extend({ turn: z.number().int().min(1) }).meta({ id: "TurnChanges" });
 export type TurnChanges = z.infer<typeof TurnChanges>;
-
-/** "3 files, +40 −2": a summary as a person reads it. */
-export function summaryText(summary: ChangeSummary): string {
-  if (summary.files === 0) return "no files changed";
-  return `${summary.files} ${summary.files === 1 ? "file" : "files"}, +${summary.additions} −${summary.deletions}`;
-}
 
 export const Changes = z
   .object({
@@ -198,11 +194,6 @@ export const PullRequestResult = z
   .meta({ id: "PullRequestResult" });
 
 // ---------------- worktrees ----------------
-
-/** How a client asks for a session in its own worktree: `_meta["agent-runtime/worktree"]` on `session/new`. */
-export const WORKTREE_META = "agent-runtime/worktree";
-/** Where a turn's answer carries its summary: `result._meta["agent-runtime/changes"]`. */
-export const CHANGES_META = "agent-runtime/changes";
 
 export const WorktreeRequest = z
   .object({

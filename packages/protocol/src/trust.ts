@@ -10,12 +10,7 @@ import { CONTROL_CHARS, Identifier } from "./values";
 export const Role = z.enum(["viewer", "member", "admin"]).meta({ id: "Role" });
 export type Role = z.infer<typeof Role>;
 
-const ROLE_RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
-
-/** Does a caller of role `have` hold at least `need`? (viewer < member < admin; the worker and the dashboard both ask.) */
-export function roleAllows(have: Role, need: Role): boolean {
-  return ROLE_RANK[have] >= ROLE_RANK[need];
-}
+export { roleAllows } from "./roles";
 
 /** The machines a token may reach: a list of machine ids, or every machine. */
 export const MachineScope = z.union([z.literal("*"), z.array(Identifier).min(1).max(256)]).meta({ id: "MachineScope" });

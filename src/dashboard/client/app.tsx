@@ -15,7 +15,10 @@ import { AdminView } from "./views/admin";
 import { MachinesView, MachineView } from "./views/machines";
 import { Link } from "./views/parts";
 import { SessionView } from "./views/session";
-import { ChangesView } from "./views/changes";
+import { lazyView } from "./lazy";
+
+/** A session's Changes (the diff renderer) loads when it is opened. */
+const ChangesView = lazyView(() => import("./views/changes").then((m) => m.ChangesView));
 import { SessionsView } from "./views/sessions";
 import { SignIn } from "./views/signin";
 import { TeamView } from "./views/team";

@@ -12,8 +12,11 @@ export function DiffBlock(props: { unified: string; id?: string }) {
   return <div id={props.id} class="diff" dangerouslySetInnerHTML={{ __html: rendered }} />;
 }
 
-/** An edit an agent reported (an ACP tool call's `diff` content) as a unified diff. */
-export function toolCallDiff(path: string, oldText: string | null, newText: string): string {
-  const name = path.split("/").slice(-3).join("/");
-  return createTwoFilesPatch(oldText === null ? "/dev/null" : `a/${name}`, `b/${name}`, oldText ?? "", newText, "", "", { context: 3 });
+/** An edit an agent reported (an ACP tool call's `diff` content), shown as a unified diff. */
+export function ToolCallDiff(props: { path: string; oldText: string | null; newText: string }) {
+  const name = props.path.split("/").slice(-3).join("/");
+  const unified = createTwoFilesPatch(props.oldText === null ? "/dev/null" : `a/${name}`, `b/${name}`, props.oldText ?? "", props.newText, "", "", {
+    context: 3,
+  });
+  return <DiffBlock unified={unified} />;
 }

@@ -1,7 +1,8 @@
 /** Who is signed in, for every view: what a role cannot do is not shown at all. */
 import { createContext } from "preact";
 import { useContext, useEffect, useRef } from "preact/hooks";
-import { type Role, roleAllows, type Whoami } from "@agent-runtime/protocol/trust";
+import { roleAllows } from "@agent-runtime/protocol/roles";
+import type { Role, Whoami } from "@agent-runtime/protocol/trust";
 
 export const Me = createContext<Whoami | null>(null);
 

@@ -6,7 +6,7 @@
  */
 import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Session, SessionList } from "@agent-runtime/protocol/sessions";
-import { WORKTREE_META } from "@agent-runtime/protocol/review";
+import { WORKTREE_META } from "@agent-runtime/protocol/review-text";
 import { ApiError, machineApi, send } from "./api";
 
 /** What the page tells the agent it can do: read and write files (through the runtime's file API). */

@@ -1,6 +1,7 @@
 /** How the dashboard shows sessions and their transcripts: pure functions, tested beside. */
 import type { Session, SessionState, TranscriptEntry } from "@agent-runtime/protocol/sessions";
-import { summaryText, TurnChanges } from "@agent-runtime/protocol/review";
+import type { TurnChanges } from "@agent-runtime/protocol/review";
+import { summaryText } from "@agent-runtime/protocol/review-text";
 import { ago } from "./format";
 
 const STATE_RANK: Record<SessionState, number> = { waiting: 0, running: 1, failed: 2, idle: 3, offline: 4, closed: 5 };
@@ -47,8 +48,9 @@ function stopText(d: Record<string, unknown> | undefined): string {
 
 /** The summary a turn's end carries, if the machine reported one. */
 export function turnChangesOf(d: Record<string, unknown> | undefined): TurnChanges | null {
-  const parsed = TurnChanges.safeParse(d?.changes);
-  return parsed.success ? parsed.data : null;
+  const c = d?.changes as Partial<Record<keyof TurnChanges, unknown>> | undefined;
+  const counts = c && [c.turn, c.files, c.additions, c.deletions].every((n) => typeof n === "number" && Number.isInteger(n) && n >= 0);
+  return counts ? (c as TurnChanges) : null;
 }
 
 /** An entry as one line of plain text (agent text is Markdown and is rendered instead). */

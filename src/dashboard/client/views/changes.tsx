@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import type { Changes, FileChange, FileDiff, GitStatus } from "@agent-runtime/protocol/review";
-import { summaryText } from "@agent-runtime/protocol/review";
+import { summaryText } from "@agent-runtime/protocol/review-text";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import { ApiError, apiJson, errorText, machineApi, send } from "../api";
 import { DiffBlock } from "../diff-view";

@@ -7,7 +7,10 @@ import { AgentsTab } from "./agents";
 import { FilesTab } from "./files";
 import { Dot, Link } from "./parts";
 import { ProcessesTab } from "./processes";
-import { TerminalTab } from "./terminal";
+import { lazyView } from "../lazy";
+
+/** The terminal (xterm.js) loads when the tab is opened. */
+const TerminalTab = lazyView(() => import("./terminal").then((m) => m.TerminalTab));
 
 export function MachinesView(props: { machines: Machine[] | null }) {
   const isAdmin = useCan("admin");

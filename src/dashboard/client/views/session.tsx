@@ -10,16 +10,21 @@ import { renderMarkdown } from "../markdown";
 import { href, navigate } from "../router";
 import { useCan } from "../session-context";
 import { entryClass, entryText, turnChangesOf, withEntry } from "../transcript";
-import { DiffBlock, toolCallDiff } from "../diff-view";
-import { summaryText } from "@agent-runtime/protocol/review";
+import { lazyView } from "../lazy";
+import { summaryText } from "@agent-runtime/protocol/review-text";
 import { Link } from "./parts";
 
 /** An edit the agent reported while its turn streams (an ACP tool call's `diff` content): shown, never stored. */
 interface LiveEdit {
   toolCallId: string;
   title: string;
-  unified: string;
+  path: string;
+  oldText: string | null;
+  newText: string;
 }
+
+/** The diff renderer loads with the first edit shown. */
+const ToolCallDiff = lazyView(() => import("../diff-view").then((m) => m.ToolCallDiff));
 
 /** The `diff` contents of a `session/update` tool call, as edits to show. */
 function editsOf(update: unknown): LiveEdit[] {
@@ -27,7 +32,7 @@ function editsOf(update: unknown): LiveEdit[] {
   if ((u?.sessionUpdate !== "tool_call" && u?.sessionUpdate !== "tool_call_update") || !Array.isArray(u.content)) return [];
   return u.content.flatMap((c: { type?: string; path?: string; oldText?: string | null; newText?: string }, i: number) =>
     c?.type === "diff" && typeof c.path === "string" && typeof c.newText === "string"
-      ? [{ toolCallId: `${u.toolCallId ?? ""}:${i}`, title: u.title ?? c.path, unified: toolCallDiff(c.path, c.oldText ?? null, c.newText) }]
+      ? [{ toolCallId: `${u.toolCallId ?? ""}:${i}`, title: u.title ?? c.path, path: c.path, oldText: c.oldText ?? null, newText: c.newText }]
       : [],
   );
 }
@@ -257,7 +262,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         {liveEdits.map((edit) => (
           <div key={edit.toolCallId} class="entry live-edit" data-kind="edit">
             <div class="muted">{edit.title}</div>
-            <DiffBlock unified={edit.unified} />
+            <ToolCallDiff path={edit.path} oldText={edit.oldText} newText={edit.newText} />
           </div>
         ))}
       </div>
