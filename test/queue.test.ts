@@ -85,6 +85,33 @@ it("sends a prompt at once, queues them while the machine is away, and runs each
   expect((await record(id)).state).toBe("idle");
 });
 
+it("tells a reader of a restored agent's stream the gap once, not in a loop that holds every other message back", async () => {
+  rt = await startRuntime({ machines: ["local"] });
+  await rpc(rt, "restored", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=mock");
+  const created = (await (await rpc(rt, "restored", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
+    result: { sessionId: string };
+  };
+  await rpc(rt, "restored", {
+    jsonrpc: "2.0",
+    id: 3,
+    method: "session/prompt",
+    params: { sessionId: created.result.sessionId, prompt: [{ type: "text", text: "before" }] },
+  });
+  const { id } = await waitFor(async () => {
+    const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+    return sessions.find((s) => s.sessionId === created.result.sessionId);
+  }, "the record");
+  await rt.sidecars.get("local")!.stop("SIGKILL");
+  await waitFor(async () => (await record(id)).state === "offline", "the session to read offline");
+  await rt.addSidecar("local");
+  // As the dashboard does when it sends: it reads the agent's stream from its start, and prompts.
+  const read = readSse(rt, "restored", { until: (events) => events.some((e) => JSON.stringify(e.data).includes(": after")) });
+  expect((await prompt(id, "after")).status).toBe(202);
+  const events = await read;
+  // Messages 1 and 2 were the agent's before it was restored: said once, then the reply.
+  expect(events.filter((e) => e.event === "error").map((e) => (e.data as { dropped?: unknown }).dropped)).toEqual([{ from: 1, to: 2 }]);
+});
+
 it("refuses a prompt for a closed or unknown session, and one that is not content blocks", async () => {
   rt = await startRuntime({ machines: ["local"] });
   const unknown = await prompt("ses-0123456789abcdef-local", "hello");

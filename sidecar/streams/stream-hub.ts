@@ -23,10 +23,14 @@ export type ResolvedStream =
 
 export type StreamResolver = (ref: StreamRef) => ResolvedStream;
 
-/** The cursor after a batch: its last event, or past a gap that held a single oversized entry. */
+/**
+ * The cursor after a batch: its last event, or past the gap it reported. A gap is said once: a cursor left
+ * before it (a restored agent's log starts after what the old one wrote) made every acknowledgement send
+ * the same gap again, a loop that starved the tunnel for seconds.
+ */
 function advance(cursor: number, events: [number, string][], gap?: { to: number; tooLarge?: boolean }): number {
   if (events.length) return events[events.length - 1]![0];
-  return gap?.tooLarge ? Math.max(cursor, gap.to) : cursor;
+  return gap ? Math.max(cursor, gap.to) : cursor;
 }
 
 interface Subscription {

@@ -84,7 +84,7 @@ export class SseReader implements Subscriber {
           : `messages ${gap.from}..${gap.to} were dropped: the buffer limit was reached before they were read`,
         extensions: { dropped: { from: gap.from, to: gap.to } },
       });
-      if (gap.tooLarge) this.lastSeq = gap.to; // resume after it, never before it
+      this.lastSeq = gap.to; // resume after it, never before it: a reconnect is not told the same gap again
     }
     for (const [seq, json] of events) {
       if (seq <= this.lastSeq) continue; // a replay after reconnect may overlap what was already delivered
