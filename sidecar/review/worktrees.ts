@@ -112,7 +112,8 @@ export class Worktrees {
     if (!existsSync(target)) return false;
     const repository = await repositoryOf(target);
     if (repository !== target) throw new ProblemError("invalid_request", `'${path}' is not a worktree's top folder (${repository} is)`);
-    const main = textOf(await runGit(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: target })).trim();
+    // The repository's own .git (git prints it relative to the folder it ran in).
+    const main = resolve(target, textOf(await runGit(["rev-parse", "--git-common-dir"], { cwd: target })).trim());
     if (resolve(main, "..") === target) throw new ProblemError("conflict", `'${path}' is the repository's own folder, not a worktree`);
     if (!force) {
       const dirty = textOf(await runGit(["status", "--porcelain", "-z"], { cwd: target })).length > 0;
