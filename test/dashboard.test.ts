@@ -621,6 +621,35 @@ describe("the dashboard", () => {
     }
   });
 
+  it("keeps an opened session readable without a network, says so, and picks the stream up again by itself", async () => {
+    const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, "kept", { jsonrpc: "2.0", id, method, params }, query);
+    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
+    const { result } = (await (await post(2, "session/new", { cwd: rt.dir, mcpServers: [] })).json()) as { result: { sessionId: string } };
+    await post(3, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "kept for later" }] });
+    const { id } = await waitFor(async () => {
+      const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+      return sessions.find((s) => s.sessionId === result.sessionId);
+    }, "the session's record");
+    const context = await browser.newContext();
+    try {
+      const p = await context.newPage();
+      await signIn(p, rt.token);
+      await p.waitForFunction(() => navigator.serviceWorker.controller !== null);
+      await open(p, `/sessions/${id}`, '#session-transcript [data-kind="stop"]');
+      await context.setOffline(true);
+      await p.reload();
+      await expect.poll(() => p.textContent("#session-transcript")).toContain("You said: kept for later");
+      await expect.poll(() => p.textContent("#session-connection")).toContain("Offline: this is the transcript as last seen");
+      await context.setOffline(false);
+      // Back by itself (no reload): the note goes, and what happens now arrives live.
+      await expect.poll(() => p.locator("#session-connection").count(), { timeout: 40_000 }).toBe(0);
+      await post(4, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "after the outage" }] });
+      await expect.poll(() => p.textContent("#session-transcript")).toContain("You said: after the outage");
+    } finally {
+      await context.close();
+    }
+  });
+
   it("loaded nothing from anywhere but the worker", () => {
     expect(requested.length).toBeGreaterThan(0);
     expect(

@@ -1,15 +1,28 @@
 // The dashboard's service worker: it shows the notifications this deployment pushes (docs/architecture.md,
-// "Notifications"), opens the session a tap is about, and keeps the last page and the last list of
-// sessions it saw, so that a phone without a network still shows them. It holds no token (the sign-in
+// "Notifications"), opens the session a tap is about, and keeps the last page, the last list of sessions
+// and the sessions a person opened (record and transcript) it saw, so that a phone without a network
+// still shows them. It holds no token (the sign-in
 // cookie is the browser's, HttpOnly); signing out empties what it kept.
 const CACHE = "agent-runtime-last-seen";
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
 
-/** What is shown offline: the page, its scripts, who is signed in, and the sessions list. */
-function keptOffline(url) {
+/** A session's record and its transcript as JSON (never its live stream): an opened session stays readable. */
+const SESSION_READ = /^\/v1\/sessions\/ses-[0-9a-f]{16}-[A-Za-z0-9._-]+(\/transcript)?$/;
+/** How many sessions' transcripts are kept (the oldest kept is dropped first). */
+const KEPT_TRANSCRIPTS = 20;
+
+/** What is shown offline: the page, its scripts, who is signed in, the sessions list, and the sessions opened. */
+function keptOffline(url, request) {
   if (url.origin !== self.location.origin) return false;
+  if (SESSION_READ.test(url.pathname)) return !(request.headers.get("accept") || "").includes("text/event-stream");
   return url.pathname === "/" || url.pathname.startsWith("/assets/") || url.pathname === "/v1/whoami" || url.pathname === "/v1/sessions";
+}
+
+/** Keep at most KEPT_TRANSCRIPTS transcripts: the ones opened last. */
+async function trimTranscripts(cache) {
+  const transcripts = (await cache.keys()).filter((r) => new URL(r.url).pathname.endsWith("/transcript"));
+  for (const old of transcripts.slice(0, Math.max(0, transcripts.length - KEPT_TRANSCRIPTS))) await cache.delete(old);
 }
 
 self.addEventListener("fetch", (event) => {
@@ -18,17 +31,21 @@ self.addEventListener("fetch", (event) => {
   const url = new URL(request.url);
   // Every view's address serves the same page: without a network, any of them opens the page kept as "/".
   const page = request.mode === "navigate" && url.origin === self.location.origin;
-  if (!page && !keptOffline(url)) return;
+  if (!page && !keptOffline(url, request)) return;
   const key = page ? new Request(new URL("/", url)) : request;
   // The network first (always the live answer when there is one); what was kept only without it.
   event.respondWith(
     fetch(request)
       .then(async (response) => {
-        if (response.ok && (!page || response.headers.get("content-type")?.startsWith("text/html")))
-          await (await caches.open(CACHE)).put(key, response.clone());
+        if (response.ok && (!page || response.headers.get("content-type")?.startsWith("text/html"))) {
+          const cache = await caches.open(CACHE);
+          // One kept answer per transcript, whatever page of it was asked last.
+          await cache.put(url.pathname.endsWith("/transcript") ? new Request(new URL(url.pathname, url)) : key, response.clone());
+          if (url.pathname.endsWith("/transcript")) await trimTranscripts(cache);
+        }
         return response;
       })
-      .catch(async () => (await caches.match(key, { ignoreVary: true, ignoreSearch: page })) || Response.error()),
+      .catch(async () => (await caches.match(key, { ignoreVary: true, ignoreSearch: page || url.pathname.endsWith("/transcript") })) || Response.error()),
   );
 });
 

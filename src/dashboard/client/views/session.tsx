@@ -3,7 +3,7 @@
  * and continue/close. Prompts go through the relay, which brings the agent back if its process is gone.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import type { PendingRequest, PromptEntry, Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import type { PendingRequest, PromptEntry, Session, TranscriptEntry, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import { api, apiJson, errorText, followSse, machineApi, send } from "../api";
 import { type AgentRequest, answerFileRequest, isFileRequest } from "../file-requests";
 import { renderMarkdown } from "../markdown";
@@ -39,6 +39,10 @@ function editsOf(update: unknown): LiveEdit[] {
 
 const sessionPath = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
 
+/** After a lost stream the page tries again after 1 s, then 2, 4, … up to 30 s between tries. */
+const RECONNECT_FIRST_MS = 1_000;
+const RECONNECT_MAX_MS = 30_000;
+
 /** A message to the session's ACP server through the relay. */
 function relay(record: Session, message: object): Promise<Response> {
   return api(`${machineApi(record.machine)}/acp/${encodeURIComponent(record.serverId)}`, {
@@ -58,6 +62,8 @@ export function SessionView(props: { id: string; onChange: () => void }) {
   const stickToEnd = useRef(true);
   const serving = useRef<AbortController | null>(null);
   const [liveEdits, setLiveEdits] = useState<LiveEdit[]>([]);
+  /** Whether the live transcript is there, in words (empty: it is). */
+  const [connection, setConnection] = useState("");
   const [confirmClose, setConfirmClose] = useState(false);
   /** Tool calls of earlier turns (the agent's stream replays them): their edits are not shown again. */
   const earlierCalls = useRef(new Set<string>());
@@ -68,6 +74,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
     let maxSeq = 0;
     setRecord(null);
     setEntries([]);
+    setConnection("");
     setMessage("");
     const atEnd = () => {
       const el = box.current;
@@ -77,15 +84,24 @@ export function SessionView(props: { id: string; onChange: () => void }) {
       try {
         setRecord(await apiJson<Session>(sessionPath(props.id)));
       } catch (err) {
-        setMessage(errorText(err));
+        setMessage(navigator.onLine ? errorText(err) : "Offline, and this session was not opened on this device before.");
         return;
       }
+      // What was kept first (without a network the service worker answers with the transcript last seen), then live.
+      const seen = await apiJson<TranscriptPage>(`${sessionPath(props.id)}/transcript?after=0&limit=1000`).catch(() => null);
+      if (seen) {
+        for (const entry of seen.entries) maxSeq = Math.max(maxSeq, entry.seq);
+        setEntries((list) => seen.entries.reduce(withEntry, list));
+      }
+      let waitMs = RECONNECT_FIRST_MS;
       while (!controller.signal.aborted) {
         try {
           await followSse(
             `${sessionPath(props.id)}/transcript?after=${maxSeq}`,
             (event, data) => {
               stickToEnd.current = atEnd();
+              setConnection("");
+              waitMs = RECONNECT_FIRST_MS;
               if (event === "entry") {
                 const entry = data as TranscriptEntry;
                 maxSeq = Math.max(maxSeq, entry.seq);
@@ -94,12 +110,14 @@ export function SessionView(props: { id: string; onChange: () => void }) {
             },
             controller.signal,
           );
-        } catch (err) {
+        } catch {
           if (controller.signal.aborted) return;
-          setMessage(errorText(err));
+          // The server or the network is gone: what was seen stays, and the page tries again by itself.
+          setConnection(`Offline: this is the transcript as last seen. Trying again in ${Math.round(waitMs / 1000)} s.`);
         }
-        // The stream ended (idle) or failed: pick it up again where it stopped.
-        await new Promise((resolve) => setTimeout(resolve, 2000));
+        // The stream ended (idle) or failed: pick it up again where it stopped, waiting longer each time it fails.
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+        waitMs = Math.min(waitMs * 2, RECONNECT_MAX_MS);
       }
     })();
     return () => {
@@ -213,6 +231,11 @@ export function SessionView(props: { id: string; onChange: () => void }) {
               </Link>
             </>
           ) : null}
+        </p>
+      ) : null}
+      {connection ? (
+        <p id="session-connection" class="muted" role="status">
+          {connection}
         </p>
       ) : null}
       <div id="session-pending">
