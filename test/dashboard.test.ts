@@ -701,9 +701,11 @@ describe("the dashboard", () => {
     await expect.poll(() => page.textContent("#agents-msg")).toContain("saved as version");
     const etag = (await rt.api("/v1/config/agents")).headers.get("etag");
     await waitFor(async () => {
-      const status = (await (await rt.api("/v1/config/agents/status")).json()) as { machines: { machine: string; version: string }[] };
-      return status.machines.some((m) => m.machine === "local" && m.version === etag);
-    }, "local to apply the team's agents");
+      const status = (await (await rt.api("/v1/config/agents/status")).json()) as {
+        machines: { machine: string; version: string; agents?: Record<string, { installedVersion: string | null }> }[];
+      };
+      return status.machines.some((m) => m.machine === "local" && m.version === etag && m.agents?.mock?.installedVersion);
+    }, "local to apply the team's agents and report mock's version");
     await open(page, "/team", "#agents-status tr");
     expect(await page.textContent("#agents-status")).toContain("mock 1.0.0");
     // A secret is refused with the reason, and nothing changes.

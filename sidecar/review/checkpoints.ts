@@ -74,6 +74,8 @@ function fileChangeOf(c: TreeChange): FileChange {
 export class Checkpoints {
   private readonly root: string;
   private readonly dataDir: string;
+  /** Sessions known not to be checkpointed (`off`): their turns cost no read of their state file. */
+  private readonly offKeys = new Set<string>();
   /** Each session's work in order: a snapshot never races a revert or another snapshot of it. */
   private readonly queues = new Map<string, Promise<unknown>>();
 
@@ -137,12 +139,18 @@ export class Checkpoints {
     return this.serial(checkpointKey(key), async () => {
       const state = this.read(key);
       if (state && state.cwd === cwd) return;
-      await this.write(key, state ? { ...state, cwd, usedAtMs: Date.now() } : { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now(), off: null });
+      // Another folder is weighed afresh (one that was too large says so again at its first turn).
+      this.offKeys.delete(checkpointKey(key));
+      await this.write(
+        key,
+        state ? { ...state, cwd, usedAtMs: Date.now(), off: null } : { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now(), off: null },
+      );
     });
   }
 
   /** A turn is about to reach the agent: snapshot the folder before it (its number, or null for a session never opened here). */
   turnStarting(key: SessionKey): Promise<number | null> {
+    if (this.offKeys.has(checkpointKey(key))) return Promise.resolve(null);
     return this.serial(checkpointKey(key), async () => {
       const state = this.read(key);
       const snapshot = state ? await this.snapshotOrOff(key, state) : null;
@@ -170,10 +178,14 @@ export class Checkpoints {
 
   /** A snapshot of the session's folder, or null when it is not checkpointed (then `off` says why, from now on). */
   private async snapshotOrOff(key: SessionKey, state: State): Promise<{ tree: string; oversize: string[] } | null> {
-    if (state.off) return null;
+    if (state.off) {
+      this.offKeys.add(checkpointKey(key));
+      return null;
+    }
     const notProject = notAProject(state.cwd);
     if (notProject) {
       await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${notProject}` });
+      this.offKeys.add(checkpointKey(key));
       return null;
     }
     const shadow = this.shadowOf(key, state);
@@ -184,12 +196,14 @@ export class Checkpoints {
       log.warn(`${key.sessionId}: not checkpointing ${state.cwd}: ${err.message}`);
       await shadow.remove();
       await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${err.message}` });
+      this.offKeys.add(checkpointKey(key));
       return null;
     }
   }
 
   /** The turn ended (however): snapshot the folder after it and answer its summary. */
   turnEnded(key: SessionKey): Promise<TurnChanges | null> {
+    if (this.offKeys.has(checkpointKey(key))) return Promise.resolve(null);
     return this.serial(checkpointKey(key), async () => {
       const state = this.read(key);
       const turn = state?.turns.at(-1);
@@ -342,6 +356,7 @@ export class Checkpoints {
   drop(key: SessionKey): Promise<boolean> {
     return this.serial(checkpointKey(key), async () => {
       const dir = this.dirOf(key);
+      this.offKeys.delete(checkpointKey(key));
       if (!existsSync(dir)) return false;
       await new ShadowRepo(dir, "/").remove();
       return true;
