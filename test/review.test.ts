@@ -194,5 +194,11 @@ it("runs two sessions in two worktrees of one repository, each committing on its
   const refused = await rt.api(`/v1/worktrees?path=${encodeURIComponent(r2.cwd)}`, { method: "DELETE" });
   expect(refused.status).toBe(409);
   expect(await json(rt.api(`/v1/worktrees?path=${encodeURIComponent(r1.cwd)}`, { method: "DELETE" }))).toEqual({ deleted: true });
+  // A worktree the person made themselves is theirs to remove, on the machine.
+  const own = join(rt.dir, "own-worktree");
+  git(repo, "worktree", "add", "-q", "-b", "mine", own);
+  const notOurs = await rt.api(`/v1/worktrees?path=${encodeURIComponent(own)}&force=true`, { method: "DELETE" });
+  expect(notOurs.status).toBe(403);
+  expect(git(repo, "worktree", "list")).toContain(own);
   expect(git(repo, "branch", "--list", r1.worktree!.branch).trim()).toContain(r1.worktree!.branch); // its commits stay
 });

@@ -33,7 +33,7 @@ export class Worktrees {
   private readonly root: string;
 
   constructor(dataDir: string) {
-    this.root = join(dataDir, "worktrees");
+    this.root = resolve(dataDir, "worktrees"); // absolute: git runs in the repository, not here
   }
 
   private metaFile(path: string): string {
@@ -109,6 +109,12 @@ export class Worktrees {
   /** Remove a worktree (its branch stays: its commits are someone's work). Refused with uncommitted changes unless forced. */
   async remove(path: string, force: boolean): Promise<boolean> {
     const target = resolve(path);
+    // Only what the runtime made: a person's own worktrees are theirs to remove, on the machine.
+    if (!target.startsWith(this.root + sep))
+      throw new ProblemError(
+        "permission_denied",
+        `'${path}' is not a worktree a session made (those are under ${this.root}): remove it on the machine with git worktree remove`,
+      );
     if (!existsSync(target)) return false;
     const repository = await repositoryOf(target);
     if (repository !== target) throw new ProblemError("invalid_request", `'${path}' is not a worktree's top folder (${repository} is)`);
@@ -120,7 +126,7 @@ export class Worktrees {
       if (dirty) throw new ProblemError("conflict", `the worktree '${path}' has uncommitted changes: commit them, or remove it with force=true`);
     }
     await runGit(["worktree", "remove", ...(force ? ["--force"] : []), target], { cwd: resolve(main, ".."), timeoutMs: 60_000 });
-    if (target.startsWith(this.root + sep)) await rm(this.metaFile(target), { force: true });
+    await rm(this.metaFile(target), { force: true });
     return true;
   }
 }

@@ -95,9 +95,10 @@ const removeWorktreeRoute = createRoute(
     {
       method: "delete",
       path: "/worktrees",
-      summary: "Remove a worktree (its branch stays); refused with uncommitted changes unless force=true",
+      summary:
+        "Remove a worktree a session made (its branch stays); refused with uncommitted changes unless force=true, and for a worktree the runtime did not make (403)",
       request: { query: z.object({ path: GitCwd.describe("the worktree's folder"), force: QueryFlag }) },
-      responses: { 200: json(Deleted, "removed, or false when there was none"), ...errors(...GIT_ERRORS) },
+      responses: { 200: json(Deleted, "removed, or false when there was none"), ...errors(...GIT_ERRORS, "permission_denied") },
     },
   ),
 );
