@@ -237,15 +237,9 @@ export class Checkpoints {
   }
 
   /** The trees a turn (or the whole session) runs between: a turn cut short ends where the next began, or now. */
-  private async range(
-    shadow: ShadowRepo,
-    state: State,
-    turn: number | undefined,
-    /** A tree id for "now" (a revert compares trees); else the index stands for it. */
-    asTree = false,
-  ): Promise<{ from: string; to: string; oversize: string[] }> {
+  private async range(shadow: ShadowRepo, state: State, turn: number | undefined): Promise<{ from: string; to: string; oversize: string[] }> {
+    // "Now" is the private index brought to the folder: no tree is written for a read.
     const now = async () => {
-      if (asTree) return (await shadow.snapshot(state.oversize)).tree;
       await shadow.stage(state.oversize);
       return AT_INDEX;
     };
@@ -318,10 +312,12 @@ export class Checkpoints {
   revert(key: SessionKey, cwd: string, turn: number, force: boolean): Promise<RevertResult> {
     return this.serial(checkpointKey(key), async () => {
       const state = this.known(key, cwd);
-      this.turnOf(state, turn);
+      const t = this.turnOf(state, turn);
       const shadow = this.shadowOf(key, state);
-      const { from, to } = await this.range(shadow, state, turn, true);
+      // One snapshot of now: the end of a turn cut short, and what the turn's files are compared with.
       const now = (await shadow.snapshot(state.oversize)).tree;
+      const from = t.before;
+      const to = t.after ?? state.turns[turn]?.before ?? now;
       const changed = await shadow.changesBetween(from, to, false);
       const paths = changed.map((c) => c.path);
       const since = await shadow.differing(to, now, paths);

@@ -37,22 +37,27 @@ export interface Hooked {
 
 const PASS: Omit<Hooked, "message"> = { answered: async (a) => a, failed: async () => {} };
 
-function withMeta(answer: AcpPostResult, key: string, value: unknown): AcpPostResult {
-  const result = resultOf(answer);
-  if (answer.status !== 200 || !result) return answer;
-  const parsed = Answer.parse(JSON.parse(answer.body));
-  const meta = typeof result._meta === "object" && result._meta !== null ? (result._meta as Record<string, unknown>) : {};
-  return { ...answer, body: JSON.stringify({ ...parsed, result: { ...result, _meta: { ...meta, [key]: value } } }) };
-}
-
-function resultOf(answer: AcpPostResult): Record<string, unknown> | null {
+/** A successful answer, parsed once: the whole message and its result (null for an error or a non-JSON body). */
+function parsedAnswer(answer: AcpPostResult): { message: z.infer<typeof Answer>; result: Record<string, unknown> } | null {
   if (answer.status !== 200) return null;
   try {
     const parsed = Answer.safeParse(JSON.parse(answer.body));
-    return parsed.success && parsed.data.error === undefined ? (parsed.data.result ?? null) : null;
+    return parsed.success && parsed.data.error === undefined && parsed.data.result ? { message: parsed.data, result: parsed.data.result } : null;
   } catch {
     return null;
   }
+}
+
+function resultOf(answer: AcpPostResult): Record<string, unknown> | null {
+  return parsedAnswer(answer)?.result ?? null;
+}
+
+function withMeta(answer: AcpPostResult, key: string, value: unknown): AcpPostResult {
+  const parsed = parsedAnswer(answer);
+  if (answer.status !== 200 || !parsed) return answer;
+  const { message, result } = parsed;
+  const meta = typeof result._meta === "object" && result._meta !== null ? (result._meta as Record<string, unknown>) : {};
+  return { ...answer, body: JSON.stringify({ ...message, result: { ...result, _meta: { ...meta, [key]: value } } }) };
 }
 
 export class SessionHooks {
