@@ -1,5 +1,5 @@
 /** Running a command to its end with a deadline and bounded output (the GitHub CLI): never waiting on a prompt. */
-import { spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 
 export interface BoundedOutcome {
   code: number;
@@ -9,28 +9,12 @@ export interface BoundedOutcome {
 
 /** Run `command args…`; rejects when it cannot start (not installed), kills it past the deadline. */
 export function spawnBounded(command: string, args: string[], options: { cwd: string; timeoutMs: number }): Promise<BoundedOutcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: { ...process.env, GH_PROMPT_DISABLED: "1", GIT_TERMINAL_PROMPT: "0", NO_COLOR: "1", GH_NO_UPDATE_NOTIFIER: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
-    child.stdout.on("data", (c: Buffer) => {
-      if (stdout.length < 65_536) stdout += c.toString("utf8");
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      if (stderr.length < 65_536) stderr += c.toString("utf8");
-    });
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
+  const env = { ...process.env, GH_PROMPT_DISABLED: "1", GIT_TERMINAL_PROMPT: "0", NO_COLOR: "1", GH_NO_UPDATE_NOTIFIER: "1" };
+  return new Promise((resolve, reject) =>
+    execFile(command, args, { cwd: options.cwd, env, timeout: options.timeoutMs, killSignal: "SIGKILL", maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
+      // A string code is Node's (ENOENT: not installed); a number is the command's own exit.
+      if (err && typeof err.code === "string") return reject(err);
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : -1) : 0, stdout, stderr });
+    }),
+  );
 }
