@@ -18,6 +18,8 @@ import { processRoutes } from "./routes/processes";
 import { agentsConfigRoutes } from "./routes/agents-config";
 import { mcpRoutes } from "./routes/mcp";
 import { skillsRoutes } from "./routes/skills";
+import { policyRoutes } from "./routes/policy";
+import { taskRoutes } from "./routes/tasks";
 import { sessionRoutes } from "./routes/sessions";
 import { changeRoutes } from "./routes/changes";
 import { gitRoutes } from "./routes/git";
@@ -56,6 +58,7 @@ export function v1App() {
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
   v1.route("/", sessionRoutes);
+  v1.route("/", taskRoutes);
   v1.route("/", changeRoutes);
   v1.route("/", gitRoutes);
   v1.route("/", notificationRoutes);
@@ -64,6 +67,7 @@ export function v1App() {
   v1.route("/", agentRoutes);
   v1.route("/", skillsRoutes);
   v1.route("/", mcpRoutes);
+  v1.route("/", policyRoutes);
   v1.route("/", agentsConfigRoutes);
   v1.route("/", trustRoutes);
   v1.route("/", desktopRoutes);

@@ -715,6 +715,47 @@ describe("the dashboard", () => {
     expect((await rt.api("/v1/config/agents")).headers.get("etag")).toBe(etag);
   });
 
+  it("lets an admin write the permission policy as a list of rules on a phone, and try a request against it", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 });
+    const p = await context.newPage();
+    try {
+      await signIn(p, rt.token);
+      await open(p, "/team", "#policy-add");
+      await p.click("#policy-add");
+      await p.fill('#rule-editor [name="name"]', "no rm");
+      await p.selectOption('#rule-editor [name="decision"]', "deny");
+      await p.check('#rule-editor [name="kinds"][value="execute"]');
+      await p.fill('#rule-editor [name="commands"]', "rm *");
+      await p.click('#rule-editor button[type="submit"]');
+      await p.click("#policy-add");
+      await p.fill('#rule-editor [name="name"]', "reads here");
+      await p.selectOption('#rule-editor [name="decision"]', "allow");
+      await p.check('#rule-editor [name="kinds"][value="read"]');
+      await p.selectOption('#rule-editor [name="outsideFolder"]', "inside");
+      await p.click('#rule-editor button[type="submit"]');
+      // The second rule goes first; the tester judges the rules on screen before they are saved.
+      await p.click('button[aria-label="Move rule 2 up"]');
+      expect(await p.locator("#policy-rules li strong").allTextContents()).toEqual(["reads here", "no rm"]);
+      await p.click("#policy-tester summary");
+      await p.selectOption('#policy-tester [name="kind"]', "execute");
+      await p.fill('#policy-tester [name="command"]', "cd /tmp && rm -rf ~");
+      await p.click("#policy-test");
+      await expect.poll(() => p.textContent("#policy-verdict")).toBe("deny by no rm");
+      await fits(p, 390, true);
+      await p.click("#policy-save");
+      await expect.poll(() => p.textContent("#policy-msg")).toContain("saved as version");
+      expect(await (await rt.api("/v1/config/policy")).json()).toEqual({
+        rules: [
+          { name: "reads here", match: { kinds: ["read"], outsideFolder: false }, decision: "allow" },
+          { name: "no rm", match: { kinds: ["execute"], commands: ["rm *"] }, decision: "deny" },
+        ],
+      });
+    } finally {
+      await context.close();
+      await rt.api("/v1/config/policy", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules: [] }) });
+    }
+  });
+
   it("shows a viewer no admin pages and no way to change the team's skills", async () => {
     const res = await rt.api("/v1/tokens", {
       method: "POST",

@@ -90,6 +90,13 @@ describe("the README's examples", () => {
     expect((await git(origin, "log", "-1", "--format=%s", "main")).stdout.trim()).toBe("Fix the login page");
   });
 
+  it("the policy example sets the team's rules and tries a request against them", async () => {
+    const { stdout } = await run("bash", ["-uc", example("policy")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+    expect(stdout).toContain('{"name":"no rm","match":{"kinds":["execute"],"commands":["rm *"]},"decision":"deny"}');
+    expect(stdout).toContain('{"decision":"deny","rule":0,"ruleName":"no rm","source":"team","ask":null}');
+    await rt.api("/v1/config/policy", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules: [] }) });
+  });
+
   it("the sandbox-agent SDK example writes a file, runs a command and drives a terminal", async () => {
     const file = join(ROOT, "test", `.readme-sdk-example-${process.pid}.ts`);
     writeFileSync(file, example("sandbox-agent-sdk"));

@@ -289,6 +289,10 @@ describe("the OpenAPI document", () => {
         "POST /sessions/{id}/revert",
         "POST /sessions/{id}/prompt",
         "DELETE /sessions/{id}/queue/{entry}",
+        "POST /tasks",
+        "GET /tasks",
+        "GET /tasks/{id}",
+        "POST /tasks/{id}/cancel",
         "GET /git/status",
         "POST /git/commit",
         "POST /git/push",
@@ -348,6 +352,10 @@ describe("the OpenAPI document", () => {
         "GET /config/agents",
         "PUT /config/agents",
         "GET /config/agents/status",
+        "GET /config/policy",
+        "PUT /config/policy",
+        "GET /config/policy/status",
+        "POST /config/policy/test",
       ]
         .map((route) => route.replace(" /", " /v1/")) // the API, under /v1
         .concat(["POST /acp", "GET /acp", "DELETE /acp"]) // ACP's remote transport beside it

@@ -4,7 +4,8 @@
  *
  * What a prompt does depends on its text:
  *   (anything else)        answers "You said: <text>" in chunks of MOCK_CHUNK_SIZE characters
- *   /permission            a tool call that asks session/request_permission, then reports the outcome
+ *   /permission [kind what]  a tool call that asks session/request_permission (hello.txt, or `read src/a.ts`,
+ *                          `execute rm -rf ~`…), then reports the outcome
  *   /read <path>           reads a file through the client's fs/read_text_file and quotes it
  *   /stream <n> [bytes]    sends n agent_message_chunk updates of about `bytes` characters (benchmarks)
  *   /slow <n> <ms>         n chunks, one every ms milliseconds (cancel it with session/cancel)
@@ -133,14 +134,30 @@ async function sayInChunks(client: AgentContext, sessionId: string, text: string
   }
 }
 
-async function permissionTurn(client: AgentContext, session: Session, signal: AbortSignal): Promise<void> {
-  const toolCallId = "mock-tool-1";
+/**
+ * `/permission` asks to write hello.txt; `/permission <kind> <path or command>` asks for that tool call
+ * instead (`read src/a.ts`, `edit /etc/hosts`, `execute rm -rf ~`), as agents ask, so a permission policy
+ * can be tried on every kind of request. Nothing is done on the disk either way.
+ */
+async function permissionTurn(client: AgentContext, session: Session, signal: AbortSignal, args: string[]): Promise<void> {
+  const toolCallId = `mock-tool-${randomUUID().slice(0, 8)}`;
+  const [kind = "edit", ...target] = args;
+  const what = target.join(" ");
+  const toolKind = (["read", "edit", "delete", "execute", "fetch"].includes(kind) ? kind : "other") as
+    | "read"
+    | "edit"
+    | "delete"
+    | "execute"
+    | "fetch"
+    | "other";
+  const path = args.length === 0 ? `${session.cwd}/hello.txt` : resolve(session.cwd, what);
+  const title = args.length === 0 ? "Write hello.txt" : toolKind === "execute" ? `Run ${what}` : `${kind} ${what}`;
   const toolCall = {
     toolCallId,
-    title: "Write hello.txt",
-    kind: "edit" as const,
+    title,
+    kind: toolKind,
     status: "pending" as const,
-    locations: [{ path: `${session.cwd}/hello.txt` }],
+    ...(toolKind === "execute" ? { rawInput: { command: what } } : { locations: [{ path }], rawInput: { file_path: path } }),
   };
   await client.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "tool_call", ...toolCall } });
   const answer: RequestPermissionResponse = await client.request(
@@ -161,7 +178,8 @@ async function permissionTurn(client: AgentContext, session: Session, signal: Ab
     sessionId: session.id,
     update: { sessionUpdate: "tool_call_update", toolCallId, status: allowed ? "completed" : "failed" },
   });
-  await say(client, session.id, allowed ? "Permission granted: wrote hello.txt" : "Permission denied: skipped hello.txt");
+  const done = args.length === 0 ? (allowed ? "wrote hello.txt" : "skipped hello.txt") : title;
+  await say(client, session.id, allowed ? `Permission granted: ${done}` : `Permission denied: ${done}`);
 }
 
 /** What a file held before a turn touched it, or null when there was none. */
@@ -209,7 +227,7 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
     case "/delete":
       return editTurn(client, session, text);
     case "/permission":
-      return permissionTurn(client, session, signal);
+      return permissionTurn(client, session, signal, rest);
     case "/read": {
       const path = rest.join(" ");
       const file = await client.request(

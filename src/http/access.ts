@@ -12,6 +12,7 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { type MachineScope, type Role, roleAllows } from "@agent-runtime/protocol/trust";
 import { Identifier } from "@agent-runtime/protocol/values";
 import { machineOfSession, SessionId } from "@agent-runtime/protocol/sessions";
+import { machineOfTask, TaskId } from "@agent-runtime/protocol/tasks";
 
 export type { Identity } from "../lib/identity";
 
@@ -25,11 +26,12 @@ export { scopeCovers } from "@agent-runtime/protocol/trust";
 
 /**
  * What a route needs: a role, and whether it acts on one machine (then the machine must be in the token's
- * scope). `"session"`: the machine is the one the path's session id names (`/v1/sessions/{id}`).
+ * scope). `"session"` and `"task"`: the machine is the one the path's id names (`/v1/sessions/{id}`,
+ * `/v1/tasks/{id}`); `"body"`: the one the JSON body's `machine` names, else as the path says (`POST /v1/tasks`).
  */
 export interface Access {
   role: Role;
-  machine: boolean | "session";
+  machine: boolean | "session" | "task" | "body";
   /**
    * For the team documents' routes: with `?directory=` they act on that folder of one machine instead
    * of on the team's document (as the sandbox-agent SDK calls them), and need this instead.
@@ -63,14 +65,27 @@ export async function resolveMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0]
   );
 }
 
-/** The machine a session id in the path names; under `/machines/{machine}/v1` it must be that one. */
-function sessionMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string {
+/** The machine an id in the path names (a session's, a task's); under `/machines/{machine}/v1` it must be that one. */
+function idMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0], kind: "session" | "task"): string {
   const id = c.req.param("id") ?? "";
-  if (!SessionId.safeParse(id).success) throw new ProblemError("invalid_request", `'${id.slice(0, 64)}' is not a session id (ses-<16 hex>-<machine>)`);
-  const machine = machineOfSession(id);
+  const [schema, machineOf, form] = kind === "session" ? [SessionId, machineOfSession, "ses"] : [TaskId, machineOfTask, "task"];
+  if (!schema.safeParse(id).success) throw new ProblemError("invalid_request", `'${id.slice(0, 64)}' is not a ${kind} id (${form}-<16 hex>-<machine>)`);
+  const machine = machineOf(id);
   const named = c.req.param("machine");
-  if (named !== undefined && named !== machine) throw new ProblemError("not_found", `session '${id}' is not on machine '${named}'`);
+  if (named !== undefined && named !== machine) throw new ProblemError("not_found", `${kind} '${id}' is not on machine '${named}'`);
   return machine;
+}
+
+/** The machine a JSON body names (`{"machine": …}`), else the one the path does; both, and different, is a mistake. */
+async function bodyMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<string> {
+  // Hono keeps the parsed body: the route's own validation reads it again without reading the stream twice.
+  const body: unknown = await c.req.json().catch(() => null);
+  const named = typeof body === "object" && body !== null && "machine" in body ? body.machine : undefined;
+  if (named === undefined) return resolveMachine(c);
+  if (typeof named !== "string" || !Identifier.safeParse(named).success) throw new ProblemError("invalid_request", "`machine` is not a machine id");
+  const inPath = c.req.param("machine");
+  if (inPath !== undefined && inPath !== named) throw new ProblemError("invalid_request", `the body names machine '${named}', the path '${inPath}'`);
+  return named;
 }
 
 /**
@@ -110,7 +125,14 @@ export function guard(declared: Access): MiddlewareHandler<AppEnv> {
     const identity = c.get("identity");
     const access: Access = declared.withDirectory && c.req.query("directory") !== undefined ? declared.withDirectory : declared;
     // The machine first, so that a refusal is audited with the machine it was for.
-    const machine = access.machine === "session" ? sessionMachine(c) : access.machine ? await resolveMachine(c) : null;
+    const machine =
+      access.machine === "session" || access.machine === "task"
+        ? idMachine(c, access.machine)
+        : access.machine === "body"
+          ? await bodyMachine(c)
+          : access.machine
+            ? await resolveMachine(c)
+            : null;
     if (machine !== null) {
       c.set("machine", machine);
       if (!(await machineKnown(c.env, machine)))

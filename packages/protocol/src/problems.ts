@@ -19,6 +19,7 @@ export const PROBLEMS = {
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   too_many_processes: { status: 429, title: "Too many processes" },
+  too_many_tasks: { status: 429, title: "Too many tasks" },
   internal: { status: 500, title: "Internal error" },
   not_implemented: { status: 501, title: "Not implemented" },
   install_failed: { status: 500, title: "Install failed" },

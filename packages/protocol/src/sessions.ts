@@ -28,6 +28,10 @@ export const PendingRequest = z
     toolCallId: z.string().nullable(),
     options: z.array(PermissionOption),
     atMs: z.number().int(),
+    deadline: z
+      .object({ atMs: z.number().int(), onTimeout: z.enum(["allow", "deny"]), rule: z.string() })
+      .optional()
+      .describe("a rule of the permission policy answers for the person at `atMs` if nobody did"),
   })
   .meta({ id: "PendingRequest" });
 export type PendingRequest = z.infer<typeof PendingRequest>;

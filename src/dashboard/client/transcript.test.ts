@@ -50,6 +50,15 @@ describe("transcripts", () => {
     expect(entryText({ seq: 1, atMs: 0, kind: "plan", data: { entries: [{ status: "completed", content: "x" }, { content: "y" }] } })).toBe("plan: ✓ x  · y");
     expect(entryText({ seq: 1, atMs: 0, kind: "permission", data: { title: "Write a" } })).toBe("asks: Write a");
     expect(entryText({ seq: 1, atMs: 0, kind: "permission_answer", data: { optionId: "allow" } })).toBe("answered: allow");
+    const policy = { decision: "deny", rule: "no rm", source: "team" };
+    expect(entryText({ seq: 1, atMs: 0, kind: "permission", data: { title: "Run rm -rf ~", policy } })).toBe("denied by no rm: Run rm -rf ~");
+    expect(entryText({ seq: 1, atMs: 0, kind: "permission_answer", data: { name: "Reject", policy } })).toBe("answered for the policy: Reject");
+    const own = { decision: "allow", rule: "rule 1", source: "session" };
+    expect(entryText({ seq: 1, atMs: 0, kind: "permission", data: { title: "Edit a", policy: own } })).toBe("allowed by the session's rule 1: Edit a");
+    const deadline = { atMs: new Date(2026, 0, 1, 14, 5).getTime(), onTimeout: "deny", rule: "r" };
+    expect(entryText({ seq: 1, atMs: 0, kind: "permission", data: { title: "Edit b", deadline } })).toMatch(
+      /^asks: Edit b \(deny at (14|0?2):05( PM)? unless answered\)$/,
+    );
     expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "end_turn", durationMs: 1234 } })).toBe("Done in 1.2 s");
     expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "end_turn", durationMs: 20 } })).toBe("Done");
     const changes = { turn: 2, files: 3, additions: 40, deletions: 2 };

@@ -53,6 +53,20 @@ export function turnChangesOf(d: Record<string, unknown> | undefined): TurnChang
   return counts ? (c as TurnChanges) : null;
 }
 
+/** The rule of the permission policy that answered a request, where one did. */
+function policyOf(data: Record<string, unknown> | undefined): { decision: string; rule: string } | null {
+  const policy = data?.policy as { decision?: unknown; rule?: unknown; source?: unknown } | undefined;
+  if (typeof policy?.decision !== "string" || typeof policy.rule !== "string") return null;
+  return { decision: policy.decision, rule: policy.source === "session" ? `the session's ${policy.rule}` : policy.rule };
+}
+
+/** " (deny at 14:05 unless answered)" for an ask a rule will answer. */
+export function deadlineText(deadline: unknown): string {
+  const d = deadline as { atMs?: unknown; onTimeout?: unknown } | undefined;
+  if (typeof d?.atMs !== "number" || typeof d.onTimeout !== "string") return "";
+  return ` (${d.onTimeout} at ${new Date(d.atMs).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })} unless answered)`;
+}
+
 /** An entry as one line of plain text (agent text is Markdown and is rendered instead). */
 export function entryText(entry: TranscriptEntry): string {
   const d = entry.data;
@@ -65,10 +79,13 @@ export function entryText(entry: TranscriptEntry): string {
       const steps = Array.isArray(d?.entries) ? (d.entries as { status?: string; content?: string }[]) : [];
       return `plan: ${steps.map((p) => `${p.status === "completed" ? "✓" : "·"} ${p.content ?? ""}`).join("  ")}`;
     }
-    case "permission":
-      return `asks: ${field(d, "title") ?? ""}`;
+    case "permission": {
+      const ruled = policyOf(d);
+      if (ruled) return `${ruled.decision === "allow" ? "allowed" : "denied"} by ${ruled.rule}: ${field(d, "title") ?? ""}`;
+      return `asks: ${field(d, "title") ?? ""}${deadlineText(d?.deadline)}`;
+    }
     case "permission_answer":
-      return `answered: ${field(d, "name") ?? field(d, "optionId") ?? field(d, "outcome") ?? ""}`;
+      return `answered${policyOf(d) ? " for the policy" : ""}: ${field(d, "name") ?? field(d, "optionId") ?? field(d, "outcome") ?? ""}`;
     case "stop":
       return stopText(d);
     default:

@@ -27,6 +27,8 @@ export interface AcpRelay {
   stop(serverId: string): Promise<void>;
   /** The hibernatable sockets with a tag. */
   sockets(tag: string): WebSocket[];
+  /** An event no client sees: a permission request the team's policy answers (policy/permission-gate.ts). */
+  hides(serverId: string, seq: number, text: string): boolean;
 }
 
 /** A client may take this long over one request (a turn); its own `session/cancel` or `$/cancel_request` ends one sooner. */
@@ -224,16 +226,17 @@ export class AcpConnections {
   /** A batch of the agent's stream, as the recorder's subscription delivered it. */
   agentEvents(serverId: string, events: [number, string][]): void {
     this.order.routed(serverId, events);
+    const shown = events.filter(([seq, text]) => !this.relay.hides(serverId, seq, text));
     const live = this.live.get(serverId);
     if (live) {
-      for (const [seq, text] of events) {
+      for (const [seq, text] of shown) {
         const message = parseObject(text);
         if (!message) continue;
         const route = live.connection.route(seq, message);
         if (route !== undefined) this.push(live, route, text);
       }
     }
-    for (const ws of this.relay.sockets(socketTag(serverId))) this.toSocket(ws, events);
+    for (const ws of this.relay.sockets(socketTag(serverId))) this.toSocket(ws, shown);
   }
 
   /** The agent behind a server is gone (it exited, was stopped idle, or the sidecar restarted). */

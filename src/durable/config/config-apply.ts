@@ -1,5 +1,5 @@
 /**
- * The team's documents (skills, MCP servers, agents) onto one machine (docs/architecture.md, "Team
+ * The team's documents (skills, MCP servers, agents, the permission policy) onto one machine (docs/architecture.md, "Team
  * configuration"): each is applied by the sidecar and its outcome recorded at the team, unless nothing
  * changed that the team does not know already. The machine object runs it on a connect and when the
  * team's fan-out hands it new documents; the documents come with the call, so 10,000 machines never
@@ -9,6 +9,7 @@ import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import { type RegistryAgent, registryIdOf } from "@agent-runtime/protocol/registry";
 import type { Catalog } from "../../agents-registry/catalog";
+import type { PermissionPolicy } from "@agent-runtime/protocol/policy";
 import type { TeamObject } from "../team/team";
 import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
 
@@ -23,11 +24,13 @@ export interface ConfigHost {
   /** The deployment's registry catalog: agents install from its entries (the sidecar never reads the registry). */
   catalog(): Promise<Catalog>;
   installTimeoutMs: number;
+  /** The machine's object keeps the permission policy itself (no sidecar applies it); true when it changed. */
+  keepPolicy(stored: StoredDocument<PermissionPolicy>): boolean;
 }
 
 /** The versions the team's status shows for this machine (none: it has recorded nothing yet). */
 export type RecordedVersions = Record<DocumentKind, string | null>;
-export const NOTHING_RECORDED: RecordedVersions = { skills: null, mcp: null, agents: null };
+export const NOTHING_RECORDED: RecordedVersions = { skills: null, mcp: null, agents: null, policy: null };
 
 export async function applyDocuments(host: ConfigHost, documents: TeamDocuments, recorded: RecordedVersions = NOTHING_RECORDED): Promise<void> {
   const team = host.team();
@@ -60,7 +63,17 @@ export async function applyDocuments(host: ConfigHost, documents: TeamDocuments,
       async (base) => ({ ...base, entries: await registryEntriesOf(host, Object.keys(base.config.agents)) }),
       (machine, outcome) => team.recordApplied("agents", machine, outcome),
     ),
+    keepPolicy(host, documents.policy, recorded.policy),
   ]);
+}
+
+/** The policy, kept by the machine's object; the team hears of it once per version, as of a document applied. */
+async function keepPolicy(host: ConfigHost, latest: StoredDocument<PermissionPolicy>, recorded: string | null): Promise<void> {
+  const machine = host.connectedMachine();
+  if (!machine || latest.version === 0) return;
+  const etag = documentEtag(latest.version);
+  if (!host.keepPolicy(latest) && recorded === etag) return;
+  await host.team().recordApplied("policy", machine, { applied: { version: etag, appliedAtMs: Date.now() } });
 }
 
 /** The registry's entry for each agent named (by built-in name or registry id), where it has one. */

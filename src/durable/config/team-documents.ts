@@ -1,11 +1,13 @@
 /**
- * The team's configuration documents (docs/architecture.md, "Team configuration"): skills, MCP servers and
- * agents, one of each per deployment, each with a version (its ETag), pushed to every machine by the same fan-out.
+ * The team's configuration documents (docs/architecture.md, "Team configuration"): skills, MCP servers,
+ * agents and the permission policy, one of each per deployment, each with a version (its ETag), pushed to
+ * every machine by the same fan-out (the sidecar applies the first three; the machine's object keeps the policy).
  * Shared by the team object, machine objects and routes.
  */
 import type { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import type { McpConfig, McpMachineStatus } from "@agent-runtime/protocol/mcp";
 import type { SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
+import type { PermissionPolicy, PolicyMachineStatus } from "@agent-runtime/protocol/policy";
 
 export type DocumentKind = keyof TeamDocuments;
 
@@ -20,6 +22,8 @@ export interface TeamDocuments {
   skills: StoredDocument<SkillsConfig>;
   mcp: StoredDocument<McpConfig>;
   agents: StoredDocument<AgentsConfig>;
+  /** Kept by each machine's object, never sent to a sidecar (docs/architecture.md, "The permission policy"). */
+  policy: StoredDocument<PermissionPolicy>;
 }
 
 /** What a machine last applied, per document kind. */
@@ -27,6 +31,7 @@ export interface MachineStatusOf {
   skills: SkillsMachineStatus;
   mcp: McpMachineStatus;
   agents: AgentsMachineStatus;
+  policy: PolicyMachineStatus;
 }
 
 /** What every per-machine status of a document holds, whatever else it reports. */
@@ -48,6 +53,7 @@ export const DOCUMENT_REGISTRY: { [K in DocumentKind]: DocumentKindSpec<K> } = {
   skills: { empty: { sources: [] }, nothingApplied: { skills: [], perAgent: {}, errors: [] } },
   mcp: { empty: { servers: {} }, nothingApplied: { servers: [], perAgent: {}, errors: [] } },
   agents: { empty: { agents: {} }, nothingApplied: { agents: {}, errors: [] } },
+  policy: { empty: { rules: [] }, nothingApplied: {} },
 };
 
 export const DOCUMENT_KINDS = Object.keys(DOCUMENT_REGISTRY) as DocumentKind[];
@@ -56,7 +62,12 @@ function emptyDocument<K extends DocumentKind>(kind: K): StoredDocument<TeamDocu
   return { version: 0, config: DOCUMENT_REGISTRY[kind].empty, updatedAtMs: null };
 }
 
-export const EMPTY_DOCUMENTS: TeamDocuments = { skills: emptyDocument("skills"), mcp: emptyDocument("mcp"), agents: emptyDocument("agents") };
+export const EMPTY_DOCUMENTS: TeamDocuments = {
+  skills: emptyDocument("skills"),
+  mcp: emptyDocument("mcp"),
+  agents: emptyDocument("agents"),
+  policy: emptyDocument("policy"),
+};
 
 export function documentEtag(version: number): string {
   return `"${version}"`;

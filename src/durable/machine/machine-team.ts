@@ -9,7 +9,7 @@ import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { Env } from "../../env";
 import { settings } from "../../settings";
 import { deploymentCatalog } from "../../agents-registry/deployment";
-import { applyDocuments, type RecordedVersions } from "../config/config-apply";
+import { applyDocuments, type ConfigHost, type RecordedVersions } from "../config/config-apply";
 import type { TeamDocuments } from "../config/team-documents";
 import { teamStub } from "../stubs";
 import type { TeamObject } from "../team/team";
@@ -25,6 +25,8 @@ export interface MachineTeamHost {
   /** The machine whose sidecar is connected now, or null. */
   connectedMachine(): string | null;
   call<N extends ApplyOp>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
+  /** The permission policy, kept by this object (true when it changed). */
+  keepPolicy: ConfigHost["keepPolicy"];
 }
 
 export type Registered = Awaited<ReturnType<TeamObject["machineConnected"]>>;
@@ -75,6 +77,7 @@ export class MachineTeam {
         team: () => teamStub(env),
         catalog: () => deploymentCatalog(env),
         installTimeoutMs: settings(env).installTimeoutMs,
+        keepPolicy: this.host.keepPolicy,
       },
       documents,
       recorded,

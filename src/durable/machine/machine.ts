@@ -3,7 +3,8 @@
  * WebSocket (hibernation API) and tells each message where it goes; each feature's work is its own class,
  * wired here to the tunnel: calls in flight (`Tunnel`, sidecar-connection.ts), SSE readers and terminal
  * viewers (one subscriber model), `StreamHolders`, sessions (`SessionRecorder`, `SessionCalls` and its
- * prompt queue), `AcpGateway`, `AcpConnections`, `MachineFiles`, `MachineTeam`, `MachineNotifications`, `TokenGeneration`.
+ * prompt queue), the permission policy (`PermissionGate`), `AcpGateway`, `AcpConnections`, `MachineFiles`, `MachineTeam`,
+ * `MachineNotifications`, `TokenGeneration`.
  *
  * What must not be lost across a dropped tunnel lives in two places by design:
  *  - calls in flight stay here, and are re-sent (same id) when the sidecar reconnects;
@@ -36,8 +37,10 @@ import { SseReaders } from "../streams/reader-registry";
 import { Subscribers } from "../streams/subscribers";
 import type { SessionRecorder } from "../sessions/recorder";
 import type { AcpPostRequest, SessionCalls } from "../sessions/session-calls";
-import { RecorderSubscriptions } from "../sessions/recorder-subscriptions";
+import type { RecorderSubscriptions } from "../sessions/recorder-subscriptions";
 import { machineSessions } from "../sessions/machine-sessions";
+import type { PermissionGate } from "../policy/permission-gate";
+import type { TaskRunner } from "../tasks/task-runner";
 import { Deliverer, delivererSettings } from "../notifications/deliverer";
 import { alarmBy } from "../storage/alarm";
 import { MachineNotifications } from "../notifications/machine-notifications";
@@ -48,6 +51,7 @@ import { StreamHolder, StreamHolders } from "../streams/stream-holders";
 import { Caller } from "../acp-transport/ownership";
 import { AcpGateway } from "../acp-transport/acp-gateway";
 import { acceptSidecar, greet, readSidecarFrame } from "./sidecar-connection";
+import { TaskCall } from "@agent-runtime/protocol/tasks";
 
 export type CallOutcome<T> = Outcome<T>;
 
@@ -61,6 +65,9 @@ export class MachineObject extends DurableObject<Env> {
   private readonly subscribers: Subscribers;
   private readonly sessions: SessionRecorder;
   private readonly sessionCalls: SessionCalls;
+  /** The team's permission policy, judging each permission request before anyone sees it. */
+  private readonly gate: PermissionGate;
+  private readonly tasks: TaskRunner; // sessions the runtime starts and drives itself
   private readonly notifications: MachineNotifications;
   private readonly tokens: TokenGeneration;
   /** Who holds each live stream: they end with the token that opened them (docs/architecture.md, "Streams end with their token"). */
@@ -93,18 +100,16 @@ export class MachineObject extends DurableObject<Env> {
       machine: () => this.machineName(),
       connectedMachine: () => tunnel.liveMachine(),
       call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
+      keepPolicy: (stored) => this.gate.keep(stored),
     });
     this.files = new MachineFiles({
       call: (op, args) => tunnel.call(op, args),
       uploadWindow: () => tunnel.uploadWindow(),
       waitUntil: (work) => ctx.waitUntil(work),
     });
-    const sidecar = {
-      send: (frame: Parameters<Tunnel["send"]>[0]) => tunnel.send(frame),
-      reachable: () => tunnel.reachable(),
-      newId: () => tunnel.newId(),
-    };
-    this.readers = new SseReaders({ ...sidecar, idleCloseMs: config.sseIdleCloseMs, acceptMs: config.reconnectGraceMs });
+    const sidecar = { send: (frame: Parameters<Tunnel["send"]>[0]) => tunnel.send(frame), reachable: () => tunnel.reachable(), newId: () => tunnel.newId() };
+    const hides = (serverId: string, seq: number, text: string) => this.gate.hides(serverId, seq, text);
+    this.readers = new SseReaders({ ...sidecar, idleCloseMs: config.sseIdleCloseMs, acceptMs: config.reconnectGraceMs, hides });
     this.viewers = new TerminalViewers({
       ...sidecar,
       sockets: (tag) => ctx.getWebSockets(tag),
@@ -130,16 +135,20 @@ export class MachineObject extends DurableObject<Env> {
       machine: () => this.machineName(),
       announce: () => this.team.announceRecords(),
       notify: (event) => ctx.waitUntil(this.notifications.notify(event)),
-      follow: (serverId) => this.recorderSubscriptions.follow(serverId),
+      relay: { events: (serverId, events) => this.acpConnections.agentEvents(serverId, events), gone: (serverId) => this.acpConnections.agentGone(serverId) },
+      appendAudit: (entries) => teamStub(env).appendAuditBatch(entries),
+      waitUntil: (work) => ctx.waitUntil(work),
+      wake: (at) => alarmBy(ctx.storage, at),
       sseIdleCloseMs: config.sseIdleCloseMs,
       promptTimeoutMs: config.acpTimeoutMs,
+      startTimeoutMs: config.installTimeoutMs,
     });
-    this.sessions = sessions.recorder;
-    this.sessionCalls = sessions.calls;
+    ({ recorder: this.sessions, calls: this.sessionCalls, gate: this.gate, tasks: this.tasks, subscriptions: this.recorderSubscriptions } = sessions);
     this.acpConnections = new AcpConnections({
       post: (req, timeoutMs, restore) => this.sessionCalls.acpPost(req, timeoutMs, restore),
       stop: (serverId) => tunnel.call("acp.delete", { serverId }, 30_000).then(() => undefined),
       sockets: (tag) => ctx.getWebSockets(tag),
+      hides,
     });
     this.acp = new AcpGateway(this.acpConnections, this.holders, {
       post: (req, timeoutMs) => this.sessionCalls.acpPost(req, timeoutMs),
@@ -147,17 +156,6 @@ export class MachineObject extends DurableObject<Env> {
       reachable: () => tunnel.reachable(),
       accept: (ws, tags) => ctx.acceptWebSocket(ws, tags),
       acpTimeoutMs: config.acpTimeoutMs,
-    });
-    this.recorderSubscriptions = new RecorderSubscriptions({
-      events: (serverId, events) => {
-        this.sessions.agentEvents(serverId, events);
-        this.acpConnections.agentEvents(serverId, events);
-      },
-      ended: (serverId, endJson) => {
-        this.sessions.serverEnded(serverId, endJson);
-        this.acpConnections.agentGone(serverId);
-      },
-      after: (serverId) => (this.sessions.firstSeqOf(serverId) ?? 1) - 1,
     });
     this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions]);
     this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs);
@@ -216,6 +214,7 @@ export class MachineObject extends DurableObject<Env> {
     this.resumeAfterHello(ws, hello.bootId ?? null);
     this.sessions.machineChanged(); // followers see it back; prompts that waited for it go out
     this.ctx.waitUntil(this.sessionCalls.queue.drainAll());
+    this.ctx.waitUntil(this.tasks.drain()); // tasks that waited for the machine start
     if (!registered) return;
     // Every machine gets the team's documents when it connects (the sidecar skips a version it applied already).
     this.ctx.waitUntil(this.team.applyDocuments(registered.documents, registered.recorded));
@@ -260,6 +259,8 @@ export class MachineObject extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     await this.notifications.sendDue();
+    await this.gate.deadlines.due();
+    await this.tasks.due();
     const next = this.holders.sweep();
     if (next !== null) await alarmBy(this.ctx.storage, next);
   }
@@ -386,6 +387,11 @@ export class MachineObject extends DurableObject<Env> {
 
   async answerPermission(id: string, answer: PermissionAnswer, who: string): Promise<CallOutcome<Session>> {
     return this.sessionCalls.answerPermission(id, answer, who);
+  }
+
+  /** A route's call on this machine's tasks (`TaskCall`: submit, get, list, cancel), parsed here. */
+  async taskCall(call: TaskCall): Promise<CallOutcome<unknown>> {
+    return this.tasks.handle(TaskCall.parse(call));
   }
 
   async discoverSessions(agents: AgentId[], cwd: string | undefined): Promise<CallOutcome<DiscoveredSession[]>> {

@@ -1,13 +1,20 @@
 /**
- * A machine object's sessions, wired (docs/architecture.md, "Sessions"): the recorder, the calls made with
- * its records, and the prompt queue they share, over the object's storage and its tunnel.
+ * A machine object's sessions, wired (docs/architecture.md, "Sessions"): the recorder and its
+ * subscriptions to the agents' streams, the calls made with its records, the prompt queue they share,
+ * the permission policy's gate and the tasks the runtime drives, over the object's storage and its tunnel.
  */
-import type { WorkerFrame } from "@agent-runtime/protocol/frames";
+import type { StreamEvent } from "@agent-runtime/protocol/frames";
+import { policyOptionOf } from "@agent-runtime/protocol/policy-eval";
+import type { AuditEntry } from "@agent-runtime/protocol/trust";
+import { PermissionGate } from "../policy/permission-gate";
+import { PolicyAudit } from "../policy/policy-audit";
 import type { RuntimeEvent } from "../notifications/events";
 import type { Tunnel } from "../machine/tunnel";
 import { PromptQueueStore } from "./prompt-queue-store";
 import { SessionRecorder } from "./recorder";
 import { SessionCalls } from "./session-calls";
+import { RecorderSubscriptions } from "./recorder-subscriptions";
+import { TaskRunner } from "../tasks/task-runner";
 
 export interface MachineSessionsHost {
   tunnel: Tunnel;
@@ -16,32 +23,101 @@ export interface MachineSessionsHost {
   announce(): void;
   /** What a person away may want to hear of. */
   notify(event: RuntimeEvent): void;
-  /** The frame that makes the recorder follow a server's stream, if it does not already. */
-  follow(serverId: string): WorkerFrame | null;
+  /** What the recorder hears of an agent's stream goes on to ACP's remote transport too. */
+  relay: { events(serverId: string, events: StreamEvent[]): void; gone(serverId: string): void };
+  /** Lines of the team's audit log (the permission policy's answers, batched). */
+  appendAudit(entries: Omit<AuditEntry, "seq">[]): Promise<void>;
+  waitUntil(work: Promise<unknown>): void;
+  /** The object's one alarm, by this time at the latest. */
+  wake(atMs: number): Promise<void>;
   sseIdleCloseMs: number;
   promptTimeoutMs: number;
+  /** How long a task's agent may take to start (an install, a worktree). */
+  startTimeoutMs: number;
 }
 
-export function machineSessions(storage: DurableObjectStorage, host: MachineSessionsHost): { recorder: SessionRecorder; calls: SessionCalls } {
+export interface MachineSessions {
+  recorder: SessionRecorder;
+  calls: SessionCalls;
+  gate: PermissionGate;
+  tasks: TaskRunner;
+  subscriptions: RecorderSubscriptions;
+}
+
+export function machineSessions(storage: DurableObjectStorage, host: MachineSessionsHost): MachineSessions {
   const { tunnel } = host;
   const queued = new PromptQueueStore(storage);
   const online = () => tunnel.live() !== null;
-  const recorder = new SessionRecorder(storage, host.machine, online, host.announce, host.notify, (id) => queued.queuedOf(id));
+  const audit = new PolicyAudit({ append: host.appendAudit, waitUntil: host.waitUntil });
+  const recorder = new SessionRecorder(storage, {
+    machine: host.machine,
+    online,
+    firstSession: host.announce,
+    // A task's session is heard of as any session is, unless its task said not to notify.
+    events: (event) => {
+      if (tasks.event(event)) host.notify(event);
+    },
+    queuedOf: (id) => queued.queuedOf(id),
+    judge: (...request) => gate.judge(...request),
+  });
+  const gate: PermissionGate = new PermissionGate({
+    storage,
+    machine: host.machine,
+    sessionOf: (serverId, acpSessionId) => recorder.recordOf(serverId, acpSessionId),
+    answer: async (serverId, response) => {
+      const sent = await tunnel.call("acp.post", { serverId, message: JSON.stringify(response), method: null, awaitId: null });
+      if (!sent.ok) throw new Error(sent.problem.detail);
+    },
+    audit: (entry) => audit.add(entry),
+    // A deadline passed: the request is answered as its client would, if it still waits.
+    answerLate: async (session, requestId, decision, why) => {
+      const pending = recorder.get(session)?.pending;
+      if (!pending || JSON.stringify(pending.requestId) !== JSON.stringify(requestId)) return;
+      recorder.note(session, why);
+      const answered = await calls.answerPermission(session, { requestId, optionId: policyOptionOf(decision, pending.options) }, "policy");
+      if (!answered.ok) throw new Error(answered.problem.detail);
+    },
+    wake: host.wake,
+  });
   const calls = new SessionCalls(
     recorder,
     {
       call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
       online,
       record: (serverId) => {
-        const frame = host.follow(serverId);
+        const frame = subscriptions.follow(serverId);
         if (frame) tunnel.send(frame);
       },
       instance: () => tunnel.instance,
       machine: host.machine,
+      answeredByPolicy: (serverId, id) => gate.answeredByPolicy(serverId, id),
+      keepSessionPolicy: (serverId, acpSessionId, policy) => gate.keepSessionPolicy(serverId, acpSessionId, policy),
       sseIdleCloseMs: host.sseIdleCloseMs,
       promptTimeoutMs: host.promptTimeoutMs,
     },
     queued,
   );
-  return { recorder, calls };
+  const subscriptions = new RecorderSubscriptions({
+    events: (serverId, events) => {
+      recorder.agentEvents(serverId, events);
+      host.relay.events(serverId, events);
+    },
+    ended: (serverId, endJson) => {
+      recorder.serverEnded(serverId, endJson);
+      host.relay.gone(serverId);
+    },
+    after: (serverId) => (recorder.firstSeqOf(serverId) ?? 1) - 1,
+  });
+  const tasks: TaskRunner = new TaskRunner(storage, {
+    online,
+    machine: host.machine,
+    acpPost: (req, timeoutMs) => calls.acpPost(req, timeoutMs),
+    call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
+    recordOf: (serverId, acpSessionId) => recorder.recordOf(serverId, acpSessionId),
+    session: (id) => recorder.get(id),
+    announce: host.announce,
+    wake: host.wake,
+    startTimeoutMs: host.startTimeoutMs,
+  });
+  return { recorder, calls, gate, tasks, subscriptions };
 }

@@ -13,14 +13,13 @@ import {
   exitDescription,
   paramsOf,
   pendingRequestOf,
-  permissionAnswerOf,
   promptText,
   stopReasonOf,
   turnChangesOf,
   WAITING_METHODS,
   worktreeOf,
 } from "@agent-runtime/protocol/acp-meaning";
-import { isJsonRpcRequest, type JsonRpcMessage } from "@agent-runtime/protocol/acp";
+import { isJsonRpcRequest, type JsonRpcId, type JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { PendingRequest, QueuedPrompt, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
@@ -29,26 +28,36 @@ import type { RuntimeEvent } from "../notifications/events";
 import { type LiveSession, LiveSessions, parseJson, type SessionListener } from "./live-sessions";
 import { digestOfSession, type RestorePlan, restorePlanOf, sessionPage, transcriptPage } from "./session-reads";
 import { SessionStore } from "./session-store";
+import type { Ruled } from "../policy/permission-gate";
+import { recordClientAnswer, recordRuled, recordWaiting } from "./permission-records";
 
 export type { SessionListener } from "./live-sessions";
 export type { RestorePlan } from "./session-reads";
 
+export interface RecorderHost {
+  machine(): string;
+  /** Whether the machine's sidecar is connected now: a session of a machine that is away reads as `offline`. */
+  online(): boolean;
+  /** Called once, when this machine records its first session (the team lists only such machines). */
+  firstSession(): void;
+  /** What a person away may want to hear of (notifications): a question, a turn's end. */
+  events(event: RuntimeEvent): void;
+  /** A session's queued prompts, as its record shows them. */
+  queuedOf(id: string): QueuedPrompt[];
+  /** The permission policy's word on an agent's request (policy/permission-gate.ts); null: a person is asked. */
+  judge(serverId: string, seq: number, session: Session, id: JsonRpcId, params: Record<string, unknown>, pending: PendingRequest): Ruled | null;
+}
+
 export class SessionRecorder {
   private readonly sessions: LiveSessions;
 
-  constructor(
-    storage: DurableObjectStorage,
-    machine: () => string,
-    /** Whether the machine's sidecar is connected now: a session of a machine that is away reads as `offline`. */
-    online: () => boolean,
-    /** Called once, when this machine records its first session (the team lists only such machines). */
-    firstSession: () => void,
-    /** What a person away may want to hear of (notifications): a question, a turn's end. */
-    private readonly events: (event: RuntimeEvent) => void = () => {},
-    /** A session's queued prompts, as its record shows them. */
-    queuedOf: (id: string) => QueuedPrompt[] = () => [],
-  ) {
-    this.sessions = new LiveSessions(new SessionStore(storage), machine, online, firstSession, queuedOf);
+  private readonly events: (event: RuntimeEvent) => void;
+  private readonly judge: RecorderHost["judge"];
+
+  constructor(storage: DurableObjectStorage, host: RecorderHost) {
+    this.sessions = new LiveSessions(new SessionStore(storage), host.machine, host.online, host.firstSession, host.queuedOf);
+    this.events = host.events;
+    this.judge = host.judge;
   }
 
   private get store(): SessionStore {
@@ -102,20 +111,8 @@ export class SessionRecorder {
       if (!primer) return message;
       return { ...message, params: { ...params, prompt: [{ type: "text", text: primer }, ...(Array.isArray(params.prompt) ? params.prompt : [])] } };
     }
-    if (message.method === undefined && message.id !== undefined) this.clientAnswered(serverId, message, now);
+    if (message.method === undefined && message.id !== undefined) recordClientAnswer(this.sessions, serverId, message, now);
     return message;
-  }
-
-  /** The client answered one of the agent's requests: a permission request, if it was the one pending. */
-  private clientAnswered(serverId: string, message: JsonRpcMessage, now: number): void {
-    for (const session of this.sessions.turningOf(serverId)) {
-      const pending = parseJson<PendingRequest>(session.row.pending);
-      if (!pending || JSON.stringify(pending.requestId) !== JSON.stringify(message.id)) continue;
-      session.tail.add("permission_answer", now, { data: permissionAnswerOf(pending, message) });
-      session.row.pending = null;
-      this.sessions.setState(session, "running", now);
-      return;
-    }
   }
 
   /** The agent answered a client's request (or the runtime's own). */
@@ -270,20 +267,16 @@ export class SessionRecorder {
         WAITING_METHODS.has(message.method) &&
         (typeof message.id === "string" || typeof message.id === "number")
       ) {
-        this.waiting(session, pendingRequestOf(message.method, message.id, params, now), now);
+        const pending = pendingRequestOf(message.method, message.id, params, now);
+        const ruled =
+          message.method === "session/request_permission" ? this.judge(serverId, seq, this.sessions.toSession(session.row), message.id, params, pending) : null;
+        if (ruled?.answered) recordRuled(session, pending, ruled.verdict, ruled.answered, now);
+        else recordWaiting(this.sessions, session, ruled?.deadline ? { ...pending, deadline: ruled.deadline } : pending, now, this.events);
       }
     }
     if (server) this.sessions.serverChanged(server);
     this.sessions.deliver();
     this.sessions.scheduleFlush();
-  }
-
-  private waiting(session: LiveSession, pending: PendingRequest, now: number): void {
-    session.tail.add("permission", now, { data: { ...pending } });
-    session.row.pending = JSON.stringify(pending);
-    this.sessions.setState(session, "waiting", now);
-    const record = this.sessions.toSession(session.row);
-    this.events({ type: "permission.requested", machine: record.machine, session: record, permission: pending });
   }
 
   /** The agent's process is gone (it exited, was stopped idle, or the sidecar restarted): its turns in progress failed. */

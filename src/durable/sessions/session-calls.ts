@@ -5,7 +5,8 @@
  * continue, answer a permission, discover) are built from it. The recorder keeps the records; this class
  * is the calls made with them, so the object only wires it to its tunnel.
  */
-import { isJsonRpcRequest, type JsonRpcMessage, sessionIdIn } from "@agent-runtime/protocol/acp";
+import { isJsonRpcRequest, type JsonRpcId, type JsonRpcMessage, sessionIdIn } from "@agent-runtime/protocol/acp";
+import type { PermissionPolicy } from "@agent-runtime/protocol/policy";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -17,6 +18,7 @@ import { TranscriptFollower } from "./follower";
 import { PromptQueue } from "./prompt-queue";
 import type { PromptQueueStore } from "./prompt-queue-store";
 import type { SessionRecorder } from "./recorder";
+import { policyAnswerRefusal, sessionPolicyIn, startedSessionId } from "./session-policy";
 
 /** What these calls need of the machine object. */
 export interface SessionHost {
@@ -28,6 +30,10 @@ export interface SessionHost {
   /** This object's instance id: the runtime's own request ids never collide with another instance's. */
   instance(): string;
   machine(): string;
+  /** Did the permission policy answer this request of the agent's? (A client's answer to it is then refused.) */
+  answeredByPolicy(serverId: string, id: JsonRpcId): boolean;
+  /** A session's own permission policy, as its `session/new` named it. */
+  keepSessionPolicy(serverId: string, acpSessionId: string, policy: PermissionPolicy): void;
   sseIdleCloseMs: number;
   /** How long a queued prompt's turn may take (ACP_TIMEOUT_MS). */
   promptTimeoutMs: number;
@@ -74,6 +80,10 @@ export class SessionCalls {
     restoreAny = false,
   ): Promise<Outcome<AcpPostResult>> {
     const { serverId, agent, who } = req;
+    const refused = policyAnswerRefusal(req.message, (id) => this.host.answeredByPolicy(serverId, id));
+    if (refused) return { ok: false, problem: refused };
+    const ownPolicy = sessionPolicyIn(req.message);
+    if (ownPolicy && !ownPolicy.ok) return ownPolicy;
     if (agent) this.sessions.serverStarted(serverId, agent);
     const message = this.sessions.clientMessage(serverId, req.message);
     const awaitId = isJsonRpcRequest(message) ? (message.id as string | number) : null;
@@ -103,6 +113,8 @@ export class SessionCalls {
     if (outcome.ok) {
       this.host.record(serverId);
       if (awaitId !== null && outcome.value.status === 200) this.sessions.answered(serverId, message, outcome.value.body, who);
+      const started = ownPolicy?.value ? startedSessionId(outcome.value) : null;
+      if (ownPolicy?.value && started) this.host.keepSessionPolicy(serverId, started, ownPolicy.value);
     } else {
       this.sessions.callFailed(serverId, message, outcome.problem);
     }

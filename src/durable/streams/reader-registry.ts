@@ -20,6 +20,8 @@ export interface ReaderHost {
   idleCloseMs: number;
   /** How long the sidecar may take to accept a subscription: a reconnect's grace. */
   acceptMs: number;
+  /** An event of an ACP server's stream no reader sees: a permission request the team's policy answers (policy/permission-gate.ts). */
+  hides(serverId: string, seq: number, text: string): boolean;
 }
 
 export class SseReaders extends SubscriberMap<SseReader> {
@@ -42,6 +44,7 @@ export class SseReaders extends SubscriberMap<SseReader> {
         this.host.send({ t: "unsub", sub });
       },
       this.host.idleCloseMs,
+      (seq, text) => stream.kind === "acp" && this.host.hides(stream.serverId, seq, text),
     );
     this.add(reader);
     this.host.send(reader.subscribeFrame());

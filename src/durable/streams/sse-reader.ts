@@ -28,6 +28,8 @@ export class SseReader implements Subscriber {
     private readonly onClose: (sub: string) => void,
     /** A stream with no event for this long is ended (its reader reconnects when it wants more). */
     idleCloseMs: number = LIMITS.sseIdleCloseMs,
+    /** An event this reader never sees (a permission request the team's policy answers); its sequence is passed. */
+    private readonly hides: (seq: number, text: string) => boolean = () => false,
   ) {
     this.lastSeq = after;
     this.eventName = stream.kind === "logs" ? "log" : "message";
@@ -89,6 +91,7 @@ export class SseReader implements Subscriber {
     for (const [seq, json] of events) {
       if (seq <= this.lastSeq) continue; // a replay after reconnect may overlap what was already delivered
       this.lastSeq = seq;
+      if (this.hides(seq, json)) continue;
       text += `id: ${seq}\nevent: ${this.eventName}\ndata: ${json}\n\n`;
     }
     if (text) {

@@ -9,7 +9,7 @@ import { type AgentRequest, answerFileRequest, isFileRequest } from "../file-req
 import { renderMarkdown } from "../markdown";
 import { href, navigate } from "../router";
 import { useCan } from "../session-context";
-import { entryClass, entryText, turnChangesOf, withEntry } from "../transcript";
+import { deadlineText, entryClass, entryText, turnChangesOf, withEntry } from "../transcript";
 import { lazyView } from "../lazy";
 import { summaryText } from "@agent-runtime/protocol/review-text";
 import { Link } from "./parts";
@@ -241,7 +241,10 @@ export function SessionView(props: { id: string; onChange: () => void }) {
       <div id="session-pending">
         {record?.pending ? (
           <div class="permission">
-            <div>The agent asks: {record.pending.title}</div>
+            <div>
+              The agent asks: {record.pending.title}
+              {deadlineText(record.pending.deadline)}
+            </div>
             {canAct ? (
               <div class="row">
                 {record.pending.options.map((option) => (

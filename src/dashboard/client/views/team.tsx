@@ -1,4 +1,7 @@
-/** The team's configuration: skills, MCP servers and agents for every machine (admin edits, everyone reads), and your notifications. */
+/**
+ * The team's configuration: skills, MCP servers and agents for every machine, and the permission policy
+ * (admin edits, everyone reads), and your notifications.
+ */
 import { useState } from "preact/hooks";
 import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import type { McpMachineStatus } from "@agent-runtime/protocol/mcp";
@@ -7,6 +10,10 @@ import type { Subscription } from "@agent-runtime/protocol/notifications";
 import { api, apiJson, errorText, send } from "../api";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
+import { lazyView } from "../lazy";
+
+/** The policy's editor loads with the first visit to this view, not with the dashboard's first script. */
+const PolicyView = lazyView(() => import("./policy").then((m) => m.PolicyView));
 
 type Status = Pick<SkillsMachineStatus, "machine" | "version" | "appliedAtMs" | "error"> & {
   skills?: string[];
@@ -143,6 +150,7 @@ export function TeamView() {
       <TeamDocument kind="skills" />
       <TeamDocument kind="mcp" />
       <TeamDocument kind="agents" />
+      <PolicyView />
       <Notifications />
     </>
   );

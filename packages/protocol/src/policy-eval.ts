@@ -1,0 +1,178 @@
+/**
+ * Evaluating the permission policy (docs/architecture.md, "The permission policy"): pure functions, so the
+ * machine's object, `POST /v1/config/policy/test` and the dashboard's tester answer alike. A rule matches
+ * when every field it sets holds; within a field, any entry may. What is matched is only what the request
+ * itself carries, so every reader of a stream reaches the same verdict for the same request.
+ */
+import picomatch from "picomatch/posix";
+import { z } from "zod";
+import type { PermissionContext, PermissionFacts, PermissionPolicy, PolicyDecision, PolicyRule, PolicyVerdict, ToolKind } from "./policy";
+import { TOOL_KINDS } from "./policy";
+
+const SEVERITY: Record<PolicyDecision, number> = { allow: 0, ask: 1, deny: 2 };
+
+const RawInput = z.record(z.string(), z.unknown());
+const RequestParams = z
+  .object({
+    toolCall: z
+      .object({
+        kind: z.string().nullish(),
+        title: z.string().nullish(),
+        rawInput: z.unknown().optional(),
+        locations: z.array(z.object({ path: z.string() }).passthrough()).nullish(),
+      })
+      .passthrough(),
+  })
+  .passthrough();
+
+/** Keys under which agents put the file a tool touches in its raw input (Claude Code, Codex, Gemini CLI, OpenCode). */
+const PATH_KEYS = ["file_path", "filePath", "path", "notebook_path", "absolute_path"];
+
+/** What a `session/request_permission`'s params carry that rules match on (nothing when it carries no tool call). */
+export function permissionFactsOf(params: unknown): PermissionFacts {
+  const parsed = RequestParams.safeParse(params);
+  if (!parsed.success) return { kind: null, title: "", command: null, paths: [] };
+  const call = parsed.data.toolCall;
+  const raw = RawInput.safeParse(call.rawInput);
+  const input = raw.success ? raw.data : {};
+  const kind = (TOOL_KINDS as readonly string[]).includes(call.kind ?? "") ? (call.kind as ToolKind) : null;
+  const paths = [...(call.locations ?? []).map((l) => l.path), ...PATH_KEYS.map((k) => input[k]).filter((p): p is string => typeof p === "string")];
+  return { kind, title: (call.title ?? "").slice(0, 500), command: commandOf(input.command), paths: [...new Set(paths)].slice(0, 64) };
+}
+
+/** A command as a string: `["bash", "-lc", "npm test"]` is the script it runs; any other list, its words. */
+function commandOf(command: unknown): string | null {
+  if (typeof command === "string") return command.slice(0, 8192);
+  if (!Array.isArray(command) || !command.every((w) => typeof w === "string")) return null;
+  const words = command as string[];
+  if (words.length === 3 && /(^|\/)(ba|z|da)?sh$/.test(words[0]!) && /^-l?c$/.test(words[1]!)) return words[2]!.slice(0, 8192);
+  return words.join(" ").slice(0, 8192);
+}
+
+/** `a/./b/../c` → `a/c`; a leading `/` kept. Paths are POSIX here (machines' Windows paths are matched as given). */
+function normalize(path: string): string {
+  const absolute = path.startsWith("/");
+  const parts: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (parts.length > 0 && parts.at(-1) !== "..") parts.pop();
+      else if (!absolute) parts.push("..");
+    } else parts.push(part);
+  }
+  return (absolute ? "/" : "") + parts.join("/");
+}
+
+/** A path named by a request, absolute and relative to the session's folder (`null` relative: outside it). */
+function placeOf(path: string, cwd: string): { absolute: string; relative: string | null } {
+  const folder = normalize(cwd);
+  const absolute = normalize(path.startsWith("/") ? path : `${folder}/${path}`);
+  if (absolute === folder) return { absolute, relative: "." };
+  const prefix = folder === "/" ? "/" : `${folder}/`;
+  return { absolute, relative: absolute.startsWith(prefix) ? absolute.slice(prefix.length) : null };
+}
+
+/** Shell operators that run another command: each part of a chained command is matched on its own. */
+const CHAIN = /&&|\|\||[;|&\n]/;
+/** What a pattern cannot see into: a command inside another. An allow rule never matches a command holding one. */
+const SUBSTITUTION = /\$\(|`|<\(|>\(/;
+
+function commandPattern(pattern: string): RegExp {
+  const body = pattern
+    .trim()
+    .split("*")
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join("[\\s\\S]*");
+  return new RegExp(`^${body}$`);
+}
+
+/**
+ * Does the command match? For an allow every part of a chained command must match some pattern (so
+ * `npm test && rm -rf ~` is not allowed by `npm test*`); for deny and ask any part (or the whole) may.
+ */
+function commandMatches(command: string, patterns: string[], decision: PolicyDecision): boolean {
+  const regexes = patterns.map(commandPattern);
+  const whole = command.trim();
+  const parts = whole
+    .split(CHAIN)
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
+  const matches = (part: string) => regexes.some((r) => r.test(part));
+  if (decision === "allow") return !SUBSTITUTION.test(whole) && parts.length > 0 && parts.every(matches);
+  return matches(whole) || parts.some(matches);
+}
+
+function pathsMatch(facts: PermissionFacts, globs: string[], cwd: string, decision: PolicyDecision): boolean {
+  if (facts.paths.length === 0) return false;
+  const relative = picomatch(
+    globs.filter((g) => !g.startsWith("/")),
+    { dot: true },
+  );
+  const absolute = picomatch(
+    globs.filter((g) => g.startsWith("/")),
+    { dot: true },
+  );
+  const matches = (path: string) => {
+    const place = placeOf(path, cwd);
+    return absolute(place.absolute) || (place.relative !== null && relative(place.relative));
+  };
+  // An allow covers a request only when it covers every path it names; a deny or an ask, any of them.
+  return decision === "allow" ? facts.paths.every(matches) : facts.paths.some(matches);
+}
+
+function ruleMatches(rule: PolicyRule, facts: PermissionFacts, context: PermissionContext): boolean {
+  const m = rule.match;
+  if (m.agents && !m.agents.includes(context.agent)) return false;
+  if (m.machines && !m.machines.includes(context.machine)) return false;
+  if (m.kinds && (facts.kind === null || !m.kinds.includes(facts.kind))) return false;
+  if (m.commands && (facts.command === null || !commandMatches(facts.command, m.commands, rule.decision))) return false;
+  if (m.paths && !pathsMatch(facts, m.paths, context.cwd, rule.decision)) return false;
+  if (m.outsideFolder !== undefined) {
+    if (facts.paths.length === 0) return false;
+    const outside = facts.paths.some((p) => placeOf(p, context.cwd).relative === null);
+    if (outside !== m.outsideFolder) return false;
+  }
+  return true;
+}
+
+/** The first rule of a policy that matches, as a verdict; null when none does. */
+export function evaluatePolicy(
+  policy: PermissionPolicy,
+  facts: PermissionFacts,
+  context: PermissionContext,
+  source: PolicyVerdict["source"],
+): PolicyVerdict | null {
+  const index = policy.rules.findIndex((rule) => ruleMatches(rule, facts, context));
+  if (index < 0) return null;
+  const rule = policy.rules[index]!;
+  return { decision: rule.decision, rule: index, ruleName: rule.name ?? `rule ${index + 1}`, source, ask: rule.ask ?? null };
+}
+
+export const NO_RULE: PolicyVerdict = { decision: "ask", rule: null, ruleName: null, source: "team", ask: null };
+
+/**
+ * The team's policy and a session's own together. The session's decides what the team's leaves open and may
+ * tighten what a team rule allows; it never loosens a team rule's deny or ask.
+ */
+export function decidePermission(team: PermissionPolicy, session: PermissionPolicy | null, facts: PermissionFacts, context: PermissionContext): PolicyVerdict {
+  const byTeam = evaluatePolicy(team, facts, context, "team");
+  const bySession = session ? evaluatePolicy(session, facts, context, "session") : null;
+  if (!byTeam) return bySession ?? NO_RULE;
+  if (!bySession) return byTeam;
+  return SEVERITY[bySession.decision] > SEVERITY[byTeam.decision] ? bySession : byTeam;
+}
+
+const OPTION_KINDS: Record<"allow" | "deny", string[]> = { allow: ["allow_once", "allow_always"], deny: ["reject_once", "reject_always"] };
+
+/**
+ * How the runtime answers for the policy: the agent's own allow-once (or reject-once) option, the
+ * always form only when the agent offers no once form. Null when the agent offers no option of that sort
+ * (an allow then goes to a person; a deny is answered `cancelled`).
+ */
+export function policyOptionOf(decision: "allow" | "deny", options: { optionId: string; kind: string }[]): string | null {
+  for (const kind of OPTION_KINDS[decision]) {
+    const option = options.find((o) => o.kind === kind);
+    if (option) return option.optionId;
+  }
+  return null;
+}

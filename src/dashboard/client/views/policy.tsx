@@ -1,0 +1,291 @@
+/**
+ * The team's permission policy (docs/architecture.md, "The permission policy"): its rules as a list an
+ * admin reorders and edits, saved for every machine at once, and a tester that says what the rules on
+ * screen (saved or not) would do with a request. Everyone reads it; only an admin saves.
+ */
+import { useState } from "preact/hooks";
+import { TOOL_KINDS, type PolicyMachineStatus, type PolicyVerdict } from "@agent-runtime/protocol/policy";
+import { api, apiJson, errorText, send } from "../api";
+import { decisionText, formOf, matchText, moved, type Rule, type RuleForm, ruleFromForm, verdictText } from "../policy-rules";
+import { useCan, usePoll } from "../session-context";
+import { Note, Table } from "./parts";
+
+export function PolicyView() {
+  const isAdmin = useCan("admin");
+  const [rules, setRules] = useState<Rule[] | null>(null);
+  const [etag, setEtag] = useState<string | null>(null);
+  const [changed, setChanged] = useState(false);
+  const [editing, setEditing] = useState<number | "new" | null>(null);
+  const [status, setStatus] = useState<{ version: string; machines: PolicyMachineStatus[] } | null>(null);
+  const [note, setNote] = useState("");
+  const load = async () => {
+    const res = await api("/v1/config/policy");
+    const body = (await res.json()) as { rules: Rule[] };
+    setEtag(res.headers.get("etag"));
+    setRules(body.rules);
+    setChanged(false);
+    setStatus(await apiJson<{ version: string; machines: PolicyMachineStatus[] }>("/v1/config/policy/status"));
+  };
+  // Polling would throw away an edit in progress: the policy is read when the view opens and after a save.
+  usePoll(() => (changed || editing !== null ? undefined : load().catch((err) => setNote(errorText(err)))), [], 60_000);
+  const edit = (next: Rule[]) => {
+    setRules(next);
+    setChanged(true);
+  };
+  const save = async () => {
+    const res = await api("/v1/config/policy", { method: "PUT", headers: etag ? { "if-match": etag } : {}, body: JSON.stringify({ rules }) });
+    const answer = (await res.json()) as { detail?: string };
+    if (!res.ok) return setNote(answer.detail ?? `HTTP ${res.status}`);
+    setNote(`saved as version ${res.headers.get("etag")}: every machine's requests are judged by it now`);
+    await load();
+  };
+  const list = rules ?? [];
+  return (
+    <section id="policy-section">
+      <h2>Permission policy</h2>
+      <p class="hint">
+        The first rule that matches an agent's permission request decides it: allow or deny answers it at once (nobody is asked, the transcript and the audit
+        log say which rule), ask goes to a person, optionally answered for them after a while. No rule matching means ask.
+      </p>
+      <ol id="policy-rules" class="rules">
+        {list.map((rule, index) =>
+          editing === index ? (
+            <li key={`edit-${index}`}>
+              <RuleEditor
+                rule={rule}
+                onDone={(next) => {
+                  if (next) edit(list.map((r, i) => (i === index ? next : r)));
+                  setEditing(null);
+                }}
+              />
+            </li>
+          ) : (
+            <li key={`${index}-${rule.name ?? ""}`} data-rule={index + 1}>
+              <span class={`decision ${rule.decision}`}>{decisionText(rule)}</span> <strong>{rule.name ?? `rule ${index + 1}`}</strong>
+              <div class="muted">{matchText(rule)}</div>
+              {isAdmin ? (
+                <div class="row">
+                  <button type="button" aria-label={`Move rule ${index + 1} up`} disabled={index === 0} onClick={() => edit(moved(list, index, -1))}>
+                    ↑
+                  </button>
+                  <button
+                    type="button"
+                    aria-label={`Move rule ${index + 1} down`}
+                    disabled={index === list.length - 1}
+                    onClick={() => edit(moved(list, index, 1))}
+                  >
+                    ↓
+                  </button>
+                  <button type="button" onClick={() => setEditing(index)}>
+                    Edit
+                  </button>
+                  <button type="button" onClick={() => edit(list.filter((_, i) => i !== index))}>
+                    Remove
+                  </button>
+                </div>
+              ) : null}
+            </li>
+          ),
+        )}
+        {rules && list.length === 0 ? <li class="muted">No rules: every request goes to a person.</li> : null}
+      </ol>
+      {editing === "new" ? (
+        <RuleEditor
+          rule={null}
+          onDone={(next) => {
+            if (next) edit([...list, next]);
+            setEditing(null);
+          }}
+        />
+      ) : null}
+      {isAdmin ? (
+        <div class="row">
+          <button id="policy-add" type="button" onClick={() => setEditing("new")} disabled={editing !== null}>
+            Add a rule
+          </button>
+          <button id="policy-save" type="button" onClick={() => save().catch((err) => setNote(errorText(err)))} disabled={!changed || editing !== null}>
+            Save for the whole team
+          </button>
+          {changed ? (
+            <button type="button" onClick={() => load().catch((err) => setNote(errorText(err)))}>
+              Discard changes
+            </button>
+          ) : null}
+        </div>
+      ) : null}
+      <Note id="policy-msg" text={note} />
+      <PolicyTester rules={list} />
+      <Table
+        id="policy-status"
+        rows={status?.machines ?? []}
+        empty={status ? "no machine holds a version yet (they do once one is saved and they connect)" : undefined}
+        columns={[
+          { label: "machine", cell: (m) => m.machine },
+          { label: "holds", cell: (m) => (m.version === status?.version ? `${m.version} (current)` : String(m.version)) },
+          { label: "since", cell: (m) => (m.appliedAtMs ? new Date(m.appliedAtMs).toLocaleTimeString() : "—") },
+        ]}
+      />
+    </section>
+  );
+}
+
+/** One rule's fields; `onDone(null)` cancels. */
+function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => void }) {
+  const [form, setForm] = useState<RuleForm>(() => formOf(props.rule));
+  const set = <K extends keyof RuleForm>(key: K, value: RuleForm[K]) => setForm({ ...form, [key]: value });
+  return (
+    <form
+      id="rule-editor"
+      class="rule-editor"
+      onSubmit={(e) => {
+        e.preventDefault();
+        props.onDone(ruleFromForm(form));
+      }}
+    >
+      <label>
+        Name <input name="name" value={form.name} onInput={(e) => set("name", e.currentTarget.value)} placeholder="e.g. no deletes" />
+      </label>
+      <label>
+        Decision{" "}
+        <select name="decision" value={form.decision} onChange={(e) => set("decision", e.currentTarget.value as RuleForm["decision"])}>
+          <option value="allow">allow</option>
+          <option value="deny">deny</option>
+          <option value="ask">ask</option>
+        </select>
+      </label>
+      {form.decision === "ask" ? (
+        <div class="row">
+          <label>
+            Answer after (seconds){" "}
+            <input
+              name="timeoutSeconds"
+              inputMode="numeric"
+              value={form.timeoutSeconds}
+              onInput={(e) => set("timeoutSeconds", e.currentTarget.value)}
+              placeholder="never"
+            />
+          </label>
+          <label>
+            with{" "}
+            <select name="onTimeout" value={form.onTimeout} onChange={(e) => set("onTimeout", e.currentTarget.value as RuleForm["onTimeout"])}>
+              <option value="deny">deny</option>
+              <option value="allow">allow</option>
+            </select>
+          </label>
+        </div>
+      ) : null}
+      <fieldset>
+        <legend>Kinds (none: any)</legend>
+        {TOOL_KINDS.map((kind) => (
+          <label key={kind} class="check">
+            <input
+              type="checkbox"
+              name="kinds"
+              value={kind}
+              checked={form.kinds.includes(kind)}
+              onChange={(e) => set("kinds", e.currentTarget.checked ? [...form.kinds, kind] : form.kinds.filter((k) => k !== kind))}
+            />{" "}
+            {kind}
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        Commands, one per line (`*` matches anything)
+        <textarea name="commands" rows={2} value={form.commands} onInput={(e) => set("commands", e.currentTarget.value)} placeholder="npm test" />
+      </label>
+      <label>
+        Paths, one per line (globs relative to the session's folder)
+        <textarea name="paths" rows={2} value={form.paths} onInput={(e) => set("paths", e.currentTarget.value)} placeholder="src/**" />
+      </label>
+      <label>
+        Where{" "}
+        <select name="outsideFolder" value={form.outsideFolder} onChange={(e) => set("outsideFolder", e.currentTarget.value as RuleForm["outsideFolder"])}>
+          <option value="any">anywhere</option>
+          <option value="inside">only inside the session's folder</option>
+          <option value="outside">touching anything outside it</option>
+        </select>
+      </label>
+      <label>
+        Agents (none: any) <input name="agents" value={form.agents} onInput={(e) => set("agents", e.currentTarget.value)} placeholder="claude, codex" />
+      </label>
+      <label>
+        Machines (none: any) <input name="machines" value={form.machines} onInput={(e) => set("machines", e.currentTarget.value)} />
+      </label>
+      <div class="row">
+        <button type="submit">Keep this rule</button>
+        <button type="button" onClick={() => props.onDone(null)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** What the rules on screen would do with a request (the worker evaluates them as each machine's object does). */
+function PolicyTester(props: { rules: Rule[] }) {
+  const [request, setRequest] = useState({ agent: "claude", machine: "", cwd: "/home/me/project", kind: "execute", command: "", paths: "" });
+  const [answer, setAnswer] = useState("");
+  const set = (key: keyof typeof request, value: string) => setRequest({ ...request, [key]: value });
+  const test = async () => {
+    const paths = request.paths
+      .split("\n")
+      .map((p) => p.trim())
+      .filter(Boolean);
+    const verdict = await send<PolicyVerdict>("/v1/config/policy/test", {
+      policy: { rules: props.rules },
+      request: {
+        agent: request.agent,
+        machine: request.machine || "any-machine",
+        cwd: request.cwd,
+        kind: request.kind || null,
+        command: request.command || null,
+        paths,
+      },
+    });
+    setAnswer(verdictText(verdict));
+  };
+  return (
+    <details id="policy-tester">
+      <summary>Try a request</summary>
+      <form
+        class="rule-editor"
+        onSubmit={(e) => {
+          e.preventDefault();
+          test().catch((err) => setAnswer(errorText(err)));
+        }}
+      >
+        <label>
+          Kind{" "}
+          <select name="kind" value={request.kind} onChange={(e) => set("kind", e.currentTarget.value)}>
+            <option value="">(none given)</option>
+            {TOOL_KINDS.map((kind) => (
+              <option key={kind} value={kind}>
+                {kind}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Command <input name="command" value={request.command} onInput={(e) => set("command", e.currentTarget.value)} placeholder="rm -rf ~" />
+        </label>
+        <label>
+          Paths, one per line
+          <textarea name="paths" rows={2} value={request.paths} onInput={(e) => set("paths", e.currentTarget.value)} />
+        </label>
+        <label>
+          Session folder <input name="cwd" value={request.cwd} onInput={(e) => set("cwd", e.currentTarget.value)} />
+        </label>
+        <label>
+          Agent <input name="agent" value={request.agent} onInput={(e) => set("agent", e.currentTarget.value)} />
+        </label>
+        <label>
+          Machine <input name="machine" value={request.machine} onInput={(e) => set("machine", e.currentTarget.value)} placeholder="any-machine" />
+        </label>
+        <button id="policy-test" type="submit">
+          Test
+        </button>
+      </form>
+      <Note id="policy-verdict" text={answer} />
+    </details>
+  );
+}

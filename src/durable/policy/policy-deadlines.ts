@@ -1,0 +1,46 @@
+/**
+ * Asks with a deadline (docs/architecture.md, "The permission policy"): a rule may say "ask, and answer
+ * for the person after N seconds". Each deadline is kept in the object's storage, so it holds across
+ * hibernation, and rings through the object's one alarm; a request answered before it is let be.
+ */
+import type { JsonRpcId } from "@agent-runtime/protocol/acp";
+
+export interface Deadline {
+  session: string;
+  requestId: JsonRpcId;
+  atMs: number;
+  onTimeout: "allow" | "deny";
+  /** Who set it, as the transcript says it: "the team's policy, rule 2". */
+  rule: string;
+}
+
+const PREFIX = "policy-deadline:";
+
+export class PolicyDeadlines {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly host: { wake(atMs: number): Promise<void>; answer(deadline: Deadline): Promise<void> },
+  ) {}
+
+  add(deadline: Deadline): void {
+    this.storage.kv.put(`${PREFIX}${deadline.session}\n${JSON.stringify(deadline.requestId)}`, deadline);
+    void this.host.wake(deadline.atMs);
+  }
+
+  /** The alarm rang: every deadline past is answered (if its request still waits) and dropped; the next one asks for the alarm again. */
+  async due(now = Date.now()): Promise<void> {
+    let next: number | null = null;
+    const due: [string, Deadline][] = [];
+    for (const [key, deadline] of this.storage.kv.list<Deadline>({ prefix: PREFIX })) {
+      if (deadline.atMs <= now) due.push([key, deadline]);
+      else next = next === null ? deadline.atMs : Math.min(next, deadline.atMs);
+    }
+    for (const [key, deadline] of due) {
+      this.storage.kv.delete(key);
+      await this.host
+        .answer(deadline)
+        .catch((err: unknown) => console.error(`the policy's answer after a deadline failed (session ${deadline.session}):`, err));
+    }
+    if (next !== null) await this.host.wake(next);
+  }
+}

@@ -1,0 +1,285 @@
+/**
+ * Tasks (docs/architecture.md, "Tasks"): a session the runtime starts and drives itself on this machine,
+ * one prompt to its end. A task waits, queued, while the machine is away or runs TASK_LIMITS.runningPerMachine
+ * tasks; it starts when the machine comes back or a running task ends, oldest first, once. Running, it is
+ * an ACP server of its own (its id is the server id): `initialize`, `session/new` in its folder (a
+ * worktree, its own policy), its prompt, then the agent is stopped. Its result is the turn's: stop reason,
+ * the agent's last line, the changes summary and the branch. A deadline (the object's alarm) cancels it.
+ */
+import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
+import { stopReasonOf } from "@agent-runtime/protocol/acp-meaning";
+import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
+import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
+import { WORKTREE_META } from "@agent-runtime/protocol/review-text";
+import type { Session } from "@agent-runtime/protocol/sessions";
+import {
+  FINISHED_TASK_STATES,
+  TASK_DEADLINE_DEFAULT_SECONDS,
+  TASK_LIMITS,
+  type Task,
+  type TaskCall,
+  type TaskRequest,
+  type TaskResult,
+} from "@agent-runtime/protocol/tasks";
+import type { AgentId } from "@agent-runtime/protocol/values";
+import type { RuntimeEvent } from "../notifications/events";
+import { POLICY_META } from "../sessions/session-policy";
+import { resultOf, type TaskRow, TaskStore } from "./task-store";
+
+export interface TaskHost {
+  online(): boolean;
+  machine(): string;
+  /** One message to an ACP server, as the relay sends a client's (recorded). */
+  acpPost(req: { serverId: string; agent?: AgentId; message: JsonRpcMessage; who: string }, timeoutMs: number): Promise<Outcome<AcpPostResult>>;
+  call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
+  /** The session a server's ACP session id is recorded as. */
+  recordOf(serverId: string, acpSessionId: string): Session | null;
+  session(id: string): Session | null;
+  /** The team lists this machine's records (announced once). */
+  announce(): void;
+  wake(atMs: number): Promise<void>;
+  /** How long `session/new` may take (an install, a worktree). */
+  startTimeoutMs: number;
+}
+
+const END_KEY = "task-end:";
+
+export class TaskRunner {
+  private readonly store: TaskStore;
+  /** What each running task's turn said last (its turn.finished event), by session. */
+  private readonly lastWords = new Map<string, { lastLine: string | null; changes: TaskResult["changes"] }>();
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly host: TaskHost,
+  ) {
+    this.store = new TaskStore(storage);
+  }
+
+  /** One call of the routes (`TaskCall`, parsed by the object). */
+  async handle(call: TaskCall): Promise<Outcome<Task | { tasks: Task[]; more: boolean }>> {
+    switch (call.op) {
+      case "submit":
+        return this.submit(call.request, call.machine, call.who);
+      case "get": {
+        const row = this.store.get(call.id);
+        return row ? { ok: true, value: this.toTask(row) } : notFound(call.id);
+      }
+      case "cancel":
+        return this.cancel(call.id);
+      case "list": {
+        const rows = this.store.list(call.filter, call.before, call.limit + 1);
+        const tasks = rows.map((r) => this.toTask(r)).filter((t) => call.filter.state === undefined || t.state === call.filter.state);
+        return { ok: true, value: { tasks: tasks.slice(0, call.limit), more: rows.length > call.limit } };
+      }
+    }
+  }
+
+  private submit(request: TaskRequest, machine: string, who: string): Outcome<Task> {
+    if (this.store.count("queued") >= TASK_LIMITS.queuedPerMachine) {
+      return { ok: false, problem: { code: "too_many_tasks", detail: `machine '${machine}' has ${TASK_LIMITS.queuedPerMachine} tasks queued already` } };
+    }
+    const prompt = typeof request.prompt === "string" ? [{ type: "text", text: request.prompt }] : request.prompt;
+    const text = prompt.map((b) => (typeof b.text === "string" ? b.text : "")).join(" ");
+    const row: TaskRow = {
+      id: `task-${hex16()}-${machine}`,
+      agent: request.agent,
+      cwd: request.cwd,
+      title: text.slice(0, 200) || "(no text)",
+      prompt: JSON.stringify(prompt),
+      worktree: request.worktree ? JSON.stringify(request.worktree) : null,
+      policy: request.policy ? JSON.stringify(request.policy) : null,
+      deadline_s: request.deadlineSeconds ?? TASK_DEADLINE_DEFAULT_SECONDS,
+      notify: request.notify === false ? 0 : 1,
+      state: "queued",
+      session_id: null,
+      acp_session_id: null,
+      created_by: who,
+      created_at: Date.now(),
+      started_at: null,
+      ended_at: null,
+      result: null,
+    };
+    this.store.put(row);
+    this.store.trim();
+    this.host.announce();
+    void this.drain();
+    return { ok: true, value: this.toTask(row) };
+  }
+
+  /**
+   * Start what waits, oldest first, while the machine is there and under its limit. It never waits on
+   * anything (each task runs on its own), so two drains cannot interleave.
+   */
+  drain(): Promise<void> {
+    while (this.host.online() && this.store.count("running") < TASK_LIMITS.runningPerMachine) {
+      const next = this.store.inState("queued")[0];
+      if (!next) break;
+      next.state = "running";
+      next.started_at = Date.now();
+      this.store.put(next);
+      this.endAt(next.id, next.started_at + next.deadline_s * 1000);
+      void this.run(next);
+    }
+    return Promise.resolve();
+  }
+
+  private async run(row: TaskRow): Promise<void> {
+    const who = row.created_by;
+    const serverId = row.id;
+    const post = (message: Record<string, unknown>, timeoutMs: number, agent?: AgentId) =>
+      this.host.acpPost(
+        { serverId, message: { jsonrpc: "2.0", id: `${row.id}-${message.method as string}`, ...message }, who, ...(agent ? { agent } : {}) },
+        timeoutMs,
+      );
+    const init = await post({ method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, this.host.startTimeoutMs, row.agent as AgentId);
+    if (!init.ok) return this.notStarted(row, init.problem);
+    const meta = {
+      ...(row.worktree ? { [WORKTREE_META]: JSON.parse(row.worktree) } : {}),
+      ...(row.policy ? { [POLICY_META]: JSON.parse(row.policy) } : {}),
+    };
+    const params = { cwd: row.cwd, mcpServers: [], ...(Object.keys(meta).length ? { _meta: meta } : {}) };
+    const created = await post({ method: "session/new", params }, this.host.startTimeoutMs);
+    const sessionId = created.ok ? answerOf(created.value).result?.sessionId : undefined;
+    if (!created.ok || typeof sessionId !== "string") {
+      return this.notStarted(
+        row,
+        created.ok ? { code: "stream_error", detail: `the agent did not start a session: ${answerText(created.value)}` } : created.problem,
+      );
+    }
+    const session = this.host.recordOf(serverId, sessionId);
+    row.session_id = session?.id ?? null;
+    row.acp_session_id = sessionId;
+    this.store.put(row);
+    const leftMs = Math.max(1000, (row.started_at ?? Date.now()) + row.deadline_s * 1000 - Date.now());
+    const turn = await post({ method: "session/prompt", params: { sessionId, prompt: JSON.parse(row.prompt) } }, leftMs + 30_000);
+    const answer = turn.ok ? answerOf(turn.value) : null;
+    const stopReason = answer?.result !== undefined ? stopReasonOf(answer.result) : null;
+    const error = !turn.ok ? turn.problem.detail : answer?.error ? answerText(turn.value) : null;
+    const succeeded = error === null && stopReason === "end_turn";
+    this.finish(row.id, succeeded ? "succeeded" : "failed", {
+      stopReason,
+      error: error ?? (succeeded ? null : `the turn ended: ${stopReason ?? "no stop reason"}`),
+    });
+    // Its agent is not needed any more: the session stays, and comes back on a prompt of a person's.
+    await this.host.call("acp.delete", { serverId }, 30_000).catch(() => undefined);
+    await this.drain();
+  }
+
+  /** It could not start: back in the queue when the machine went away, else failed. */
+  private notStarted(row: TaskRow, problem: ProblemInit): Promise<void> {
+    if (problem.code === "machine_offline" || problem.code === "machine_restarted") {
+      const current = this.store.get(row.id);
+      if (current?.state === "running") this.store.put({ ...current, state: "queued", started_at: null });
+      return Promise.resolve();
+    }
+    this.finish(row.id, "failed", { stopReason: null, error: problem.detail });
+    return this.drain();
+  }
+
+  /** A task ends once: a later word (its cancelled turn's answer) does not change how it ended. */
+  private finish(id: string, state: TaskRow["state"], how: { stopReason: string | null; error: string | null }): void {
+    const row = this.store.get(id);
+    if (!row || FINISHED_TASK_STATES.has(row.state)) return;
+    const said = row.session_id ? this.lastWords.get(row.session_id) : undefined;
+    if (row.session_id) this.lastWords.delete(row.session_id);
+    const branch = row.session_id ? (this.host.session(row.session_id)?.worktree?.branch ?? null) : null;
+    const result: TaskResult = { stopReason: how.stopReason, lastMessage: said?.lastLine ?? null, changes: said?.changes ?? null, branch, error: how.error };
+    this.store.put({ ...row, state, ended_at: Date.now(), result: JSON.stringify(result) });
+    this.storage.kv.delete(`${END_KEY}${id}`);
+  }
+
+  private async cancel(id: string): Promise<Outcome<Task>> {
+    const row = this.store.get(id);
+    if (!row) return notFound(id);
+    if (FINISHED_TASK_STATES.has(row.state)) return { ok: true, value: this.toTask(row) };
+    await this.stop(row, "cancelled", "cancelled");
+    return { ok: true, value: this.toTask(this.store.get(id)!) };
+  }
+
+  /** End a task now: a queued one never runs; a running one's turn is cancelled (`session/cancel`). */
+  private async stop(row: TaskRow, state: "cancelled" | "timed_out", why: string): Promise<void> {
+    const wasRunning = row.state === "running";
+    this.finish(row.id, state, { stopReason: null, error: state === "cancelled" ? null : why });
+    if (wasRunning && row.acp_session_id) {
+      await this.host.acpPost(
+        { serverId: row.id, message: { jsonrpc: "2.0", method: "session/cancel", params: { sessionId: row.acp_session_id } }, who: row.created_by },
+        30_000,
+      );
+    }
+  }
+
+  /** The alarm rang: tasks past their deadline are cancelled as timed out. */
+  async due(now = Date.now()): Promise<void> {
+    let next: number | null = null;
+    for (const [key, atMs] of this.storage.kv.list<number>({ prefix: END_KEY })) {
+      if (atMs > now) {
+        next = next === null ? atMs : Math.min(next, atMs);
+        continue;
+      }
+      this.storage.kv.delete(key);
+      const row = this.store.get(key.slice(END_KEY.length));
+      if (row?.state === "running") await this.stop(row, "timed_out", `its deadline (${row.deadline_s} s) passed`);
+    }
+    if (next !== null) await this.host.wake(next);
+  }
+
+  private endAt(id: string, atMs: number): void {
+    this.storage.kv.put(`${END_KEY}${id}`, atMs);
+    void this.host.wake(atMs);
+  }
+
+  /** A session's event: a task's turn said its last words. Answers whether people should hear of it (`notify`). */
+  event(event: RuntimeEvent): boolean {
+    if (!("session" in event)) return true;
+    const row = this.store.bySession(event.session.id);
+    if (!row) return true;
+    if (event.type === "turn.finished" && row.state === "running")
+      this.lastWords.set(event.session.id, { lastLine: event.lastLine, changes: event.changes ?? null });
+    return row.notify === 1;
+  }
+
+  private toTask(row: TaskRow): Task {
+    const session = row.session_id ? this.host.session(row.session_id) : null;
+    const state = row.state === "running" && session?.state === "waiting" ? "waiting" : row.state;
+    return {
+      id: row.id,
+      machine: this.host.machine(),
+      agent: row.agent,
+      cwd: session?.cwd ?? row.cwd,
+      title: row.title,
+      state,
+      session: row.session_id,
+      createdBy: row.created_by,
+      createdAtMs: row.created_at,
+      startedAtMs: row.started_at,
+      endedAtMs: row.ended_at,
+      deadlineSeconds: row.deadline_s,
+      worktree: row.worktree !== null,
+      result: resultOf(row),
+    };
+  }
+}
+
+function notFound(id: string): Outcome<never> {
+  return { ok: false, problem: { code: "not_found", detail: `no task '${id}' on this machine` } };
+}
+
+function answerOf(result: AcpPostResult): { result?: { sessionId?: unknown }; error?: { message?: unknown } } {
+  if (result.status !== 200) return {};
+  try {
+    return JSON.parse(result.body) as { result?: { sessionId?: unknown }; error?: { message?: unknown } };
+  } catch {
+    return {};
+  }
+}
+
+function answerText(result: AcpPostResult): string {
+  return String(answerOf(result).error?.message ?? "no answer");
+}
+
+function hex16(): string {
+  return [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

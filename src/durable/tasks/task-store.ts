@@ -1,0 +1,142 @@
+/**
+ * The SQL of a machine's tasks (docs/architecture.md, "Tasks"): one row a task, its request as given and
+ * its state and result as they change. The table is made when first used, so a machine that never runs
+ * a task pays nothing for it.
+ */
+import { TASK_LIMITS, type TaskFilter, TaskResult, type TaskState } from "@agent-runtime/protocol/tasks";
+import { type Migration, migrate } from "../storage/migrations";
+
+export const TASK_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    does: "tasks: what was asked, where it runs, its state and result",
+    up(sql) {
+      sql.exec(`CREATE TABLE IF NOT EXISTS tasks (
+        id TEXT PRIMARY KEY, agent TEXT NOT NULL, cwd TEXT NOT NULL, title TEXT NOT NULL, prompt TEXT NOT NULL,
+        worktree TEXT, policy TEXT, deadline_s INTEGER NOT NULL, notify INTEGER NOT NULL, state TEXT NOT NULL,
+        session_id TEXT, acp_session_id TEXT, created_by TEXT NOT NULL, created_at INTEGER NOT NULL,
+        started_at INTEGER, ended_at INTEGER, result TEXT
+      )`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_age ON tasks (created_at DESC, id DESC)`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, created_at)`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_session ON tasks (session_id)`);
+    },
+  },
+];
+
+export type TaskRow = {
+  id: string;
+  agent: string;
+  cwd: string;
+  title: string;
+  /** JSON: the ACP ContentBlocks sent. */
+  prompt: string;
+  /** JSON of the worktree asked for, or null. */
+  worktree: string | null;
+  /** JSON of the task's own policy, or null. */
+  policy: string | null;
+  deadline_s: number;
+  notify: number;
+  state: Exclude<TaskState, "waiting">;
+  session_id: string | null;
+  acp_session_id: string | null;
+  created_by: string;
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+  /** JSON TaskResult, once it ended. */
+  result: string | null;
+};
+
+const COLUMNS: (keyof TaskRow)[] = [
+  "id",
+  "agent",
+  "cwd",
+  "title",
+  "prompt",
+  "worktree",
+  "policy",
+  "deadline_s",
+  "notify",
+  "state",
+  "session_id",
+  "acp_session_id",
+  "created_by",
+  "created_at",
+  "started_at",
+  "ended_at",
+  "result",
+];
+
+export class TaskStore {
+  private migrated = false;
+
+  constructor(private readonly storage: DurableObjectStorage) {}
+
+  private get sql(): SqlStorage {
+    if (!this.migrated) {
+      migrate(this.storage, "tasks", TASK_MIGRATIONS);
+      this.migrated = true;
+    }
+    return this.storage.sql;
+  }
+
+  /** Whether this machine ever had a task (no table is made to find out). */
+  any(): boolean {
+    if (this.migrated) return true;
+    const table = this.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tasks'`).toArray();
+    return table.length > 0;
+  }
+
+  /** Write a task's row whole (a new one, or one whose state changed). */
+  put(row: TaskRow): void {
+    this.sql.exec(`INSERT OR REPLACE INTO tasks (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})`, ...COLUMNS.map((c) => row[c]));
+  }
+
+  get(id: string): TaskRow | null {
+    return this.sql.exec<TaskRow>(`SELECT * FROM tasks WHERE id = ?`, id).toArray()[0] ?? null;
+  }
+
+  bySession(sessionId: string): TaskRow | null {
+    if (!this.any()) return null;
+    return this.sql.exec<TaskRow>(`SELECT * FROM tasks WHERE session_id = ?`, sessionId).toArray()[0] ?? null;
+  }
+
+  /** Tasks in a state, oldest first. */
+  inState(state: TaskRow["state"]): TaskRow[] {
+    if (!this.any()) return [];
+    return this.sql.exec<TaskRow>(`SELECT * FROM tasks WHERE state = ? ORDER BY created_at, id`, state).toArray();
+  }
+
+  count(state: TaskRow["state"]): number {
+    if (!this.any()) return 0;
+    return Number(this.sql.exec(`SELECT COUNT(*) AS n FROM tasks WHERE state = ?`, state).one().n);
+  }
+
+  /** A page, newest first, strictly before `before`; `waiting` is read as running (the caller tells them apart). */
+  list(filter: TaskFilter, before: { atMs: number; id: string } | null, limit: number): TaskRow[] {
+    if (!this.any()) return [];
+    const state = filter.state === "waiting" ? "running" : filter.state;
+    const filters: [string, (string | number)[] | undefined][] = [
+      ["agent = ?", filter.agent === undefined ? undefined : [filter.agent]],
+      ["state = ?", state === undefined ? undefined : [state]],
+      ["created_by = ?", filter.createdBy === undefined ? undefined : [filter.createdBy]],
+      ["(created_at < ? OR (created_at = ? AND id < ?))", before ? [before.atMs, before.atMs, before.id] : undefined],
+    ];
+    const used = filters.filter((f): f is [string, (string | number)[]] => f[1] !== undefined);
+    const where = used.length ? `WHERE ${used.map(([clause]) => clause).join(" AND ")}` : "";
+    return this.sql.exec<TaskRow>(`SELECT * FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ?`, ...used.flatMap(([, v]) => v), limit).toArray();
+  }
+
+  /** Past TASK_LIMITS.keptPerMachine, the oldest finished tasks go. */
+  trim(): void {
+    this.sql.exec(
+      `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE state NOT IN ('queued', 'running') ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)`,
+      TASK_LIMITS.keptPerMachine,
+    );
+  }
+}
+
+export function resultOf(row: TaskRow): TaskResult | null {
+  return row.result ? TaskResult.parse(JSON.parse(row.result)) : null;
+}
