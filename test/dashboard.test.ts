@@ -756,6 +756,28 @@ describe("the dashboard", () => {
     }
   });
 
+  it("starts a task on a phone, shows it to its end with its result, and opens its session", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 });
+    const p = await context.newPage();
+    try {
+      await signIn(p, rt.token);
+      await open(p, "/tasks", "#new-task");
+      await p.click("#new-task summary");
+      await p.fill('#new-task [name="agent"]', "mock");
+      await p.fill('#new-task [name="cwd"]', rt.dir);
+      await p.fill('#new-task [name="prompt"]', "/write dash-task.txt from a task");
+      await p.click("#task-start");
+      await p.waitForSelector('#tasks tr[data-state="succeeded"]');
+      expect(await p.textContent('#tasks tr[data-state="succeeded"]')).toContain("Wrote dash-task.txt · 1 file, +1 −0");
+      await fits(p, 390, true);
+      await p.click('#tasks tr[data-state="succeeded"] a');
+      await p.waitForSelector("#session-view");
+      await expect.poll(() => p.textContent("#session-transcript")).toContain("Wrote dash-task.txt");
+    } finally {
+      await context.close();
+    }
+  });
+
   it("shows a viewer no admin pages and no way to change the team's skills", async () => {
     const res = await rt.api("/v1/tokens", {
       method: "POST",

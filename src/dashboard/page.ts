@@ -19,6 +19,7 @@ export const DASHBOARD_PATHS = [
   "/machines",
   "/machines/:machine",
   ...["agents", "processes", "files", "terminal"].map((tab) => `/machines/:machine/${tab}`),
+  "/tasks",
   "/team",
   "/admin",
 ];

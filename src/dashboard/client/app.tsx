@@ -19,6 +19,7 @@ import { lazyView } from "./lazy";
 
 /** A session's Changes (the diff renderer) loads when it is opened. */
 const ChangesView = lazyView(() => import("./views/changes").then((m) => m.ChangesView));
+const TasksView = lazyView(() => import("./views/tasks").then((m) => m.TasksView));
 import { SessionsView } from "./views/sessions";
 import { SignIn } from "./views/signin";
 import { TeamView } from "./views/team";
@@ -51,6 +52,7 @@ export function App() {
 const NAV = [
   { view: "sessions", label: "Sessions", match: ["sessions", "session", "changes"] },
   { view: "machines", label: "Machines", match: ["machines", "machine"] },
+  { view: "tasks", label: "Tasks", match: ["tasks"] },
   { view: "team", label: "Team", match: ["team"] },
   { view: "admin", label: "Admin", match: ["admin"] },
 ] as const;
@@ -149,6 +151,8 @@ function View(props: {
       return <MachinesView machines={props.machines} />;
     case "machine":
       return <MachineView machine={route.machine} tab={route.tab} query={route.query} machines={props.machines} />;
+    case "tasks":
+      return <TasksView machines={props.machines} />;
     case "team":
       return <TeamView />;
     case "admin":

@@ -14,6 +14,7 @@ export type Route =
   | { view: "changes"; id: string; turn: number | null }
   | { view: "machines" }
   | { view: "machine"; machine: string; tab: MachineTab; query: URLSearchParams }
+  | { view: "tasks" }
   | { view: "team" }
   | { view: "admin" }
   | { view: "missing"; path: string };
@@ -35,6 +36,7 @@ export function parseRoute(pathname: string, search = "", hash = ""): Route {
     const tab = (third ?? "agents") as MachineTab;
     if (MACHINE_TABS.includes(tab)) return { view: "machine", machine: second, tab, query: new URLSearchParams(search) };
   }
+  if (first === "tasks" && parts.length === 1) return { view: "tasks" };
   if (first === "team" && parts.length === 1) return { view: "team" };
   if (first === "admin" && parts.length === 1) return { view: "admin" };
   return { view: "missing", path: pathname };
@@ -55,6 +57,8 @@ export function href(route: Exclude<Route, { view: "missing" }>): string {
       const query = route.query.toString();
       return `/machines/${encodeURIComponent(route.machine)}/${route.tab}${query ? `?${query}` : ""}`;
     }
+    case "tasks":
+      return "/tasks";
     case "team":
       return "/team";
     case "admin":
