@@ -20,6 +20,7 @@ import { mcpRoutes } from "./routes/mcp";
 import { skillsRoutes } from "./routes/skills";
 import { policyRoutes } from "./routes/policy";
 import { taskRoutes } from "./routes/tasks";
+import { scheduleRoutes } from "./routes/schedules";
 import { sessionRoutes } from "./routes/sessions";
 import { changeRoutes } from "./routes/changes";
 import { gitRoutes } from "./routes/git";
@@ -59,6 +60,7 @@ export function v1App() {
   v1.route("/", acpRoutes);
   v1.route("/", sessionRoutes);
   v1.route("/", taskRoutes);
+  v1.route("/", scheduleRoutes);
   v1.route("/", changeRoutes);
   v1.route("/", gitRoutes);
   v1.route("/", notificationRoutes);

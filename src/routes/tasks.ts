@@ -13,7 +13,7 @@ import { bounded } from "../http/bounded";
 import { settled } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
-import { Task, type TaskCall, TaskFilter, TaskId, TaskList, TaskRequest, machineOfTask } from "@agent-runtime/protocol/tasks";
+import { Task, type TaskCall, TaskFilter, TaskId, TaskList, TaskPage, TaskRequest, machineOfTask } from "@agent-runtime/protocol/tasks";
 import { Identifier } from "@agent-runtime/protocol/values";
 
 const LIST_CONCURRENCY = 16;
@@ -108,8 +108,7 @@ const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
   } else machines = await teamStub(c.env).machinesWithSessions(identity.machines);
   const cut = after ? after.indexOf(".") : -1;
   const before = after ? { atMs: Number(after.slice(0, cut)), id: after.slice(cut + 1) } : null;
-  const Page = z.object({ tasks: z.array(Task), more: z.boolean() });
-  const pages = await bounded(machines, LIST_CONCURRENCY, (m) => onTasks(c, m, { op: "list", filter, before, limit }, Page));
+  const pages = await bounded(machines, LIST_CONCURRENCY, (m) => onTasks(c, m, { op: "list", filter, before, limit }, TaskPage));
   const merged = pages.flatMap((p) => p.tasks).sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   const tasks = merged.slice(0, limit);
   const last = tasks.at(-1);

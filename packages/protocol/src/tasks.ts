@@ -101,6 +101,10 @@ export const TaskList = z
   .meta({ id: "TaskList" });
 export type TaskList = z.infer<typeof TaskList>;
 
+/** One machine's page of a task list. */
+export const TaskPage = z.object({ tasks: z.array(Task), more: z.boolean() });
+export type TaskPage = z.infer<typeof TaskPage>;
+
 export const TaskFilter = z.object({ agent: AgentId.optional(), state: TaskState.optional(), createdBy: z.string().max(128).optional() });
 export type TaskFilter = z.infer<typeof TaskFilter>;
 

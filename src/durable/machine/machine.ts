@@ -51,7 +51,7 @@ import { StreamHolder, StreamHolders } from "../streams/stream-holders";
 import { Caller } from "../acp-transport/ownership";
 import { AcpGateway } from "../acp-transport/acp-gateway";
 import { acceptSidecar, greet, readSidecarFrame } from "./sidecar-connection";
-import { TaskCall } from "@agent-runtime/protocol/tasks";
+import { type Task, TaskCall, type TaskPage } from "@agent-runtime/protocol/tasks";
 
 export type CallOutcome<T> = Outcome<T>;
 
@@ -390,7 +390,7 @@ export class MachineObject extends DurableObject<Env> {
   }
 
   /** A route's call on this machine's tasks (`TaskCall`: submit, get, list, cancel), parsed here. */
-  async taskCall(call: TaskCall): Promise<CallOutcome<unknown>> {
+  async taskCall(call: TaskCall): Promise<CallOutcome<Task | TaskPage>> {
     return this.tasks.handle(TaskCall.parse(call));
   }
 

@@ -17,6 +17,7 @@ import { SessionWorktree, TurnChanges } from "@agent-runtime/protocol/review";
 import type { z } from "zod";
 import { TranscriptTail } from "./transcript";
 import type { ServerRow, SessionRow, SessionStore } from "./session-store";
+import { randomHex16 } from "../../lib/ids";
 
 /** How long changed entries may wait in memory before they are written (a stream in full flow: about one write batch a second). */
 export const FLUSH_MS = 1_000;
@@ -60,8 +61,7 @@ export function parsedOr<S extends z.ZodType>(schema: S, text: string | null): z
 }
 
 function newSessionId(machine: string): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(8));
-  return `ses-${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}-${machine}`;
+  return `ses-${randomHex16()}-${machine}`;
 }
 
 export class LiveSessions {

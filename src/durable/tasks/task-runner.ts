@@ -20,6 +20,7 @@ import {
   TASK_LIMITS,
   type Task,
   type TaskCall,
+  type TaskPage,
   type TaskRequest,
   type TaskResult,
 } from "@agent-runtime/protocol/tasks";
@@ -27,6 +28,7 @@ import type { AgentId } from "@agent-runtime/protocol/values";
 import type { RuntimeEvent } from "../notifications/events";
 import { POLICY_META } from "../sessions/session-policy";
 import { resultOf, type TaskRow, TaskStore } from "./task-store";
+import { randomHex16 } from "../../lib/ids";
 
 export interface TaskHost {
   online(): boolean;
@@ -59,7 +61,7 @@ export class TaskRunner {
   }
 
   /** One call of the routes (`TaskCall`, parsed by the object). */
-  async handle(call: TaskCall): Promise<Outcome<Task | { tasks: Task[]; more: boolean }>> {
+  async handle(call: TaskCall): Promise<Outcome<Task | TaskPage>> {
     switch (call.op) {
       case "submit":
         return this.submit(call.request, call.machine, call.who);
@@ -84,7 +86,7 @@ export class TaskRunner {
     const prompt = typeof request.prompt === "string" ? [{ type: "text", text: request.prompt }] : request.prompt;
     const text = prompt.map((b) => (typeof b.text === "string" ? b.text : "")).join(" ");
     const row: TaskRow = {
-      id: `task-${hex16()}-${machine}`,
+      id: `task-${randomHex16()}-${machine}`,
       agent: request.agent,
       cwd: request.cwd,
       title: text.slice(0, 200) || "(no text)",
@@ -278,8 +280,4 @@ function answerOf(result: AcpPostResult): { result?: { sessionId?: unknown }; er
 
 function answerText(result: AcpPostResult): string {
   return String(answerOf(result).error?.message ?? "no answer");
-}
-
-function hex16(): string {
-  return [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }

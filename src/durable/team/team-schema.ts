@@ -34,4 +34,15 @@ export const TEAM_MIGRATIONS: readonly Migration[] = [
       sql.exec(`CREATE TABLE IF NOT EXISTS subscriptions (id TEXT PRIMARY KEY, owner TEXT NOT NULL, target TEXT NOT NULL, created_at INTEGER NOT NULL)`);
     },
   },
+  {
+    version: 2,
+    does: "schedules: a cron expression in a time zone, the task it starts, when it runs next and its last runs",
+    up(sql) {
+      sql.exec(`CREATE TABLE IF NOT EXISTS schedules (
+        id TEXT PRIMARY KEY, machine TEXT NOT NULL, cron TEXT NOT NULL, timezone TEXT NOT NULL, task TEXT NOT NULL,
+        paused INTEGER NOT NULL, created_by TEXT NOT NULL, created_at INTEGER NOT NULL, next_run_at INTEGER, runs TEXT NOT NULL
+      )`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS schedules_due ON schedules (next_run_at)`);
+    },
+  },
 ];

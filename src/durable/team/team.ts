@@ -26,6 +26,16 @@ import { AuditLog } from "./audit-log";
 import { MachineRegistry } from "./machine-registry";
 import { SubscriptionBook, type SubscriptionReach } from "./subscription-book";
 import { TeamDocumentStore } from "./documents";
+import { ScheduleBook } from "../schedules/schedule-book";
+import { type Schedule, ScheduleRequest } from "@agent-runtime/protocol/schedules";
+import { FINISHED_TASK_STATES, machineOfTask, TaskState } from "@agent-runtime/protocol/tasks";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+
+/** What a schedule reads of a machine object's answer about a task. */
+const TaskOutcome = z.union([
+  z.object({ ok: z.literal(true), value: z.object({ id: z.string(), state: TaskState }).passthrough() }),
+  z.object({ ok: z.literal(false), problem: z.object({ code: z.string(), detail: z.string() }).passthrough() }),
+]);
 
 export { AUDIT_KEEP_ENTRIES, AUDIT_KEEP_MS } from "./audit-log";
 export { MAX_TOKENS } from "./token-index";
@@ -46,6 +56,7 @@ export class TeamObject extends DurableObject<Env> {
   private readonly machines: MachineRegistry;
   private readonly subscriptions: SubscriptionBook;
   private readonly documents: TeamDocumentStore;
+  private readonly schedules: ScheduleBook;
   /** Test notifications (`POST /v1/notifications/subscriptions/{id}/test`) are sent from here; all others from machines. */
   private readonly deliverer: Deliverer;
 
@@ -58,6 +69,17 @@ export class TeamObject extends DurableObject<Env> {
     this.machines = new MachineRegistry(sql);
     this.subscriptions = new SubscriptionBook(sql);
     this.documents = new TeamDocumentStore(ctx.storage);
+    this.schedules = new ScheduleBook(sql, {
+      start: async (schedule) => {
+        const call = { op: "submit" as const, request: schedule.task, machine: schedule.task.machine, who: `schedule ${schedule.id} of ${schedule.createdBy}` };
+        const started = TaskOutcome.parse(await machineObject(env, schedule.task.machine).taskCall(call));
+        return started.ok ? { ok: true, value: { id: started.value.id } } : { ok: false, problem: { code: "conflict", detail: started.problem.detail } };
+      },
+      going: async (task) => {
+        const read = TaskOutcome.parse(await machineObject(env, machineOfTask(task)).taskCall({ op: "get", id: task }));
+        return read.ok && !FINISHED_TASK_STATES.has(read.value.state);
+      },
+    });
     this.deliverer = new Deliverer(ctx.storage, {
       wake: (at) => alarmBy(ctx.storage, at),
       gone: (id) => this.dropSubscription(id),
@@ -213,6 +235,32 @@ export class TeamObject extends DurableObject<Env> {
     return this.documents.status(kind);
   }
 
+  // ---------- schedules (docs/architecture.md, "Schedules"): one alarm serves every due time ----------
+
+  async createSchedule(request: ScheduleRequest, who: string): Promise<Outcome<Schedule>> {
+    const created = this.schedules.create(ScheduleRequest.parse(request), who);
+    if (created.ok) await alarmBy(this.ctx.storage, created.value.nextRunAtMs ?? Number.POSITIVE_INFINITY);
+    return created;
+  }
+
+  listSchedules(): Schedule[] {
+    return this.schedules.list();
+  }
+
+  getSchedule(id: string): Schedule | null {
+    return this.schedules.get(id);
+  }
+
+  async pauseSchedule(id: string, paused: boolean): Promise<Outcome<Schedule>> {
+    const changed = this.schedules.setPaused(id, paused);
+    if (changed.ok && changed.value.nextRunAtMs !== null) await alarmBy(this.ctx.storage, changed.value.nextRunAtMs);
+    return changed;
+  }
+
+  deleteSchedule(id: string): boolean {
+    return this.schedules.delete(id);
+  }
+
   // ---------- batched work: fan-outs and the six-hourly liveness refresh, one alarm ----------
 
   /**
@@ -263,6 +311,7 @@ export class TeamObject extends DurableObject<Env> {
       machineObject(this.env, id).setSubscriptions(this.subscriptions.targetsFor(id)),
     );
     const deliveriesDue = await this.deliverer.run();
+    const scheduleDue = await this.schedules.run();
     const stored = await this.ctx.storage.get<{ after: string; dueMs: number }>("liveness-refresh");
     let refresh = stored ?? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS };
     if (refresh.dueMs <= Date.now()) {
@@ -281,6 +330,8 @@ export class TeamObject extends DurableObject<Env> {
     }
     if (refresh !== stored) await this.ctx.storage.put("liveness-refresh", refresh);
     const more = moreConfig || moreSubscriptions || refresh.after !== "";
-    await this.ctx.storage.setAlarm(more ? Date.now() : Math.min(refresh.dueMs, deliveriesDue ?? Number.POSITIVE_INFINITY));
+    await this.ctx.storage.setAlarm(
+      more ? Date.now() : Math.min(refresh.dueMs, deliveriesDue ?? Number.POSITIVE_INFINITY, scheduleDue ?? Number.POSITIVE_INFINITY),
+    );
   }
 }

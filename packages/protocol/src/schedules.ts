@@ -1,0 +1,58 @@
+/**
+ * Schedules (docs/architecture.md, "Schedules"): a task started again and again at the times a cron
+ * expression names, in a time zone. The team's object keeps them and its one alarm fires each when due.
+ */
+import { z } from "zod";
+import { TaskId, TaskRequest } from "./tasks";
+import { Identifier } from "./values";
+
+export const ScheduleId = z
+  .string()
+  .regex(/^sch-[0-9a-f]{16}$/, "a schedule id as the runtime hands it out (sch-<16 hex>)")
+  .meta({ id: "ScheduleId" });
+
+/** Runs a schedule remembers, newest first. */
+export const SCHEDULE_RUNS_KEPT = 20;
+/** Schedules a deployment keeps. */
+export const MAX_SCHEDULES = 1000;
+
+export const ScheduleTask = TaskRequest.extend({ machine: Identifier.describe("where each run's task runs") }).meta({ id: "ScheduleTask" });
+
+export const ScheduleRequest = z
+  .object({
+    cron: z.string().min(9).max(100).describe("five fields (minute hour day month weekday), or six with seconds first: `0 9 * * 1-5` is 09:00 on weekdays"),
+    timezone: z.string().min(1).max(64).default("UTC").describe("an IANA time zone: Europe/Paris, America/New_York (default UTC)"),
+    task: ScheduleTask,
+    paused: z.boolean().optional(),
+  })
+  .strict()
+  .meta({ id: "ScheduleRequest" });
+export type ScheduleRequest = z.infer<typeof ScheduleRequest>;
+
+export const ScheduleRun = z
+  .object({
+    atMs: z.number().int(),
+    task: TaskId.nullable().describe("the task it started"),
+    skipped: z.string().nullable().describe("why no task was started (the last run still going, the machine unknown…)"),
+  })
+  .meta({ id: "ScheduleRun" });
+export type ScheduleRun = z.infer<typeof ScheduleRun>;
+
+export const Schedule = z
+  .object({
+    id: ScheduleId,
+    cron: z.string(),
+    timezone: z.string(),
+    task: ScheduleTask,
+    paused: z.boolean(),
+    createdBy: z.string(),
+    createdAtMs: z.number().int(),
+    nextRunAtMs: z.number().int().nullable().describe("null while paused, or when the expression names no later time"),
+    runs: z.array(ScheduleRun).describe(`its last ${SCHEDULE_RUNS_KEPT} runs, newest first`),
+  })
+  .meta({ id: "Schedule" });
+export type Schedule = z.infer<typeof Schedule>;
+
+export const ScheduleList = z.object({ schedules: z.array(Schedule) }).meta({ id: "ScheduleList" });
+
+export const SchedulePatch = z.object({ paused: z.boolean() }).strict().meta({ id: "SchedulePatch" });

@@ -1,0 +1,134 @@
+/**
+ * Schedules (docs/architecture.md, "Schedules"): a task started at the times a cron expression names.
+ * The team's object keeps them and fires them with its one alarm; a schedule belongs to the machine its
+ * task runs on, so a token sees and changes only those of the machines in its scope.
+ */
+import { createRoute, OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { z } from "zod";
+import { teamStub } from "../durable/stubs";
+import type { AppEnv } from "../env";
+import { declare, machineKnown, scopeAllows } from "../http/access";
+import { settled } from "../http/machine";
+import { errors, json, jsonBody } from "../http/openapi";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import { Schedule, ScheduleId, ScheduleList, SchedulePatch, ScheduleRequest } from "@agent-runtime/protocol/schedules";
+
+const IdParams = z.object({ id: ScheduleId });
+
+const createScheduleRoute = createRoute(
+  declare(
+    { role: "member", machine: false },
+    {
+      method: "post",
+      path: "/schedules",
+      summary: "Start a task at the times a cron expression names, in a time zone (its task's machine must be in the token's scope)",
+      request: { body: jsonBody(ScheduleRequest) },
+      responses: { 201: json(Schedule, "the schedule, with its next run"), ...errors("not_found", "conflict", "unsupported_media_type") },
+    },
+  ),
+);
+
+const listRoute = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/schedules",
+      summary: "The schedules of the machines in the token's scope, with their next and last runs",
+      responses: { 200: json(ScheduleList, "the schedules"), ...errors() },
+    },
+  ),
+);
+
+const getRoute = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/schedules/{id}",
+      summary: "A schedule, its next run and its last runs (each the task it started, or why it skipped)",
+      request: { params: IdParams },
+      responses: { 200: json(Schedule, "the schedule"), ...errors("not_found") },
+    },
+  ),
+);
+
+const patchRoute = createRoute(
+  declare(
+    { role: "member", machine: false },
+    {
+      method: "patch",
+      path: "/schedules/{id}",
+      summary: "Pause or resume a schedule (resumed, it runs next at its next time from now)",
+      request: { params: IdParams, body: jsonBody(SchedulePatch) },
+      responses: { 200: json(Schedule, "the schedule"), ...errors("not_found", "unsupported_media_type") },
+    },
+  ),
+);
+
+const deleteRoute = createRoute(
+  declare(
+    { role: "member", machine: false },
+    {
+      method: "delete",
+      path: "/schedules/{id}",
+      summary: "Delete a schedule (tasks it started stay)",
+      request: { params: IdParams },
+      responses: { 204: { description: "deleted" }, ...errors("not_found") },
+    },
+  ),
+);
+
+/** The machine must be in the caller's scope; it is the audit line's machine too. */
+function reach(c: Context<AppEnv>, machine: string): void {
+  const identity = c.get("identity");
+  c.set("machine", machine);
+  if (!scopeAllows(identity.machines, machine)) {
+    throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
+  }
+}
+
+/** A schedule the caller may see (one of another machine is as good as absent: 404). */
+async function visible(c: Context<AppEnv>, id: string): Promise<Schedule> {
+  // The team's answer crosses an object's boundary: parsed, not trusted by its type.
+  const schedule = Schedule.nullable().parse(await teamStub(c.env).getSchedule(id));
+  if (!schedule || !scopeAllows(c.get("identity").machines, schedule.task.machine)) throw new ProblemError("not_found", `no schedule '${id}'`);
+  return schedule;
+}
+
+const create: RouteHandler<typeof createScheduleRoute, AppEnv> = async (c) => {
+  const request = c.req.valid("json");
+  reach(c, request.task.machine);
+  if (!(await machineKnown(c.env, request.task.machine)))
+    throw new ProblemError("not_found", `no machine '${request.task.machine}' has ever connected to this deployment`);
+  return c.json(Schedule.parse(settled(await teamStub(c.env).createSchedule(request, c.get("identity").name))), 201);
+};
+
+const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
+  const scope = c.get("identity").machines;
+  const schedules = ScheduleList.shape.schedules.parse(await teamStub(c.env).listSchedules()).filter((s) => scopeAllows(scope, s.task.machine));
+  return c.json({ schedules }, 200);
+};
+
+const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => c.json(await visible(c, c.req.valid("param").id), 200);
+
+const patch: RouteHandler<typeof patchRoute, AppEnv> = async (c) => {
+  const schedule = await visible(c, c.req.valid("param").id);
+  reach(c, schedule.task.machine);
+  return c.json(Schedule.parse(settled(await teamStub(c.env).pauseSchedule(schedule.id, c.req.valid("json").paused))), 200);
+};
+
+const remove: RouteHandler<typeof deleteRoute, AppEnv> = async (c) => {
+  const schedule = await visible(c, c.req.valid("param").id);
+  reach(c, schedule.task.machine);
+  await teamStub(c.env).deleteSchedule(schedule.id);
+  return c.body(null, 204);
+};
+
+export const scheduleRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(createScheduleRoute, create)
+  .openapi(listRoute, list)
+  .openapi(getRoute, get)
+  .openapi(patchRoute, patch)
+  .openapi(deleteRoute, remove);
