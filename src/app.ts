@@ -21,6 +21,7 @@ import { skillsRoutes } from "./routes/skills";
 import { policyRoutes } from "./routes/policy";
 import { taskRoutes } from "./routes/tasks";
 import { scheduleRoutes } from "./routes/schedules";
+import { githubDeliveryRoutes, triggerRoutes } from "./routes/triggers";
 import { sessionRoutes } from "./routes/sessions";
 import { changeRoutes } from "./routes/changes";
 import { gitRoutes } from "./routes/git";
@@ -50,7 +51,8 @@ export function acpTransportApp() {
 /** Everything under `{base_url}/v1`; mounted at `/v1` and at `/machines/{machine}/v1`. */
 export function v1App() {
   const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  v1.route("/", healthRoutes); // the one route without a token
+  v1.route("/", healthRoutes); // the two routes without a token: health, and
+  v1.route("/", githubDeliveryRoutes); // a GitHub delivery, whose signature is its credential
   v1.use("*", authenticate);
   v1.use("*", auditTrail);
   const limit = jsonBodyLimit();
@@ -61,6 +63,7 @@ export function v1App() {
   v1.route("/", sessionRoutes);
   v1.route("/", taskRoutes);
   v1.route("/", scheduleRoutes);
+  v1.route("/", triggerRoutes);
   v1.route("/", changeRoutes);
   v1.route("/", gitRoutes);
   v1.route("/", notificationRoutes);

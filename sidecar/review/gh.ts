@@ -18,3 +18,21 @@ export function spawnBounded(command: string, args: string[], options: { cwd: st
     }),
   );
 }
+
+/**
+ * Comment on an issue with the machine's GitHub CLI, when it is installed and signed in; otherwise say
+ * why not (the task's end is still notified). Never a prompt: the CLI's are disabled above.
+ */
+export async function commentOnIssue(request: { cwd: string; repository: string; issue: number; body: string }): Promise<{
+  posted: boolean;
+  url: string | null;
+  reason: string | null;
+}> {
+  const auth = await spawnBounded("gh", ["auth", "status"], { cwd: request.cwd, timeoutMs: 15_000 }).catch(() => null);
+  if (!auth) return { posted: false, url: null, reason: "the GitHub CLI (gh) is not installed on the machine" };
+  if (auth.code !== 0) return { posted: false, url: null, reason: "the GitHub CLI is not signed in on the machine (gh auth login)" };
+  const args = ["issue", "comment", String(request.issue), "--repo", request.repository, "--body", request.body];
+  const posted = await spawnBounded("gh", args, { cwd: request.cwd, timeoutMs: 120_000 });
+  if (posted.code !== 0) return { posted: false, url: null, reason: `gh issue comment: ${posted.stderr.trim().slice(-500) || "failed"}` };
+  return { posted: true, url: /https?:\/\/\S+/.exec(posted.stdout)?.[0] ?? null, reason: null };
+}

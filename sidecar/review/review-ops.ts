@@ -2,9 +2,10 @@
 import type { OpHandlers } from "../tunnel";
 import type { Checkpoints } from "./checkpoints";
 import { gitCommit, gitPush, gitStatus, pullRequest } from "./git-actions";
+import { commentOnIssue } from "./gh";
 import type { Worktrees } from "./worktrees";
 
-type ReviewOp = Extract<keyof OpHandlers, `checkpoints.${string}` | `git.${string}` | `worktrees.${string}`>;
+type ReviewOp = Extract<keyof OpHandlers, `checkpoints.${string}` | `git.${string}` | `worktrees.${string}` | "gh.comment">;
 
 export function reviewHandlers(checkpoints: Checkpoints, worktrees: Worktrees, resolvePath: (path: string) => string): Pick<OpHandlers, ReviewOp> {
   return {
@@ -16,6 +17,7 @@ export function reviewHandlers(checkpoints: Checkpoints, worktrees: Worktrees, r
     "git.commit": (request) => gitCommit({ ...request, cwd: resolvePath(request.cwd) }),
     "git.push": (request) => gitPush({ ...request, cwd: resolvePath(request.cwd) }),
     "git.pullRequest": (request) => pullRequest({ ...request, cwd: resolvePath(request.cwd) }),
+    "gh.comment": (request) => commentOnIssue({ ...request, cwd: resolvePath(request.cwd) }),
     "worktrees.list": ({ cwd }) => worktrees.list(resolvePath(cwd)),
     "worktrees.remove": async ({ path, force }) => ({ deleted: await worktrees.remove(resolvePath(path), force) }),
   };

@@ -82,7 +82,7 @@ export const Task = z
     machine: z.string(),
     agent: AgentId,
     cwd: z.string(),
-    title: z.string().describe("the prompt's first words"),
+    title: z.string().describe("the first line of its prompt"),
     state: TaskState,
     session: SessionId.nullable().describe("the session it runs in, once started"),
     createdBy: z.string(),
@@ -108,9 +108,22 @@ export type TaskPage = z.infer<typeof TaskPage>;
 export const TaskFilter = z.object({ agent: AgentId.optional(), state: TaskState.optional(), createdBy: z.string().max(128).optional() });
 export type TaskFilter = z.infer<typeof TaskFilter>;
 
+/** Where a task started by a GitHub delivery posts its result: the issue, through the machine's GitHub CLI. */
+export const IssueRef = z.object({
+  repository: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, "owner/name"),
+  issue: z.number().int().min(1),
+});
+export type IssueRef = z.infer<typeof IssueRef>;
+
 /** What a route asks of a machine's tasks: one RPC of the machine's object, parsed there. */
 export const TaskCall = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("submit"), request: TaskRequest, machine: Identifier, who: z.string().max(128) }),
+  z.object({
+    op: z.literal("submit"),
+    request: TaskRequest,
+    machine: Identifier,
+    who: z.string().max(128),
+    report: IssueRef.optional().describe("a GitHub trigger's task: its result goes to the issue as a comment"),
+  }),
   z.object({ op: z.literal("get"), id: TaskId }),
   z.object({ op: z.literal("cancel"), id: TaskId, who: z.string().max(128) }),
   z.object({

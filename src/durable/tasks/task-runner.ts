@@ -12,7 +12,7 @@ import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
-import { WORKTREE_META } from "@agent-runtime/protocol/review-text";
+import { summaryText, WORKTREE_META } from "@agent-runtime/protocol/review-text";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import {
   FINISHED_TASK_STATES,
@@ -23,6 +23,7 @@ import {
   type TaskPage,
   type TaskRequest,
   type TaskResult,
+  IssueRef,
 } from "@agent-runtime/protocol/tasks";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { RuntimeEvent } from "../notifications/events";
@@ -64,7 +65,7 @@ export class TaskRunner {
   async handle(call: TaskCall): Promise<Outcome<Task | TaskPage>> {
     switch (call.op) {
       case "submit":
-        return this.submit(call.request, call.machine, call.who);
+        return this.submit(call.request, call.machine, call.who, call.report ?? null);
       case "get": {
         const row = this.store.get(call.id);
         return row ? { ok: true, value: this.toTask(row) } : notFound(call.id);
@@ -79,7 +80,7 @@ export class TaskRunner {
     }
   }
 
-  private submit(request: TaskRequest, machine: string, who: string): Outcome<Task> {
+  private submit(request: TaskRequest, machine: string, who: string, report: IssueRef | null): Outcome<Task> {
     if (this.store.count("queued") >= TASK_LIMITS.queuedPerMachine) {
       return { ok: false, problem: { code: "too_many_tasks", detail: `machine '${machine}' has ${TASK_LIMITS.queuedPerMachine} tasks queued already` } };
     }
@@ -89,7 +90,7 @@ export class TaskRunner {
       id: `task-${randomHex16()}-${machine}`,
       agent: request.agent,
       cwd: request.cwd,
-      title: text.slice(0, 200) || "(no text)",
+      title: text.trim().split("\n")[0]!.slice(0, 200) || "(no text)",
       prompt: JSON.stringify(prompt),
       worktree: request.worktree ? JSON.stringify(request.worktree) : null,
       policy: request.policy ? JSON.stringify(request.policy) : null,
@@ -103,6 +104,7 @@ export class TaskRunner {
       started_at: null,
       ended_at: null,
       result: null,
+      report: report ? JSON.stringify(report) : null,
     };
     this.store.put(row);
     this.store.trim();
@@ -189,8 +191,22 @@ export class TaskRunner {
     if (row.session_id) this.lastWords.delete(row.session_id);
     const branch = row.session_id ? (this.host.session(row.session_id)?.worktree?.branch ?? null) : null;
     const result: TaskResult = { stopReason: how.stopReason, lastMessage: said?.lastLine ?? null, changes: said?.changes ?? null, branch, error: how.error };
-    this.store.put({ ...row, state, ended_at: Date.now(), result: JSON.stringify(result) });
+    const ended = { ...row, state, ended_at: Date.now(), result: JSON.stringify(result) };
+    this.store.put(ended);
     this.storage.kv.delete(`${END_KEY}${id}`);
+    if (row.report) void this.reportOn(ended, IssueRef.parse(JSON.parse(row.report)), result);
+  }
+
+  /** A GitHub trigger's task says how it ended on its issue (through the machine's GitHub CLI, when it has one). */
+  private async reportOn(row: TaskRow, issue: IssueRef, result: TaskResult): Promise<void> {
+    const body = reportText(row, result);
+    const posted = await this.host.call("gh.comment", { ...issue, cwd: this.host.session(row.session_id ?? "")?.cwd ?? row.cwd, body });
+    if (!posted.ok || !posted.value.posted) {
+      console.error(
+        `task ${row.id}: its result was not posted on ${issue.repository}#${issue.issue}:`,
+        posted.ok ? posted.value.reason : posted.problem.detail,
+      );
+    }
   }
 
   private async cancel(id: string): Promise<Outcome<Task>> {
@@ -263,6 +279,15 @@ export class TaskRunner {
       result: resultOf(row),
     };
   }
+}
+
+/** What a task's comment on its issue says: how it ended, its last words, what it changed and where. */
+export function reportText(row: Pick<TaskRow, "id" | "state" | "agent">, result: TaskResult): string {
+  const lines = [`**${row.agent}** finished task \`${row.id}\`: ${row.state.replace("_", " ")}.`];
+  if (result.lastMessage) lines.push("", `> ${result.lastMessage.slice(0, 2000)}`);
+  if (result.error) lines.push("", `Error: ${result.error.slice(0, 2000)}`);
+  if (result.changes) lines.push("", `Changes: ${summaryText(result.changes)}${result.branch ? ` on branch \`${result.branch}\`` : ""}.`);
+  return lines.join("\n");
 }
 
 function notFound(id: string): Outcome<never> {

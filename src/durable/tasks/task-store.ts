@@ -15,7 +15,7 @@ export const TASK_MIGRATIONS: readonly Migration[] = [
         id TEXT PRIMARY KEY, agent TEXT NOT NULL, cwd TEXT NOT NULL, title TEXT NOT NULL, prompt TEXT NOT NULL,
         worktree TEXT, policy TEXT, deadline_s INTEGER NOT NULL, notify INTEGER NOT NULL, state TEXT NOT NULL,
         session_id TEXT, acp_session_id TEXT, created_by TEXT NOT NULL, created_at INTEGER NOT NULL,
-        started_at INTEGER, ended_at INTEGER, result TEXT
+        started_at INTEGER, ended_at INTEGER, result TEXT, report TEXT
       )`);
       sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_age ON tasks (created_at DESC, id DESC)`);
       sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, created_at)`);
@@ -46,6 +46,8 @@ export type TaskRow = {
   ended_at: number | null;
   /** JSON TaskResult, once it ended. */
   result: string | null;
+  /** JSON IssueRef: where its result is posted (a GitHub trigger's task), or null. */
+  report: string | null;
 };
 
 const COLUMNS: (keyof TaskRow)[] = [
@@ -66,6 +68,7 @@ const COLUMNS: (keyof TaskRow)[] = [
   "started_at",
   "ended_at",
   "result",
+  "report",
 ];
 
 export class TaskStore {

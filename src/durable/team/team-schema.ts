@@ -45,4 +45,17 @@ export const TEAM_MIGRATIONS: readonly Migration[] = [
       sql.exec(`CREATE INDEX IF NOT EXISTS schedules_due ON schedules (next_run_at)`);
     },
   },
+  {
+    version: 3,
+    does: "GitHub triggers, with their secret, and the delivery ids each has seen (a replay is ignored)",
+    up(sql) {
+      sql.exec(`CREATE TABLE IF NOT EXISTS triggers (
+        id TEXT PRIMARY KEY, secret TEXT NOT NULL, events TEXT NOT NULL, task TEXT NOT NULL,
+        created_by TEXT NOT NULL, created_at INTEGER NOT NULL, last_delivery TEXT
+      )`);
+      sql.exec(`CREATE TABLE IF NOT EXISTS trigger_deliveries (
+        trigger_id TEXT NOT NULL, delivery_id TEXT NOT NULL, at_ms INTEGER NOT NULL, PRIMARY KEY (trigger_id, delivery_id)
+      )`);
+    },
+  },
 ];

@@ -27,6 +27,8 @@ import { MachineRegistry } from "./machine-registry";
 import { SubscriptionBook, type SubscriptionReach } from "./subscription-book";
 import { TeamDocumentStore } from "./documents";
 import { ScheduleBook } from "../schedules/schedule-book";
+import { type Delivery, TriggerBook } from "../triggers/trigger-book";
+import { type DeliveryOutcome, type Trigger, TriggerRequest } from "@agent-runtime/protocol/triggers";
 import { type Schedule, ScheduleRequest } from "@agent-runtime/protocol/schedules";
 import { FINISHED_TASK_STATES, machineOfTask, TaskState } from "@agent-runtime/protocol/tasks";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -57,6 +59,7 @@ export class TeamObject extends DurableObject<Env> {
   private readonly subscriptions: SubscriptionBook;
   private readonly documents: TeamDocumentStore;
   private readonly schedules: ScheduleBook;
+  private readonly triggers: TriggerBook;
   /** Test notifications (`POST /v1/notifications/subscriptions/{id}/test`) are sent from here; all others from machines. */
   private readonly deliverer: Deliverer;
 
@@ -78,6 +81,12 @@ export class TeamObject extends DurableObject<Env> {
       going: async (task) => {
         const read = TaskOutcome.parse(await machineObject(env, machineOfTask(task)).taskCall({ op: "get", id: task }));
         return read.ok && !FINISHED_TASK_STATES.has(read.value.state);
+      },
+    });
+    this.triggers = new TriggerBook(sql, {
+      start: async (task, who, report) => {
+        const started = TaskOutcome.parse(await machineObject(env, task.machine).taskCall({ op: "submit", request: task, machine: task.machine, who, report }));
+        return started.ok ? { ok: true, value: { id: started.value.id } } : { ok: false, problem: { code: "conflict", detail: started.problem.detail } };
       },
     });
     this.deliverer = new Deliverer(ctx.storage, {
@@ -259,6 +268,29 @@ export class TeamObject extends DurableObject<Env> {
 
   deleteSchedule(id: string): boolean {
     return this.schedules.delete(id);
+  }
+
+  // ---------- GitHub triggers (docs/architecture.md, "GitHub triggers") ----------
+
+  createTrigger(request: TriggerRequest, who: string): Outcome<Trigger> {
+    return this.triggers.create(TriggerRequest.parse(request), who);
+  }
+
+  listTriggers(): Trigger[] {
+    return this.triggers.list();
+  }
+
+  getTrigger(id: string): Trigger | null {
+    return this.triggers.get(id);
+  }
+
+  deleteTrigger(id: string): boolean {
+    return this.triggers.delete(id);
+  }
+
+  /** A delivery, checked here where the secret is: null when its signature is not the trigger's. */
+  githubDelivery(id: string, delivery: Delivery): Promise<DeliveryOutcome | null> {
+    return this.triggers.deliver(id, delivery);
   }
 
   // ---------- batched work: fan-outs and the six-hourly liveness refresh, one alarm ----------

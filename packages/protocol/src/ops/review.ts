@@ -16,6 +16,7 @@ import {
   WorktreeList,
 } from "../review";
 import { AgentId } from "../values";
+import { IssueRef } from "../tasks";
 import { Deleted, MINUTE, type OpDefinition } from "./define";
 
 /** Which session's checkpoints: the agent and its ACP session id name them; `cwd` is the folder the record keeps. */
@@ -34,6 +35,12 @@ export const REVIEW_OPS = {
   "git.commit": { deadlineMs: MINUTE, args: GitCommitRequest, result: GitCommitResult },
   "git.push": { deadlineMs: REMOTE_MS, args: GitPushRequest, result: GitPushResult },
   "git.pullRequest": { deadlineMs: REMOTE_MS, args: PullRequestRequest, result: PullRequestResult },
+  /** A task started by a GitHub delivery says how it ended on the issue, through the machine's GitHub CLI. */
+  "gh.comment": {
+    deadlineMs: REMOTE_MS,
+    args: IssueRef.extend({ cwd: GitCwd, body: z.string().min(1).max(60_000) }),
+    result: z.object({ posted: z.boolean(), url: z.string().nullable(), reason: z.string().nullable() }),
+  },
   "worktrees.list": { deadlineMs: MINUTE, readOnly: true, args: z.object({ cwd: GitCwd }), result: WorktreeList },
   "worktrees.remove": { deadlineMs: MINUTE, args: z.object({ path: GitCwd, force: z.boolean() }), result: Deleted },
 } as const satisfies Record<string, OpDefinition>;

@@ -1,0 +1,153 @@
+/**
+ * GitHub triggers in the team's object (docs/architecture.md, "GitHub triggers"). A delivery is checked
+ * before anything else is read of it: its `X-Hub-Signature-256` against the trigger's secret
+ * (WebCrypto's HMAC verify, constant time), then its delivery id against those seen (a replay is
+ * ignored). Only then is its event matched and its prompt template filled; the task starts on its machine
+ * and will say on the issue how it ended.
+ */
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import {
+  DELIVERIES_REMEMBERED,
+  type DeliveryOutcome,
+  GithubEvent,
+  type IssueRef,
+  MAX_TRIGGERS,
+  type Trigger,
+  Trigger as TriggerSchema,
+  type TriggerRequest,
+} from "@agent-runtime/protocol/triggers";
+import { ScheduleTask } from "@agent-runtime/protocol/schedules";
+import { z } from "zod";
+import { randomHex16 } from "../../lib/ids";
+import { deliveryContext, fillTemplate } from "./github-events";
+
+type Row = { id: string; secret: string; events: string; task: string; created_by: string; created_at: number; last_delivery: string | null };
+
+export interface TriggerHost {
+  /** Start the task a delivery asks for on its machine; its id, or why not. */
+  start(task: z.output<typeof ScheduleTask>, who: string, report: IssueRef): Promise<Outcome<{ id: string }>>;
+}
+
+/** A delivery as the route hands it over: the headers that matter and the raw body (the signature covers its bytes). */
+export interface Delivery {
+  event: string;
+  delivery: string;
+  signature: string;
+  body: string;
+}
+
+const Events = z.array(GithubEvent);
+const encoder = new TextEncoder();
+
+export class TriggerBook {
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly host: TriggerHost,
+  ) {}
+
+  create(request: TriggerRequest, who: string, now = Date.now()): Outcome<Trigger> {
+    if (Number(this.sql.exec(`SELECT COUNT(*) AS n FROM triggers`).one().n) >= MAX_TRIGGERS) {
+      return { ok: false, problem: { code: "conflict", detail: `the team has ${MAX_TRIGGERS} triggers: delete one first` } };
+    }
+    const row: Row = {
+      id: `trg-${randomHex16()}`,
+      secret: request.secret,
+      events: JSON.stringify(request.events),
+      task: JSON.stringify(request.task),
+      created_by: who,
+      created_at: now,
+      last_delivery: null,
+    };
+    this.sql.exec(
+      `INSERT INTO triggers (id, secret, events, task, created_by, created_at, last_delivery) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      row.id,
+      row.secret,
+      row.events,
+      row.task,
+      row.created_by,
+      row.created_at,
+      row.last_delivery,
+    );
+    return { ok: true, value: toTrigger(row) };
+  }
+
+  list(): Trigger[] {
+    return this.sql.exec<Row>(`SELECT * FROM triggers ORDER BY created_at, id`).toArray().map(toTrigger);
+  }
+
+  get(id: string): Trigger | null {
+    const row = this.row(id);
+    return row ? toTrigger(row) : null;
+  }
+
+  delete(id: string): boolean {
+    this.sql.exec(`DELETE FROM trigger_deliveries WHERE trigger_id = ?`, id);
+    return this.sql.exec(`DELETE FROM triggers WHERE id = ? RETURNING id`, id).toArray().length > 0;
+  }
+
+  /** A delivery: null when it is not the trigger's (no such trigger, or its signature does not match); else what it did. */
+  async deliver(id: string, delivery: Delivery, now = Date.now()): Promise<DeliveryOutcome | null> {
+    const row = this.row(id);
+    if (!row || !(await signatureMatches(row.secret, delivery.signature, delivery.body))) return null;
+    const seen = this.sql.exec(`SELECT 1 FROM trigger_deliveries WHERE trigger_id = ? AND delivery_id = ?`, id, delivery.delivery).toArray().length > 0;
+    if (seen) return { outcome: "replayed", detail: `delivery ${delivery.delivery} was handled already`, task: null };
+    this.sql.exec(`INSERT INTO trigger_deliveries (trigger_id, delivery_id, at_ms) VALUES (?, ?, ?)`, id, delivery.delivery, now);
+    this.sql.exec(
+      `DELETE FROM trigger_deliveries WHERE trigger_id = ? AND delivery_id NOT IN (SELECT delivery_id FROM trigger_deliveries WHERE trigger_id = ? ORDER BY at_ms DESC LIMIT ?)`,
+      id,
+      id,
+      DELIVERIES_REMEMBERED,
+    );
+    const outcome = await this.act(row, delivery);
+    const last = { atMs: now, delivery: delivery.delivery, outcome: outcome.outcome, task: outcome.task };
+    this.sql.exec(`UPDATE triggers SET last_delivery = ? WHERE id = ?`, JSON.stringify(last), id);
+    return outcome;
+  }
+
+  private async act(row: Row, delivery: Delivery): Promise<DeliveryOutcome> {
+    if (delivery.event === "ping") return { outcome: "ignored", detail: "pong: the webhook reaches this trigger", task: null };
+    const events = Events.parse(JSON.parse(row.events));
+    let payload: unknown;
+    try {
+      payload = JSON.parse(delivery.body);
+    } catch {
+      return { outcome: "ignored", detail: "the body is not JSON (set the webhook's content type to application/json)", task: null };
+    }
+    const matched = deliveryContext(delivery.event, payload, events);
+    if (!matched.ok) return { outcome: "ignored", detail: matched.problem.detail, task: null };
+    const task = ScheduleTask.parse(JSON.parse(row.task));
+    const prompt = typeof task.prompt === "string" ? fillTemplate(task.prompt, matched.value.fields) : task.prompt;
+    const started = await this.host
+      .start({ ...task, prompt }, `trigger ${row.id} (${matched.value.fields.author || "github"})`, matched.value.issue)
+      .catch((err: unknown): Outcome<{ id: string }> => ({ ok: false, problem: { code: "internal", detail: String(err) } }));
+    if (!started.ok) return { outcome: "failed", detail: started.problem.detail, task: null };
+    return { outcome: "started", detail: `task ${started.value.id} started on ${task.machine}`, task: started.value.id };
+  }
+
+  private row(id: string): Row | null {
+    return this.sql.exec<Row>(`SELECT * FROM triggers WHERE id = ?`, id).toArray()[0] ?? null;
+  }
+}
+
+/** `sha256=<hex>` of the body with the secret, checked by WebCrypto (constant time). */
+async function signatureMatches(secret: string, header: string, body: string): Promise<boolean> {
+  const hex = /^sha256=([0-9a-f]{64})$/i.exec(header.trim())?.[1];
+  if (!hex) return false;
+  const mac = new Uint8Array(hex.match(/../g)!.map((b) => Number.parseInt(b, 16)));
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+  return crypto.subtle.verify("HMAC", key, mac, encoder.encode(body));
+}
+
+function toTrigger(row: Row): Trigger {
+  const last = row.last_delivery ? TriggerSchema.shape.lastDelivery.parse(JSON.parse(row.last_delivery)) : null;
+  return {
+    id: row.id,
+    kind: "github",
+    events: Events.parse(JSON.parse(row.events)),
+    task: ScheduleTask.parse(JSON.parse(row.task)),
+    createdBy: row.created_by,
+    createdAtMs: row.created_at,
+    deliveryPath: `/v1/triggers/${row.id}/github`,
+    lastDelivery: last,
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * GitHub triggers (docs/architecture.md, "GitHub triggers"): a webhook on a repository starts a task when
+ * an issue is labelled or a comment starts with a prefix. Managing them takes a token (a trigger belongs
+ * to the machine its task runs on); a delivery takes none: its signature with the trigger's secret is
+ * its only credential, checked in the team's object before anything of it is used (SECURITY.md).
+ */
+import { createRoute, OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import { teamStub } from "../durable/stubs";
+import type { AppEnv } from "../env";
+import { declare, machineKnown, scopeAllows } from "../http/access";
+import { recordAudit } from "../http/audit";
+import { settled } from "../http/machine";
+import { errors, json, jsonBody } from "../http/openapi";
+import { problem } from "../lib/problem-response";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import { machineOfTask } from "@agent-runtime/protocol/tasks";
+import { DeliveryOutcome, MAX_DELIVERY_BYTES, Trigger, TriggerId, TriggerList, TriggerRequest } from "@agent-runtime/protocol/triggers";
+
+const IdParams = z.object({ id: TriggerId });
+
+const createTriggerRoute = createRoute(
+  declare(
+    { role: "member", machine: false },
+    {
+      method: "post",
+      path: "/triggers",
+      summary: "A GitHub webhook that starts a task (its task's machine must be in the token's scope); answers where GitHub sends deliveries",
+      request: { body: jsonBody(TriggerRequest) },
+      responses: { 201: json(Trigger, "the trigger (its secret is never shown again)"), ...errors("not_found", "conflict", "unsupported_media_type") },
+    },
+  ),
+);
+
+const listRoute = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/triggers",
+      summary: "The triggers of the machines in the token's scope, with what each last delivery did",
+      responses: { 200: json(TriggerList, "the triggers"), ...errors() },
+    },
+  ),
+);
+
+const getRoute = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/triggers/{id}",
+      summary: "A trigger",
+      request: { params: IdParams },
+      responses: { 200: json(Trigger, "the trigger"), ...errors("not_found") },
+    },
+  ),
+);
+
+const deleteRoute = createRoute(
+  declare(
+    { role: "member", machine: false },
+    {
+      method: "delete",
+      path: "/triggers/{id}",
+      summary: "Delete a trigger (its deliveries are refused from now on; tasks it started stay)",
+      request: { params: IdParams },
+      responses: { 204: { description: "deleted" }, ...errors("not_found") },
+    },
+  ),
+);
+
+const deliveryRoute = createRoute({
+  method: "post",
+  path: "/triggers/{id}/github",
+  summary: "Where GitHub sends a trigger's deliveries: no token, the X-Hub-Signature-256 of the body with the trigger's secret instead",
+  security: [],
+  request: {
+    params: IdParams,
+    headers: z.object({
+      "x-github-event": z.string().min(1).max(64),
+      "x-github-delivery": z.string().min(1).max(128),
+      "x-hub-signature-256": z.string().min(1).max(128),
+    }),
+  },
+  responses: {
+    202: json(DeliveryOutcome, "a task was started"),
+    200: json(DeliveryOutcome, "nothing to start (another event, a replayed delivery, a ping)"),
+    ...errors("payload_too_large"),
+  },
+});
+
+function reach(c: Context<AppEnv>, machine: string): void {
+  const identity = c.get("identity");
+  c.set("machine", machine);
+  if (!scopeAllows(identity.machines, machine)) {
+    throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
+  }
+}
+
+async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
+  const trigger = Trigger.nullable().parse(await teamStub(c.env).getTrigger(id));
+  if (!trigger || !scopeAllows(c.get("identity").machines, trigger.task.machine)) throw new ProblemError("not_found", `no trigger '${id}'`);
+  return trigger;
+}
+
+const create: RouteHandler<typeof createTriggerRoute, AppEnv> = async (c) => {
+  const request = c.req.valid("json");
+  reach(c, request.task.machine);
+  if (!(await machineKnown(c.env, request.task.machine)))
+    throw new ProblemError("not_found", `no machine '${request.task.machine}' has ever connected to this deployment`);
+  return c.json(Trigger.parse(settled(await teamStub(c.env).createTrigger(request, c.get("identity").name))), 201);
+};
+
+const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
+  const scope = c.get("identity").machines;
+  const triggers = TriggerList.shape.triggers.parse(await teamStub(c.env).listTriggers()).filter((t) => scopeAllows(scope, t.task.machine));
+  return c.json({ triggers }, 200);
+};
+
+const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => c.json(await visible(c, c.req.valid("param").id), 200);
+
+const remove: RouteHandler<typeof deleteRoute, AppEnv> = async (c) => {
+  const trigger = await visible(c, c.req.valid("param").id);
+  reach(c, trigger.task.machine);
+  await teamStub(c.env).deleteTrigger(trigger.id);
+  return c.body(null, 204);
+};
+
+/** A delivery: audited whatever it did (a refused signature included), never with its body. */
+const deliver: RouteHandler<typeof deliveryRoute, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const headers = c.req.valid("header");
+  const body = await c.req.text();
+  const outcome = DeliveryOutcome.nullable().parse(
+    await teamStub(c.env).githubDelivery(id, {
+      event: headers["x-github-event"],
+      delivery: headers["x-github-delivery"],
+      signature: headers["x-hub-signature-256"],
+      body,
+    }),
+  );
+  if (outcome?.task) c.set("machine", machineOfTask(outcome.task));
+  const status = outcome === null ? 401 : outcome.outcome === "started" ? 202 : 200;
+  recordAudit(c, { token: `(github delivery ${headers["x-github-delivery"].slice(0, 64)})`, role: null, status });
+  if (!outcome)
+    throw new ProblemError("token_invalid", "the delivery's X-Hub-Signature-256 does not match this trigger's secret (or there is no such trigger)");
+  return c.json(outcome, status === 202 ? 202 : 200);
+};
+
+/** The delivery route, mounted before authentication: its signature is its credential. */
+export const githubDeliveryRoutes = new OpenAPIHono<AppEnv>();
+githubDeliveryRoutes.use(
+  "/triggers/:id/github",
+  bodyLimit({ maxSize: MAX_DELIVERY_BYTES, onError: () => problem("payload_too_large", `a delivery is at most ${MAX_DELIVERY_BYTES} bytes`) }),
+);
+githubDeliveryRoutes.openapi(deliveryRoute, deliver);
+
+export const triggerRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(createTriggerRoute, create)
+  .openapi(listRoute, list)
+  .openapi(getRoute, get)
+  .openapi(deleteRoute, remove);
