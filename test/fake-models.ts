@@ -25,6 +25,9 @@ export const FINAL_TEXT = "Done: the file is written.";
 const WRITE_REQUEST = /Please create the file (\S+) containing exactly/;
 const SANDBOX_REQUEST = /Please run in the sandbox: (.+)$/m;
 export const SANDBOX_PROMPT = (command: string) => `Please run in the sandbox: ${command}`;
+/** Write a file, then run a shell command (Claude Code's `Bash`): a task's policy allows the one and denies the other. */
+export const WRITE_THEN_RUN_PROMPT = (file: string, command: string) => `${WRITE_PROMPT(file)}\nAfterwards run this command: ${command}`;
+const RUN_REQUEST = /^Afterwards run this command: (.+)$/m;
 
 export interface FakeModels {
   url: string;
@@ -104,11 +107,18 @@ function anthropic(path: string, body: AnthropicRequest, res: ServerResponse): v
     .join("\n");
   // Only the main conversation (the one that offers a write tool) gets the script; side requests (titles, summaries) get text.
   const tool = writeTool(body.tools);
+  // After the file's tool result, a command to run (if one was asked): the agent's shell tool.
+  const toolResults = messages.flatMap(blocks).filter((b) => b.type === "tool_result").length;
+  const runCommand = RUN_REQUEST.exec(userText)?.[1];
+  const shell = body.tools?.find((t) => /^bash$/i.test(t.name));
+  const run =
+    tool && shell && runCommand && toolResults === 1 ? { name: shell.name, input: { command: runCommand, description: "Run the command asked for" } } : null;
   const move = tool ? decide(userText, toolResultSeen) : ({ kind: "say", text: "A short title" } as const);
   const id = `msg_fake_${Date.now()}`;
   const usage = { input_tokens: 12, output_tokens: 8, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  const content =
-    move.kind === "write"
+  const content = run
+    ? [{ type: "tool_use" as const, id: `toolu_fake_${Date.now()}`, name: run.name, input: run.input as Record<string, string> }]
+    : move.kind === "write"
       ? [
           {
             type: "tool_use" as const,
@@ -118,7 +128,7 @@ function anthropic(path: string, body: AnthropicRequest, res: ServerResponse): v
           },
         ]
       : [{ type: "text" as const, text: move.text }];
-  const stopReason = move.kind === "write" ? "tool_use" : "end_turn";
+  const stopReason = run || move.kind === "write" ? "tool_use" : "end_turn";
   if (!body.stream) {
     json(res, { id, type: "message", role: "assistant", model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage });
     return;

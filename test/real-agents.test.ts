@@ -14,7 +14,7 @@ import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-
 import { AcpHttpClient } from "acp-http-client";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FILE_CONTENT, FINAL_TEXT, type FakeModels, SANDBOX_PROMPT, startFakeModels, WRITE_PROMPT } from "./fake-models";
+import { FILE_CONTENT, FINAL_TEXT, type FakeModels, SANDBOX_PROMPT, startFakeModels, WRITE_PROMPT, WRITE_THEN_RUN_PROMPT } from "./fake-models";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 import { ensureNode, NODE_RELEASES } from "./node-releases";
 import { type RegistryServer, startRegistryServer } from "./registry-server";
@@ -338,6 +338,55 @@ describe.each(AGENTS)("$id", (agent) => {
       } finally {
         await client.disconnect();
       }
+    },
+    TURN_TIMEOUT_MS,
+  );
+});
+
+describe("a task of Claude Code under its permission policy", () => {
+  it(
+    "writes in its folder (allowed), never runs the command it is denied, and ends with its changes listed",
+    async () => {
+      const folder = await mkdtemp(join(tmpdir(), "agent-task-"));
+      const file = join(folder, "from-a-task.txt");
+      const marker = join(folder, "pwned.txt");
+      const policy = {
+        rules: [
+          { name: "edits here", match: { kinds: ["edit"], outsideFolder: false }, decision: "allow" },
+          { name: "no shell", match: { kinds: ["execute"] }, decision: "deny" },
+        ],
+      };
+      const created = await rt.api("/v1/tasks", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ machine: "local", agent: "claude-acp", cwd: folder, prompt: WRITE_THEN_RUN_PROMPT(file, `touch ${marker}`), policy }),
+      });
+      expect(created.status, await created.clone().text()).toBe(201);
+      const { id } = (await created.json()) as { id: string };
+      const task = await waitFor(
+        async () => {
+          const read = (await (await rt.api(`/v1/tasks/${id}`)).json()) as {
+            state: string;
+            session: string | null;
+            result: { stopReason: string; changes: { files: number } | null } | null;
+          };
+          return ["succeeded", "failed", "cancelled", "timed_out"].includes(read.state) ? read : null;
+        },
+        "the task to end",
+        TURN_TIMEOUT_MS - 10_000,
+      );
+      expect(task).toMatchObject({ state: "succeeded", result: { stopReason: "end_turn", changes: { files: 1 } } });
+      expect(await readFile(file, "utf8")).toBe(FILE_CONTENT);
+      await expect(readFile(marker, "utf8")).rejects.toThrow(/ENOENT/);
+      // Nobody was asked: both requests were answered by the task's rules, as its transcript says.
+      const { entries } = (await (await rt.api(`/v1/sessions/${task.session}/transcript`)).json()) as {
+        entries: { kind: string; data?: Record<string, unknown> }[];
+      };
+      const answered = entries.filter((e) => e.kind === "permission_answer").map((e) => (e.data?.policy as { decision: string; rule: string }) ?? null);
+      expect(answered).toEqual([
+        { decision: "allow", rule: "edits here", source: "session" },
+        { decision: "deny", rule: "no shell", source: "session" },
+      ]);
     },
     TURN_TIMEOUT_MS,
   );
