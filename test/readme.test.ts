@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { promisify } from "node:util";
 import { ROOT, SIDECAR_BUNDLE } from "../dev/runtime";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
-import { startRuntime, type Runtime } from "./harness";
+import { startRuntime, type Runtime, waitFor } from "./harness";
 
 const run = promisify(execFile);
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -95,6 +95,19 @@ describe("the README's examples", () => {
     expect(stdout).toContain('{"name":"no rm","match":{"kinds":["execute"],"commands":["rm *"]},"decision":"deny"}');
     expect(stdout).toContain('{"decision":"deny","rule":0,"ruleName":"no rm","source":"team","ask":null}');
     await rt.api("/v1/config/policy", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules: [] }) });
+  });
+
+  it("the tasks example starts a task and lists it once it succeeded", async () => {
+    const folder = join(rt.dir, "readme-task");
+    mkdirSync(folder);
+    const start = example("tasks").split("\n").slice(0, 3).join("\n");
+    const { stdout } = await run("bash", ["-uc", start], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, FOLDER: folder } });
+    const task = JSON.parse(stdout) as { id: string; state: string };
+    expect(["queued", "running"]).toContain(task.state);
+    await waitFor(async () => ((await (await rt.api(`/v1/tasks/${task.id}`)).json()) as { state: string }).state === "succeeded", "the task to succeed");
+    const listed = await run("bash", ["-uc", example("tasks")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, FOLDER: folder } });
+    expect(listed.stdout).toContain(`"id":"${task.id}"`);
+    expect(readFileSync(join(folder, "notes.txt"), "utf8")).toBe("nightly notes\n");
   });
 
   it("the sandbox-agent SDK example writes a file, runs a command and drives a terminal", async () => {
