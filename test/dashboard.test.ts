@@ -756,7 +756,7 @@ describe("the dashboard", () => {
     }
   });
 
-  it("starts a task on a phone, shows it to its end with its result, and opens its session", async () => {
+  it("starts a task on a phone, shows it to its end with its result and opens its session; repeats one on a schedule, pauses and deletes it; shows a GitHub trigger", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 });
     const p = await context.newPage();
     try {
@@ -773,6 +773,38 @@ describe("the dashboard", () => {
       await p.click('#tasks tr[data-state="succeeded"] a');
       await p.waitForSelector("#session-view");
       await expect.poll(() => p.textContent("#session-transcript")).toContain("Wrote dash-task.txt");
+
+      // The same form repeats a task on a schedule; a GitHub trigger made with the API shows where GitHub sends.
+      const trigger = await rt.api("/v1/triggers", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          kind: "github",
+          secret: "a-long-enough-secret",
+          events: [{ on: "issues.labeled", label: "agent" }],
+          task: { machine: "local", agent: "mock", cwd: rt.dir, prompt: "Fix {{title}}" },
+        }),
+      });
+      expect(trigger.status).toBe(201);
+      await open(p, "/tasks", "#new-task");
+      await p.click("#new-task summary");
+      await p.fill('#new-task [name="agent"]', "mock");
+      await p.fill('#new-task [name="cwd"]', rt.dir);
+      await p.fill('#new-task [name="prompt"]', "nightly");
+      await p.check('#new-task [name="repeat"]');
+      await p.fill('#new-task [name="cron"]', "30 2 * * *");
+      await p.fill('#new-task [name="timezone"]', "UTC");
+      await p.click("#task-start");
+      await expect.poll(() => p.textContent("#new-task-msg")).toContain("scheduled: next run");
+      await p.waitForSelector("#schedules tr[data-schedule]");
+      expect(await p.textContent("#schedules")).toContain("30 2 * * * (UTC)");
+      expect(await p.textContent("#triggers")).toContain("/github");
+      await fits(p, 390, true);
+      await p.click('#schedules tr[data-schedule] button:has-text("Pause")');
+      await expect.poll(() => p.textContent("#schedules")).toContain("paused");
+      await p.click('#schedules tr[data-schedule] button:has-text("Delete")');
+      await p.click('#triggers tr[data-trigger] button:has-text("Delete")');
+      await expect.poll(async () => ((await (await rt.api("/v1/schedules")).json()) as { schedules: unknown[] }).schedules.length).toBe(0);
     } finally {
       await context.close();
     }

@@ -6,12 +6,14 @@
 import { useState } from "preact/hooks";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import type { Task, TaskList } from "@agent-runtime/protocol/tasks";
+import type { Schedule } from "@agent-runtime/protocol/schedules";
 import { summaryText } from "@agent-runtime/protocol/review-text";
 import { apiJson, errorText, send } from "../api";
-import { ago } from "../format";
+import { ago, when } from "../format";
 import { href } from "../router";
 import { useCan, usePoll } from "../session-context";
 import { Link, Note, Table } from "./parts";
+import { Schedules, Triggers } from "./schedules";
 
 /** A task's result in a line: its last words, what it changed, its branch, or why it failed. */
 export function resultText(task: Task): string {
@@ -25,6 +27,8 @@ export function TasksView(props: { machines: Machine[] | null }) {
   const canRun = useCan("member");
   const [tasks, setTasks] = useState<Task[] | null>(null);
   const [note, setNote] = useState("");
+  /** Bumped when a task or a schedule is started here: the lists below read again. */
+  const [version, setVersion] = useState(0);
   const load = async () => setTasks((await apiJson<TaskList>("/v1/tasks?limit=100")).tasks);
   usePoll(() => load().catch((err) => setNote(errorText(err))), [], 5_000);
   const cancel = (task: Task) =>
@@ -35,8 +39,19 @@ export function TasksView(props: { machines: Machine[] | null }) {
     <section id="tasks-view">
       <h2>Tasks</h2>
       <p class="hint">An agent works on a task alone, under the team's permission policy: it starts when its machine is there, and waits for it when not.</p>
-      {canRun ? <NewTask machines={props.machines ?? []} onStarted={() => load().catch((err) => setNote(errorText(err)))} /> : null}
+      {canRun ? (
+        <NewTask
+          machines={props.machines ?? []}
+          onStarted={() => {
+            setVersion(version + 1);
+            load().catch((err) => setNote(errorText(err)));
+          }}
+        />
+      ) : null}
       <Note id="tasks-msg" text={note} />
+      <Schedules version={version} />
+      <Triggers version={version} />
+      <h3>All tasks</h3>
       <Table
         id="tasks"
         rows={tasks ?? []}
@@ -64,20 +79,36 @@ export function TasksView(props: { machines: Machine[] | null }) {
 }
 
 function NewTask(props: { machines: Machine[]; onStarted: () => void }) {
-  const [form, setForm] = useState({ machine: "", agent: "claude", cwd: "", prompt: "", worktree: false, deadline: "60" });
+  const [form, setForm] = useState({
+    machine: "",
+    agent: "claude",
+    cwd: "",
+    prompt: "",
+    worktree: false,
+    deadline: "60",
+    repeat: false,
+    cron: "0 7 * * 1-5",
+    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC",
+  });
   const [note, setNote] = useState("");
   const set = (key: keyof typeof form, value: string | boolean) => setForm({ ...form, [key]: value });
   const machine = form.machine || props.machines[0]?.id || "";
   const start = async () => {
-    const task = await send<Task>("/v1/tasks", {
+    const task = {
       machine,
       agent: form.agent,
       cwd: form.cwd,
       prompt: form.prompt,
       deadlineSeconds: Math.round(Number(form.deadline) * 60),
       ...(form.worktree ? { worktree: {} } : {}),
-    });
-    setNote(task.state === "queued" ? `queued until ${task.machine} is back (or a slot frees)` : "started");
+    };
+    if (form.repeat) {
+      const schedule = await send<Schedule>("/v1/schedules", { cron: form.cron, timezone: form.timezone, task });
+      setNote(`scheduled: next run ${when(schedule.nextRunAtMs)}`);
+    } else {
+      const started = await send<Task>("/v1/tasks", task);
+      setNote(started.state === "queued" ? `queued until ${started.machine} is back (or a slot frees)` : "started");
+    }
     setForm({ ...form, prompt: "" });
     props.onStarted();
   };
@@ -119,8 +150,21 @@ function NewTask(props: { machines: Machine[]; onStarted: () => void }) {
         <label>
           Deadline (minutes) <input name="deadline" inputMode="numeric" value={form.deadline} onInput={(e) => set("deadline", e.currentTarget.value)} />
         </label>
+        <label class="check">
+          <input type="checkbox" name="repeat" checked={form.repeat} onChange={(e) => set("repeat", e.currentTarget.checked)} /> repeat it on a schedule
+        </label>
+        {form.repeat ? (
+          <>
+            <label>
+              When (cron: minute hour day month weekday) <input name="cron" value={form.cron} onInput={(e) => set("cron", e.currentTarget.value)} />
+            </label>
+            <label>
+              Time zone <input name="timezone" value={form.timezone} onInput={(e) => set("timezone", e.currentTarget.value)} />
+            </label>
+          </>
+        ) : null}
         <button id="task-start" type="submit" class="primary">
-          Start
+          {form.repeat ? "Schedule" : "Start"}
         </button>
       </form>
       <Note id="new-task-msg" text={note} />
