@@ -39,6 +39,9 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           testTimeout: 30_000,
           hookTimeout: 30_000,
+          // A poll waits for what a real process shows (a login shell's first prompt takes its rc files'
+          // time: half a second on some machines, more under load), not vitest's default of one second.
+          expect: { poll: { timeout: 10_000 } },
         },
       },
       {

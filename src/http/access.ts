@@ -119,6 +119,29 @@ export async function machineKnown(env: Env, machine: string): Promise<boolean> 
   return false;
 }
 
+/** The refusal of a machine outside the caller's scope. */
+export function outOfScope(identity: { name: string; machines: MachineScope }, machine: string): ProblemError {
+  return new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
+}
+
+/**
+ * For a route whose machine is named by its body or by a record (a schedule's or a trigger's task): the
+ * machine must be in the caller's scope and, with `known`, one that has connected. It is the audit line's machine.
+ */
+export async function reachMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0], machine: string, known = false): Promise<void> {
+  c.set("machine", machine);
+  if (!scopeAllows(c.get("identity").machines, machine)) throw outOfScope(c.get("identity"), machine);
+  if (known && !(await machineKnown(c.env, machine)))
+    throw new ProblemError("not_found", `no machine '${machine}' has ever connected to this deployment`, { machine });
+}
+
+/** The machines a list asks (sessions, tasks): the one named, when in scope and known, else every machine in scope that has records. */
+export async function machinesToList(c: Parameters<MiddlewareHandler<AppEnv>>[0], named: string | undefined): Promise<string[]> {
+  if (named === undefined) return teamStub(c.env).machinesWithSessions(c.get("identity").machines);
+  await reachMachine(c, named, true);
+  return [named];
+}
+
 /** The middleware of a route: the caller's role suffices, and its machine (resolved here, once) is in scope. */
 export function guard(declared: Access): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -149,9 +172,7 @@ export function guard(declared: Access): MiddlewareHandler<AppEnv> {
         scope: identity.machines,
       });
     }
-    if (machine !== null && !scopeAllows(identity.machines, machine)) {
-      throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
-    }
+    if (machine !== null && !scopeAllows(identity.machines, machine)) throw outOfScope(identity, machine);
     await next();
   };
 }

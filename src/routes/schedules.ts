@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { declare, machineKnown, scopeAllows } from "../http/access";
+import { declare, reachMachine, scopeAllows } from "../http/access";
 import { settled } from "../http/machine";
 import { errors, json, jsonBody } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
@@ -80,15 +80,6 @@ const deleteRoute = createRoute(
   ),
 );
 
-/** The machine must be in the caller's scope; it is the audit line's machine too. */
-function reach(c: Context<AppEnv>, machine: string): void {
-  const identity = c.get("identity");
-  c.set("machine", machine);
-  if (!scopeAllows(identity.machines, machine)) {
-    throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
-  }
-}
-
 /** A schedule the caller may see (one of another machine is as good as absent: 404). */
 async function visible(c: Context<AppEnv>, id: string): Promise<Schedule> {
   // The team's answer crosses an object's boundary: parsed, not trusted by its type.
@@ -99,9 +90,7 @@ async function visible(c: Context<AppEnv>, id: string): Promise<Schedule> {
 
 const create: RouteHandler<typeof createScheduleRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
-  reach(c, request.task.machine);
-  if (!(await machineKnown(c.env, request.task.machine)))
-    throw new ProblemError("not_found", `no machine '${request.task.machine}' has ever connected to this deployment`);
+  await reachMachine(c, request.task.machine, true);
   return c.json(Schedule.parse(settled(await teamStub(c.env).createSchedule(request, c.get("identity").name))), 201);
 };
 
@@ -115,13 +104,13 @@ const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => c.json(await vis
 
 const patch: RouteHandler<typeof patchRoute, AppEnv> = async (c) => {
   const schedule = await visible(c, c.req.valid("param").id);
-  reach(c, schedule.task.machine);
+  await reachMachine(c, schedule.task.machine);
   return c.json(Schedule.parse(settled(await teamStub(c.env).pauseSchedule(schedule.id, c.req.valid("json").paused))), 200);
 };
 
 const remove: RouteHandler<typeof deleteRoute, AppEnv> = async (c) => {
   const schedule = await visible(c, c.req.valid("param").id);
-  reach(c, schedule.task.machine);
+  await reachMachine(c, schedule.task.machine);
   await teamStub(c.env).deleteSchedule(schedule.id);
   return c.body(null, 204);
 };

@@ -8,8 +8,8 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare, machineKnown, scopeAllows } from "../http/access";
-import { machineObject, teamStub } from "../durable/stubs";
+import { declare, machinesToList } from "../http/access";
+import { machineObject } from "../durable/stubs";
 import { bounded } from "../http/bounded";
 import { callerOf, relay, settled } from "../http/machine";
 import { dropCheckpoints } from "./changes";
@@ -186,23 +186,12 @@ function notFound(id: string): never {
 
 export const sessionRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async (c) => {
-    const identity = c.get("identity");
+    const _identity = c.get("identity");
     const query = c.req.valid("query");
     const machine = query.machine ?? c.req.param("machine");
     const limit = query.limit ?? 50;
     if (query.discover && !machine) throw new ProblemError("invalid_request", "discover=true asks one machine's agents: name it with ?machine=");
-    let machines: string[];
-    if (machine) {
-      if (!scopeAllows(identity.machines, machine)) {
-        throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
-      }
-      if (!(await machineKnown(c.env, machine)))
-        throw new ProblemError("not_found", `no machine '${machine}' has ever connected to this deployment`, { machine });
-      c.set("machine", machine);
-      machines = [machine];
-    } else {
-      machines = await teamStub(c.env).machinesWithSessions(identity.machines);
-    }
+    const machines = await machinesToList(c, machine);
     const cut = query.cursor ? query.cursor.indexOf(".") : -1;
     const cursor = query.cursor ? { atMs: Number(query.cursor.slice(0, cut)), id: query.cursor.slice(cut + 1) } : null;
     const filter = {

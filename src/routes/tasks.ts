@@ -6,13 +6,12 @@
 import { createRoute, OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
-import { machineObject, teamStub } from "../durable/stubs";
+import { machineObject } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { declare, machineKnown, scopeAllows } from "../http/access";
+import { declare, machinesToList } from "../http/access";
 import { bounded } from "../http/bounded";
 import { settled } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
-import { ProblemError } from "@agent-runtime/protocol/problems";
 import { Task, type TaskCall, TaskFilter, TaskId, TaskList, TaskPage, TaskRequest, machineOfTask } from "@agent-runtime/protocol/tasks";
 import { Identifier } from "@agent-runtime/protocol/values";
 
@@ -96,16 +95,8 @@ const submit: RouteHandler<typeof submitRoute, AppEnv> = async (c) => {
 };
 
 const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
-  const identity = c.get("identity");
   const { machine: named, limit = 50, cursor: after, ...filter } = c.req.valid("query");
-  const machine = named ?? c.req.param("machine");
-  let machines: string[];
-  if (machine) {
-    if (!scopeAllows(identity.machines, machine))
-      throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`);
-    if (!(await machineKnown(c.env, machine))) throw new ProblemError("not_found", `no machine '${machine}' has ever connected to this deployment`);
-    machines = [machine];
-  } else machines = await teamStub(c.env).machinesWithSessions(identity.machines);
+  const machines = await machinesToList(c, named ?? c.req.param("machine"));
   const cut = after ? after.indexOf(".") : -1;
   const before = after ? { atMs: Number(after.slice(0, cut)), id: after.slice(cut + 1) } : null;
   const pages = await bounded(machines, LIST_CONCURRENCY, (m) => onTasks(c, m, { op: "list", filter, before, limit }, TaskPage));

@@ -10,7 +10,7 @@ import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { declare, machineKnown, scopeAllows } from "../http/access";
+import { declare, reachMachine, scopeAllows } from "../http/access";
 import { recordAudit } from "../http/audit";
 import { settled } from "../http/machine";
 import { errors, json, jsonBody } from "../http/openapi";
@@ -92,14 +92,6 @@ const deliveryRoute = createRoute({
   },
 });
 
-function reach(c: Context<AppEnv>, machine: string): void {
-  const identity = c.get("identity");
-  c.set("machine", machine);
-  if (!scopeAllows(identity.machines, machine)) {
-    throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
-  }
-}
-
 async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
   const trigger = Trigger.nullable().parse(await teamStub(c.env).getTrigger(id));
   if (!trigger || !scopeAllows(c.get("identity").machines, trigger.task.machine)) throw new ProblemError("not_found", `no trigger '${id}'`);
@@ -108,9 +100,7 @@ async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
 
 const create: RouteHandler<typeof createTriggerRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
-  reach(c, request.task.machine);
-  if (!(await machineKnown(c.env, request.task.machine)))
-    throw new ProblemError("not_found", `no machine '${request.task.machine}' has ever connected to this deployment`);
+  await reachMachine(c, request.task.machine, true);
   return c.json(Trigger.parse(settled(await teamStub(c.env).createTrigger(request, c.get("identity").name))), 201);
 };
 
@@ -124,7 +114,7 @@ const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => c.json(await vis
 
 const remove: RouteHandler<typeof deleteRoute, AppEnv> = async (c) => {
   const trigger = await visible(c, c.req.valid("param").id);
-  reach(c, trigger.task.machine);
+  await reachMachine(c, trigger.task.machine);
   await teamStub(c.env).deleteTrigger(trigger.id);
   return c.body(null, 204);
 };
