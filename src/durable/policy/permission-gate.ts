@@ -120,11 +120,12 @@ export class PermissionGate {
    */
   judge(serverId: string, seq: number, session: Session, id: JsonRpcId, params: Record<string, unknown>, pending: PendingRequest): Ruled | null {
     const verdict = this.verdictAt(serverId, seq, params);
+    const optionId = verdict ? this.optionFor(verdict, params) : undefined;
+    // An id a restarted agent uses again, for a request a person answers this time, is theirs to answer.
+    if (optionId === undefined) this.answeredIds.delete(answeredKey(serverId, id));
     if (!verdict || verdict.rule === null) return null;
     const who = `${verdict.source === "session" ? "the session's policy" : "the team's policy"}, ${verdict.ruleName}`;
-    const optionId = this.optionFor(verdict, params);
     if (verdict.decision === "ask" || optionId === undefined) {
-      this.answeredIds.delete(answeredKey(serverId, id)); // an id reused by a restarted agent is a person's to answer again
       if (verdict.decision !== "ask" || !verdict.ask) return { verdict, answered: null, deadline: null };
       const deadline = { atMs: pending.atMs + verdict.ask.timeoutSeconds * 1000, onTimeout: verdict.ask.onTimeout, rule: who };
       this.deadlines.add({ session: session.id, requestId: id, ...deadline });

@@ -80,5 +80,10 @@ describe("schedules", () => {
     expect(listed.schedules.map((s) => s.id)).toContain(schedule.id);
     expect((await api(`/v1/schedules/${schedule.id}`, { method: "DELETE" })).status).toBe(204);
     expect((await api(`/v1/schedules/${schedule.id}`)).status).toBe(404);
+
+    // One made paused has no next run until resumed.
+    const asleep = await api("/v1/schedules", { method: "POST", body: JSON.stringify({ cron: "0 3 * * *", task, paused: true }) });
+    expect(asleep.status, await asleep.clone().text()).toBe(201);
+    expect(await asleep.json()).toMatchObject({ paused: true, nextRunAtMs: null });
   });
 });

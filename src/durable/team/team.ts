@@ -248,7 +248,7 @@ export class TeamObject extends DurableObject<Env> {
 
   async createSchedule(request: ScheduleRequest, who: string): Promise<Outcome<Schedule>> {
     const created = this.schedules.create(ScheduleRequest.parse(request), who);
-    if (created.ok) await alarmBy(this.ctx.storage, created.value.nextRunAtMs ?? Number.POSITIVE_INFINITY);
+    if (created.ok && created.value.nextRunAtMs !== null) await alarmBy(this.ctx.storage, created.value.nextRunAtMs);
     return created;
   }
 
