@@ -23,6 +23,7 @@ import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
 import { benchReview, reviewReport } from "./review";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
+import { benchNotify, notifyReport } from "./notify";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const CPU_CALLS = 2000;
@@ -893,6 +894,10 @@ if (process.env.BENCH_ONLY === "first-visit") {
   console.log(firstVisitReport(await benchFirstVisit()));
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "notify") {
+  console.log(notifyReport(await benchNotify()));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "review") {
   console.log(reviewReport(await benchReview()));
   process.exit(0);
@@ -948,6 +953,9 @@ console.log(reviewReport(review));
 console.error("bench: a first visit on a slow phone network ...");
 const firstVisit = await benchFirstVisit();
 console.log(firstVisitReport(firstVisit));
+console.error("bench: a permission asked: the webhook, the push, and a rule's answer ...");
+const notify = await benchNotify();
+console.log(notifyReport(notify));
 await mkdir(join(ROOT, "bench", "results"), { recursive: true });
 const machine = {
   cpus: (await import("node:os")).cpus().length,
@@ -957,6 +965,6 @@ const machine = {
 };
 await writeFile(
   join(ROOT, "bench", "results", "latest.json"),
-  JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, floor, thisProject: ours, review, firstVisit }, null, 2),
+  JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, floor, thisProject: ours, review, firstVisit, notify }, null, 2),
 );
 console.error("bench: figures written to bench/results/latest.json");
