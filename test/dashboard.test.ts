@@ -73,6 +73,9 @@ async function fits(p: Page, width: number, phone: boolean): Promise<void> {
   }, width);
   expect(overflowing, p.url()).toEqual([]);
   expect(await p.evaluate(() => document.documentElement.scrollWidth), p.url()).toBeLessThanOrEqual(width);
+  // The views' nav is one row, the waiting count included.
+  const navTops = await p.evaluate(() => [...document.querySelectorAll("nav.main a")].map((a) => Math.round(a.getBoundingClientRect().top)));
+  expect(new Set(navTops).size, `${p.url()}: the nav wraps`).toBeLessThanOrEqual(1);
   if (!phone) return;
   const small = await p.evaluate(() =>
     [...document.querySelectorAll<HTMLElement>("button, input, select, textarea, a")]
