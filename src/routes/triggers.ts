@@ -17,7 +17,7 @@ import { errors, json, jsonBody } from "../http/openapi";
 import { problem } from "../lib/problem-response";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { machineOfTask } from "@agent-runtime/protocol/tasks";
-import { DeliveryOutcome, MAX_DELIVERY_BYTES, Trigger, TriggerId, TriggerList, TriggerRequest } from "@agent-runtime/protocol/triggers";
+import { DeliveryOutcome, MAX_DELIVERY_BYTES, Trigger, TriggerId, TriggerList, TriggerRequest, TriggerView } from "@agent-runtime/protocol/triggers";
 
 const IdParams = z.object({ id: TriggerId });
 
@@ -29,7 +29,10 @@ const createTriggerRoute = createRoute(
       path: "/triggers",
       summary: "A GitHub webhook that starts a task (its task's machine must be in the token's scope); answers where GitHub sends deliveries",
       request: { body: jsonBody(TriggerRequest) },
-      responses: { 201: json(Trigger, "the trigger (its secret is never shown again)"), ...errors("not_found", "conflict", "unsupported_media_type") },
+      responses: {
+        201: json(TriggerView, "the trigger, with the URL to give GitHub (its secret is never shown again)"),
+        ...errors("not_found", "conflict", "unsupported_media_type"),
+      },
     },
   ),
 );
@@ -54,7 +57,7 @@ const getRoute = createRoute(
       path: "/triggers/{id}",
       summary: "A trigger",
       request: { params: IdParams },
-      responses: { 200: json(Trigger, "the trigger"), ...errors("not_found") },
+      responses: { 200: json(TriggerView, "the trigger"), ...errors("not_found") },
     },
   ),
 );
@@ -92,6 +95,11 @@ const deliveryRoute = createRoute({
   },
 });
 
+/** A trigger with the whole URL GitHub sends to: this deployment's origin, as the caller reached it. */
+function view(c: Context<AppEnv>, trigger: Trigger): TriggerView {
+  return { ...trigger, deliveryUrl: `${new URL(c.req.url).origin}${trigger.deliveryPath}` };
+}
+
 async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
   const trigger = Trigger.nullable().parse(await teamStub(c.env).getTrigger(id));
   if (!trigger || !scopeAllows(c.get("identity").machines, trigger.task.machine)) throw new ProblemError("not_found", `no trigger '${id}'`);
@@ -101,16 +109,18 @@ async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
 const create: RouteHandler<typeof createTriggerRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
   await reachMachine(c, request.task.machine, true);
-  return c.json(Trigger.parse(settled(await teamStub(c.env).createTrigger(request, c.get("identity").name))), 201);
+  return c.json(view(c, Trigger.parse(settled(await teamStub(c.env).createTrigger(request, c.get("identity").name)))), 201);
 };
 
 const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
   const scope = c.get("identity").machines;
-  const triggers = TriggerList.shape.triggers.parse(await teamStub(c.env).listTriggers()).filter((t) => scopeAllows(scope, t.task.machine));
-  return c.json({ triggers }, 200);
+  const triggers = Trigger.array()
+    .parse(await teamStub(c.env).listTriggers())
+    .filter((t) => scopeAllows(scope, t.task.machine));
+  return c.json({ triggers: triggers.map((t) => view(c, t)) }, 200);
 };
 
-const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => c.json(await visible(c, c.req.valid("param").id), 200);
+const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => c.json(view(c, await visible(c, c.req.valid("param").id)), 200);
 
 const remove: RouteHandler<typeof deleteRoute, AppEnv> = async (c) => {
   const trigger = await visible(c, c.req.valid("param").id);

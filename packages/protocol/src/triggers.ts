@@ -65,7 +65,11 @@ export const Trigger = z
   .meta({ id: "Trigger" });
 export type Trigger = z.infer<typeof Trigger>;
 
-export const TriggerList = z.object({ triggers: z.array(Trigger) }).meta({ id: "TriggerList" });
+/** A trigger as the API shows it: with the whole URL to give GitHub, on the deployment's own origin. */
+export const TriggerView = Trigger.extend({ deliveryUrl: z.string().describe("the payload URL to give GitHub") }).meta({ id: "TriggerView" });
+export type TriggerView = z.infer<typeof TriggerView>;
+
+export const TriggerList = z.object({ triggers: z.array(TriggerView) }).meta({ id: "TriggerList" });
 
 /** What a delivery did: started a task, or why not. */
 export const DeliveryOutcome = z

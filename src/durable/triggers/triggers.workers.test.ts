@@ -5,7 +5,7 @@
  */
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Trigger } from "@agent-runtime/protocol/triggers";
+import type { TriggerView as Trigger } from "@agent-runtime/protocol/triggers";
 import { FakeSidecar } from "../../../test/workers/fake-sidecar";
 
 const api = (path: string, init: RequestInit = {}) =>
@@ -60,6 +60,7 @@ describe("GitHub triggers", () => {
     expect(created.status, await created.clone().text()).toBe(201);
     const trigger = (await created.json()) as Trigger;
     expect(trigger.deliveryPath).toBe(`/v1/triggers/${trigger.id}/github`);
+    expect(trigger.deliveryUrl).toBe(`https://runtime.test/v1/triggers/${trigger.id}/github`);
     expect(JSON.stringify(trigger)).not.toContain(SECRET);
 
     const ping = await deliver(trigger, "ping", "d-0", { zen: "Keep it logically awesome." });

@@ -6,7 +6,7 @@
  */
 import { useState } from "preact/hooks";
 import type { Schedule } from "@agent-runtime/protocol/schedules";
-import type { Trigger } from "@agent-runtime/protocol/triggers";
+import type { TriggerView as Trigger } from "@agent-runtime/protocol/triggers";
 import { apiJson, errorText, send } from "../api";
 import { ago, when } from "../format";
 import { useCan, usePoll } from "../session-context";
@@ -81,7 +81,7 @@ export function Triggers(props: { version: number }) {
         columns={[
           { label: "on", cell: (t) => t.events.map((e) => (e.on === "issues.labeled" ? `label “${e.label}”` : `comment “${e.prefix}…”`)).join(", ") },
           { label: "task", cell: (t) => `${t.task.agent} on ${t.task.machine}` },
-          { label: "deliveries to", cell: (t) => <code>{`${location.origin}${t.deliveryPath}`}</code> },
+          { label: "deliveries to", cell: (t) => <code>{t.deliveryUrl}</code> },
           { label: "last", cell: (t) => (t.lastDelivery ? `${ago(t.lastDelivery.atMs)}: ${t.lastDelivery.outcome}` : "none yet") },
           {
             label: "",
