@@ -110,7 +110,8 @@ export class TaskRunner {
     this.store.trim();
     this.host.announce();
     void this.drain();
-    return { ok: true, value: this.toTask(row) };
+    // As it stands now: the drain may have started it.
+    return { ok: true, value: this.toTask(this.store.get(row.id) ?? row) };
   }
 
   /**
