@@ -101,7 +101,7 @@ describe("a machine's sessions written by the previous release", () => {
 });
 
 describe("the team's tables written by the previous release", () => {
-  it("open as version 1 with its tokens, audit entries and subscriptions, then gain the schedules of version 2", async () => {
+  it("open as version 1 with its tokens, audit entries and subscriptions, then gain the schedules of version 2 and the triggers of version 3", async () => {
     const stub = env.TEAM.get(env.TEAM.idFromName("migrated-team")) as DurableObjectStub<TeamObject>;
     await runInDurableObject(stub, (_, state) => {
       const sql = state.storage.sql;
@@ -110,7 +110,8 @@ describe("the team's tables written by the previous release", () => {
       sql.exec(`INSERT INTO audit (at_ms, token, role, method, route, machine, status) VALUES (1, 'alice', 'admin', 'POST', '/v1/tokens', NULL, 201)`);
       sql.exec(`INSERT INTO tokens (id, info) VALUES ('0123456789abcdef', '{"id":"0123456789abcdef","name":"alice","revokedAtMs":null,"createdAtMs":1}')`);
       expect(migrate(state.storage, "team", TEAM_MIGRATIONS)).toBe(TEAM_MIGRATIONS.length);
-      expect(sql.exec(`SELECT COUNT(*) AS n FROM schedules`).one().n).toBe(0);
+      expect(sql.exec(`SELECT COUNT(*) AS n FROM schedules`).one().n).toBe(0); // version 2
+      expect(sql.exec(`SELECT COUNT(*) AS n FROM triggers`).one().n).toBe(0); // version 3
     });
     expect(await runInDurableObject(stub, (instance: TeamObject) => instance.listSchedules())).toEqual([]);
     const audit = await runInDurableObject(stub, (instance: TeamObject) => instance.readAudit({}));
