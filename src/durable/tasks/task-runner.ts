@@ -7,7 +7,7 @@
  * the agent's last line, the changes summary and the branch. A deadline (the object's alarm) cancels it.
  */
 import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
-import { stopReasonOf } from "@agent-runtime/protocol/acp-meaning";
+import { answerOf, stopReasonOf } from "@agent-runtime/protocol/acp-meaning";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -27,7 +27,7 @@ import {
 } from "@agent-runtime/protocol/tasks";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { RuntimeEvent } from "../notifications/events";
-import { POLICY_META } from "../sessions/session-policy";
+import { POLICY_META, startedSessionId } from "../sessions/session-policy";
 import { resultOf, type TaskRow, TaskStore } from "./task-store";
 import { randomHex16 } from "../../lib/ids";
 
@@ -147,12 +147,10 @@ export class TaskRunner {
     };
     const params = { cwd: row.cwd, mcpServers: [], ...(Object.keys(meta).length ? { _meta: meta } : {}) };
     const created = await post({ method: "session/new", params }, this.host.startTimeoutMs);
-    const sessionId = created.ok ? answerOf(created.value).result?.sessionId : undefined;
-    if (!created.ok || typeof sessionId !== "string") {
-      return this.notStarted(
-        row,
-        created.ok ? { code: "stream_error", detail: `the agent did not start a session: ${answerText(created.value)}` } : created.problem,
-      );
+    const sessionId = created.ok ? startedSessionId(created.value) : null;
+    if (!created.ok || sessionId === null) {
+      const why = created.ok ? (agentAnswer(created.value).error ?? "no sessionId in its answer") : "";
+      return this.notStarted(row, created.ok ? { code: "stream_error", detail: `the agent did not start a session: ${why}` } : created.problem);
     }
     const session = this.host.recordOf(serverId, sessionId);
     row.session_id = session?.id ?? null;
@@ -160,9 +158,9 @@ export class TaskRunner {
     this.store.put(row);
     const leftMs = Math.max(1000, (row.started_at ?? Date.now()) + row.deadline_s * 1000 - Date.now());
     const turn = await post({ method: "session/prompt", params: { sessionId, prompt: JSON.parse(row.prompt) } }, leftMs + 30_000);
-    const answer = turn.ok ? answerOf(turn.value) : null;
+    const answer = turn.ok ? agentAnswer(turn.value) : null;
     const stopReason = answer?.result !== undefined ? stopReasonOf(answer.result) : null;
-    const error = !turn.ok ? turn.problem.detail : answer?.error ? answerText(turn.value) : null;
+    const error = !turn.ok ? turn.problem.detail : (answer?.error ?? null);
     const succeeded = error === null && stopReason === "end_turn";
     this.finish(row.id, succeeded ? "succeeded" : "failed", {
       stopReason,
@@ -295,15 +293,7 @@ function notFound(id: string): Outcome<never> {
   return { ok: false, problem: { code: "not_found", detail: `no task '${id}' on this machine` } };
 }
 
-function answerOf(result: AcpPostResult): { result?: { sessionId?: unknown }; error?: { message?: unknown } } {
-  if (result.status !== 200) return {};
-  try {
-    return JSON.parse(result.body) as { result?: { sessionId?: unknown }; error?: { message?: unknown } };
-  } catch {
-    return {};
-  }
-}
-
-function answerText(result: AcpPostResult): string {
-  return String(answerOf(result).error?.message ?? "no answer");
+/** The agent's answer to a call that waited for one, as the recorder reads it (a 202 carries none). */
+function agentAnswer(result: AcpPostResult): { result?: unknown; error?: string } {
+  return result.status === 200 ? answerOf(result.body) : { error: "no answer" };
 }
