@@ -19,6 +19,7 @@ import { readInstalled } from "./agents/installer";
 import { listRegistryInstalled } from "./agents/registry-install";
 import { BUILTIN_AGENT_IDS } from "@agent-runtime/protocol/values";
 import { SIDECAR_VERSION } from "./version";
+import { ExposedPorts } from "./preview/exposed-ports";
 
 const log = logger("sidecar");
 
@@ -53,6 +54,8 @@ Options (each also read from the environment variable shown):
                        (Claude Code: its permission bypass then works as root; for containers)
   --agent-node <path>  a Node for agents whose package needs a newer one than this   AGENT_RUNTIME_AGENT_NODE
                        sidecar's (e.g. claude-agent-acp needs Node 22 or later)
+  --expose-ports <list> ports the hosted URL may preview, e.g. 3000-3999,5173 (none  AGENT_RUNTIME_EXPOSE_PORTS
+                       by default; nothing on the hosted side can widen it)
   --log-level <level>  debug | info | warn | error (default info)                    SIDECAR_LOG_LEVEL
   -h, --help           this help
 
@@ -110,6 +113,7 @@ async function main(): Promise<void> {
       workdir: { type: "string" },
       "allow-root-agents": { type: "boolean" },
       "agent-node": { type: "string" },
+      "expose-ports": { type: "string" },
       "log-level": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -187,6 +191,7 @@ async function main(): Promise<void> {
     ...(workdir ? { workdir } : {}),
     allowRootAgents: values["allow-root-agents"] === true || process.env.AGENT_RUNTIME_ALLOW_ROOT_AGENTS === "1",
     agentNode: values["agent-node"] ?? process.env.AGENT_RUNTIME_AGENT_NODE ?? null,
+    exposePorts: exposedPorts(values["expose-ports"] ?? process.env.AGENT_RUNTIME_EXPOSE_PORTS ?? ""),
     onRefused: () => {
       void sidecar.stop().then(() => process.exit(2));
     },
@@ -263,6 +268,14 @@ function positiveInteger(flag: string, value: string | undefined): number | unde
   if (value === undefined) return undefined;
   if (!/^[1-9]\d{0,9}$/.test(value)) fail(`${flag} is a positive whole number`);
   return Number(value);
+}
+
+function exposedPorts(value: string): ExposedPorts {
+  try {
+    return ExposedPorts.parse(value);
+  } catch (err) {
+    return fail(`--expose-ports: ${(err as Error).message}`);
+  }
 }
 
 function machineFlag(value: string | undefined): string {

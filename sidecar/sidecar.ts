@@ -27,6 +27,10 @@ import { SessionHooks } from "./review/session-hooks";
 import { Worktrees } from "./review/worktrees";
 import type { StreamResolver } from "./streams/stream-hub";
 import { writeStatus, type SidecarStatus } from "./status-file";
+import { ExposedPorts } from "./preview/exposed-ports";
+import { listeningPorts } from "./preview/listening-ports";
+import { PreviewProxy } from "./preview/preview-proxy";
+import type { PortOwner } from "@agent-runtime/protocol/preview";
 import { TunnelClient, type OpHandlers, type TunnelStateChange } from "./tunnel";
 import { SIDECAR_VERSION } from "./version";
 
@@ -53,6 +57,8 @@ export interface SidecarOptions {
   allowRootAgents?: boolean;
   /** A Node for agents whose package needs a newer one than the sidecar's (--agent-node). */
   agentNode?: string | null;
+  /** The ports the hosted URL may open (`--expose-ports`); none unless given. */
+  exposePorts?: ExposedPorts;
   /** Tunnel heartbeat and reconnect spread (defaults in packages/protocol/src/limits.ts). */
   heartbeatMs?: number;
   reconnectSpreadMs?: number;
@@ -80,12 +86,14 @@ export class Sidecar {
   readonly checkpoints: Checkpoints;
   private readonly worktrees: Worktrees;
   private readonly dataDir: string;
+  private readonly exposed: ExposedPorts;
   private status: SidecarStatus;
   private statusWrites: Promise<void> = Promise.resolve();
 
   constructor(readonly options: SidecarOptions) {
     const dataDir = options.dataDir ?? defaultDataDir();
     this.dataDir = dataDir;
+    this.exposed = options.exposePorts ?? ExposedPorts.NONE;
     this.status = {
       pid: process.pid,
       url: options.url,
@@ -140,6 +148,7 @@ export class Sidecar {
       handlers: this.handlers(),
       uploadWindow: UPLOAD_WINDOW,
       streams: this.streams(),
+      previews: (send) => new PreviewProxy(this.exposed, send),
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),
       onState: (change) => this.recordState(change),
@@ -185,7 +194,20 @@ export class Sidecar {
       ...processHandlers(this.processes),
       ...this.files.handlers(),
       ...reviewHandlers(this.checkpoints, this.worktrees, (path) => this.files.resolvePath(path)),
+      "ports.list": async () => ({ ports: await listeningPorts(this.portOwners(), (port) => this.exposed.allows(port)), expose: this.exposed.spec }),
     };
+  }
+
+  /** The runtime's own processes by pid: a port one of them (or a child of one) listens on is named after it. */
+  private portOwners(): Map<number, PortOwner> {
+    const owners = new Map<number, PortOwner>([[process.pid, { kind: "sidecar" }]]);
+    const agentProcesses = new Map(this.acp.list().flatMap((server) => (server.processId ? [[server.processId, server.serverId] as const] : [])));
+    for (const proc of this.processes.list()) {
+      if (proc.pid === null) continue;
+      const serverId = agentProcesses.get(proc.id);
+      owners.set(proc.pid, serverId ? { kind: "acp", serverId, processId: proc.id } : { kind: "process", processId: proc.id });
+    }
+    return owners;
   }
 
   /** A newly installed agent gets the team's skills and MCP servers too. */

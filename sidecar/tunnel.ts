@@ -21,6 +21,14 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText, logger } from "./log";
 import type { TunnelState } from "./status-file";
 import { StreamHub, type StreamResolver } from "./streams/stream-hub";
+import type { PreviewFrame } from "@agent-runtime/protocol/preview";
+
+/** Where preview frames go (preview/preview-proxy.ts); a sidecar with one offers previews in its hello. */
+export interface PreviewStreams {
+  readonly exposed: { spec: string };
+  frame(frame: PreviewFrame): void;
+  closeAll(): void;
+}
 
 const log = logger("tunnel");
 
@@ -41,6 +49,8 @@ export interface TunnelOptions {
   /** How many pieces of an upload the handlers take before the first is stored (said in the hello). */
   uploadWindow?: number;
   streams: StreamResolver;
+  /** The machine's previews: built with a way to send frames back (the tunnel's own `send`). */
+  previews?: (send: (frame: SidecarFrame) => void) => PreviewStreams;
   /** Called when the worker refuses the token (never valid, or revoked): retrying cannot help. */
   onRefused?: (reason: string) => void;
   /** Called when another sidecar connected as this machine and took over: two must not take turns. */
@@ -82,6 +92,7 @@ export class TunnelClient {
   private readonly bootId = randomUUID();
   private sweeper: NodeJS.Timeout | null = null;
   private readonly hub: StreamHub;
+  private readonly previews: PreviewStreams | null;
 
   constructor(private readonly options: TunnelOptions) {
     this.hub = new StreamHub(
@@ -89,6 +100,7 @@ export class TunnelClient {
       (frame) => this.send(frame),
       () => this.ws?.bufferedAmount ?? 0,
     );
+    this.previews = options.previews?.((frame) => this.send(frame)) ?? null;
   }
 
   get tunnelUrl(): string {
@@ -145,6 +157,7 @@ export class TunnelClient {
         heartbeatMs: this.heartbeatMs,
         bootId: this.bootId,
         ...(this.options.uploadWindow ? { uploadWindow: this.options.uploadWindow } : {}),
+        ...(this.previews ? { preview: { expose: this.previews.exposed.spec } } : {}),
       });
     });
     ws.on("message", (data, isBinary) => {
@@ -179,6 +192,7 @@ export class TunnelClient {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
     this.hub.clear();
+    this.previews?.closeAll(); // a proxied request cannot resume on another connection: it ends
     if (this.stopping) return;
     if (code === 4000) {
       log.error("another sidecar connected as this machine and took over; this one stops");
@@ -236,6 +250,12 @@ export class TunnelClient {
       case "cancel":
         // The worker gave up on this call: stop what it started (an ACP request stops waiting).
         this.calls.get(frame.id)?.cancel.abort();
+        return;
+      case "po":
+      case "pd":
+      case "pw":
+      case "px":
+        this.previews?.frame(frame);
         return;
       case "bye":
         log.error(`the worker closed the tunnel: ${frame.reason}`);

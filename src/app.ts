@@ -32,6 +32,8 @@ import { trustRoutes } from "./routes/trust";
 import { sidecarPackage } from "./routes/sidecar-package";
 import { tunnelRoutes } from "./routes/tunnel";
 import { acpTransportRoutes } from "./routes/acp-transport";
+import { portRoutes } from "./routes/ports";
+import { hostPreview, pathPreview } from "./routes/preview";
 
 function jsonBodyLimit() {
   return bodyLimit({
@@ -76,6 +78,7 @@ export function v1App() {
   v1.route("/", agentsConfigRoutes);
   v1.route("/", trustRoutes);
   v1.route("/", desktopRoutes);
+  v1.route("/", portRoutes);
   v1.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",
@@ -108,12 +111,17 @@ export function v1App() {
 
 export function createApp() {
   const app = new Hono<AppEnv>();
+  // A preview's own host (PREVIEW_DOMAIN) is the app's, whatever the path: never the dashboard or the API.
+  app.use("*", hostPreview);
   const v1 = v1App();
   for (const path of DASHBOARD_PATHS) app.get(path, dashboard);
   app.get("/assets/:name", dashboardAsset);
   for (const name of ["/sw.js", "/manifest.webmanifest", "/icon.svg"]) app.get(name, dashboardStatic);
   app.get("/v1/sidecar/:file", sidecarPackage);
   app.route("/", tunnelRoutes);
+  // Path mode: the pass in the path is the credential (no API token, no cookie: routes/preview.ts).
+  app.all("/machines/:machine/ports/:port", pathPreview);
+  app.all("/machines/:machine/ports/:port/*", pathPreview);
   app.route("/v1", v1);
   app.route("/machines/:machine/v1", v1);
   const acp = acpTransportApp();

@@ -38,6 +38,8 @@ export interface Env {
   ACP_REGISTRY_URL?: string;
   /** How long (ms) the registry's catalog is used before the registry is asked again; default 5 minutes. */
   ACP_REGISTRY_MAX_AGE_MS?: string;
+  /** A wildcard domain routed to this worker: previews are served at `{port}--{machine label}.{PREVIEW_DOMAIN}`. */
+  PREVIEW_DOMAIN?: string;
 }
 
 export type AppEnv = {

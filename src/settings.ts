@@ -70,6 +70,18 @@ const Settings = z.object({
     .optional()
     .transform((v) => (v?.trim() && URL.canParse(v.trim()) ? v.trim() : DEFAULT_REGISTRY_URL)),
   ACP_REGISTRY_MAX_AGE_MS: positive(FRESH_MS),
+  /** The wildcard domain previews are served under (`{port}--{label}.{PREVIEW_DOMAIN}`); unset: path mode. */
+  PREVIEW_DOMAIN: z
+    .string()
+    .optional()
+    .transform((v) => {
+      const domain =
+        v
+          ?.trim()
+          .toLowerCase()
+          .replace(/^\*?\./, "") ?? "";
+      return /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(domain) ? domain : null;
+    }),
 });
 
 export interface WorkerSettings {
@@ -94,6 +106,8 @@ export interface WorkerSettings {
   registryUrl: string;
   /** How long a catalog read from it is used before it is asked again (with its ETag). */
   registryMaxAgeMs: number;
+  /** Where previews get their own origins (PREVIEW_DOMAIN); null: they are served under the worker's own origin (path mode). */
+  previewDomain: string | null;
 }
 
 function vapidOf(publicKey: string | null, privateKey: string | null, subject: string | null): VapidKey | null {
@@ -133,6 +147,7 @@ export function settings(env: Env): WorkerSettings {
     notifyAllowPrivate: s.WEBHOOK_ALLOW_PRIVATE,
     registryUrl: s.ACP_REGISTRY_URL,
     registryMaxAgeMs: s.ACP_REGISTRY_MAX_AGE_MS,
+    previewDomain: s.PREVIEW_DOMAIN,
   };
   cache.set(env, parsed);
   return parsed;

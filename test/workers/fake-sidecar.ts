@@ -68,7 +68,11 @@ export class FakeSidecar {
    * Dial in as `machine` (a new process unless `bootId` says it is the same one coming back) and wait for
    * the welcome. `offers`: what its hello offers besides (an `uploadWindow`).
    */
-  static async connect(machine: string, bootId: string = crypto.randomUUID(), offers: { uploadWindow?: number } = {}): Promise<FakeSidecar> {
+  static async connect(
+    machine: string,
+    bootId: string = crypto.randomUUID(),
+    offers: { uploadWindow?: number; preview?: { expose: string } } = {},
+  ): Promise<FakeSidecar> {
     const token = await mintMachineToken(env.TUNNEL_SECRET, machine);
     const res = await SELF.fetch(`https://runtime.test/_tunnel/${machine}`, { headers: { upgrade: "websocket", authorization: `Bearer ${token}` } });
     if (res.status !== 101 || !res.webSocket) throw new Error(`the tunnel refused the fake sidecar: ${res.status} ${await res.text()}`);

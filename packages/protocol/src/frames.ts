@@ -22,6 +22,7 @@ import { z } from "zod";
 import { PROBLEMS, type ProblemCode } from "./problems";
 import { OpNameSchema } from "./ops";
 import { Bytes, Id, issuesText } from "./ops/define";
+import { PreviewClose, PreviewCredit, PreviewData, PreviewHead, PreviewOffer, PreviewOpen } from "./preview";
 
 export const TUNNEL_PATH_PREFIX = "/_tunnel/";
 
@@ -94,6 +95,9 @@ const ProblemInitSchema = z.object({
   extensions: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** A preview stream's end, its problem one of ours. */
+const PreviewCloseFrame = PreviewClose.extend({ problem: ProblemInitSchema.optional() });
+
 /** The other subscriptions a batch is for (each asked for it with `shared`), besides its `sub`. */
 const SharedWith = z.array(Id).max(1000).optional();
 
@@ -120,6 +124,8 @@ export const SidecarFrame = z.discriminatedUnion("t", [
      * order. Without it, one at a time (a sidecar that checks each piece against what it has written).
      */
     uploadWindow: z.number().int().min(1).max(64).optional(),
+    /** It serves previews of the machine's ports (preview.ts); without it, a preview is refused as "upgrade the sidecar". */
+    preview: PreviewOffer.optional(),
   }),
   z.object({ t: z.literal("res"), id: Id, ok: z.literal(true), value: z.unknown() }),
   z.object({ t: z.literal("err"), id: Id, problem: ProblemInitSchema }),
@@ -129,6 +135,11 @@ export const SidecarFrame = z.discriminatedUnion("t", [
   z.object({ t: z.literal("out"), sub: Id, also: SharedWith, pieces: z.array(OutputPiece), gap: StreamGap.optional(), bytes: Bytes }).refine(...piecesAddUp),
   /** The sidecar could not read a frame the worker sent (a bug on one side): said, not dropped silently. */
   z.object({ t: z.literal("bad"), error: z.string().max(2000) }),
+  // A proxied request's or WebSocket's stream (preview.ts).
+  PreviewHead,
+  PreviewData,
+  PreviewCredit,
+  PreviewCloseFrame,
 ]);
 export type SidecarFrame = z.infer<typeof SidecarFrame>;
 
@@ -173,6 +184,11 @@ export const WorkerFrame = z.discriminatedUnion("t", [
   z.object({ t: z.literal("bye"), reason: z.string() }),
   /** The worker could not read a frame the sidecar sent: said, not dropped silently. */
   z.object({ t: z.literal("bad"), error: z.string().max(2000) }),
+  // A proxied request's or WebSocket's stream (preview.ts), sent only to a sidecar whose hello offers previews.
+  PreviewOpen,
+  PreviewData,
+  PreviewCredit,
+  PreviewCloseFrame,
 ]);
 export type WorkerFrame = z.infer<typeof WorkerFrame>;
 
@@ -188,7 +204,7 @@ const utf8Decoder = new TextDecoder();
 
 /** Where a frame's bytes would be: a call's arguments, an answer's value, an `out` or packed `ev` frame itself. */
 function holderOf(frame: { t?: unknown; args?: unknown; value?: unknown }): object | null {
-  const holder = frame.t === "req" ? frame.args : frame.t === "res" ? frame.value : frame.t === "out" || frame.t === "ev" ? frame : null;
+  const holder = frame.t === "req" ? frame.args : frame.t === "res" ? frame.value : frame.t === "out" || frame.t === "ev" || frame.t === "pd" ? frame : null;
   return typeof holder === "object" && holder !== null && !Array.isArray(holder) ? holder : null;
 }
 
@@ -196,7 +212,7 @@ function holderOf(frame: { t?: unknown; args?: unknown; value?: unknown }): obje
  * A frame as the tunnel carries it: JSON text, or, for a frame with bytes (`args.bytes`, `value.bytes`),
  * one binary frame of the control frame's JSON (without them) followed by the bytes. One copy, no base64.
  */
-export function encodeFrame(frame: WorkerFrame | SidecarFrame | PackedEvents): string | Uint8Array {
+export function encodeFrame(frame: WorkerFrame | SidecarFrame | PackedEvents): string | Uint8Array<ArrayBuffer> {
   const holder = holderOf(frame);
   const bytes = holder && "bytes" in holder && holder.bytes instanceof Uint8Array ? holder.bytes : null;
   if (!bytes) return JSON.stringify(frame);

@@ -8,6 +8,8 @@ import { problemResponse } from "../../lib/problem-response";
 import { ACP_SOCKET_TAG, type AcpConnections, acpSocketOf } from "../acp-transport/connection-registry";
 import { closeTextOf, holderOf, type StreamHolders } from "../streams/stream-holders";
 import { TERMINAL_PATH_PREFIX, TERMINAL_TAG, type TerminalViewers, viewerOf } from "../terminals/terminal-viewers";
+import { PREVIEW_TAG, type PreviewStreams, previewSocketOf } from "../preview/preview-streams";
+import { closeQuietly } from "../../lib/close-reason";
 
 export class ClientSockets {
   constructor(
@@ -16,6 +18,7 @@ export class ClientSockets {
     private readonly holders: StreamHolders,
     private readonly tagsOf: (ws: WebSocket) => string[],
     private readonly acpTimeoutMs: number,
+    private readonly previews: PreviewStreams,
   ) {}
 
   /** A terminal's upgrade (`/_terminal/<process>`), attached for the holder the route named; null for another path. */
@@ -29,8 +32,13 @@ export class ClientSockets {
   /** A message on one of these sockets (false: the socket is the tunnel's). */
   async message(ws: WebSocket, tags: string[], message: string | ArrayBuffer): Promise<boolean> {
     const terminal = tags.includes(TERMINAL_TAG);
-    if (!terminal && !tags.includes(ACP_SOCKET_TAG)) return false;
+    const preview = tags.includes(PREVIEW_TAG) ? previewSocketOf(ws) : null;
+    if (!terminal && !preview && !tags.includes(ACP_SOCKET_TAG)) return false;
     if (this.holders.socketExpired(ws)) return true;
+    if (preview) {
+      this.previews.socketMessage(ws, preview, message);
+      return true;
+    }
     const viewer = terminal ? viewerOf(ws) : null;
     const acp = terminal ? null : acpSocketOf(ws);
     if (viewer) await this.viewers.message(ws, viewer, message);
@@ -39,7 +47,12 @@ export class ClientSockets {
   }
 
   /** One of these sockets closed: a viewer detaches, an ACP connection's socket stops its agent (false: the tunnel's). */
-  async closed(ws: WebSocket): Promise<boolean> {
+  async closed(ws: WebSocket, code: number, reason: string): Promise<boolean> {
+    const preview = previewSocketOf(ws);
+    if (preview) {
+      this.previews.socketClosed(preview, code, reason);
+      return true;
+    }
     const viewer = viewerOf(ws);
     if (viewer) {
       this.viewers.detach(ws, viewer);
@@ -53,7 +66,11 @@ export class ClientSockets {
   /** Its holder's token was revoked or expired: it ends with its kind's last word. */
   end(ws: WebSocket, problem: ProblemInit): void {
     const acp = acpSocketOf(ws);
-    if (this.tagsOf(ws).includes(TERMINAL_TAG)) this.viewers.endWith(ws, problem);
+    const preview = previewSocketOf(ws);
+    if (preview) {
+      closeQuietly(ws, 1008, problem.detail);
+      this.previews.socketClosed(preview, 1008, "");
+    } else if (this.tagsOf(ws).includes(TERMINAL_TAG)) this.viewers.endWith(ws, problem);
     else if (acp) this.connections.endSocket(ws, acp, closeTextOf(problem));
   }
 }

@@ -1,15 +1,9 @@
 /**
  * One Durable Object per machine (docs/architecture.md, "The machine object"). It owns the sidecar's
  * WebSocket (hibernation API) and tells each message where it goes; each feature's work is its own class,
- * wired here to the tunnel: calls in flight (`Tunnel`, sidecar-connection.ts), SSE readers and terminal
- * viewers (one subscriber model), `StreamHolders`, sessions (`SessionRecorder`, `SessionCalls` and its
- * prompt queue), the permission policy (`PermissionGate`), `AcpGateway`, `AcpConnections`, `MachineFiles`, `MachineTeam`,
- * `MachineNotifications`, `TokenGeneration`.
- *
- * What must not be lost across a dropped tunnel lives in two places by design:
- *  - calls in flight stay here, and are re-sent (same id) when the sidecar reconnects;
- *    the sidecar answers a repeated id from its memory instead of running it twice.
- *  - stream readers remember the last sequence they delivered, and re-subscribe from it.
+ * wired here to the tunnel. Calls in flight stay here and are re-sent (same id) when the sidecar reconnects
+ * (it answers a repeated id from memory, never running it twice); stream readers re-subscribe from the last
+ * sequence they delivered.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
@@ -52,35 +46,31 @@ import { Caller } from "../acp-transport/ownership";
 import { AcpGateway } from "../acp-transport/acp-gateway";
 import { acceptSidecar, greet, readSidecarFrame } from "./sidecar-connection";
 import { type Task, TaskCall, type TaskPage } from "@agent-runtime/protocol/tasks";
+import { MachinePreviews } from "../preview/machine-previews";
 
 export type CallOutcome<T> = Outcome<T>;
 
 export class MachineObject extends DurableObject<Env> {
+  // Each feature's class (docs/architecture.md, "The machine object"): subscribers receive the machine's streams,
+  // holders end streams with their token, the gate judges permission requests, clients are the other sockets.
   private readonly tunnel: Tunnel;
   private readonly readers: SseReaders;
   private readonly viewers: TerminalViewers;
-  /** The session recorder's subscriptions to the ACP servers clients talk to. */
   private readonly recorderSubscriptions: RecorderSubscriptions;
-  /** Everyone who receives the machine's streams: SSE readers, terminal viewers, the recorder (docs/architecture.md, "One subscriber model"). */
   private readonly subscribers: Subscribers;
   private readonly sessions: SessionRecorder;
   private readonly sessionCalls: SessionCalls;
-  /** The team's permission policy, judging each permission request before anyone sees it. */
   private readonly gate: PermissionGate;
-  private readonly tasks: TaskRunner; // sessions the runtime starts and drives itself
+  private readonly tasks: TaskRunner;
   private readonly notifications: MachineNotifications;
   private readonly tokens: TokenGeneration;
-  /** Who holds each live stream: they end with the token that opened them (docs/architecture.md, "Streams end with their token"). */
   private readonly holders: StreamHolders;
-  /** What this machine tells the team, and when. */
   private readonly team: MachineTeam;
   private readonly files: MachineFiles;
-  /** Terminal viewers' and ACP WebSocket connections' sockets. */
   private readonly clients: ClientSockets;
-  /** ACP's remote transport (`/acp`): its connections, fed by the recorder's subscriptions. */
   private readonly acpConnections: AcpConnections;
-  /** Every way into an ACP server, each checked against who owns it. */
   private readonly acp: AcpGateway;
+  private readonly previews: MachinePreviews;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -110,12 +100,8 @@ export class MachineObject extends DurableObject<Env> {
     const sidecar = { send: (frame: Parameters<Tunnel["send"]>[0]) => tunnel.send(frame), reachable: () => tunnel.reachable(), newId: () => tunnel.newId() };
     const hides = (serverId: string, seq: number, text: string) => this.gate.hides(serverId, seq, text);
     this.readers = new SseReaders({ ...sidecar, idleCloseMs: config.sseIdleCloseMs, acceptMs: config.reconnectGraceMs, hides });
-    this.viewers = new TerminalViewers({
-      ...sidecar,
-      sockets: (tag) => ctx.getWebSockets(tag),
-      accept: (ws, tags) => ctx.acceptWebSocket(ws, tags),
-      call: (op, args) => tunnel.call(op, args),
-    });
+    const sockets = { sockets: (tag: string) => ctx.getWebSockets(tag), accept: (ws: WebSocket, tags: string[]) => ctx.acceptWebSocket(ws, tags) };
+    this.viewers = new TerminalViewers({ ...sidecar, ...sockets, call: (op, args) => tunnel.call(op, args) });
     this.notifications = new MachineNotifications(
       ctx.storage,
       new Deliverer(ctx.storage, { wake: (at) => alarmBy(ctx.storage, at), gone: (id) => teamStub(env).dropSubscription(id), ...delivererSettings(config) }),
@@ -157,8 +143,9 @@ export class MachineObject extends DurableObject<Env> {
       accept: (ws, tags) => ctx.acceptWebSocket(ws, tags),
       acpTimeoutMs: config.acpTimeoutMs,
     });
+    this.previews = new MachinePreviews({ tunnel, storage: ctx.storage, holders: this.holders, ...sockets });
     this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions]);
-    this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs);
+    this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs, this.previews.streams);
     // Heartbeats are answered by the runtime: an idle machine's object is never woken by them.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
   }
@@ -170,6 +157,8 @@ export class MachineObject extends DurableObject<Env> {
     const terminal = this.clients.attachTerminal(request, path);
     if (terminal) return terminal;
     if (path === ACP_SOCKET_PATH) return this.acp.acceptSocket(request);
+    const preview = this.previews.fetch(request, path);
+    if (preview) return preview;
     return acceptSidecar(request, {
       name: this.ctx.id.name ?? null,
       generation: () => this.tokens.current(),
@@ -185,27 +174,23 @@ export class MachineObject extends DurableObject<Env> {
       answered: (frame) => this.tunnel.answered(frame),
       subscribers: this.subscribers,
       hello: (frame) => this.onHello(ws, frame),
+      preview: (frame) => this.previews.streams.fromSidecar(frame),
     });
   }
 
-  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
-    await this.socketGone(ws, code);
+  /** A socket closed: a viewer detaches, an ACP connection's or a preview's socket ends it, the tunnel's starts the grace. */
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    if (!(await this.clients.closed(ws, code, reason))) await this.onTunnelGone(ws, code);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
-    await this.socketGone(ws, 1011);
-  }
-
-  /** A socket closed: a viewer detaches, an ACP connection's socket ends it, the tunnel's starts the grace. */
-  private async socketGone(ws: WebSocket, code: number): Promise<void> {
-    if (!(await this.clients.closed(ws))) await this.onTunnelGone(ws, code);
+    await this.webSocketClose(ws, 1011, "");
   }
 
   private async onHello(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }>): Promise<void> {
     const attachment = greet(ws, hello);
     if (!attachment) return;
-    // One call to the team per connect: it records the machine and answers with the team's documents. The
-    // welcome follows it, so a sidecar told "connected" is also listed as connected.
+    // One call to the team per connect (it records the machine, answers the team's documents), then the welcome.
     const registered = await this.team.connected(attachment, hello);
     sendFrame(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
     if (registered) await this.notifications.keep(registered.subscriptions);
@@ -220,16 +205,16 @@ export class MachineObject extends DurableObject<Env> {
     this.ctx.waitUntil(this.team.applyDocuments(registered.documents, registered.recorded));
   }
 
-  /**
-   * After a hello: calls and streams go on. The same sidecar instance gets what was in flight again (it
-   * answers a call it ran already from memory, never twice). A restarted instance never sees a call meant
-   * for the one that is gone: those fail with 503 machine_restarted, and its readers are told at once.
-   * Calls made while no sidecar was there go out now.
-   */
+  /** After a hello, calls and streams go on (`Tunnel.greeted`); a restarted sidecar's streams and previews fail at once. */
   private resumeAfterHello(ws: WebSocket, bootId: string | null): void {
     const { restarted } = this.tunnel.greeted(ws, bootId);
     if (restarted) {
-      this.subscribers.fail({ code: "machine_restarted", detail: "the machine's sidecar restarted: this stream's source (its process or agent) is gone" });
+      const problem = {
+        code: "machine_restarted",
+        detail: "the machine's sidecar restarted: this stream's source (its process, agent or app) is gone",
+      } as const;
+      this.subscribers.fail(problem);
+      this.previews.streams.failAll(problem);
       this.acpConnections.allAgentsGone();
     }
     for (const frame of this.subscribers.subscribeFrames()) sendFrame(ws, frame);
@@ -239,6 +224,7 @@ export class MachineObject extends DurableObject<Env> {
     this.sessions.flush(); // what the recorder holds in memory is written before the machine is away
     closeQuietly(ws, code === 1005 || code === 1006 ? 1000 : code, "closed");
     if (!this.tunnel.closed(code)) return; // replaced by a newer socket: nothing changed for callers
+    this.previews.streams.failAll({ code: "machine_offline", detail: "the tunnel to the machine dropped: open the preview again" });
     this.sessions.machineChanged(); // followers see it offline now, not at their next read
     const machine = attachmentOf(ws)?.machine;
     if (machine) await this.team.disconnected(machine);
@@ -285,7 +271,15 @@ export class MachineObject extends DurableObject<Env> {
 
   /** A token was revoked: every stream it holds here (SSE, terminals, ACP sockets) ends now, saying why. */
   endStreamsOf(tokenId: string, name: string): number {
-    return this.holders.endHeldBy(tokenId, name);
+    return this.holders.endHeldBy(tokenId, name) + this.previews.access.revokeHeldBy(tokenId);
+  }
+
+  mintPreview(port: number, holder: StreamHolder, kind: "grant" | "pass"): { secret: string; expiresAtMs: number } {
+    return this.previews.mint(port, StreamHolder.parse(holder), kind);
+  }
+
+  redeemPreviewGrant(grant: string): { secret: string; port: number; expiresAtMs: number } | null {
+    return this.previews.redeem(grant);
   }
 
   /** A file on the machine as a streamed response (or a problem response), read in pieces. */

@@ -69,7 +69,13 @@ export function greet(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }
     return null;
   }
   const heartbeatMs = typeof hello.heartbeatMs === "number" && hello.heartbeatMs >= 100 ? hello.heartbeatMs : LIMITS.heartbeatMs;
-  const greeted: TunnelAttachment = { ...attachment, hello: true, heartbeatMs, ...(hello.uploadWindow ? { uploadWindow: hello.uploadWindow } : {}) };
+  const greeted: TunnelAttachment = {
+    ...attachment,
+    hello: true,
+    heartbeatMs,
+    ...(hello.uploadWindow ? { uploadWindow: hello.uploadWindow } : {}),
+    ...(hello.preview ? { preview: hello.preview } : {}),
+  };
   setAttachment(ws, greeted);
   return greeted;
 }
@@ -80,6 +86,8 @@ export interface FrameHandlers {
   /** Whoever receives the machine's streams. */
   subscribers: Pick<Subscribers, "deliver" | "output" | "end">;
   hello(frame: Extract<SidecarFrame, { t: "hello" }>): Promise<void>;
+  /** A proxied request's or WebSocket's frame (durable/preview/). */
+  preview(frame: Extract<SidecarFrame, { t: "ph" | "pd" | "pw" | "px" }>): void;
 }
 
 /** One message of the sidecar's, parsed and handed where it goes; one it cannot read is answered with `bad` and logged. */
@@ -110,5 +118,10 @@ export async function readSidecarFrame(ws: WebSocket, message: string | ArrayBuf
       return to.subscribers.end(frame.sub, frame.end);
     case "hello":
       return to.hello(frame);
+    case "ph":
+    case "pd":
+    case "pw":
+    case "px":
+      return to.preview(frame);
   }
 }

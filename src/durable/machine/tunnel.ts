@@ -10,6 +10,7 @@ import { encodeFrame, type SidecarFrame, UPLOAD_WINDOW_MAX, type WorkerFrame } f
 import { OPS, type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { type Outcome, PendingCalls } from "@agent-runtime/protocol/pending-calls";
+import { PreviewOffer } from "@agent-runtime/protocol/preview";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 
 /** The tag of the sidecar's socket among the object's hibernatable sockets. */
@@ -29,6 +30,8 @@ const TunnelAttachment = z.object({
   heartbeatMs: z.number().int(),
   /** How many upload pieces the sidecar takes before the first is stored (its hello's `uploadWindow`). */
   uploadWindow: z.number().int().min(1).optional(),
+  /** The sidecar serves previews (its hello's `preview`). */
+  preview: PreviewOffer.optional(),
 });
 export type TunnelAttachment = z.infer<typeof TunnelAttachment>;
 
@@ -125,6 +128,12 @@ export class Tunnel {
   uploadWindow(): number {
     const ws = this.live();
     return Math.min(UPLOAD_WINDOW_MAX, (ws && attachmentOf(ws)?.uploadWindow) || 1);
+  }
+
+  /** What the live sidecar offers of previews: null when it offers none, undefined when no sidecar is there. */
+  previewOffer(): PreviewOffer | null | undefined {
+    const ws = this.live();
+    return ws ? (attachmentOf(ws)?.preview ?? null) : undefined;
   }
 
   /** Whether calls can be made now: a live sidecar, or one that dropped moments ago and is expected back. */

@@ -170,6 +170,11 @@ export class StreamHolders {
     return next;
   }
 
+  /** A holder of something other than a stream here (a preview's pass): its token must reach this machine when revoked. */
+  watch(holder: StreamHolder): void {
+    this.announce(holder);
+  }
+
   private announce(holder: StreamHolder): void {
     const tokenId = holder.tokenId;
     if (tokenId === null || this.announced.has(tokenId)) return;

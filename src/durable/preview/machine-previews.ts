@@ -1,0 +1,64 @@
+/**
+ * A machine's previews in its object (docs/architecture.md, "Previews"): who may open them (`PreviewAccess`)
+ * and the proxied streams themselves (`PreviewStreams`), behind the one path a route hands a preview to:
+ *
+ *   /_preview/{port}?path=<the app's path and query>&pass=<pass>     (+ the request's method, headers, body)
+ *
+ * The route has chosen the headers the app sees; the pass is checked here, where it is kept.
+ */
+import { problemResponse } from "../../lib/problem-response";
+import type { StreamHolder, StreamHolders } from "../streams/stream-holders";
+import type { Tunnel } from "../machine/tunnel";
+import { type AccessStorage, PreviewAccess } from "./preview-access";
+import { PREVIEW_PATH_PREFIX, PreviewStreams } from "./preview-streams";
+
+export interface MachinePreviewsHost {
+  tunnel: Pick<Tunnel, "send" | "newId" | "previewOffer">;
+  storage: AccessStorage;
+  accept(ws: WebSocket, tags: string[]): void;
+  sockets(tag: string): WebSocket[];
+  /** The tags that end a socket with its holder's token, and the watch that tells a token it holds a pass here. */
+  holders: Pick<StreamHolders, "socketTags" | "watch">;
+}
+
+export class MachinePreviews {
+  readonly streams: PreviewStreams;
+  readonly access: PreviewAccess;
+
+  constructor(private readonly host: MachinePreviewsHost) {
+    const { tunnel } = host;
+    this.streams = new PreviewStreams({
+      send: (frame) => tunnel.send(frame),
+      newId: () => tunnel.newId(),
+      offer: () => tunnel.previewOffer(),
+      accept: (ws, tags) => host.accept(ws, tags),
+      sockets: (tag) => host.sockets(tag),
+    });
+    this.access = new PreviewAccess(host.storage, (holder) => host.holders.watch(holder));
+  }
+
+  /** A route's preview request (null: the path is not a preview's). */
+  fetch(request: Request, path: string): Promise<Response> | null {
+    if (!path.startsWith(PREVIEW_PATH_PREFIX)) return null;
+    const url = new URL(request.url);
+    const port = Number(path.slice(PREVIEW_PATH_PREFIX.length));
+    const appPath = url.searchParams.get("path") ?? "/";
+    const pass = this.access.check(url.searchParams.get("pass") ?? "", port);
+    if (!pass)
+      return Promise.resolve(
+        problemResponse({ code: "token_invalid", detail: "this preview's pass is not valid or expired: open the preview again from the dashboard" }),
+      );
+    return this.streams.request(request, port, appPath, this.host.holders.socketTags(pass.holder));
+  }
+
+  /** A grant (host mode) or a pass (path mode) to preview `port`, held by `holder` (a member of this machine). */
+  mint(port: number, holder: StreamHolder, kind: "grant" | "pass"): { secret: string; expiresAtMs: number } {
+    return this.access.mint(port, holder, kind);
+  }
+
+  /** A grant traded once for a pass (null: used, expired or unknown). */
+  redeem(grant: string): { secret: string; port: number; expiresAtMs: number } | null {
+    const redeemed = this.access.redeem(grant);
+    return redeemed && { secret: redeemed.secret, port: redeemed.pass.port, expiresAtMs: redeemed.pass.expiresAtMs };
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The machine's ports (README, "Preview your app"): what listens, and opening one in a browser. Opening
+ * needs the member role on the machine and is audited here, once per visit; the requests of the visit are
+ * served by the preview routes (routes/preview.ts) on the pass this call makes.
+ */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
+import type { AppEnv } from "../env";
+import { declare } from "../http/access";
+import { callerOf, machineStub, relay } from "../http/machine";
+import { errors, json, MACHINE_ERRORS } from "../http/openapi";
+import { settings } from "../settings";
+import { PortList, previewLabel } from "@agent-runtime/protocol/preview";
+import { GRANT_PATH } from "./preview";
+
+const PortParams = z.object({ port: z.coerce.number().int().min(1).max(65_535) });
+
+export const PreviewOpened = z
+  .object({
+    url: z.string().describe("open this in a browser: the preview's own origin (host mode) or a path of this origin with its pass (path mode)"),
+    mode: z.enum(["host", "path"]).describe("host: the app at the root of its own origin (PREVIEW_DOMAIN); path: under /machines/{machine}/ports/{port}/"),
+    expiresAtMs: z.number().int().describe("host mode: the link works once, until then; path mode: the pass ends then"),
+  })
+  .meta({ id: "PreviewOpened" });
+
+const list = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/ports",
+      summary: "The machine's listening TCP ports, with their process, the runtime's process or session that owns it, and whether its owner exposed it",
+      responses: { 200: json(PortList, "listening ports"), ...errors(...MACHINE_ERRORS) },
+    },
+  ),
+);
+
+const open = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/ports/{port}/preview",
+      summary: "Open a port of the machine in a browser: a link to the app (the sidecar serves only ports its owner exposed with --expose-ports)",
+      request: { params: PortParams },
+      responses: { 201: json(PreviewOpened, "where to open it"), ...errors(...MACHINE_ERRORS) },
+    },
+  ),
+);
+
+export const portRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(list, async function listPorts(c) {
+    return c.json(await relay(c, "ports.list", {}), 200);
+  })
+  .openapi(open, async function openPreview(c) {
+    const { port } = c.req.valid("param");
+    const machine = c.get("machine");
+    const domain = settings(c.env).previewDomain;
+    const caller = callerOf(c);
+    const holder = { tokenId: caller.tokenId, name: caller.name, expiresAtMs: caller.expiresAtMs };
+    const here = new URL(c.req.url);
+    if (domain) {
+      const { secret, expiresAtMs } = await machineStub(c).mintPreview(port, holder, "grant");
+      const origin = `${here.protocol}//${port}--${await previewLabel(machine)}.${domain}${here.port ? `:${here.port}` : ""}`;
+      return c.json({ url: `${origin}${GRANT_PATH}?grant=${encodeURIComponent(`${machine}.${secret}`)}`, mode: "host" as const, expiresAtMs }, 201);
+    }
+    const { secret, expiresAtMs } = await machineStub(c).mintPreview(port, holder, "pass");
+    return c.json({ url: `${here.origin}/machines/${encodeURIComponent(machine)}/ports/${port}/~${secret}/`, mode: "path" as const, expiresAtMs }, 201);
+  });
