@@ -11,11 +11,18 @@ const secrets = ensureDevVars();
 const port = process.env.PORT ? Number(process.env.PORT) : 8787;
 // `{url}/v1/...` addresses this machine; without DEFAULT_MACHINE every call would have to name one.
 // A team's registry mirror (or a local one) is passed through; unset, the worker reads the official registry.
-const vars: Record<string, string> = { DEFAULT_MACHINE: "local", ...(process.env.ACP_REGISTRY_URL ? { ACP_REGISTRY_URL: process.env.ACP_REGISTRY_URL } : {}) };
+// Previews get their own origins under `*.localhost` (browsers resolve it to this machine): `{port}--local.localhost`.
+const vars: Record<string, string> = {
+  DEFAULT_MACHINE: "local",
+  PREVIEW_DOMAIN: "localhost",
+  ...(process.env.ACP_REGISTRY_URL ? { ACP_REGISTRY_URL: process.env.ACP_REGISTRY_URL } : {}),
+};
 // Where the worker's and the sidecar's state live (AGENT_RUNTIME_STATE_DIR: elsewhere, e.g. for a smoke run).
 const stateDir = process.env.AGENT_RUNTIME_STATE_DIR ?? `${ROOT}/.state`;
 const worker = await startWorker({ secrets, persistTo: stateDir, port, vars });
 const sidecarOptions = { url: worker.url, machine: "local", tunnelSecret: secrets.TUNNEL_SECRET, dataDir: `${stateDir}/sidecar`, echo: true };
+// The ports previews may open are the machine owner's choice, here as for any sidecar (its environment).
+const exposed = process.env.AGENT_RUNTIME_EXPOSE_PORTS?.trim() ?? "";
 let sidecar = await startSidecar(sidecarOptions);
 await sidecar.connected(15_000);
 
@@ -27,6 +34,7 @@ sidecar: pid ${sidecar.child.pid}
 
 try:  curl -H "Authorization: Bearer ${secrets.API_TOKEN}" ${worker.url}/v1/machines
 dashboard: ${worker.url}/   ACP clients (the ACP SDK's http-client or ws-client): ${worker.url}/acp?agent=mock
+previews: ${exposed ? `ports ${exposed} (Machines → local → Ports)` : "no port exposed; e.g. AGENT_RUNTIME_EXPOSE_PORTS=5173 npm start"}
 Ctrl-C stops the worker and the sidecar.
 `);
 

@@ -9,12 +9,12 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpc } from "./acp-helpers";
 import { startRuntime, waitFor, type Runtime } from "./harness";
+import { fits, launchChromium } from "./browser";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** Screenshots of the dashboard as a person sees it, kept as test output (git-ignored). */
 const SCREENSHOTS = join(fileURLToPath(new URL("..", import.meta.url)), "test-output", "dashboard");
 
@@ -23,12 +23,8 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: run 'bash scripts/ensure-chromium.sh' (Debian package 'chromium')`);
   rt = await startRuntime({ machines: ["local"] });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
   page = await browser.newPage();
   page.setDefaultTimeout(15_000);
   page.on("request", (request) => requested.push(request.url()));
@@ -54,37 +50,6 @@ async function open(p: Page, path: string, ready: string): Promise<void> {
 
 /** What the terminal pane shows, row by row (xterm.js renders rows into the DOM). */
 const screen = (p: Page) => p.evaluate(() => [...document.querySelectorAll("#terminal .xterm-rows > div")].map((row) => row.textContent ?? "").join("\n"));
-
-/**
- * Nothing is wider than the screen (what scrolls inside its own box, a wide code block or the terminal,
- * is contained), and on a phone every control a thumb uses is at least 44 px tall.
- */
-async function fits(p: Page, width: number, phone: boolean): Promise<void> {
-  const overflowing = await p.evaluate((limit) => {
-    const out: string[] = [];
-    for (const el of document.querySelectorAll<HTMLElement>("body *")) {
-      if (!el.getClientRects().length) continue;
-      let contained = false;
-      for (let a = el.parentElement; a; a = a.parentElement) if (/(auto|scroll|hidden)/.test(getComputedStyle(a).overflowX)) contained = true;
-      const r = el.getBoundingClientRect();
-      if (!contained && (r.right > limit + 1 || r.width > limit + 1)) out.push(`${el.tagName}#${el.id}.${el.className} ${Math.round(r.width)}`);
-    }
-    return out;
-  }, width);
-  expect(overflowing, p.url()).toEqual([]);
-  expect(await p.evaluate(() => document.documentElement.scrollWidth), p.url()).toBeLessThanOrEqual(width);
-  // The views' nav is one row, the waiting count included.
-  const navTops = await p.evaluate(() => [...document.querySelectorAll("nav.main a")].map((a) => Math.round(a.getBoundingClientRect().top)));
-  expect(new Set(navTops).size, `${p.url()}: the nav wraps`).toBeLessThanOrEqual(1);
-  if (!phone) return;
-  const small = await p.evaluate(() =>
-    [...document.querySelectorAll<HTMLElement>("button, input, select, textarea, a")]
-      .filter((el) => el.getClientRects().length > 0 && !el.closest("#session-transcript") && !el.closest(".xterm"))
-      .filter((el) => el.getBoundingClientRect().height < 44)
-      .map((el) => `${el.tagName}#${el.id} ${el.textContent?.trim().slice(0, 20)} ${Math.round(el.getBoundingClientRect().height)}`),
-  );
-  expect(small, p.url()).toEqual([]);
-}
 
 afterAll(async () => {
   await browser?.close();

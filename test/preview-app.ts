@@ -46,6 +46,18 @@ export async function startPreviewApp(): Promise<PreviewApp> {
     if (url.pathname === "/hello") {
       res.writeHead(200, { "content-type": "text/html", "set-cookie": "app_session=1; Path=/; Domain=localhost" });
       res.end(`<h1>hello ${url.searchParams.get("name") ?? ""}</h1>`);
+    } else if (url.pathname === "/probe") {
+      // What a previewed page's script can reach of the origin it is served under: the API as the signed-in
+      // user, the dashboard's storage, the cookies. Each outcome is written into the page.
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(`<!doctype html><pre id="out">running</pre><script>
+        const out = [];
+        try { out.push("storage: " + typeof localStorage.getItem("x")); } catch (e) { out.push("storage: " + e.name); }
+        try { out.push("cookie: " + JSON.stringify(document.cookie)); } catch (e) { out.push("cookie: " + e.name); }
+        fetch("/v1/whoami", { credentials: "include" })
+          .then((r) => "whoami: " + r.status, (e) => "whoami: " + e.name)
+          .then((line) => { out.push(line); document.getElementById("out").textContent = out.join("\\n"); });
+      </script>`);
     } else if (url.pathname === "/redirect") {
       res.writeHead(302, { location: url.searchParams.get("to") ?? "/hello" });
       res.end();

@@ -25,10 +25,14 @@ async function trimTranscripts(cache) {
   for (const old of transcripts.slice(0, Math.max(0, transcripts.length - KEPT_TRANSCRIPTS))) await cache.delete(old);
 }
 
+/** A preview in path mode (`/machines/{m}/ports/{port}/…`) is an app's, never the dashboard's page: left alone. */
+const PREVIEW = /^\/machines\/[^/]+\/ports\//;
+
 self.addEventListener("fetch", (event) => {
   const request = event.request;
   if (request.method !== "GET") return;
   const url = new URL(request.url);
+  if (PREVIEW.test(url.pathname)) return;
   // Every view's address serves the same page: without a network, any of them opens the page kept as "/".
   const page = request.mode === "navigate" && url.origin === self.location.origin;
   if (!page && !keptOffline(url, request)) return;
