@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "./browser";
+import { openSession, rpc } from "./acp-helpers";
+import { fits, launchChromium } from "./browser";
 import { startRuntime, waitFor, type Runtime } from "./harness";
 import { freePort, type PreviewApp, startPreviewApp } from "./preview-app";
 
@@ -23,6 +24,8 @@ let app: PreviewApp;
 let vite: ChildProcess;
 let vitePort: number;
 let viteDir: string;
+/** Where the mock agent's own app listens (`/serve`), exposed too. */
+let agentPort: number;
 
 async function startVite(): Promise<void> {
   viteDir = await mkdtemp(join(tmpdir(), "preview-vite-"));
@@ -43,8 +46,9 @@ beforeAll(async () => {
   browser = await launchChromium();
   app = await startPreviewApp();
   await startVite();
+  agentPort = await freePort();
   rt = await startRuntime({ machines: [], vars: { PREVIEW_DOMAIN: "localhost" } });
-  await rt.addSidecar("local", { AGENT_RUNTIME_EXPOSE_PORTS: `${vitePort},${app.port}` });
+  await rt.addSidecar("local", { AGENT_RUNTIME_EXPOSE_PORTS: `${vitePort},${app.port},${agentPort}` });
 }, 60_000);
 
 afterAll(async () => {
@@ -87,6 +91,49 @@ describe("host mode in Chromium", () => {
     expect(cookies.map((c) => c.name)).toEqual(["ar_preview"]);
     expect(cookies[0]).toMatchObject({ httpOnly: true, domain: `${vitePort}--local.localhost` });
     await page.close();
+  });
+});
+
+describe("the dashboard's Ports, on a phone", () => {
+  it("lists the machine's ports, opens an exposed one, and a session view says when its agent's app listens", async () => {
+    const acpSession = await openSession(rt, "serves");
+    const record = await waitFor(async () => {
+      const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+      return sessions.find((s) => s.sessionId === acpSession);
+    }, "the session's record");
+    const served = await rpc(rt, "serves", {
+      jsonrpc: "2.0",
+      id: 3,
+      method: "session/prompt",
+      params: { sessionId: acpSession, prompt: [{ type: "text", text: `/serve ${agentPort}` }] },
+    });
+    expect(served.status).toBe(200);
+    await waitFor(async () => {
+      const { ports } = (await (await rt.api("/v1/ports")).json()) as { ports: { port: number; owner: { kind: string } | null }[] };
+      return ports.find((p) => p.port === agentPort)?.owner?.kind === "acp";
+    }, "the agent's app listening, named after its agent");
+
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const page = await phone.newPage();
+    page.setDefaultTimeout(20_000);
+    await signIn(page);
+    await page.goto(`${rt.url}/machines/local/ports`);
+    await page.waitForSelector(`[data-port="${agentPort}"] [data-open]`);
+    expect(await page.textContent(`[data-port="${agentPort}"]`)).toContain("an agent's");
+    expect(await page.textContent("#ports-exposed")).toContain(`${agentPort}`);
+    // The worker's own port listens here too, not exposed: listed without Open.
+    expect(await page.locator(`[data-port="${new URL(rt.url).port}"] [data-open]`).count()).toBe(0);
+    await fits(page, 390, true);
+
+    await page.goto(`${rt.url}/sessions/${record.id}`);
+    await page.waitForSelector(`#session-ports [data-open="${agentPort}"]`);
+    expect(await page.textContent("#session-ports")).toContain(`The agent's app is listening on :${agentPort}`);
+    await fits(page, 390, true);
+    const [tab] = await Promise.all([page.waitForEvent("popup"), page.click(`#session-ports [data-open="${agentPort}"]`)]);
+    await expect.poll(() => tab.textContent("body").catch(() => "")).toBe("served by the mock agent's app");
+    expect(new URL(tab.url()).host).toBe(`${agentPort}--local.localhost:${new URL(rt.url).port}`);
+    expect(await tab.evaluate(() => window.opener)).toBeNull();
+    await phone.close();
   });
 });
 

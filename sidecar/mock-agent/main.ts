@@ -13,6 +13,7 @@
  *   /history               answers with the prompts this session had before this one (after a load too)
  *   /write <path> <text>   writes the rest of the prompt's first line and a newline as the file's whole content
  *   /delete <path>         removes the file
+ *   /serve <port>          starts an app on 127.0.0.1:<port> as its child (an agent's `npm run dev`), until it exits
  *     (both act on the disk directly, paths relative to the session's folder, and report an ACP tool call
  *     whose content is a `diff`, as agents that edit files do)
  *
@@ -22,6 +23,7 @@
  * every machine. With MOCK_AGENT_NO_RESUME=1 the mock advertises neither load nor resume nor list.
  * Environment: MOCK_CHUNK_SIZE (default 8), MOCK_CHUNK_DELAY_MS (default 0).
  */
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -263,6 +265,14 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
     case "/exit":
       process.exit(Number(rest[0] ?? 1) || 0);
       return;
+    case "/serve": {
+      // A child of this process, as an agent's dev server is: the runtime names its port after the session.
+      const port = Number(rest[0]);
+      const app = `require("node:http").createServer((q, s) => s.end("served by the mock agent's app")).listen(${port}, "127.0.0.1")`;
+      const child = spawn(process.execPath, ["-e", app], { stdio: "ignore" });
+      process.once("exit", () => child.kill());
+      return say(client, session.id, `Serving on :${port}`);
+    }
     case "/history": {
       const prompts = session.history.filter((h) => h.role === "user").map((h) => h.text);
       return say(client, session.id, `History (${prompts.length}): ${prompts.join(" | ")}`);

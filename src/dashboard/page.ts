@@ -18,7 +18,7 @@ export const DASHBOARD_PATHS = [
   "/sessions/:id/changes",
   "/machines",
   "/machines/:machine",
-  ...["agents", "processes", "files", "terminal"].map((tab) => `/machines/:machine/${tab}`),
+  ...["agents", "processes", "files", "terminal", "ports"].map((tab) => `/machines/:machine/${tab}`),
   "/tasks",
   "/team",
   "/admin",

@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 
-export const MACHINE_TABS = ["agents", "processes", "files", "terminal"] as const;
+export const MACHINE_TABS = ["agents", "processes", "files", "terminal", "ports"] as const;
 export type MachineTab = (typeof MACHINE_TABS)[number];
 
 export type Route =

@@ -1,4 +1,4 @@
-/** The machines of the team, and one machine's tabs: agents, processes, files, terminal. */
+/** The machines of the team, and one machine's tabs: agents, processes, files, terminal, ports. */
 import type { ComponentChildren } from "preact";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import { href, MACHINE_TABS, type MachineTab, machineHref } from "../router";
@@ -7,6 +7,7 @@ import { AgentsTab } from "./agents";
 import { FilesTab } from "./files";
 import { Dot, Link } from "./parts";
 import { ProcessesTab } from "./processes";
+import { PortsTab } from "./ports";
 import { lazyView } from "../lazy";
 
 /** The terminal (xterm.js) loads when the tab is opened. */
@@ -44,7 +45,7 @@ export function MachinesView(props: { machines: Machine[] | null }) {
   );
 }
 
-const TAB_NAMES: Record<MachineTab, string> = { agents: "Agents", processes: "Processes", files: "Files", terminal: "Terminal" };
+const TAB_NAMES: Record<MachineTab, string> = { agents: "Agents", processes: "Processes", files: "Files", terminal: "Terminal", ports: "Ports" };
 
 export function MachineView(props: { machine: string; tab: MachineTab; query: URLSearchParams; machines: Machine[] | null }) {
   const known = props.machines?.find((m) => m.id === props.machine);
@@ -63,6 +64,9 @@ export function MachineView(props: { machine: string; tab: MachineTab; query: UR
       break;
     case "terminal":
       body = canAct ? <TerminalTab machine={props.machine} processId={props.query.get("process")} /> : null;
+      break;
+    case "ports":
+      body = <PortsTab machine={props.machine} />;
       break;
   }
   return (

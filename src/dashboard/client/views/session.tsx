@@ -13,6 +13,7 @@ import { deadlineText, entryClass, entryText, turnChangesOf, withEntry } from ".
 import { lazyView } from "../lazy";
 import { summaryText } from "@agent-runtime/protocol/review-text";
 import { Link } from "./parts";
+import { SessionPorts } from "./ports";
 
 /** An edit the agent reported while its turn streams (an ACP tool call's `diff` content): shown, never stored. */
 interface LiveEdit {
@@ -216,6 +217,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
           </Link>
         </p>
       ) : null}
+      {record ? <SessionPorts machine={record.machine} serverId={record.serverId} state={record.state} /> : null}
       {record ? (
         <p id="session-meta" class="muted">
           {record.machine} · {record.agent}

@@ -1,0 +1,116 @@
+/**
+ * A machine's Ports: what listens on it, whether its owner exposed it (`--expose-ports`), and Open, which
+ * asks for a preview link (POST /v1/ports/{port}/preview) and opens the app in a new tab. Also the line a
+ * session view shows when the agent's own app listens.
+ */
+import { useState } from "preact/hooks";
+import type { ListeningPort, PortList } from "@agent-runtime/protocol/preview";
+import { apiJson, errorText, machineApi, send } from "../api";
+import { useCan, usePoll } from "../session-context";
+import { Note, Table } from "./parts";
+
+/**
+ * Open a preview in a new tab. The tab is opened at once (a phone's browser allows a new tab only in the
+ * tap itself), told nothing of this page (no opener), and sent to the link once the API answers.
+ */
+export async function openPreview(machine: string, port: number): Promise<void> {
+  const tab = window.open("about:blank", "_blank");
+  if (tab) tab.opener = null;
+  try {
+    const { url } = await send<{ url: string }>(`${machineApi(machine)}/ports/${port}/preview`);
+    if (tab) tab.location.href = url;
+    else window.location.href = url;
+  } catch (err) {
+    tab?.close();
+    throw err;
+  }
+}
+
+function ownerText(port: ListeningPort): string {
+  if (!port.owner) return "";
+  if (port.owner.kind === "acp") return "an agent's";
+  if (port.owner.kind === "process") return `process ${port.owner.processId}`;
+  return "the sidecar";
+}
+
+export function PortsTab(props: { machine: string }) {
+  const canOpen = useCan("member");
+  const [list, setList] = useState<PortList | null>(null);
+  const [note, setNote] = useState("");
+  const load = async () => setList(await apiJson<PortList>(`${machineApi(props.machine)}/ports`));
+  usePoll(() => load().catch((err) => setNote(errorText(err))), [props.machine]);
+  const open = (port: number) => openPreview(props.machine, port).catch((err) => setNote(errorText(err)));
+  return (
+    <section id="ports-tab">
+      <p class="muted" id="ports-exposed">
+        {list
+          ? list.expose
+            ? `The machine's owner exposed ${list.expose}: those ports open here, nothing else.`
+            : "The machine's owner exposed no port. To open one here, restart its sidecar with --expose-ports (e.g. --expose-ports 5173)."
+          : "Reading the machine's ports…"}
+      </p>
+      <Table
+        id="ports-list"
+        rows={list?.ports ?? []}
+        rowProps={(p) => ({ "data-port": String(p.port) })}
+        empty="Nothing listens on this machine."
+        columns={[
+          { label: "Port", cell: (p) => <strong>:{p.port}</strong> },
+          { label: "Process", cell: (p) => [p.command ?? "another user's process", ownerText(p)].filter(Boolean).join(" · ") },
+          { label: "Listens on", cell: (p) => p.addresses.join(", ") },
+          {
+            label: "Preview",
+            cell: (p) =>
+              !p.allowed ? (
+                <span class="muted">not exposed</span>
+              ) : canOpen ? (
+                <button type="button" class="primary" data-open={p.port} onClick={() => void open(p.port)}>
+                  Open
+                </button>
+              ) : (
+                <span class="muted">exposed (members open it)</span>
+              ),
+          },
+        ]}
+      />
+      <Note id="ports-note" text={note} error />
+    </section>
+  );
+}
+
+/** "The agent's app is listening on :5173 — Open", while a process of this session's agent listens on an exposed port. */
+export function SessionPorts(props: { machine: string; serverId: string; state: string }) {
+  const canOpen = useCan("member");
+  const [ports, setPorts] = useState<ListeningPort[]>([]);
+  const [note, setNote] = useState("");
+  usePoll(
+    () =>
+      apiJson<PortList>(`${machineApi(props.machine)}/ports`)
+        .then((list) => setPorts(list.ports.filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId)))
+        .catch(() => setPorts([])),
+    [props.machine, props.serverId, props.state],
+  );
+  if (!canOpen || ports.length === 0) return null;
+  return (
+    <div id="session-ports">
+      {ports.map((p) => (
+        <p class="row" key={p.port}>
+          <span class="grow">The agent's app is listening on :{p.port}</span>
+          {p.allowed ? (
+            <button
+              type="button"
+              class="primary"
+              data-open={p.port}
+              onClick={() => void openPreview(props.machine, p.port).catch((err) => setNote(errorText(err)))}
+            >
+              Open
+            </button>
+          ) : (
+            <span class="muted">not exposed (--expose-ports {p.port})</span>
+          )}
+        </p>
+      ))}
+      <Note id="session-ports-note" text={note} error />
+    </div>
+  );
+}
