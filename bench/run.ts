@@ -23,6 +23,7 @@ import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
 import { benchReview, reviewReport } from "./review";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
+import { benchPreview, previewReport } from "./preview";
 import { benchNotify, notifyReport } from "./notify";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
@@ -898,6 +899,12 @@ if (process.env.BENCH_ONLY === "notify") {
   console.log(notifyReport(await benchNotify()));
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "preview") {
+  // The relay's floor as the last full run measured it (a full run measures both in the same run).
+  const last = JSON.parse(await readFile(join(ROOT, "bench", "results", "latest.json"), "utf8").catch(() => "{}")) as { floor?: { rttP50Ms?: number } };
+  console.log(previewReport(await benchPreview(), last.floor?.rttP50Ms ?? null));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "review") {
   console.log(reviewReport(await benchReview()));
   process.exit(0);
@@ -956,6 +963,9 @@ console.log(firstVisitReport(firstVisit));
 console.error("bench: a permission asked: the webhook, the push, and a rule's answer ...");
 const notify = await benchNotify();
 console.log(notifyReport(notify));
+console.error("bench: previews: 100 MiB each way, memory, a small request's added latency ...");
+const preview = await benchPreview();
+console.log(previewReport(preview, floor.rttP50Ms));
 await mkdir(join(ROOT, "bench", "results"), { recursive: true });
 const machine = {
   cpus: (await import("node:os")).cpus().length,
@@ -965,6 +975,10 @@ const machine = {
 };
 await writeFile(
   join(ROOT, "bench", "results", "latest.json"),
-  JSON.stringify({ at: new Date().toISOString(), machine, direct, sandboxAgent: reference, floor, thisProject: ours, review, firstVisit, notify }, null, 2),
+  JSON.stringify(
+    { at: new Date().toISOString(), machine, direct, sandboxAgent: reference, floor, thisProject: ours, review, firstVisit, notify, preview },
+    null,
+    2,
+  ),
 );
 console.error("bench: figures written to bench/results/latest.json");

@@ -43,7 +43,10 @@ export async function startPreviewApp(): Promise<PreviewApp> {
   const server = http.createServer((req, res) => {
     app.lastHeaders = req.headers;
     const url = new URL(req.url ?? "/", "http://app");
-    if (url.pathname === "/hello") {
+    if (url.pathname === "/") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("the app's home page");
+    } else if (url.pathname === "/hello") {
       res.writeHead(200, { "content-type": "text/html", "set-cookie": "app_session=1; Path=/; Domain=localhost" });
       res.end(`<h1>hello ${url.searchParams.get("name") ?? ""}</h1>`);
     } else if (url.pathname === "/probe") {

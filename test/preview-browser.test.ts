@@ -141,9 +141,18 @@ describe("path mode in Chromium", () => {
   it("serves the app sandboxed: its script cannot call the API as the signed-in user, read the dashboard's storage or cookies", async () => {
     await rt.restartWorker({ PREVIEW_DOMAIN: "" });
     await rt.sidecars.get("local")?.connected(30_000);
-    const page = await browser.newPage();
+    const context = await browser.newContext();
+    const page = await context.newPage();
     page.setDefaultTimeout(20_000);
     await signIn(page);
+    // Once its service worker controls the page, the dashboard's page is kept for offline use.
+    await page.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+    });
+    await page.reload();
+    await page.waitForSelector('nav [data-view="sessions"]');
+    const keptPage = () => page.evaluate(async () => (await (await caches.match("/"))?.text()) ?? "");
+    await expect.poll(keptPage).toContain("<title>agent-runtime</title>");
     // The control: the dashboard's own page calls the API as the user.
     expect(await page.evaluate(async () => (await fetch("/v1/whoami")).status)).toBe(200);
     const link = await openLink(app.port);
@@ -154,6 +163,13 @@ describe("path mode in Chromium", () => {
     expect(out).toContain("storage: SecurityError");
     expect(out).toContain("cookie: SecurityError");
     expect(out).not.toContain("whoami: 200");
-    await page.close();
+    // The dashboard's service worker left the preview alone: the page it keeps for offline is still its own
+    // (read from a page of the dashboard's origin that is not an HTML navigation, which would keep itself).
+    const other = await context.newPage();
+    await other.goto(`${rt.url}/v1/whoami`);
+    const kept = await other.evaluate(async () => (await (await caches.match("/"))?.text()) ?? "");
+    expect(kept).toContain("<title>agent-runtime</title>");
+    expect(kept).not.toContain("whoami");
+    await context.close();
   });
 });

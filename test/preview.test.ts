@@ -199,7 +199,12 @@ describe("path mode", () => {
     expect(refused.status).toBe(403);
     const member = await mint("member");
     const { url } = await open(app.port, member.token);
-    expect((await fetch(`${url}hello`)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await fetch(`${url}hello`)).status).toBe(200);
+    // One line per visit (the opening), none per request of it.
+    const audit = (await (await rt.api("/v1/audit?token=preview-member")).json()) as {
+      entries: { method: string; route: string; machine: string; status: number }[];
+    };
+    expect(audit.entries.map((e) => [e.method, e.route, e.machine, e.status])).toEqual([["POST", "/v1/ports/{port}/preview", "local", 201]]);
     expect((await rt.api(`/v1/tokens/${member.id}`, { method: "DELETE" })).status).toBeLessThan(300);
     await waitFor(async () => (await fetch(`${url}hello`)).status === 401, "the revoked token's preview ends");
   });

@@ -10,6 +10,7 @@ import { promisify } from "node:util";
 import { ROOT, SIDECAR_BUNDLE } from "../dev/runtime";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import { startRuntime, type Runtime, waitFor } from "./harness";
+import { type PreviewApp, startPreviewApp } from "./preview-app";
 
 const run = promisify(execFile);
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -23,11 +24,16 @@ function example(name: string): string {
 }
 
 let rt: Runtime;
+/** An app on the machine for the preview example, its port exposed. */
+let app: PreviewApp;
 beforeAll(async () => {
-  rt = await startRuntime({ machines: ["local"] });
+  app = await startPreviewApp();
+  rt = await startRuntime({ machines: [] });
+  await rt.addSidecar("local", { AGENT_RUNTIME_EXPOSE_PORTS: String(app.port) });
 });
 afterAll(async () => {
   await rt?.dispose();
+  await app?.close();
 });
 
 describe("the README's examples", () => {
@@ -97,6 +103,13 @@ describe("the README's examples", () => {
     await rt.api("/v1/config/policy", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules: [] }) });
   });
 
+  it("the preview example lists the machine's ports and opens the app through a link", async () => {
+    const { stdout } = await run("bash", ["-uc", example("preview")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, PORT: String(app.port) } });
+    expect(stdout).toContain(`"port":${app.port},"addresses":["127.0.0.1"]`);
+    expect(stdout).toContain(`"expose":"${app.port}"`);
+    expect(stdout.endsWith("the app's home page")).toBe(true);
+  });
+
   it("the tasks example starts a task and lists it once it succeeded", async () => {
     const folder = join(rt.dir, "readme-task");
     mkdirSync(folder);
@@ -164,6 +177,7 @@ describe("the sidecar's command line", () => {
       "--config-dir",
       "--data-dir",
       "--workdir",
+      "--expose-ports",
       "--log-level",
       "--help",
     ])
@@ -174,6 +188,7 @@ describe("the sidecar's command line", () => {
       "AGENT_RUNTIME_CONFIG_DIR",
       "AGENT_RUNTIME_DATA_DIR",
       "AGENT_RUNTIME_WORKDIR",
+      "AGENT_RUNTIME_EXPOSE_PORTS",
       "SIDECAR_LOG_LEVEL",
     ])
       expect(stdout).toContain(variable);

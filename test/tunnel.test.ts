@@ -366,6 +366,8 @@ describe("the OpenAPI document", () => {
         "PUT /config/policy",
         "GET /config/policy/status",
         "POST /config/policy/test",
+        "GET /ports",
+        "POST /ports/{port}/preview",
       ]
         .map((route) => route.replace(" /", " /v1/")) // the API, under /v1
         .concat(["POST /acp", "GET /acp", "DELETE /acp"]) // ACP's remote transport beside it
