@@ -127,9 +127,10 @@ export async function benchPreview(): Promise<PreviewFigures> {
       return { downMs, upMs: performance.now() - upStarted };
     };
 
-    // Warm-up: the heap of each process grows once to its working size.
+    // Warm-up: the heap of each process grows once to its working size (a first 100 MiB each way), so the
+    // peaks below compare sizes, not a heap's first growth.
     for (let i = 0; i < 20; i++) await drain(await fetch(`${base}small`));
-    await both(10 * MiB);
+    await both(100 * MiB);
     let timing = { downMs: 0, upMs: 0 };
     const small = await peaks(() => both(10 * MiB));
     const large = await peaks(async () => {

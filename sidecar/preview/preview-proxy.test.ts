@@ -56,7 +56,7 @@ describe("the sidecar's preview proxy", () => {
     });
     const { proxy, frames, until } = proxyFor(String(port));
     proxy.frame(open(port));
-    const sent = () => frames.reduce((sum, f) => sum + (f.t === "pd" ? f.bytes.length : 0), 0);
+    const sent = () => frames.reduce((sum, f) => sum + (f.t === "pd" || f.t === "ph" ? (f.bytes?.length ?? 0) : 0), 0);
     await until(() => sent() >= PREVIEW_WINDOW_BYTES);
     // The app keeps writing, but nothing more leaves until the worker's reader takes some.
     const atWindow = sent();

@@ -15,6 +15,7 @@ import {
   PREVIEW_SOCKET_IDLE_MS,
   PREVIEW_WINDOW_BYTES,
   type PreviewFrame,
+  type PreviewHead,
   type PreviewOpen,
 } from "@agent-runtime/protocol/preview";
 import { errorText, logger } from "../log";
@@ -170,6 +171,10 @@ class HttpStream implements Stream {
     req.on("response", (res) => this.respond(res));
   }
 
+  /**
+   * The app's response. Its head waits for the bytes that came with it (until the event loop's next turn,
+   * at most a piece): a small answer, a module of a dev server, crosses as one frame instead of three.
+   */
   private respond(res: http.IncomingMessage): void {
     this.res = res;
     const headers: [string, string][] = [];
@@ -177,15 +182,35 @@ class HttpStream implements Stream {
       const name = res.rawHeaders[i] ?? "";
       if (!HOP_BY_HOP.has(name.toLowerCase())) headers.push([name, res.rawHeaders[i + 1] ?? ""]);
     }
-    this.send({ t: "ph", sid: this.open.sid, status: res.statusCode ?? 502, headers });
+    const head: PreviewHead = { t: "ph", sid: this.open.sid, status: res.statusCode ?? 502, headers };
+    let withHead: Buffer[] | null = [];
+    let headBytes = 0;
+    const sendHead = (fin: boolean) => {
+      if (!withHead) return;
+      const bytes = withHead.length ? bytesOf(Buffer.concat(withHead)) : null;
+      withHead = null;
+      this.send({ ...head, ...(bytes ? { bytes } : {}), ...(fin ? { fin: true } : {}) });
+    };
+    setImmediate(() => sendHead(false));
     res.on("data", (chunk: Buffer) => {
       this.idle.touch();
-      for (let at = 0; at < chunk.length; at += PREVIEW_PIECE_BYTES)
-        this.send({ t: "pd", sid: this.open.sid, bytes: bytesOf(chunk.subarray(at, at + PREVIEW_PIECE_BYTES)) });
       this.credit -= chunk.length;
+      if (withHead && headBytes + chunk.length <= PREVIEW_PIECE_BYTES) {
+        withHead.push(chunk);
+        headBytes += chunk.length;
+      } else {
+        sendHead(false);
+        for (let at = 0; at < chunk.length; at += PREVIEW_PIECE_BYTES)
+          this.send({ t: "pd", sid: this.open.sid, bytes: bytesOf(chunk.subarray(at, at + PREVIEW_PIECE_BYTES)) });
+      }
       if (this.credit <= 0) res.pause(); // the browser reads slower than the app writes: the app waits
     });
-    res.on("end", () => this.finish({ t: "pd", sid: this.open.sid, fin: true, bytes: new Uint8Array(0) }, true));
+    res.on("end", () => {
+      if (withHead) {
+        sendHead(true);
+        this.finish(null, true);
+      } else this.finish({ t: "pd", sid: this.open.sid, fin: true, bytes: new Uint8Array(0) }, true);
+    });
     res.on("error", (err) => this.fail(unreachable(this.open.port, err)));
   }
 
@@ -219,11 +244,11 @@ class HttpStream implements Stream {
   }
 
   /** The last frame; a response read to its end leaves its connection to the agent's keep-alive pool. */
-  private finish(last: SidecarFrame, complete = false): void {
+  private finish(last: SidecarFrame | null, complete = false): void {
     if (this.finished) return;
     this.finished = true;
     this.idle.stop();
-    this.send(last);
+    if (last) this.send(last);
     if (!complete) this.req?.destroy();
     this.done();
   }

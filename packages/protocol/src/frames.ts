@@ -204,7 +204,14 @@ const utf8Decoder = new TextDecoder();
 
 /** Where a frame's bytes would be: a call's arguments, an answer's value, an `out` or packed `ev` frame itself. */
 function holderOf(frame: { t?: unknown; args?: unknown; value?: unknown }): object | null {
-  const holder = frame.t === "req" ? frame.args : frame.t === "res" ? frame.value : frame.t === "out" || frame.t === "ev" || frame.t === "pd" ? frame : null;
+  const holder =
+    frame.t === "req"
+      ? frame.args
+      : frame.t === "res"
+        ? frame.value
+        : frame.t === "out" || frame.t === "ev" || frame.t === "pd" || frame.t === "ph"
+          ? frame
+          : null;
   return typeof holder === "object" && holder !== null && !Array.isArray(holder) ? holder : null;
 }
 

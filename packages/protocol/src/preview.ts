@@ -47,13 +47,18 @@ export const PreviewOpen = z.object({
 });
 export type PreviewOpen = z.infer<typeof PreviewOpen>;
 
-/** Sidecar → worker: the app's response head, or its WebSocket accepted (status 101, `protocol` chosen). */
+/**
+ * Sidecar → worker: the app's response head, or its WebSocket accepted (status 101, `protocol` chosen). The
+ * body's first bytes may travel with it (a binary frame), and `fin` when that was all of it.
+ */
 export const PreviewHead = z.object({
   t: z.literal("ph"),
   sid: Id,
   status: z.number().int().min(100).max(599),
   headers: Headers,
   protocol: z.string().max(256).optional(),
+  bytes: Bytes.optional(),
+  fin: z.boolean().optional(),
 });
 export type PreviewHead = z.infer<typeof PreviewHead>;
 

@@ -12,7 +12,6 @@ import { z } from "zod";
 import type { SidecarFrame, WorkerFrame } from "@agent-runtime/protocol/frames";
 import {
   PREVIEW_MESSAGE_MAX_BYTES,
-  PREVIEW_PIECE_BYTES,
   PREVIEW_WINDOW_BYTES,
   type PreviewCredit,
   type PreviewData,
@@ -23,6 +22,7 @@ import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import { problemResponse } from "../../lib/problem-response";
 import { closeQuietly } from "../../lib/close-reason";
 import { offline } from "../machine/tunnel";
+import { sendBody } from "./request-body";
 
 export const PREVIEW_TAG = "preview";
 /** Where a route hands a preview to the object: `/_preview/{port}?path=…`. */
@@ -169,25 +169,34 @@ export class PreviewStreams {
       new ByteLengthQueuingStrategy({ highWaterMark: PREVIEW_WINDOW_BYTES }),
     );
     const pump = async () => {
-      const reader = request.body?.getReader();
-      if (!reader) return;
+      if (!request.body) return;
+      const declared = Number(request.headers.get("content-length") ?? Number.NaN);
       try {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (ended) return void (await reader.cancel());
-          if (done) return this.host.send({ t: "pd", sid, fin: true, bytes: new Uint8Array(0) });
-          for (let at = 0; at < value.length; at += PREVIEW_PIECE_BYTES) {
+        await sendBody(request.body, Number.isSafeInteger(declared) ? declared : null, {
+          ready: async () => {
             while (requestCredit <= 0 && !ended) await new Promise<void>((wake) => (moreCredit = wake));
-            if (ended) return void (await reader.cancel());
-            const piece = value.subarray(at, at + PREVIEW_PIECE_BYTES);
-            requestCredit -= piece.length;
-            this.host.send({ t: "pd", sid, bytes: piece });
-          }
-        }
+            return !ended;
+          },
+          piece: (bytes) => {
+            requestCredit -= bytes.length;
+            this.host.send({ t: "pd", sid, bytes });
+          },
+          end: () => this.host.send({ t: "pd", sid, fin: true, bytes: new Uint8Array(0) }),
+        });
       } catch (err) {
         if (!ended) this.host.send({ t: "px", sid, reason: "the request's body could not be read" });
         end();
         console.error("a preview's request body failed:", err);
+      }
+    };
+    const data = (frame: PreviewData) => {
+      if (frame.bytes.length) {
+        enqueued += frame.bytes.length;
+        controller?.enqueue(frame.bytes);
+      }
+      if (frame.fin) {
+        controller?.close();
+        end();
       }
     };
     return {
@@ -196,17 +205,10 @@ export class PreviewStreams {
         const encoded = headers.has("content-encoding");
         // The app's bytes pass as they are: a compressed body stays compressed, never compressed again.
         resolve(new Response(nullBody(frame.status) ? null : body, { status: frame.status, headers, ...(encoded ? { encodeBody: "manual" as const } : {}) }));
+        // The body's first bytes, or all of it, may come with the head.
+        if (frame.bytes || frame.fin) data({ t: "pd", sid, bytes: frame.bytes ?? new Uint8Array(0), ...(frame.fin ? { fin: true } : {}) });
       },
-      data: (frame) => {
-        if (frame.bytes.length) {
-          enqueued += frame.bytes.length;
-          controller?.enqueue(frame.bytes);
-        }
-        if (frame.fin) {
-          controller?.close();
-          end();
-        }
-      },
+      data,
       credit: (n) => {
         requestCredit += n;
         moreCredit?.();
