@@ -41,7 +41,10 @@ describe("listening ports", () => {
     const ports = await listeningPorts(new Map([[process.pid, { kind: "sidecar" as const }]]), (p) => p === port);
     const found = ports.find((p) => p.port === port);
     expect(found).toMatchObject({ port, addresses: ["127.0.0.1"], pid: child.pid, owner: { kind: "sidecar" }, allowed: true });
-    expect(found?.command).toContain("createServer");
+    expect(found?.command).toContain("createServer"); // a child of the runtime: its whole command line
     expect(ports.filter((p) => p.port !== port).every((p) => !p.allowed)).toBe(true);
+    // Not the runtime's: the program's name only.
+    const unowned = await listeningPorts(new Map(), () => false);
+    expect(unowned.find((p) => p.port === port)?.command).toBe("node");
   });
 });

@@ -36,14 +36,13 @@ export async function listeningPorts(owners: ReadonlyMap<number, PortOwner>, all
     byPort.set(socket.port, entry);
   }
   const ports = await Promise.all(
-    [...byPort].map(async ([port, { addresses, pid }]) => ({
-      port,
-      addresses: [...addresses].slice(0, 16),
-      pid,
-      command: pid === null ? null : await tree.commandOf(pid),
-      owner: pid === null ? null : await ownerOf(pid, tree),
-      allowed: allowed(port),
-    })),
+    [...byPort].map(async ([port, { addresses, pid }]) => {
+      const owner = pid === null ? null : await ownerOf(pid, tree);
+      const command = pid === null ? null : await tree.commandOf(pid);
+      // A command line may carry a secret (`mysql -pPASSWORD`): the whole line only for the runtime's own
+      // processes and their children, the program's name for the rest.
+      return { port, addresses: [...addresses].slice(0, 16), pid, command: owner ? command : programOf(command), owner, allowed: allowed(port) };
+    }),
   );
   return ports.sort((a, b) => a.port - b.port);
 }
@@ -144,6 +143,12 @@ async function lsofSockets(owners: ReadonlyMap<number, PortOwner>): Promise<{ so
     sockets,
     tree: { owners, parentOf: async (p) => table.get(p)?.ppid ?? null, commandOf: async (p) => shorten(table.get(p)?.command ?? "") },
   };
+}
+
+/** The program a command line runs, without its arguments. */
+function programOf(command: string | null): string | null {
+  const program = command?.split(" ")[0];
+  return program ? (program.split("/").pop() ?? program) : null;
 }
 
 async function readText(path: string): Promise<string> {

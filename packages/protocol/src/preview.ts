@@ -110,7 +110,11 @@ export const ListeningPort = z
     /** Where it listens: 127.0.0.1, ::1, 0.0.0.0, :: or another address of the machine. */
     addresses: z.array(z.string().max(64)).max(16),
     pid: z.number().int().nullable(),
-    /** The owning process's command line, shortened; null when the machine does not say (another user's). */
+    /**
+     * The owning process's command line, shortened, for the runtime's processes and their children; the
+     * program's name alone for any other (a command line may carry a secret); null when the machine does
+     * not say (another user's process).
+     */
     command: z.string().max(512).nullable(),
     /** One of the runtime's processes, or a child of one (an agent's dev server). */
     owner: PortOwner.nullable(),
