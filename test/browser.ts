@@ -2,7 +2,8 @@
  * Chromium for the browser tests (Debian's, driven by playwright-core), and what every view must hold on a
  * phone and a desktop.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { expect } from "vitest";
 
@@ -45,4 +46,33 @@ export async function fits(p: Page, width: number, phone: boolean): Promise<void
       .map((el) => `${el.tagName}#${el.id} ${el.textContent?.trim().slice(0, 20)} ${Math.round(el.getBoundingClientRect().height)}`),
   );
   expect(small, p.url()).toEqual([]);
+}
+
+/** axe-core (from npm), put into a page by the DevTools protocol (the dashboard's CSP allows no injected script). */
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/**
+ * axe-core's checks of the page as it is drawn (WCAG 2.1 A and AA, and its best practices): no violation
+ * whose impact is serious or critical. Each is named with the elements it found.
+ */
+export async function accessible(p: Page): Promise<void> {
+  if (!(await p.evaluate(() => "axe" in window))) await p.evaluate(AXE);
+  const found = await p.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> };
+      }
+    ).axe;
+    const { violations } = await axe.run(document, { resultTypes: ["violations"] });
+    return violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map(
+        (v) =>
+          `${v.impact} ${v.id}: ${v.nodes
+            .map((n) => JSON.stringify(n.target))
+            .slice(0, 5)
+            .join(" ")}`,
+      );
+  });
+  expect(found, p.url()).toEqual([]);
 }

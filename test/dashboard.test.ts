@@ -13,7 +13,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpc } from "./acp-helpers";
 import { startRuntime, waitFor, type Runtime } from "./harness";
-import { fits, launchChromium } from "./browser";
+import { accessible, fits, launchChromium } from "./browser";
 
 /** Screenshots of the dashboard as a person sees it, kept as test output (git-ignored). */
 const SCREENSHOTS = join(fileURLToPath(new URL("..", import.meta.url)), "test-output", "dashboard");
@@ -78,6 +78,7 @@ describe("the dashboard", () => {
       await first.goto(`${rt.url}/`);
       await first.waitForSelector("#token");
       expect((await first.textContent("#login-error"))?.trim() ?? "").toBe("");
+      await accessible(first);
       const missing = await first.goto(`${rt.url}/nope`);
       expect(missing?.status()).toBe(404);
       expect(missing?.headers()["content-type"]).toContain("text/html");
@@ -430,6 +431,7 @@ describe("the dashboard", () => {
         const phone = name === "phone";
         const width = options.viewport.width;
         await fits(p, width, phone);
+        await accessible(p);
         if (phone) {
           await p.screenshot({ path: join(SCREENSHOTS, "phone-session-waiting.png") });
           await p.click('[data-answer="allow"]');
@@ -452,11 +454,14 @@ describe("the dashboard", () => {
           ["/machines/local/agents", 'tr[data-agent="mock"]'],
           ["/machines/local/processes", "#processes tr"],
           [`/machines/local/files?path=${encodeURIComponent(rt.dir)}`, "#files tr"],
+          ["/machines/local/ports", "#ports-list tr"],
+          ["/tasks", "#tasks-view"],
           ["/team", "#skills"],
           ["/admin", "#audit tr"],
         ] as const) {
           await open(p, path, ready);
           await fits(p, width, phone);
+          await accessible(p);
           await p.screenshot({ path: join(SCREENSHOTS, `${name}-${path.split("?")[0]!.slice(1).replace(/\//g, "-")}.png`), fullPage: true });
         }
         // The terminal on a phone: typed with the screen keyboard, and the keys it lacks from the row under it.
@@ -473,6 +478,7 @@ describe("the dashboard", () => {
         await p.keyboard.type("\n");
         await expect.poll(() => screen(p)).toContain("fits-7");
         await fits(p, width, phone);
+        await accessible(p);
         await p.screenshot({ path: join(SCREENSHOTS, `${name}-terminal.png`), fullPage: true });
         await p.click("#term-end");
       } finally {
@@ -480,7 +486,7 @@ describe("the dashboard", () => {
       }
     }
     expect(((await (await turn).json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
-  }, 90_000); // two devices, eight views each: about 25 s on a loaded two-core machine
+  }, 180_000); // two devices, ten views each, each checked by axe: about 85 s on a loaded two-core machine
 
   it("reviews and ships on a phone and a desktop: a session's changes, one file's diff, a turn reverted, a commit; an edit's diff while the turn streams", async () => {
     const repo = join(rt.dir, "review-project");
@@ -527,6 +533,7 @@ describe("the dashboard", () => {
         await p.screenshot({ path: join(SCREENSHOTS, `${name}-changes.png`), fullPage: true });
         await p.waitForSelector("#git-status");
         await fits(p, options.viewport.width, phone);
+        await accessible(p);
         if (!phone) continue;
         // Turn 2 undone from the phone (the desktop only looked), then the rest committed.
         await p.click('#changes-turns a:has-text("Turn 2")');
@@ -558,7 +565,7 @@ describe("the dashboard", () => {
     } finally {
       await context.close();
     }
-  });
+  }, 90_000); // two devices, the diff checked by axe on each: about 35 s on a loaded two-core machine
 
   it("shows the last sessions seen without a network, and forgets them at sign-out", async () => {
     const context = await browser.newContext();

@@ -61,9 +61,17 @@ function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
   };
   return (
     <section id={`${kind}-section`}>
-      <h2>{DOCUMENTS[kind].title}</h2>
+      <h2 id={`${kind}-title`}>{DOCUMENTS[kind].title}</h2>
       {DOCUMENTS[kind].hint ? <p class="hint">{DOCUMENTS[kind].hint}</p> : null}
-      <textarea id={kind} rows={8} spellcheck={false} readOnly={!isAdmin} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      <textarea
+        id={kind}
+        aria-labelledby={`${kind}-title`}
+        rows={8}
+        spellcheck={false}
+        readOnly={!isAdmin}
+        value={text}
+        onInput={(e) => setText(e.currentTarget.value)}
+      />
       {isAdmin ? (
         <div class="row">
           <button id={`${kind}-save`} type="button" onClick={save}>
