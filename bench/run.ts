@@ -24,6 +24,7 @@ import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rss
 import { benchReview, reviewReport } from "./review";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
 import { benchPreview, previewReport } from "./preview";
+import { acpTransportReport, benchAcpTransports } from "./acp-transports";
 import { benchNotify, notifyReport } from "./notify";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
@@ -905,6 +906,12 @@ if (process.env.BENCH_ONLY === "preview") {
   console.log(previewReport(await benchPreview(), last.floor?.rttP50Ms ?? null));
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "acp") {
+  // The floor's HTTP round trip measured in the same run, then the two transports of /acp.
+  const floor = await withFloor(async (floorTarget) => (await roundTrips([floorTarget])).get(floorTarget)!);
+  console.log(acpTransportReport(await benchAcpTransports(), floor.rttP50Ms));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "review") {
   console.log(reviewReport(await benchReview()));
   process.exit(0);
@@ -966,6 +973,9 @@ console.log(notifyReport(notify));
 console.error("bench: previews: 100 MiB each way, memory, a small request's added latency ...");
 const preview = await benchPreview();
 console.log(previewReport(preview, floor.rttP50Ms));
+console.error("bench: ACP's remote transport over the WebSocket and Streamable HTTP ...");
+const acpTransports = await benchAcpTransports();
+console.log(acpTransportReport(acpTransports, floor.rttP50Ms));
 await mkdir(join(ROOT, "bench", "results"), { recursive: true });
 const machine = {
   cpus: (await import("node:os")).cpus().length,
@@ -976,7 +986,18 @@ const machine = {
 await writeFile(
   join(ROOT, "bench", "results", "latest.json"),
   JSON.stringify(
-    { at: new Date().toISOString(), machine, direct, sandboxAgent: reference, floor, thisProject: ours, review, firstVisit, notify, preview },
+    {
+      at: new Date().toISOString(),
+      machine,
+      direct,
+      sandboxAgent: reference,
+      floor,
+      thisProject: { ...ours, ...acpTransports },
+      review,
+      firstVisit,
+      notify,
+      preview,
+    },
     null,
     2,
   ),

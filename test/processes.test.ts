@@ -277,7 +277,7 @@ describe("limits", () => {
     expect(refused?.status).toBe(429);
     expect(errorCode(await problemOf(refused!))).toBe("too_many_processes");
     await Promise.all(sleepers.map((p) => post(`/v1/processes/${p.id}/kill`)));
-  });
+  }, 90_000); // some 270 processes started one after another: about 10 s alone, three times that on two busy cores
 });
 
 describe("processes the runtime starts itself", () => {
