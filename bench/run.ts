@@ -25,6 +25,7 @@ import { benchReview, reviewReport } from "./review";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
 import { benchPreview, previewReport } from "./preview";
 import { acpTransportReport, benchAcpTransports } from "./acp-transports";
+import { benchReconnect, reconnectReport } from "./reconnect";
 import { benchNotify, notifyReport } from "./notify";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
@@ -912,6 +913,10 @@ if (process.env.BENCH_ONLY === "acp") {
   console.log(acpTransportReport(await benchAcpTransports(), floor.rttP50Ms));
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "reconnect") {
+  console.log(reconnectReport(await benchReconnect()));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "review") {
   console.log(reviewReport(await benchReview()));
   process.exit(0);
@@ -976,6 +981,9 @@ console.log(previewReport(preview, floor.rttP50Ms));
 console.error("bench: ACP's remote transport over the WebSocket and Streamable HTTP ...");
 const acpTransports = await benchAcpTransports();
 console.log(acpTransportReport(acpTransports, floor.rttP50Ms));
+console.error("bench: the first answer after a sidecar comes back, through the API and the dashboard ...");
+const reconnect = await benchReconnect();
+console.log(reconnectReport(reconnect));
 await mkdir(join(ROOT, "bench", "results"), { recursive: true });
 const machine = {
   cpus: (await import("node:os")).cpus().length,
@@ -997,6 +1005,7 @@ await writeFile(
       firstVisit,
       notify,
       preview,
+      reconnect,
     },
     null,
     2,
