@@ -35,7 +35,11 @@ function agentOnStdio(stateDir: string) {
   const child = spawn(process.execPath, [MOCK_AGENT], { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, MOCK_AGENT_STATE_DIR: stateDir } });
   const stream = ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
   const connection = acpClient({ name: "bench" }).connect(stream);
-  return { child, agent: connection.agent, close: () => (connection.close(), child.kill()) };
+  const close = () => {
+    connection.close();
+    child.kill();
+  };
+  return { child, agent: connection.agent, close };
 }
 
 async function agentResume(dir: string): Promise<number> {
