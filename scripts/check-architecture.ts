@@ -3,7 +3,8 @@
  * the production modules of the worker, the sidecar and the protocol package; no production module
  * imports a test module; no production module longer than 400 lines (but any named in OVER_THE_LIMIT,
  * a debt written down while a file is split: a named file back under the limit fails the check until it
- * is taken off the list).
+ * is taken off the list); and every route handler in `src/routes/` named (a stack trace or a reader can
+ * say which route it is), never an anonymous arrow.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -62,6 +63,11 @@ for (const file of files) {
   const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
   if (lines > MAX_LINES && !OVER_THE_LIMIT.has(file)) problems.push(`${file}: ${lines} lines (at most ${MAX_LINES}): split it by what it does`);
   if (lines <= MAX_LINES && OVER_THE_LIMIT.has(file)) problems.push(`${file}: ${lines} lines now: take it off OVER_THE_LIMIT in scripts/check-architecture.ts`);
+  if (file.startsWith("src/routes/")) {
+    for (const [index, line] of text.split("\n").entries())
+      if (/\.(openapi|get|post|put|patch|delete|all)\([^)]*,\s*(async\s*)?\(c\)\s*=>/.test(line))
+        problems.push(`${file}:${index + 1}: a route handler without a name: write it as \`async function whatItDoes(c) { … }\``);
+  }
   const edges: string[] = [];
   for (const specifier of runtimeImports(text)) {
     const target = resolveSpecifier(file, specifier);
@@ -100,5 +106,5 @@ if (problems.length) {
   process.exit(1);
 }
 console.log(
-  `check-architecture: ${files.length} production modules, no import cycle, no test import, none over ${MAX_LINES} lines${OVER_THE_LIMIT.size ? ` but ${OVER_THE_LIMIT.size} named` : ""}`,
+  `check-architecture: ${files.length} production modules, no import cycle, no test import, none over ${MAX_LINES} lines, every route handler named${OVER_THE_LIMIT.size ? ` but ${OVER_THE_LIMIT.size} named` : ""}`,
 );

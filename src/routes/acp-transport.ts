@@ -107,7 +107,7 @@ function connectionOf(headers: z.infer<typeof Headers>): string {
 }
 
 export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(post, async (c) => {
+  .openapi(post, async function postAcpMessage(c) {
     const message = c.req.valid("json");
     const headers = c.req.valid("header");
     if (message.method === "initialize") {
@@ -121,7 +121,7 @@ export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
     settled(await machineStub(c).acpConnectionPost(connectionId, headers[HEADER_SESSION_ID] ?? null, message, callerOf(c)));
     return c.body(null, 202);
   })
-  .openapi(stream, async (c) => {
+  .openapi(stream, async function followAcpConnection(c) {
     if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
       const agent = agentOf(c, c.req.valid("query").agent);
       const upgrade = new Request(`https://machine${ACP_SOCKET_PATH}?agent=${agent}`, {
@@ -136,7 +136,7 @@ export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
     const headers = c.req.valid("header");
     return await machineStub(c).acpConnectionStream(connectionOf(headers), headers[HEADER_SESSION_ID] ?? null, callerOf(c));
   })
-  .openapi(remove, async (c) => {
+  .openapi(remove, async function closeAcpConnection(c) {
     settled(await machineStub(c).acpConnectionClose(connectionOf(c.req.valid("header")), callerOf(c)));
     return c.body(null, 202);
   });

@@ -94,7 +94,7 @@ const list = createRoute(
 );
 
 export const acpRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(post, async (c) => {
+  .openapi(post, async function postToAcpServer(c) {
     if (!accepts(c.req.header("accept"), "application/json")) {
       throw new ProblemError("not_acceptable", "this endpoint answers application/json; send 'Accept: application/json'");
     }
@@ -110,7 +110,7 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
     if (result.status === 202) return c.body(null, 202);
     return c.body(result.body, 200, { "content-type": "application/json" });
   })
-  .openapi(stream, async (c) => {
+  .openapi(stream, async function followAcpServer(c) {
     if (!accepts(c.req.header("accept"), "text/event-stream")) {
       throw new ProblemError("not_acceptable", "this endpoint streams text/event-stream; send 'Accept: text/event-stream'");
     }
@@ -119,9 +119,11 @@ export const acpRoutes = new OpenAPIHono<AppEnv>()
     const stub = machineStub(c);
     return await stub.openStream({ kind: "acp", serverId: server_id }, after, callerOf(c));
   })
-  .openapi(remove, async (c) => {
+  .openapi(remove, async function stopAcpServer(c) {
     settled(await machineStub(c).acpStop(c.req.valid("param").server_id, callerOf(c)));
     return c.body(null, 204);
   })
   // Through the object, which leaves out the connections of other tokens (docs/architecture.md, "ACP's remote transport").
-  .openapi(list, async (c) => c.json(parsedAnswer("acp.list", await machineStub(c).acpList(callerOf(c))), 200));
+  .openapi(list, async function listAcpServers(c) {
+    return c.json(parsedAnswer("acp.list", await machineStub(c).acpList(callerOf(c))), 200);
+  });

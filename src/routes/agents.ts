@@ -92,14 +92,14 @@ const catalog = createRoute(
 const isBuiltin = (agent: string) => (BUILTIN_AGENT_IDS as readonly string[]).includes(builtinName(agent));
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(catalog, async (c) => {
+  .openapi(catalog, async function readRegistryCatalog(c) {
     const loaded = await deploymentCatalog(c.env);
     return c.json(
       { ...loaded, agents: loaded.agents.map((a) => ({ ...a, distributions: distributionKinds(a), builtin: isBuiltin(a.id) ? builtinName(a.id) : null })) },
       200,
     );
   })
-  .openapi(list, async (c) => {
+  .openapi(list, async function listAgents(c) {
     const { config, no_cache } = c.req.valid("query");
     const [machine, loaded] = await Promise.all([relay(c, "agents.list", { config, noCache: no_cache }), deploymentCatalog(c.env)]);
     const platform = machine.platform ?? null;
@@ -112,7 +112,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       200,
     );
   })
-  .openapi(get, async (c) => {
+  .openapi(get, async function getAgent(c) {
     const { config, no_cache } = c.req.valid("query");
     const { agent } = c.req.valid("param");
     const [{ platform, ...info }, loaded] = await Promise.all([relay(c, "agents.get", { agent, config, noCache: no_cache }), deploymentCatalog(c.env)]);
@@ -122,7 +122,7 @@ export const agentRoutes = new OpenAPIHono<AppEnv>()
       throw new ProblemError("unsupported_agent", `'${agent}' is neither built in, installed, nor an agent of the registry`);
     return c.json(merged ?? info, 200);
   })
-  .openapi(install, async (c) => {
+  .openapi(install, async function installAgent(c) {
     const request = c.req.valid("json") ?? {};
     const { agent } = c.req.valid("param");
     const timeout = settings(c.env).installTimeoutMs;

@@ -7,9 +7,9 @@ import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { problem } from "../lib/problem-response";
 
-export const desktopRoutes = new Hono<AppEnv>().all("/desktop/*", (c) =>
-  problem(
+export const desktopRoutes = new Hono<AppEnv>().all("/desktop/*", function refuseDesktop(c) {
+  return problem(
     "not_implemented",
     `${c.req.method} ${new URL(c.req.url).pathname}: this runtime drives agents, processes and files on developer machines, not their desktop (which is the developer's own)`,
-  ),
-);
+  );
+});

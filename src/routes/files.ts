@@ -144,28 +144,34 @@ const uploadBatch = createRoute(
 );
 
 export const fileRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(entries, async (c) => {
+  .openapi(entries, async function listEntries(c) {
     const { entries, truncated } = await relay(c, "fs.entries", c.req.valid("query"));
     return c.json(entries, 200, truncated ? { "X-Entries-Truncated": "true" } : {});
   })
   // The object streams the file itself: the worker passes its Response through (durable/files/file-transfer.ts).
-  .openapi(readFile, async (c) => await machineStub(c).readFile(c.req.valid("query").path))
-  .openapi(writeFile, async (c) => {
+  .openapi(readFile, async function readFileBody(c) {
+    return await machineStub(c).readFile(c.req.valid("query").path);
+  })
+  .openapi(writeFile, async function writeFileBody(c) {
     const declared = declaredLength(c.req.header("content-length"));
     const outcome = await machineStub(c).writeFile(c.req.valid("query").path, await bodyOf(c.req.raw, declared), declared);
     return c.json(settled(outcome), 200);
   })
-  .openapi(remove, async (c) => {
+  .openapi(remove, async function removeEntry(c) {
     const { path, recursive } = c.req.valid("query");
     return c.json(await relay(c, "fs.delete", { path, recursive }), 200);
   })
-  .openapi(mkdir, async (c) => c.json(await relay(c, "fs.mkdir", c.req.valid("query")), 200))
-  .openapi(move, async (c) => {
+  .openapi(mkdir, async function makeFolder(c) {
+    return c.json(await relay(c, "fs.mkdir", c.req.valid("query")), 200);
+  })
+  .openapi(move, async function moveEntry(c) {
     const { from, to, overwrite } = c.req.valid("json");
     return c.json(await relay(c, "fs.move", { from, to, overwrite: overwrite ?? false }), 200);
   })
-  .openapi(statRoute, async (c) => c.json(await relay(c, "fs.stat", c.req.valid("query")), 200))
-  .openapi(uploadBatch, async (c) => {
+  .openapi(statRoute, async function statEntry(c) {
+    return c.json(await relay(c, "fs.stat", c.req.valid("query")), 200);
+  })
+  .openapi(uploadBatch, async function unpackBatch(c) {
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
     if (type !== "application/x-tar") throw new ProblemError("unsupported_media_type", "the body must be a tar archive (Content-Type: application/x-tar)");
     const declared = declaredLength(c.req.header("content-length"));

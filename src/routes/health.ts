@@ -23,7 +23,7 @@ const health = createRoute({
 
 const machineViewer = guard({ role: "viewer", machine: true });
 
-export const healthRoutes = new OpenAPIHono<AppEnv>().openapi(health, async (c) => {
+export const healthRoutes = new OpenAPIHono<AppEnv>().openapi(health, async function answerHealth(c) {
   const machine = c.req.param("machine");
   if (machine === undefined) return c.json({ status: "ok" as const }, 200);
   // A machine's health says whether that machine exists and is up: for whoever may see that machine.

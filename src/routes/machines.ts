@@ -25,7 +25,7 @@ const list = createRoute(
   ),
 );
 
-export const machineRoutes = new OpenAPIHono<AppEnv>().openapi(list, async (c) => {
+export const machineRoutes = new OpenAPIHono<AppEnv>().openapi(list, async function listMachinesRoute(c) {
   const { machines: scope } = c.get("identity");
   const { limit, after } = c.req.valid("query");
   const team = teamStub(c.env);

@@ -134,7 +134,7 @@ function notFound(id: string): never {
 }
 
 export const notificationRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(create, async (c) => {
+  .openapi(create, async function subscribe(c) {
     const body = c.req.valid("json");
     const identity = c.get("identity");
     const origin = new URL(c.req.url);
@@ -173,17 +173,19 @@ export const notificationRoutes = new OpenAPIHono<AppEnv>()
     if (!created) throw new ProblemError("conflict", "this token holds as many subscriptions as it may (50): remove some first");
     return c.json(created, 201);
   })
-  .openapi(list, async (c) => c.json({ subscriptions: await teamStub(c.env).listSubscriptions(ownerFilter(c)) }, 200))
-  .openapi(update, async (c) => {
+  .openapi(list, async function listSubscriptions(c) {
+    return c.json({ subscriptions: await teamStub(c.env).listSubscriptions(ownerFilter(c)) }, 200);
+  })
+  .openapi(update, async function updateSubscription(c) {
     const { id } = c.req.valid("param");
     const updated = await teamStub(c.env).updateSubscription(id, ownerFilter(c), c.req.valid("json"));
     return updated ? c.json(updated, 200) : notFound(id);
   })
-  .openapi(remove, async (c) => {
+  .openapi(remove, async function unsubscribe(c) {
     const { id } = c.req.valid("param");
     return (await teamStub(c.env).deleteSubscription(id, ownerFilter(c))) ? c.body(null, 204) : notFound(id);
   })
-  .openapi(test, async (c) => {
+  .openapi(test, async function sendTestNotification(c) {
     const { id } = c.req.valid("param");
     const eventId = crypto.randomUUID();
     const origin = new URL(c.req.url).origin;
@@ -199,7 +201,7 @@ export const notificationRoutes = new OpenAPIHono<AppEnv>()
     });
     return queued ? c.json({ eventId }, 202) : notFound(id);
   })
-  .openapi(deliveries, async (c) => {
+  .openapi(deliveries, async function listDeliveries(c) {
     const { subscription, limit = 100 } = c.req.valid("query");
     const team = teamStub(c.env);
     const identity = c.get("identity");
@@ -215,4 +217,6 @@ export const notificationRoutes = new OpenAPIHono<AppEnv>()
     const all = pages.flat().sort((a, b) => b.atMs - a.atMs || b.attempt - a.attempt);
     return c.json({ deliveries: all.slice(0, limit) }, 200);
   })
-  .openapi(vapid, async (c) => c.json({ publicKey: settings(c.env).vapid?.publicKey ?? null }, 200));
+  .openapi(vapid, async function readVapidKey(c) {
+    return c.json({ publicKey: settings(c.env).vapid?.publicKey ?? null }, 200);
+  });

@@ -210,21 +210,29 @@ const remove = createRoute(
 
 export const processRoutes = new OpenAPIHono<AppEnv>()
   // Before /processes/{id}: "config" would otherwise be taken for a process id.
-  .openapi(getConfig, async (c) => c.json(await relay(c, "processes.config.get", {}), 200))
-  .openapi(setConfig, async (c) => c.json(await relay(c, "processes.config.set", c.req.valid("json")), 200))
-  .openapi(list, async (c) => {
+  .openapi(getConfig, async function readProcessLimits(c) {
+    return c.json(await relay(c, "processes.config.get", {}), 200);
+  })
+  .openapi(setConfig, async function changeProcessLimits(c) {
+    return c.json(await relay(c, "processes.config.set", c.req.valid("json")), 200);
+  })
+  .openapi(list, async function listProcesses(c) {
     const { owner } = c.req.valid("query");
     const { processes } = await relay(c, "processes.list", {});
     return c.json({ processes: owner ? processes.filter((p) => p.owner === owner) : processes }, 200);
   })
-  .openapi(spawn, async (c) => c.json(await relay(c, "processes.spawn", c.req.valid("json")), 201))
-  .openapi(run, async (c) => {
+  .openapi(spawn, async function spawnProcess(c) {
+    return c.json(await relay(c, "processes.spawn", c.req.valid("json")), 201);
+  })
+  .openapi(run, async function runProcess(c) {
     const request = c.req.valid("json");
     // The machine answers when the process ends, at the latest a little after its own deadline.
     return c.json(await relay(c, "processes.run", request, (request.timeoutMs ?? 60_000) + 30_000), 200);
   })
-  .openapi(get, async (c) => c.json(await relay(c, "processes.get", { id: c.req.valid("param").id }), 200))
-  .openapi(logs, async (c) => {
+  .openapi(get, async function getProcess(c) {
+    return c.json(await relay(c, "processes.get", { id: c.req.valid("param").id }), 200);
+  })
+  .openapi(logs, async function readLogs(c) {
     const { id } = c.req.valid("param");
     const { follow, since, after, tail, stream } = c.req.valid("query");
     const from = Number(c.req.valid("header")["last-event-id"] ?? since ?? after ?? 0);
@@ -234,16 +242,20 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
     const stub = machineStub(c);
     return await stub.openStream({ kind: "logs", processId: id }, from, callerOf(c));
   })
-  .openapi(input, async (c) => {
+  .openapi(input, async function writeInput(c) {
     const { data, encoding, eof } = c.req.valid("json");
     return c.json(await relay(c, "processes.input", { id: c.req.valid("param").id, data, encoding: encoding ?? "base64", eof: eof ?? false }), 200);
   })
-  .openapi(signal("stop", "SIGTERM; answers once the process has exited (or after 5 s)"), async (c) =>
-    c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGTERM" }), 200),
-  )
-  .openapi(signal("kill", "SIGKILL"), async (c) => c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGKILL" }), 200))
-  .openapi(resize, async (c) => c.json(await relay(c, "processes.resize", { id: c.req.valid("param").id, ...c.req.valid("json") }), 200))
-  .openapi(terminal, async (c) => {
+  .openapi(signal("stop", "SIGTERM; answers once the process has exited (or after 5 s)"), async function stopProcess(c) {
+    return c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGTERM" }), 200);
+  })
+  .openapi(signal("kill", "SIGKILL"), async function killProcess(c) {
+    return c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGKILL" }), 200);
+  })
+  .openapi(resize, async function resizeTerminal(c) {
+    return c.json(await relay(c, "processes.resize", { id: c.req.valid("param").id, ...c.req.valid("json") }), 200);
+  })
+  .openapi(terminal, async function attachTerminal(c) {
     const { id } = c.req.valid("param");
     c.set("auditRead", true); // a terminal is the whole machine: who opened one is on record
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new ProblemError("invalid_request", "this route takes a WebSocket upgrade");
@@ -257,7 +269,7 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
     });
     return await machineStub(c).fetch(upgrade);
   })
-  .openapi(remove, async (c) => {
+  .openapi(remove, async function forgetProcess(c) {
     await relay(c, "processes.delete", { id: c.req.valid("param").id });
     return c.body(null, 204);
   });

@@ -185,7 +185,7 @@ function notFound(id: string): never {
 }
 
 export const sessionRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(list, async (c) => {
+  .openapi(list, async function listSessions(c) {
     const _identity = c.get("identity");
     const query = c.req.valid("query");
     const machine = query.machine ?? c.req.param("machine");
@@ -213,12 +213,12 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
     }
     return c.json(body, 200);
   })
-  .openapi(get, async (c) => {
+  .openapi(get, async function getSession(c) {
     const { id } = c.req.valid("param");
     const record = await sessionStub(c, id).getSession(id);
     return record ? c.json(record, 200) : notFound(id);
   })
-  .openapi(transcript, async (c) => {
+  .openapi(transcript, async function readTranscript(c) {
     const { id } = c.req.valid("param");
     const { after, limit } = c.req.valid("query");
     const stub = sessionStub(c, id);
@@ -229,27 +229,27 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
     const page = await stub.readTranscript(id, after ?? 0, limit ?? 200);
     return page ? c.json(page, 200) : notFound(id);
   })
-  .openapi(remove, async (c) => {
+  .openapi(remove, async function closeSession(c) {
     const { id } = c.req.valid("param");
     const { purge } = c.req.valid("query");
     const closed = settled(await sessionStub(c, id).closeSession(id, purge, c.get("identity").name));
     if (purge) await dropCheckpoints(c, closed);
     return c.json(closed, 200);
   })
-  .openapi(continueRoute, async (c) => {
+  .openapi(continueRoute, async function continueSession(c) {
     const { id } = c.req.valid("param");
     return c.json(settled(await sessionStub(c, id).continueSession(id, c.get("identity").name, settings(c.env).acpTimeoutMs)), 201);
   })
-  .openapi(permission, async (c) => {
+  .openapi(permission, async function answerPermission(c) {
     const { id } = c.req.valid("param");
     return c.json(settled(await sessionStub(c, id).answerPermission(id, c.req.valid("json"), c.get("identity").name)), 200);
   })
-  .openapi(promptRoute, async (c) => {
+  .openapi(promptRoute, async function queuePrompt(c) {
     const { id } = c.req.valid("param");
     const { prompt } = c.req.valid("json");
     return c.json(settled(await sessionStub(c, id).queuePrompt(id, prompt, c.get("identity").name)), 202);
   })
-  .openapi(cancelQueuedRoute, async (c) => {
+  .openapi(cancelQueuedRoute, async function cancelQueuedPrompt(c) {
     const { id, entry } = c.req.valid("param");
     return c.json(settled(await sessionStub(c, id).cancelQueuedPrompt(id, entry)), 200);
   });

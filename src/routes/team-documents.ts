@@ -139,13 +139,13 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
     bodyLimit({ maxSize: MAX_DOCUMENT_BYTES, onError: () => problem("payload_too_large", `a ${spec.title} document is at most ${MAX_DOCUMENT_BYTES} bytes`) }),
   );
   routes
-    .openapi(read, async (c) => {
+    .openapi(read, async function readDocument(c) {
       const entry = entryOf(queryOf(c));
       if (entries && entry) return c.json(await entries.get(c, entry.directory, entry.name), 200);
       const stored = (await teamStub(c.env).getDocuments())[spec.kind];
       return c.json(stored.config, 200, { ETag: documentEtag(stored.version) });
     })
-    .openapi(write, async (c) => {
+    .openapi(write, async function writeDocument(c) {
       const entry = entryOf(queryOf(c));
       if (entries && entry) {
         await entries.put(c, entry.directory, entry.name, await parseJsonBody(c, entries.entry));
@@ -158,7 +158,7 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
       if (!ok) throw new ProblemError("precondition_failed", `the document changed since you read it: it is now version ${etag}`, { etag });
       return c.json(stored.config, 200, { ETag: etag });
     })
-    .openapi(status, async (c) => {
+    .openapi(status, async function readDocumentStatus(c) {
       const [documents, machines] = await Promise.all([teamStub(c.env).getDocuments(), spec.readStatus(c)]);
       return c.json({ version: documentEtag(documents[spec.kind].version), machines }, 200);
     });
@@ -172,7 +172,7 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
         responses: { 204: { description: "deleted (or was not there)" }, ...errors(...MACHINE_ERRORS, "not_found") },
       }),
     );
-    routes.openapi(remove, async (c) => {
+    routes.openapi(remove, async function removeDocument(c) {
       const entry = entryOf(c.req.valid("query"));
       if (!entry) throw new ProblemError("invalid_request", `give directory and ${entries.nameParam}`);
       await entries.delete(c, entry.directory, entry.name);

@@ -159,21 +159,23 @@ function coveredBy(identity: Identity, token: Pick<TokenInfo, "machines">): bool
 }
 
 export const trustRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(whoami, (c) => {
+  .openapi(whoami, function whoAmI(c) {
     const { name, role, machines, tokenId, expiresAtMs } = c.get("identity");
     return c.json({ name, role, machines, tokenId, expiresAtMs }, 200);
   })
-  .openapi(createTicket, async (c) => c.json(await mintTicket(settings(c.env).tunnelSecret, c.get("identity")), 201))
-  .openapi(openSignin, async (c) => {
+  .openapi(createTicket, async function issueTicket(c) {
+    return c.json(await mintTicket(settings(c.env).tunnelSecret, c.get("identity")), 201);
+  })
+  .openapi(openSignin, async function openSignIn(c) {
     const identity = c.get("identity");
     const expiresAtMs = await signIn(c, identity, settings(c.env).apiTokens);
     return c.json({ name: identity.name, role: identity.role, expiresAtMs }, 201);
   })
-  .openapi(closeSignin, async (c) => {
+  .openapi(closeSignin, async function closeSignIn(c) {
     await signOut(c);
     return c.body(null, 204);
   })
-  .openapi(createToken, async (c) => {
+  .openapi(createToken, async function issueToken(c) {
     const request = c.req.valid("json");
     const issuer = c.get("identity");
     // Omitted, the new token reaches what its issuer reaches; asked for more, it is refused.
@@ -203,14 +205,14 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
     await tokenStub(c.env, id).create(stored);
     return c.json({ ...info, token }, 201);
   })
-  .openapi(listTokens, async (c) => {
+  .openapi(listTokens, async function listIssuedTokens(c) {
     const identity = c.get("identity");
     const index = (await teamStub(c.env).listTokens()).filter((t) => coveredBy(identity, t));
     // Each live token's own object knows when it was last used; revoked ones are final in the index.
     const tokens = await Promise.all(index.map(async (t) => (t.revokedAtMs === null ? ((await tokenStub(c.env, t.id).info()) ?? t) : t)));
     return c.json({ tokens }, 200);
   })
-  .openapi(revokeToken, async (c) => {
+  .openapi(revokeToken, async function revokeIssuedToken(c) {
     const { id } = c.req.valid("param");
     const target = await tokenStub(c.env, id).info();
     // A token outside the caller's scope is as unknown to it as one that never was.
@@ -231,8 +233,10 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
     return c.json(revoked, 200);
   })
   // A scoped admin reads what happened on its machines, not the team's other entries.
-  .openapi(audit, async (c) => c.json(await teamStub(c.env).readAudit(c.req.valid("query"), c.get("identity").machines), 200))
-  .openapi(mintMachine, async (c) => {
+  .openapi(audit, async function readAudit(c) {
+    return c.json(await teamStub(c.env).readAudit(c.req.valid("query"), c.get("identity").machines), 200);
+  })
+  .openapi(mintMachine, async function issueMachineToken(c) {
     const { machine, expiresInSeconds } = c.req.valid("json");
     c.set("machine", machine);
     mayManageMachine(c, machine);
@@ -242,7 +246,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
     const token = await mintMachineToken(settings(c.env).tunnelSecret, machine, { generation, expiresAtMs });
     return c.json({ machine, token, generation, expiresAtMs, connectCommand: connectCommand(new URL(c.req.url).origin, machine, token) }, 201);
   })
-  .openapi(revokeMachine, async (c) => {
+  .openapi(revokeMachine, async function revokeMachineTokens(c) {
     const { machine } = c.req.valid("param");
     c.set("machine", machine);
     mayManageMachine(c, machine);

@@ -14,7 +14,7 @@ import { problem } from "../lib/problem-response";
 import { verifyMachineToken } from "@agent-runtime/protocol/machine-token";
 import { Identifier } from "@agent-runtime/protocol/values";
 
-export const tunnelRoutes = new Hono<AppEnv>().get("/_tunnel/:machine", async (c) => {
+export const tunnelRoutes = new Hono<AppEnv>().get("/_tunnel/:machine", async function acceptTunnel(c) {
   const machine = c.req.param("machine");
   if (!Identifier.safeParse(machine).success) return problem("invalid_request", "not a machine id");
   const token = bearerToken(c.req.header("authorization"));
