@@ -7,6 +7,7 @@
  * piece, kept every answer alive until the response ended: the object keeps the loop on its side.)
  */
 import { problemResponse } from "../../lib/problem-response";
+import { byteReader } from "../../lib/byte-reader";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
@@ -152,12 +153,7 @@ export interface Pieces {
  * the piece's own buffer. A stream that is not a byte stream is piped through one that is.
  */
 export function piecesOf(body: ReadableStream<Uint8Array>, size: number): Pieces {
-  let reader: ReadableStreamBYOBReader;
-  try {
-    reader = body.getReader({ mode: "byob" });
-  } catch {
-    reader = body.pipeThrough(new IdentityTransformStream()).getReader({ mode: "byob" });
-  }
+  const reader = byteReader(body);
   let ended = false;
   return {
     async next() {

@@ -8,6 +8,7 @@
  * has come so far, up to a piece, so a body written slowly is never held back waiting for more.
  */
 import { PREVIEW_PIECE_BYTES } from "@agent-runtime/protocol/preview";
+import { byteReader } from "../../lib/byte-reader";
 
 export interface BodyTarget {
   /** Resolves once a piece may go (the sidecar's credit); false when the stream ended meanwhile. */
@@ -17,12 +18,7 @@ export interface BodyTarget {
 }
 
 export async function sendBody(body: ReadableStream<Uint8Array>, declaredBytes: number | null, to: BodyTarget): Promise<void> {
-  let reader: ReadableStreamBYOBReader;
-  try {
-    reader = body.getReader({ mode: "byob" });
-  } catch {
-    reader = body.pipeThrough(new IdentityTransformStream()).getReader({ mode: "byob" });
-  }
+  const reader = byteReader(body);
   let remaining = declaredBytes;
   for (;;) {
     if (!(await to.ready())) return void (await reader.cancel().catch(() => undefined));
