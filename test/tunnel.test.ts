@@ -1,11 +1,14 @@
 /**
  * The foundation against the real runtime: workerd, real sidecar processes, real WebSockets.
  */
+import { readFileSync } from "node:fs";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
+import { ROOT } from "../dev/runtime";
+import { API_PATHS_FILE, apiPathsSource } from "../scripts/api-paths-source";
 
 let rt: Runtime;
 
@@ -408,5 +411,12 @@ describe("the OpenAPI document", () => {
       expect(doc.components.schemas).toHaveProperty(name);
     }
     expect(doc.components.securitySchemes).toHaveProperty("bearer");
+  });
+
+  it("types the dashboard's API client: the committed paths match the document served now", async () => {
+    const doc = await (await rt.api("/v1/openapi.json")).json();
+    const committed = readFileSync(`${ROOT}/${API_PATHS_FILE}`, "utf8");
+    // A route's schema changed without the dashboard's types following it: `npm run api-types` writes them.
+    expect(committed === (await apiPathsSource(doc)), `${API_PATHS_FILE} is out of date: run npm run api-types`).toBe(true);
   });
 });

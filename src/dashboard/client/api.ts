@@ -3,6 +3,8 @@
  * here reads it) and the header that marks a change as the dashboard's own (no cross-site form can send
  * it). A 401 means the sign-in ended: the app shows the sign-in form again.
  */
+import createClient from "openapi-fetch";
+import type { components, paths } from "./api-paths.generated";
 import { takeEvents } from "./sse";
 
 export class ApiError extends Error {
@@ -36,23 +38,65 @@ export async function api(path: string, init: RequestInit = {}): Promise<Respons
   return res;
 }
 
-/** A JSON answer, or an ApiError carrying the problem's detail. */
-export async function apiJson<T>(path: string, init?: RequestInit): Promise<T> {
-  const res = await api(path, init);
-  const body = res.status === 204 ? null : ((await res.json().catch(() => null)) as Record<string, unknown> | null);
-  if (!res.ok)
-    throw new ApiError(
-      res.status,
-      typeof body?.detail === "string" ? body.detail : `HTTP ${res.status}`,
-      typeof body?.type === "string" ? body.type : null,
-      body,
-    );
-  return body as T;
+/** An ApiError from a refused answer: its problem's detail and type when it sent application/problem+json. */
+function refused(status: number, body: unknown): ApiError {
+  const problem = body !== null && typeof body === "object" ? (body as Record<string, unknown>) : null;
+  return new ApiError(
+    status,
+    typeof problem?.detail === "string" ? problem.detail : `HTTP ${status}`,
+    typeof problem?.type === "string" ? problem.type : null,
+    problem,
+  );
 }
 
-/** POST (or another method) a JSON body, read a JSON answer. */
-export function send<T>(path: string, body?: unknown, method = "POST", headers?: HeadersInit): Promise<T> {
-  return apiJson<T>(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(headers ? { headers } : {}) });
+/**
+ * The typed way to the API: paths, parameters, bodies and answers checked against the routes' own schemas
+ * (api-paths.generated.ts, written from the OpenAPI document by `npm run api-types`). Paths are the
+ * document's (`/v1/...`): `typed` is the team's API and the default machine's, `typedMachine(id)` one
+ * machine's (`/machines/{id}/v1/...`).
+ */
+function typedClient(baseUrl: string) {
+  return createClient<paths, "application/json">({
+    baseUrl,
+    credentials: "same-origin",
+    headers: { "x-agent-runtime-csrf": "1" },
+    fetch: async (request) => {
+      const res = await fetch(request);
+      if (res.status === 401) {
+        onUnauthorized();
+        throw new ApiError(401, "the sign-in ended");
+      }
+      return res;
+    },
+  });
+}
+export const typed = typedClient("");
+const machineClients = new Map<string, ReturnType<typeof typedClient>>();
+export function typedMachine(machine: string): ReturnType<typeof typedClient> {
+  const known = machineClients.get(machine);
+  if (known) return known;
+  const client = typedClient(`/machines/${encodeURIComponent(machine)}`);
+  machineClients.set(machine, client);
+  return client;
+}
+
+/**
+ * A resource as the API document describes it. Where a field has a default it may read as optional here
+ * though the worker always sends it (one schema serves the request that may omit it and the answer).
+ */
+export type ApiSchema<Name extends keyof components["schemas"]> = components["schemas"][Name];
+
+/** The path parameters of a route addressed by `{id}` (a session, a subscription, a schedule...). */
+export const byId = (id: string) => ({ params: { path: { id } } });
+
+/** What a typed call answers when it succeeds (openapi-fetch's result is a union of success and refusal). */
+type Success<R> = R extends { data: infer D; error?: never } ? D : never;
+
+/** A typed call's answer, or the ApiError its problem describes. */
+export async function must<R extends { data?: unknown; error?: unknown; response: Response }>(call: Promise<R>): Promise<Success<R>> {
+  const answer = await call;
+  if (!answer.response.ok) throw refused(answer.response.status, answer.error);
+  return answer.data as Success<R>;
 }
 
 /** Follow an SSE stream with fetch (EventSource sends no custom header); resolves when the stream ends. */

@@ -6,8 +6,8 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import type { Whoami } from "@agent-runtime/protocol/trust";
-import type { Session, SessionList } from "@agent-runtime/protocol/sessions";
-import { apiJson, whenSignedOut } from "./api";
+import type { Session } from "@agent-runtime/protocol/sessions";
+import { must, typed, whenSignedOut } from "./api";
 import { href, navigate, type Route, useRoute } from "./router";
 import { Me, usePoll } from "./session-context";
 import { pageTitle, sessionOrder } from "./transcript";
@@ -29,7 +29,7 @@ type SignedIn = { state: "checking" } | { state: "out"; message: string } | { st
 export function App() {
   const [signedIn, setSignedIn] = useState<SignedIn>({ state: "checking" });
   const check = useCallback(() => {
-    apiJson<Whoami>("/v1/whoami").then(
+    must(typed.GET("/v1/whoami")).then(
       (me) => setSignedIn({ state: "in", me }),
       () => setSignedIn((s) => (s.state === "out" ? s : { state: "out", message: "" })),
     );
@@ -65,11 +65,11 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
   const loadSessions = useCallback(async () => {
     // Without a network the service worker answers with the last list it saw: shown, and said so.
     setOffline(!navigator.onLine);
-    const list = await apiJson<SessionList>("/v1/sessions?limit=100").catch(() => null);
+    const list = await must(typed.GET("/v1/sessions", { params: { query: { limit: 100 } } })).catch(() => null);
     if (list) setSessions([...list.sessions].sort(sessionOrder));
   }, []);
   const loadMachines = useCallback(async () => {
-    setMachines((await apiJson<{ machines: Machine[] }>("/v1/machines").catch(() => ({ machines: [] as Machine[] }))).machines);
+    setMachines((await must(typed.GET("/v1/machines")).catch(() => ({ machines: [] as Machine[] }))).machines);
   }, []);
   usePoll(() => Promise.all([loadSessions(), loadMachines()]), []);
   useEffect(() => {

@@ -1,5 +1,5 @@
 /** "Notify me on this device": a Web Push subscription through the service worker at /sw.js. */
-import { send } from "./api";
+import { must, typed } from "./api";
 
 function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
   const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4);
@@ -23,7 +23,7 @@ export async function notifyThisDevice(): Promise<string> {
   if (!("serviceWorker" in navigator) || !("PushManager" in window)) {
     throw new Error("this browser has no Web Push (on an iPhone: add the dashboard to the home screen first)");
   }
-  const { publicKey } = await send<{ publicKey: string | null }>("/v1/notifications/vapid", undefined, "GET");
+  const { publicKey } = await must(typed.GET("/v1/notifications/vapid"));
   if (!publicKey) throw new Error("Web Push is not set up on this deployment (VAPID keys)");
   const registration = await navigator.serviceWorker.register("/sw.js");
   if ((await Notification.requestPermission()) !== "granted") throw new Error("notifications are blocked for this site (or this is a private window)");
@@ -40,10 +40,10 @@ export async function notifyThisDevice(): Promise<string> {
     PUSH_SERVICE_WAIT_MS,
     `this browser's push service did not answer within ${PUSH_SERVICE_WAIT_MS / 1000} s: try again later`,
   );
-  await send("/v1/notifications/subscriptions", {
-    kind: "webpush",
-    subscription: subscription.toJSON(),
-    events: ["permission.requested", "turn.finished", "turn.failed"],
-  });
+  const events = ["permission.requested", "turn.finished", "turn.failed"] as const;
+  const { endpoint, keys, expirationTime } = subscription.toJSON();
+  if (!endpoint || !keys?.auth || !keys.p256dh) throw new Error("this browser's push subscription has no endpoint or keys: try again later");
+  const body = { kind: "webpush" as const, subscription: { endpoint, expirationTime, keys: { auth: keys.auth, p256dh: keys.p256dh } }, events: [...events] };
+  await must(typed.POST("/v1/notifications/subscriptions", { body }));
   return "This device will be told when an agent waits for you or finishes.";
 }

@@ -1,7 +1,8 @@
 /** Admin: connect a machine (a machine token and the one line to run), API tokens, the audit log. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { AuditEntry, AuditPage, TokenInfo } from "@agent-runtime/protocol/trust";
-import { apiJson, errorText, send } from "../api";
+import type { AuditEntry, TokenInfo } from "@agent-runtime/protocol/trust";
+import { roleNamed, type RoleName } from "@agent-runtime/protocol/roles";
+import { byId, errorText, must, typed } from "../api";
 import { when } from "../format";
 import { usePoll } from "../session-context";
 import { CopyButton, Note, Table } from "./parts";
@@ -28,10 +29,8 @@ function ConnectMachine(props: { focus: boolean; onChange: () => void }) {
   const mint = async (e: Event) => {
     e.preventDefault();
     try {
-      const minted = await send<{ connectCommand: string; generation: number; expiresAtMs: number | null }>("/v1/machine-tokens", {
-        machine: machine.trim(),
-        ...(expiry ? { expiresInSeconds: Number(expiry) } : {}),
-      });
+      const body = { machine: machine.trim(), ...(expiry ? { expiresInSeconds: Number(expiry) } : {}) };
+      const minted = await must(typed.POST("/v1/machine-tokens", { body }));
       setCommand(minted.connectCommand);
       setNote(`token generation ${minted.generation}${minted.expiresAtMs ? `, expires ${when(minted.expiresAtMs)}` : ""}`);
       props.onChange();
@@ -42,7 +41,7 @@ function ConnectMachine(props: { focus: boolean; onChange: () => void }) {
   const revoke = async () => {
     if (!machine.trim()) return setNote("name the machine first");
     try {
-      const revoked = await send<{ machine: string; generation: number }>(`/v1/machine-tokens/${encodeURIComponent(machine.trim())}`, undefined, "DELETE");
+      const revoked = await must(typed.DELETE("/v1/machine-tokens/{machine}", { params: { path: { machine: machine.trim() } } }));
       setCommand(null);
       setNote(`every token of ${revoked.machine} minted before is refused from now on (generation ${revoked.generation})`);
       props.onChange();
@@ -96,10 +95,10 @@ function ConnectMachine(props: { focus: boolean; onChange: () => void }) {
 
 function Tokens(props: { tick: number; onChange: () => void }) {
   const [tokens, setTokens] = useState<TokenInfo[]>([]);
-  const [form, setForm] = useState({ name: "", role: "member", machines: "*", expiry: "" });
+  const [form, setForm] = useState<{ name: string; role: RoleName; machines: string; expiry: string }>({ name: "", role: "member", machines: "*", expiry: "" });
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState("");
-  const load = async () => setTokens((await apiJson<{ tokens: TokenInfo[] }>("/v1/tokens")).tokens);
+  const load = async () => setTokens((await must(typed.GET("/v1/tokens"))).tokens);
   useEffect(() => {
     load().catch((err) => setError(errorText(err)));
   }, [props.tick]);
@@ -108,18 +107,22 @@ function Tokens(props: { tick: number; onChange: () => void }) {
     setError("");
     const machines = form.machines.trim();
     try {
-      const created = await send<{ token: string }>("/v1/tokens", {
-        name: form.name.trim(),
-        role: form.role,
-        machines:
-          machines === "*" || !machines
-            ? "*"
-            : machines
-                .split(",")
-                .map((m) => m.trim())
-                .filter(Boolean),
-        ...(form.expiry ? { expiresInSeconds: Number(form.expiry) } : {}),
-      });
+      const created = await must(
+        typed.POST("/v1/tokens", {
+          body: {
+            name: form.name.trim(),
+            role: form.role,
+            machines:
+              machines === "*" || !machines
+                ? "*"
+                : machines
+                    .split(",")
+                    .map((m) => m.trim())
+                    .filter(Boolean),
+            ...(form.expiry ? { expiresInSeconds: Number(form.expiry) } : {}),
+          },
+        }),
+      );
       setSecret(created.token);
       setForm({ ...form, name: "" });
     } catch (err) {
@@ -129,7 +132,7 @@ function Tokens(props: { tick: number; onChange: () => void }) {
   };
   const revoke = async (t: TokenInfo) => {
     try {
-      await send(`/v1/tokens/${t.id}`, undefined, "DELETE");
+      await must(typed.DELETE("/v1/tokens/{id}", byId(t.id)));
     } catch (err) {
       setError(errorText(err));
     }
@@ -144,7 +147,7 @@ function Tokens(props: { tick: number; onChange: () => void }) {
       <h2>Tokens</h2>
       <form id="token-form" class="row" onSubmit={create}>
         <input id="token-name" class="grow" placeholder="who holds it, e.g. bob" required maxLength={80} {...field("name")} />
-        <select id="token-role" aria-label="role" value={form.role} onChange={(e) => setForm({ ...form, role: e.currentTarget.value })}>
+        <select id="token-role" aria-label="role" value={form.role} onChange={(e) => setForm({ ...form, role: roleNamed(e.currentTarget.value) ?? form.role })}>
           <option value="viewer">viewer: reads</option>
           <option value="member">member: acts on machines</option>
           <option value="admin">admin: manages the team</option>
@@ -203,11 +206,13 @@ function Audit(props: { tick: number }) {
   const [filter, setFilter] = useState({ token: "", machine: "" });
   const [error, setError] = useState("");
   const load = async (before?: number) => {
-    const query = new URLSearchParams({ limit: "50" });
-    if (before) query.set("before", String(before));
-    if (filter.token.trim()) query.set("token", filter.token.trim());
-    if (filter.machine.trim()) query.set("machine", filter.machine.trim());
-    const page = await apiJson<AuditPage>(`/v1/audit?${query}`);
+    const query = {
+      limit: 50,
+      ...(before ? { before } : {}),
+      ...(filter.token.trim() ? { token: filter.token.trim() } : {}),
+      ...(filter.machine.trim() ? { machine: filter.machine.trim() } : {}),
+    };
+    const page = await must(typed.GET("/v1/audit", { params: { query } }));
     setEntries((old) => (before ? [...old, ...page.entries] : page.entries));
     setNext(page.nextBefore);
   };

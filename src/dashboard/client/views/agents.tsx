@@ -3,9 +3,9 @@
  * search, install and upgrade; start a session with one.
  */
 import { useState } from "preact/hooks";
-import type { AgentInfo, InstallResult } from "@agent-runtime/protocol/agents";
+import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Machine } from "@agent-runtime/protocol/machines";
-import { apiJson, errorText, machineApi, send } from "../api";
+import { errorText, must, typedMachine } from "../api";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
 import { NewSession } from "./sessions";
@@ -21,10 +21,9 @@ export function AgentsTab(props: { machine: string; machines: Machine[] }) {
   const [note, setNote] = useState("");
   const [installing, setInstalling] = useState<string | null>(null);
   const canAct = useCan("member");
-  const v1 = machineApi(props.machine);
   const load = async () => {
     try {
-      const list = await apiJson<{ agents: AgentInfo[]; registry?: { source: string; url: string; error: string | null } }>(`${v1}/agents?config=true`);
+      const list = await must(typedMachine(props.machine).GET("/v1/agents", { params: { query: { config: "true" } } }));
       setAgents(list.agents);
       const r = list.registry;
       setSource(
@@ -43,7 +42,7 @@ export function AgentsTab(props: { machine: string; machines: Machine[] }) {
     setInstalling(id);
     setNote(`installing ${id} (progress: the npm processes in Processes)…`);
     try {
-      const result = await send<InstallResult>(`${v1}/agents/${id}/install`, {});
+      const result = await must(typedMachine(props.machine).POST("/v1/agents/{agent}/install", { params: { path: { agent: id } }, body: {} }));
       setNote(`${id}: ${result.already_installed ? "already installed" : "installed"} (${result.artifacts.map((x) => `${x.kind} ${x.version}`).join(", ")})`);
     } catch (err) {
       setNote(`${id}: ${errorText(err)}`);

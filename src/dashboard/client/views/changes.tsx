@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Changes, FileChange, FileDiff, GitStatus } from "@agent-runtime/protocol/review";
 import { summaryText } from "@agent-runtime/protocol/review-text";
 import type { Session } from "@agent-runtime/protocol/sessions";
-import { ApiError, apiJson, errorText, machineApi, send } from "../api";
+import { ApiError, byId, errorText, must, typed, typedMachine } from "../api";
 import { DiffBlock } from "../diff-view";
 import { href } from "../router";
 import { useCan } from "../session-context";
@@ -22,8 +22,6 @@ const STATUS_WORD: Record<FileChange["status"], string> = {
   excluded: "left out",
 };
 
-const sessionPath = (id: string) => `/v1/sessions/${encodeURIComponent(id)}`;
-
 function FileRow(props: { session: string; turn: number | null; file: FileChange }) {
   const { file } = props;
   const [open, setOpen] = useState(false);
@@ -33,9 +31,9 @@ function FileRow(props: { session: string; turn: number | null; file: FileChange
   const toggle = async () => {
     setOpen(!open);
     if (open || diff || !diffable) return;
-    const query = new URLSearchParams({ path: file.path, ...(props.turn ? { turn: String(props.turn) } : {}) });
     try {
-      setDiff(await apiJson<FileDiff>(`${sessionPath(props.session)}/changes/diff?${query}`));
+      const query = { path: file.path, ...(props.turn ? { turn: props.turn } : {}) };
+      setDiff(await must(typed.GET("/v1/sessions/{id}/changes/diff", { params: { path: { id: props.session }, query } })));
     } catch (err) {
       setError(errorText(err));
     }
@@ -68,7 +66,7 @@ function FileRow(props: { session: string; turn: number | null; file: FileChange
 /** Commit, push and pull request for the session's folder, with the machine's own git. */
 function Ship(props: { record: Session }) {
   const { record } = props;
-  const v1 = machineApi(record.machine);
+  const git = typedMachine(record.machine);
   const [status, setStatus] = useState<GitStatus | null>(null);
   const [unavailable, setUnavailable] = useState("");
   const [message, setMessage] = useState(record.title ?? "");
@@ -78,7 +76,7 @@ function Ship(props: { record: Session }) {
   const canAct = useCan("member");
   const reload = async () => {
     try {
-      setStatus(await apiJson<GitStatus>(`${v1}/git/status?cwd=${encodeURIComponent(record.cwd)}`));
+      setStatus(await must(git.GET("/v1/git/status", { params: { query: { cwd: record.cwd } } })));
     } catch (err) {
       setUnavailable(err instanceof ApiError && err.status === 422 ? "This folder is not in a git repository: nothing to commit or push." : errorText(err));
     }
@@ -116,7 +114,7 @@ function Ship(props: { record: Session }) {
             onSubmit={(e) => {
               e.preventDefault();
               void run("committing", async () => {
-                const made = await send<{ summary: string }>(`${v1}/git/commit`, { cwd: record.cwd, message });
+                const made = await must(git.POST("/v1/git/commit", { body: { cwd: record.cwd, message } }));
                 return `Committed ${made.summary}`;
               })();
             }}
@@ -131,7 +129,7 @@ function Ship(props: { record: Session }) {
                 type="button"
                 disabled={busy || !status.branch}
                 onClick={run("pushing", async () => {
-                  const pushed = await send<{ remote: string; branch: string }>(`${v1}/git/push`, { cwd: record.cwd, setUpstream: !status.upstream });
+                  const pushed = await must(git.POST("/v1/git/push", { body: { cwd: record.cwd, setUpstream: !status.upstream } }));
                   return `Pushed ${pushed.branch} to ${pushed.remote}`;
                 })}
               >
@@ -143,12 +141,16 @@ function Ship(props: { record: Session }) {
                 disabled={busy || !status.branch}
                 onClick={run("opening a pull request", async () => {
                   const base = record.worktree?.base;
-                  const pr = await send<{ opened: boolean; url: string | null; reason?: string }>(`${v1}/git/pull-request`, {
-                    cwd: record.cwd,
-                    title: message.split("\n")[0] || record.title || "Changes by an agent",
-                    body: `Made by ${record.agent} in session ${record.id}.`,
-                    ...(base ? { base } : {}),
-                  });
+                  const pr = await must(
+                    git.POST("/v1/git/pull-request", {
+                      body: {
+                        cwd: record.cwd,
+                        title: message.split("\n")[0] || record.title || "Changes by an agent",
+                        body: `Made by ${record.agent} in session ${record.id}.`,
+                        ...(base ? { base } : {}),
+                      },
+                    }),
+                  );
                   setPullRequest(pr.url);
                   return pr.opened ? "Pull request opened" : (pr.reason ?? "Open the pull request at its page");
                 })}
@@ -180,8 +182,8 @@ export function ChangesView(props: { id: string; turn: number | null }) {
   const load = async () => {
     setChanges(null);
     try {
-      setRecord(await apiJson<Session>(sessionPath(props.id)));
-      setChanges(await apiJson<Changes>(`${sessionPath(props.id)}/changes${props.turn ? `?turn=${props.turn}` : ""}`));
+      setRecord(await must(typed.GET("/v1/sessions/{id}", byId(props.id))));
+      setChanges(await must(typed.GET("/v1/sessions/{id}/changes", { params: { path: { id: props.id }, query: props.turn ? { turn: props.turn } : {} } })));
     } catch (err) {
       setNote(errorText(err));
     }
@@ -196,7 +198,7 @@ export function ChangesView(props: { id: string; turn: number | null }) {
     if (!props.turn) return;
     setNote(`reverting turn ${props.turn}…`);
     try {
-      const done = await send<{ restored: string[]; removed: string[] }>(`${sessionPath(props.id)}/revert`, { turn: props.turn, force });
+      const done = await must(typed.POST("/v1/sessions/{id}/revert", { ...byId(props.id), body: { turn: props.turn, force } }));
       setConflict(null);
       setNote(`Turn ${props.turn} reverted: ${done.restored.length} put back, ${done.removed.length} removed.`);
       await load();

@@ -1,7 +1,7 @@
 /** A machine's files: the folder in the address (`?path=`), open and edit text, upload, download. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { FsEntry, FsStat, FsWriteResponse } from "@agent-runtime/protocol/files";
-import { api, apiJson, errorText, machineApi } from "../api";
+import type { FsEntry, FsWriteResponse } from "@agent-runtime/protocol/files";
+import { api, errorText, machineApi, must, typedMachine } from "../api";
 import { sizeText } from "../format";
 import { machineHref, navigate } from "../router";
 import { useCan } from "../session-context";
@@ -30,8 +30,9 @@ export function FilesTab(props: { machine: string; folder: string }) {
     const mine = ++loads.current;
     setNote("");
     try {
-      const list = await apiJson<FsEntry[]>(`${v1}/fs/entries${props.folder ? `?path=${encodeURIComponent(props.folder)}` : ""}`);
-      const shown = props.folder || (await apiJson<FsStat>(`${v1}/fs/stat?path=~`)).path;
+      const fs = typedMachine(props.machine);
+      const list = await must(fs.GET("/v1/fs/entries", { params: { query: props.folder ? { path: props.folder } : {} } }));
+      const shown = props.folder || (await must(fs.GET("/v1/fs/stat", { params: { query: { path: "~" } } }))).path;
       if (mine !== loads.current) return;
       list.sort((a, b) => (a.entryType === b.entryType ? a.name.localeCompare(b.name) : a.entryType === "directory" ? -1 : 1));
       setFolder(shown);

@@ -4,8 +4,8 @@
  * screen (saved or not) would do with a request. Everyone reads it; only an admin saves.
  */
 import { useState } from "preact/hooks";
-import { TOOL_KINDS, type PolicyMachineStatus, type PolicyVerdict } from "@agent-runtime/protocol/policy";
-import { api, apiJson, errorText, send } from "../api";
+import { TOOL_KINDS, type PolicyMachineStatus } from "@agent-runtime/protocol/policy";
+import { api, errorText, must, typed } from "../api";
 import { decisionText, formOf, matchText, moved, type Rule, type RuleForm, ruleFromForm, verdictText } from "../policy-rules";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
@@ -24,7 +24,7 @@ export function PolicyView() {
     setEtag(res.headers.get("etag"));
     setRules(body.rules);
     setChanged(false);
-    setStatus(await apiJson<{ version: string; machines: PolicyMachineStatus[] }>("/v1/config/policy/status"));
+    setStatus(await must(typed.GET("/v1/config/policy/status")));
   };
   // Polling would throw away an edit in progress: the policy is read when the view opens and after a save.
   usePoll(() => (changed || editing !== null ? undefined : load().catch((err) => setNote(errorText(err)))), [], 60_000);
@@ -231,17 +231,22 @@ function PolicyTester(props: { rules: Rule[] }) {
       .split("\n")
       .map((p) => p.trim())
       .filter(Boolean);
-    const verdict = await send<PolicyVerdict>("/v1/config/policy/test", {
-      policy: { rules: props.rules },
-      request: {
-        agent: request.agent,
-        machine: request.machine || "any-machine",
-        cwd: request.cwd,
-        kind: request.kind || null,
-        command: request.command || null,
-        paths,
-      },
-    });
+    const verdict = await must(
+      typed.POST("/v1/config/policy/test", {
+        body: {
+          policy: { rules: props.rules },
+          request: {
+            agent: request.agent,
+            machine: request.machine || "any-machine",
+            cwd: request.cwd,
+            kind: TOOL_KINDS.find((kind) => kind === request.kind) ?? null,
+            title: "",
+            command: request.command || null,
+            paths,
+          },
+        },
+      }),
+    );
     setAnswer(verdictText(verdict));
   };
   return (

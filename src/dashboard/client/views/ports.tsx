@@ -5,7 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import type { ListeningPort, PortList } from "@agent-runtime/protocol/preview";
-import { apiJson, errorText, machineApi, send } from "../api";
+import { errorText, must, typedMachine } from "../api";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
 
@@ -17,7 +17,7 @@ export async function openPreview(machine: string, port: number): Promise<void> 
   const tab = window.open("about:blank", "_blank");
   if (tab) tab.opener = null;
   try {
-    const { url } = await send<{ url: string }>(`${machineApi(machine)}/ports/${port}/preview`);
+    const { url } = await must(typedMachine(machine).POST("/v1/ports/{port}/preview", { params: { path: { port } } }));
     if (tab) tab.location.href = url;
     else window.location.href = url;
   } catch (err) {
@@ -37,7 +37,7 @@ export function PortsTab(props: { machine: string }) {
   const canOpen = useCan("member");
   const [list, setList] = useState<PortList | null>(null);
   const [note, setNote] = useState("");
-  const load = async () => setList(await apiJson<PortList>(`${machineApi(props.machine)}/ports`));
+  const load = async () => setList(await must(typedMachine(props.machine).GET("/v1/ports")));
   usePoll(() => load().catch((err) => setNote(errorText(err))), [props.machine]);
   const open = (port: number) => openPreview(props.machine, port).catch((err) => setNote(errorText(err)));
   return (
@@ -85,7 +85,7 @@ export function SessionPorts(props: { machine: string; serverId: string; state: 
   const [note, setNote] = useState("");
   usePoll(
     () =>
-      apiJson<PortList>(`${machineApi(props.machine)}/ports`)
+      must(typedMachine(props.machine).GET("/v1/ports"))
         .then((list) => setPorts(list.ports.filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId)))
         .catch(() => setPorts([])),
     [props.machine, props.serverId, props.state],

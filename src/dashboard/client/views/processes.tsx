@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { AcpServer } from "@agent-runtime/protocol/acp";
 import type { Process } from "@agent-runtime/protocol/processes";
-import { api, apiJson, errorText, followSse, machineApi, send } from "../api";
+import { errorText, followSse, machineApi, must, typedMachine } from "../api";
 import { machineHref, navigate } from "../router";
 import { useCan, usePoll } from "../session-context";
 import { spawnRequest } from "../spawn";
@@ -20,7 +20,8 @@ export function ProcessesTab(props: { machine: string }) {
   const [tty, setTty] = useState(false);
   const following = useRef<AbortController | null>(null);
   const load = async () => {
-    const [p, s] = await Promise.all([apiJson<{ processes: Process[] }>(`${v1}/processes`), apiJson<{ servers: AcpServer[] }>(`${v1}/acp`)]);
+    const machine = typedMachine(props.machine);
+    const [p, s] = await Promise.all([must(machine.GET("/v1/processes")), must(machine.GET("/v1/acp"))]);
     setProcesses(p.processes.slice(-50).reverse());
     setServers(s.servers);
   };
@@ -52,7 +53,7 @@ export function ProcessesTab(props: { machine: string }) {
     e.preventDefault();
     if (!command.trim()) return;
     try {
-      const started = await send<Process>(`${v1}/processes`, spawnRequest(command, cwd, tty));
+      const started = await must(typedMachine(props.machine).POST("/v1/processes", { body: spawnRequest(command, cwd, tty) }));
       setNote(`started ${started.id}`);
       setCommand("");
       if (tty) navigate(machineHref(props.machine, "terminal", { process: started.id }));
@@ -126,7 +127,11 @@ export function ProcessesTab(props: { machine: string }) {
                     <button
                       type="button"
                       data-kill={p.id}
-                      onClick={() => api(`${v1}/processes/${encodeURIComponent(p.id)}/stop`, { method: "POST" }).then(load)}
+                      onClick={() =>
+                        must(typedMachine(props.machine).POST("/v1/processes/{id}/stop", { params: { path: { id: p.id } } })).then(load, (err) =>
+                          setNote(errorText(err)),
+                        )
+                      }
                     >
                       Stop
                     </button>
@@ -169,7 +174,14 @@ export function ProcessesTab(props: { machine: string }) {
               label: "",
               cell: (s) =>
                 canAct ? (
-                  <button type="button" onClick={() => api(`${v1}/acp/${encodeURIComponent(s.serverId)}`, { method: "DELETE" }).then(load)}>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      must(typedMachine(props.machine).DELETE("/v1/acp/{server_id}", { params: { path: { server_id: s.serverId } } })).then(load, (err) =>
+                        setNote(errorText(err)),
+                      )
+                    }
+                  >
                     Stop
                   </button>
                 ) : null,

@@ -5,12 +5,13 @@
  * sends to and what its last delivery did.
  */
 import { useState } from "preact/hooks";
-import type { Schedule } from "@agent-runtime/protocol/schedules";
-import type { TriggerView as Trigger } from "@agent-runtime/protocol/triggers";
-import { apiJson, errorText, send } from "../api";
+import { type ApiSchema, byId, errorText, must, typed } from "../api";
 import { ago, when } from "../format";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
+
+type Schedule = ApiSchema<"Schedule">;
+type Trigger = ApiSchema<"TriggerView">;
 
 /** A schedule's last run in words: the task it started, or why it skipped. */
 export function lastRunText(schedule: Schedule): string {
@@ -23,7 +24,7 @@ export function Schedules(props: { version: number }) {
   const canChange = useCan("member");
   const [schedules, setSchedules] = useState<Schedule[] | null>(null);
   const [note, setNote] = useState("");
-  const load = async () => setSchedules((await apiJson<{ schedules: Schedule[] }>("/v1/schedules")).schedules);
+  const load = async () => setSchedules((await must(typed.GET("/v1/schedules"))).schedules);
   usePoll(() => load().catch((err) => setNote(errorText(err))), [props.version], 30_000);
   const act = (work: Promise<unknown>) =>
     work.then(
@@ -48,10 +49,10 @@ export function Schedules(props: { version: number }) {
             cell: (s) =>
               canChange ? (
                 <div class="row">
-                  <button type="button" onClick={() => act(send(`/v1/schedules/${s.id}`, { paused: !s.paused }, "PATCH"))}>
+                  <button type="button" onClick={() => act(must(typed.PATCH("/v1/schedules/{id}", { ...byId(s.id), body: { paused: !s.paused } })))}>
                     {s.paused ? "Resume" : "Pause"}
                   </button>
-                  <button type="button" onClick={() => act(send(`/v1/schedules/${s.id}`, undefined, "DELETE"))}>
+                  <button type="button" onClick={() => act(must(typed.DELETE("/v1/schedules/{id}", byId(s.id))))}>
                     Delete
                   </button>
                 </div>
@@ -68,7 +69,7 @@ export function Triggers(props: { version: number }) {
   const canChange = useCan("member");
   const [triggers, setTriggers] = useState<Trigger[] | null>(null);
   const [note, setNote] = useState("");
-  const load = async () => setTriggers((await apiJson<{ triggers: Trigger[] }>("/v1/triggers")).triggers);
+  const load = async () => setTriggers((await must(typed.GET("/v1/triggers"))).triggers);
   usePoll(() => load().catch((err) => setNote(errorText(err))), [props.version], 30_000);
   if (triggers !== null && triggers.length === 0) return null;
   return (
@@ -90,7 +91,7 @@ export function Triggers(props: { version: number }) {
                 <button
                   type="button"
                   onClick={() =>
-                    send(`/v1/triggers/${t.id}`, undefined, "DELETE").then(
+                    must(typed.DELETE("/v1/triggers/{id}", byId(t.id))).then(
                       () => load(),
                       (err) => setNote(errorText(err)),
                     )

@@ -3,8 +3,8 @@
  * and continue/close. Prompts go through the relay, which brings the agent back if its process is gone.
  */
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import type { PendingRequest, PromptEntry, Session, TranscriptEntry, TranscriptPage } from "@agent-runtime/protocol/sessions";
-import { api, apiJson, errorText, followSse, machineApi, send } from "../api";
+import type { PendingRequest, Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import { api, byId, errorText, followSse, machineApi, must, typed } from "../api";
 import { type AgentRequest, answerFileRequest, isFileRequest } from "../file-requests";
 import { renderMarkdown } from "../markdown";
 import { href, navigate } from "../router";
@@ -83,13 +83,15 @@ export function SessionView(props: { id: string; onChange: () => void }) {
     };
     (async () => {
       try {
-        setRecord(await apiJson<Session>(sessionPath(props.id)));
+        setRecord(await must(typed.GET("/v1/sessions/{id}", byId(props.id))));
       } catch (err) {
         setMessage(navigator.onLine ? errorText(err) : "Offline, and this session was not opened on this device before.");
         return;
       }
       // What was kept first (without a network the service worker answers with the transcript last seen), then live.
-      const seen = await apiJson<TranscriptPage>(`${sessionPath(props.id)}/transcript?after=0&limit=1000`).catch(() => null);
+      const seen = await must(typed.GET("/v1/sessions/{id}/transcript", { params: { path: { id: props.id }, query: { after: 0, limit: 1000 } } })).catch(
+        () => null,
+      );
       if (seen) {
         for (const entry of seen.entries) maxSeq = Math.max(maxSeq, entry.seq);
         setEntries((list) => seen.entries.reduce(withEntry, list));
@@ -161,8 +163,8 @@ export function SessionView(props: { id: string; onChange: () => void }) {
 
   const prompt = async (e: Event) => {
     e.preventDefault();
-    const typed = text.trim();
-    if (!record || !typed) return;
+    const said = text.trim();
+    if (!record || !said) return;
     setText("");
     setMessage("");
     setLiveEdits([]);
@@ -171,7 +173,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
     serveFileRequests(record);
     // Through the session's queue: sent now when the machine is there, else when it is back (in order, once).
     try {
-      const entry = await send<PromptEntry>(`${sessionPath(props.id)}/prompt`, { prompt: [{ type: "text", text: typed }] });
+      const entry = await must(typed.POST("/v1/sessions/{id}/prompt", { ...byId(props.id), body: { prompt: [{ type: "text", text: said }] } }));
       if (entry.state === "queued")
         setMessage(record.state === "offline" ? `Queued until ${record.machine} is back.` : "Queued: it is sent when the turn in progress ends.");
     } catch (err) {
@@ -184,14 +186,15 @@ export function SessionView(props: { id: string; onChange: () => void }) {
   const answer = async (requestId: PendingRequest["requestId"], optionId: string) => {
     setAnswering(true);
     try {
-      await send(`${sessionPath(props.id)}/permission`, { requestId, optionId });
+      await must(typed.POST("/v1/sessions/{id}/permission", { ...byId(props.id), body: { requestId, optionId } }));
     } catch (err) {
       setMessage(errorText(err));
     }
   };
 
   const act = (work: () => Promise<void>) => () => work().catch((err) => setMessage(errorText(err)));
-  const cancelQueued = (entry: string) => act(async () => void (await send(`${sessionPath(props.id)}/queue/${entry}`, undefined, "DELETE")));
+  const cancelQueued = (entry: string) =>
+    act(async () => void (await must(typed.DELETE("/v1/sessions/{id}/queue/{entry}", { params: { path: { id: props.id, entry } } }))));
   const closed = record?.state === "closed";
   const turning = record?.state === "running" || record?.state === "waiting";
 
@@ -350,7 +353,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
               title="a new session in the same folder, primed with this conversation"
               onClick={act(async () => {
                 setMessage("starting a new session…");
-                const next = await send<Session>(`${sessionPath(props.id)}/continue`);
+                const next = await must(typed.POST("/v1/sessions/{id}/continue", byId(props.id)));
                 props.onChange();
                 navigate(href({ view: "session", id: next.id }));
               })}
@@ -365,7 +368,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
                   type="button"
                   onClick={act(async () => {
                     setConfirmClose(false);
-                    setRecord(await send<Session>(sessionPath(props.id), undefined, "DELETE"));
+                    setRecord(await must(typed.DELETE("/v1/sessions/{id}", byId(props.id))));
                     props.onChange();
                   })}
                 >

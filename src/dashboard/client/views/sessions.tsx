@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import type { Session } from "@agent-runtime/protocol/sessions";
-import { apiJson, errorText, machineApi } from "../api";
+import { errorText, must, typedMachine } from "../api";
 import { notifyThisDevice } from "../notify";
 import { href, navigate } from "../router";
 import { useCan } from "../session-context";
@@ -71,7 +71,7 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
   useEffect(() => {
     if (!chosen) return;
     let current = true;
-    apiJson<{ agents: AgentInfo[] }>(`${machineApi(chosen)}/agents`)
+    must(typedMachine(chosen).GET("/v1/agents"))
       .catch(() => ({ agents: [] as AgentInfo[] }))
       .then((list) => current && setAgents(list.agents.filter((a) => a.installed)));
     return () => {

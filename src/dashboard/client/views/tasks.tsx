@@ -5,10 +5,9 @@
  */
 import { useState } from "preact/hooks";
 import type { Machine } from "@agent-runtime/protocol/machines";
-import type { Task, TaskList } from "@agent-runtime/protocol/tasks";
-import type { Schedule } from "@agent-runtime/protocol/schedules";
+import type { Task } from "@agent-runtime/protocol/tasks";
 import { summaryText } from "@agent-runtime/protocol/review-text";
-import { apiJson, errorText, send } from "../api";
+import { byId, errorText, must, typed } from "../api";
 import { ago, when } from "../format";
 import { href } from "../router";
 import { useCan, usePoll } from "../session-context";
@@ -29,10 +28,10 @@ export function TasksView(props: { machines: Machine[] | null }) {
   const [note, setNote] = useState("");
   /** Bumped when a task or a schedule is started here: the lists below read again. */
   const [version, setVersion] = useState(0);
-  const load = async () => setTasks((await apiJson<TaskList>("/v1/tasks?limit=100")).tasks);
+  const load = async () => setTasks((await must(typed.GET("/v1/tasks", { params: { query: { limit: 100 } } }))).tasks);
   usePoll(() => load().catch((err) => setNote(errorText(err))), [], 5_000);
   const cancel = (task: Task) =>
-    send(`/v1/tasks/${encodeURIComponent(task.id)}/cancel`)
+    must(typed.POST("/v1/tasks/{id}/cancel", byId(task.id)))
       .then(() => load())
       .catch((err) => setNote(errorText(err)));
   return (
@@ -103,10 +102,10 @@ function NewTask(props: { machines: Machine[]; onStarted: () => void }) {
       ...(form.worktree ? { worktree: {} } : {}),
     };
     if (form.repeat) {
-      const schedule = await send<Schedule>("/v1/schedules", { cron: form.cron, timezone: form.timezone, task });
+      const schedule = await must(typed.POST("/v1/schedules", { body: { cron: form.cron, timezone: form.timezone, task } }));
       setNote(`scheduled: next run ${when(schedule.nextRunAtMs)}`);
     } else {
-      const started = await send<Task>("/v1/tasks", task);
+      const started = await must(typed.POST("/v1/tasks", { body: task }));
       setNote(started.state === "queued" ? `queued until ${started.machine} is back (or a slot frees)` : "started");
     }
     setForm({ ...form, prompt: "" });

@@ -4,10 +4,9 @@
  */
 import { useState } from "preact/hooks";
 import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
-import type { McpMachineStatus } from "@agent-runtime/protocol/mcp";
 import type { SkillsMachineStatus } from "@agent-runtime/protocol/skills";
 import type { Subscription } from "@agent-runtime/protocol/notifications";
-import { api, apiJson, errorText, send } from "../api";
+import { api, byId, errorText, must, typed } from "../api";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
 import { lazyView } from "../lazy";
@@ -44,7 +43,7 @@ function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
     const res = await api(`/v1/config/${kind}`);
     setEtag(res.headers.get("etag"));
     setText(JSON.stringify(await res.json(), null, 2));
-    setStatus(await apiJson<{ version: string; machines: (SkillsMachineStatus | McpMachineStatus | AgentsMachineStatus)[] }>(`/v1/config/${kind}/status`));
+    setStatus(await must(typed.GET(`/v1/config/${kind}/status`)));
   };
   usePoll(() => load().catch((err) => setNote(errorText(err))), [kind], 60_000);
   const save = async () => {
@@ -103,7 +102,7 @@ function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
 function Notifications() {
   const [subscriptions, setSubscriptions] = useState<Subscription[] | null>(null);
   const [note, setNote] = useState("");
-  const load = async () => setSubscriptions((await apiJson<{ subscriptions: Subscription[] }>("/v1/notifications/subscriptions")).subscriptions);
+  const load = async () => setSubscriptions((await must(typed.GET("/v1/notifications/subscriptions"))).subscriptions);
   usePoll(() => load().catch((err) => setNote(errorText(err))), [], 60_000);
   const act = (work: () => Promise<unknown>, done: string) => () =>
     work().then(
@@ -132,14 +131,20 @@ function Notifications() {
               <div class="row">
                 <button
                   type="button"
-                  onClick={act(() => send(`/v1/notifications/subscriptions/${s.id}`, { muted: !s.muted }, "PATCH"), s.muted ? "unmuted" : "muted")}
+                  onClick={act(
+                    () => must(typed.PATCH("/v1/notifications/subscriptions/{id}", { ...byId(s.id), body: { muted: !s.muted } })),
+                    s.muted ? "unmuted" : "muted",
+                  )}
                 >
                   {s.muted ? "Unmute" : "Mute"}
                 </button>
-                <button type="button" onClick={act(() => send(`/v1/notifications/subscriptions/${s.id}/test`), "a test event is on its way")}>
+                <button
+                  type="button"
+                  onClick={act(() => must(typed.POST("/v1/notifications/subscriptions/{id}/test", byId(s.id))), "a test event is on its way")}
+                >
                   Test
                 </button>
-                <button type="button" onClick={act(() => send(`/v1/notifications/subscriptions/${s.id}`, undefined, "DELETE"), "removed")}>
+                <button type="button" onClick={act(() => must(typed.DELETE("/v1/notifications/subscriptions/{id}", byId(s.id))), "removed")}>
                   Remove
                 </button>
               </div>

@@ -4,8 +4,7 @@
  * sits under it; a dropped socket reconnects by itself (terminal.ts).
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Process } from "@agent-runtime/protocol/processes";
-import { api, errorText, machineApi, send } from "../api";
+import { byId, errorText, machineApi, must, typed, typedMachine } from "../api";
 import { machineHref, navigate } from "../router";
 import { openTerminal, type TerminalHandle } from "../terminal";
 
@@ -35,7 +34,7 @@ export function TerminalTab(props: { machine: string; processId: string | null }
     if (!id || !box.current) return;
     // A browser cannot put a header on a WebSocket: every dial (a reconnect too) asks for a one-minute ticket.
     const url = async () => {
-      const { ticket } = await send<{ ticket: string }>("/v1/tickets");
+      const { ticket } = await must(typed.POST("/v1/tickets"));
       return `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${v1}/processes/${encodeURIComponent(id)}/terminal/ws?access_token=${encodeURIComponent(ticket)}`;
     };
     box.current.scrollIntoView({ block: "nearest" }); // xterm.js draws only while the terminal is on screen
@@ -55,7 +54,7 @@ export function TerminalTab(props: { machine: string; processId: string | null }
 
   const openShell = async () => {
     try {
-      const shell = await send<Process>(`${v1}/processes`, LOGIN_SHELL);
+      const shell = await must(typedMachine(props.machine).POST("/v1/processes", { body: LOGIN_SHELL }));
       navigate(machineHref(props.machine, "terminal", { process: shell.id }), true);
     } catch (err) {
       setStatus(errorText(err));
@@ -83,7 +82,7 @@ export function TerminalTab(props: { machine: string; processId: string | null }
               onClick={async () => {
                 const id = props.processId!;
                 navigate(machineHref(props.machine, "terminal"), true);
-                await api(`${v1}/processes/${encodeURIComponent(id)}/kill`, { method: "POST" });
+                await must(typedMachine(props.machine).POST("/v1/processes/{id}/kill", byId(id))).catch((err) => setStatus(errorText(err)));
               }}
             >
               End the shell
