@@ -43,9 +43,14 @@ async function buildDashboardAssets(): Promise<void> {
     minify: true,
     legalComments: "none",
     logLevel: "warning",
+    metafile: true,
   });
   const scripts = bundle.outputFiles.map((file) => ({ name: basename(file.path), body: file.text }));
   const entry = scripts.find((file) => file.name.startsWith("dashboard."))!;
+  // The chunks the first script imports statically: the page names them so that the browser fetches them
+  // beside it rather than one round trip after it (a phone on a slow network pays ~150 ms per trip).
+  const entryOutput = Object.entries(bundle.metafile.outputs).find(([path]) => basename(path) === entry.name)![1];
+  const preloads = entryOutput.imports.filter((i) => i.kind === "import-statement").map((i) => `/assets/${basename(i.path)}`);
   const style = [
     readFileSync(`${root}/node_modules/@xterm/xterm/css/xterm.css`, "utf8"),
     readFileSync(`${root}/node_modules/diff2html/bundles/css/diff2html.min.css`, "utf8"),
@@ -71,6 +76,7 @@ ${statics}
 };
 export const APP_SCRIPT = ${JSON.stringify(`/assets/${entry.name}`)};
 export const APP_STYLE = ${JSON.stringify(`/assets/${styleName}`)};
+export const APP_PRELOADS: string[] = ${JSON.stringify(preloads)};
 /** \`gzip\`: the same bytes, gzipped, in base64. */
 export const ASSETS: Record<string, { type: string; body: string; gzip: string }> = {
 ${[...scripts.map((file) => asset(file.name, "text/javascript; charset=utf-8", file.body)), asset(styleName, "text/css; charset=utf-8", style)].join("\n")}

@@ -104,6 +104,14 @@ describe("the dashboard", () => {
       await expect.poll(() => scripts.length).toBeGreaterThan(0);
       expect(scripts.every((s) => s.encoding === "gzip")).toBe(true);
       const first = scripts.map((s) => s.body).join("\n");
+      // The page names every script the first view runs (its own, and modulepreload for the chunks it
+      // imports): none waits for another to arrive before it is asked for.
+      const named = await p.evaluate(() =>
+        [...document.querySelectorAll<HTMLScriptElement | HTMLLinkElement>('script[src], link[rel="modulepreload"]')].map((e) => ("src" in e ? e.src : e.href)),
+      );
+      const firstView = scripts.map((s) => s.url);
+      expect(firstView.filter((url) => !named.includes(url))).toEqual([]);
+      expect(named.length).toBeGreaterThan(1);
       expect(first).not.toContain("xterm-helper-textarea");
       expect(first).not.toContain("d2h-file-wrapper");
       const before = scripts.length;

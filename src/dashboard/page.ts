@@ -1,11 +1,14 @@
 import type { Context } from "hono";
 import { acceptsGzip, prefers } from "../http/negotiation";
 import { notFound } from "../lib/problem-response";
-import { APP_SCRIPT, APP_STYLE, ASSETS, STATIC } from "./assets.generated";
+import { APP_PRELOADS, APP_SCRIPT, APP_STYLE, ASSETS, STATIC } from "./assets.generated";
 import template from "./index.html";
 
 /** The page, with the names of this build's assets (their content hash changes when they do). */
-const page = template.replace("{{SCRIPT}}", APP_SCRIPT).replace("{{STYLE}}", APP_STYLE);
+const page = template
+  .replace("{{SCRIPT}}", APP_SCRIPT)
+  .replace("{{STYLE}}", APP_STYLE)
+  .replace("{{PRELOADS}}", APP_PRELOADS.map((href) => `<link rel="modulepreload" href="${href}">`).join("\n"));
 
 /**
  * The addresses of the dashboard's views (src/dashboard/client/router.ts): each serves the same page,
