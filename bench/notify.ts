@@ -76,7 +76,17 @@ export async function benchNotify(): Promise<NotifyFigures> {
       if (made.status !== 201) throw new Error(`subscription answered ${made.status}: ${await made.text()}`);
     }
     const rules = [{ match: { kinds: ["read"], outsideFolder: false }, decision: "allow" }];
-    await api("/v1/config/policy", { method: "PUT", body: JSON.stringify({ rules }) });
+    const put = await api("/v1/config/policy", { method: "PUT", body: JSON.stringify({ rules }) });
+    const version = put.headers.get("etag");
+    // The policy reaches the machine's object by the team's batched fan-out, not with the PUT: a turn the
+    // rule must answer waits until the machine holds it (else it would ask a person, whom nobody plays here).
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const status = (await (await api("/v1/config/policy/status")).json()) as { machines: { machine: string; version: string | null }[] };
+      if (status.machines.some((m) => m.machine === "local" && m.version === version)) break;
+      if (Date.now() > deadline) throw new Error(`bench: the policy ${version} did not reach the machine in 30 s: ${JSON.stringify(status)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await rpc("bench", "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
     const opened = (await (await rpc("bench", "session/new", { cwd: dir, mcpServers: [] })).json()) as { result?: { sessionId: string } };
     if (!opened.result) throw new Error(`session/new: ${JSON.stringify(opened)}`);

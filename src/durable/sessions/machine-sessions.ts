@@ -63,7 +63,7 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
   const gate: PermissionGate = new PermissionGate({
     storage,
     machine: host.machine,
-    sessionOf: (serverId, acpSessionId) => recorder.recordOf(serverId, acpSessionId),
+    sessionOf: (serverId, acpSessionId) => recorder.reads.recordOf(serverId, acpSessionId),
     answer: async (serverId, response) => {
       const sent = await tunnel.call("acp.post", { serverId, message: JSON.stringify(response), method: null, awaitId: null });
       if (!sent.ok) throw new Error(sent.problem.detail);
@@ -71,7 +71,7 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
     audit: (entry) => audit.add(entry),
     // A deadline passed: the request is answered as its client would, if it still waits.
     answerLate: async (session, requestId, decision, why) => {
-      const pending = recorder.get(session)?.pending;
+      const pending = recorder.reads.get(session)?.pending;
       if (!pending || JSON.stringify(pending.requestId) !== JSON.stringify(requestId)) return;
       recorder.note(session, why);
       const answered = await calls.answerPermission(session, { requestId, optionId: policyOptionOf(decision, pending.options) }, "policy");
@@ -113,8 +113,8 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
     machine: host.machine,
     acpPost: (req, timeoutMs) => calls.acpPost(req, timeoutMs),
     call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
-    recordOf: (serverId, acpSessionId) => recorder.recordOf(serverId, acpSessionId),
-    session: (id) => recorder.get(id),
+    recordOf: (serverId, acpSessionId) => recorder.reads.recordOf(serverId, acpSessionId),
+    session: (id) => recorder.reads.get(id),
     announce: host.announce,
     wake: host.wake,
     startTimeoutMs: host.startTimeoutMs,

@@ -22,11 +22,11 @@ import {
 import { isJsonRpcRequest, type JsonRpcId, type JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
-import type { PendingRequest, QueuedPrompt, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import type { PendingRequest, QueuedPrompt, Session } from "@agent-runtime/protocol/sessions";
 import { effectOf } from "./transcript";
 import type { RuntimeEvent } from "../notifications/events";
-import { type LiveSession, LiveSessions, parseJson, type SessionListener } from "./live-sessions";
-import { digestOfSession, type RestorePlan, restorePlanOf, sessionPage, transcriptPage } from "./session-reads";
+import { type LiveSession, LiveSessions, type SessionListener } from "./live-sessions";
+import { SessionReads } from "./session-reads";
 import { SessionStore } from "./session-store";
 import type { Ruled } from "../policy/permission-gate";
 import { recordClientAnswer, recordRuled, recordWaiting } from "./permission-records";
@@ -50,12 +50,15 @@ export interface RecorderHost {
 
 export class SessionRecorder {
   private readonly sessions: LiveSessions;
+  /** What the machine's object reads (records, pages, transcripts, restore plans): session-reads.ts. */
+  readonly reads: SessionReads;
 
   private readonly events: (event: RuntimeEvent) => void;
   private readonly judge: RecorderHost["judge"];
 
   constructor(storage: DurableObjectStorage, host: RecorderHost) {
     this.sessions = new LiveSessions(new SessionStore(storage), host.machine, host.online, host.firstSession, host.queuedOf);
+    this.reads = new SessionReads(this.sessions);
     this.events = host.events;
     this.judge = host.judge;
   }
@@ -301,60 +304,9 @@ export class SessionRecorder {
 
   // ---------------- what the machine's object asks ----------------
 
-  /** How to start a server's agent again as its client set it up, or null when it never got that far. */
-  restorePlan(serverId: string): RestorePlan | null {
-    return restorePlanOf(this.sessions, serverId);
-  }
-
-  /** The record of a session by its ACP id on a server, if any (to tell a resumable session from an unknown one). */
-  recordOf(serverId: string, acpSessionId: string): Session | null {
-    const session = this.sessions.byAcpId(serverId, acpSessionId);
-    return session ? this.sessions.toSession(session.row) : null;
-  }
-
-  /** A recorded session of this agent with that ACP id, on any server (to tie a discovered session to its record). */
-  findByAcp(agent: AgentId, acpSessionId: string): Session | null {
-    const row = this.store.findByAcp(agent, acpSessionId);
-    return row ? this.sessions.toSession(this.sessions.current(row)) : null;
-  }
-
-  /** What a session was started with (its folder and MCP servers): a continuation starts the same way. */
-  startParams(id: string): { cwd: string; mcpServers: Record<string, unknown>[] } | null {
-    const session = this.sessions.session(id);
-    return session ? { cwd: session.row.cwd, mcpServers: parseJson<Record<string, unknown>[]>(session.row.mcp_servers) ?? [] } : null;
-  }
-
-  get(id: string): Session | null {
-    const session = this.sessions.session(id);
-    return session ? this.sessions.toSession(session.row) : null;
-  }
-
-  /** A page of sessions, newest activity first, strictly before `cursor` (`<lastActivityMs>.<id>`). */
-  list(filter: SessionFilter, cursor: { atMs: number; id: string } | null, limit: number): { sessions: Session[]; more: boolean } {
-    return sessionPage(this.sessions, filter, cursor, limit);
-  }
-
-  transcript(id: string, after: number, limit: number): TranscriptPage | null {
-    return transcriptPage(this.sessions, id, after, limit);
-  }
-
-  /** A bounded digest of a session's conversation, for the first prompt of its continuation. */
-  digest(id: string): string | null {
-    return digestOfSession(this.sessions, id);
-  }
-
   /** The session `continue` started from `from`: it remembers where it came from, and its first prompt carries `primer`. */
   continued(newId: string, from: string, primer: string): void {
     this.sessions.continued(newId, from, primer);
-  }
-
-  /** Every non-closed session of a server: what a DELETE of one needs to know before stopping the server. */
-  openSessionsOf(serverId: string): number {
-    return this.store.openCountOf(serverId);
-  }
-
-  canClose(serverId: string): boolean {
-    return this.sessions.server(serverId)?.can_close === 1;
   }
 
   close(id: string, purge: boolean, now = Date.now()): Session | null {

@@ -60,7 +60,7 @@ export class SessionCalls {
     this.queue = new PromptQueue(queued, {
       online: () => host.online(),
       machine: () => host.machine(),
-      record: (id) => sessions.get(id),
+      record: (id) => sessions.reads.get(id),
       send: (record, message, who) => this.acpPost({ serverId: record.serverId, message, who }, host.promptTimeoutMs),
       changed: (id) => sessions.refresh(id),
       note: (id, text) => sessions.note(id, text),
@@ -106,7 +106,7 @@ export class SessionCalls {
     let outcome = await this.host.call("acp.post", args, timeoutMs);
     // Only a message for a session recorded on this server brings its agent back: any other message for a
     // server whose agent is gone finds the id free, as before (its first POST names the agent again).
-    if (!outcome.ok && outcome.problem.extensions?.notRunning === true && (restoreAny || (target && this.sessions.recordOf(serverId, target)))) {
+    if (!outcome.ok && outcome.problem.extensions?.notRunning === true && (restoreAny || (target && this.sessions.reads.recordOf(serverId, target)))) {
       const restored = await this.restoreServer(serverId, target);
       outcome = restored.ok ? await this.host.call("acp.post", args, timeoutMs) : restored;
     }
@@ -119,7 +119,7 @@ export class SessionCalls {
       this.sessions.callFailed(serverId, message, outcome.problem);
     }
     // A turn ended: what its session has queued goes next.
-    const turned = message.method === "session/prompt" && target ? this.sessions.recordOf(serverId, target) : null;
+    const turned = message.method === "session/prompt" && target ? this.sessions.reads.recordOf(serverId, target) : null;
     if (turned && turned.queued.length > 0) void this.queue.drain(turned.id);
     return outcome;
   }
@@ -129,7 +129,7 @@ export class SessionCalls {
    * session the agent cannot reattach is a 409 `session_not_resumable` (its way on is `continue`).
    */
   private async restoreServer(serverId: string, target: string | null): Promise<Outcome<void>> {
-    const plan = this.sessions.restorePlan(serverId);
+    const plan = this.sessions.reads.restorePlan(serverId);
     if (!plan) {
       return {
         ok: false,
@@ -137,7 +137,7 @@ export class SessionCalls {
       };
     }
     const notResumable = (why: string): Outcome<void> => {
-      const record = target ? this.sessions.recordOf(serverId, target) : null;
+      const record = target ? this.sessions.reads.recordOf(serverId, target) : null;
       return {
         ok: false,
         problem: {
@@ -147,7 +147,7 @@ export class SessionCalls {
         },
       };
     };
-    if (target && !plan.canResume && !plan.canLoad && this.sessions.recordOf(serverId, target)) {
+    if (target && !plan.canResume && !plan.canLoad && this.sessions.reads.recordOf(serverId, target)) {
       // Its agent can neither: start nothing now (another message may still start the agent afresh).
       return notResumable(`agent '${plan.agent}' can neither resume nor load a session`);
     }
@@ -170,22 +170,22 @@ export class SessionCalls {
 
   /** A page of this machine's sessions, newest activity first. */
   list(filter: SessionFilter, cursor: { atMs: number; id: string } | null, limit: number): { sessions: Session[]; more: boolean } {
-    return this.sessions.list(filter, cursor, limit);
+    return this.sessions.reads.list(filter, cursor, limit);
   }
 
   get(id: string): Session | null {
-    return this.sessions.get(id);
+    return this.sessions.reads.get(id);
   }
 
   transcript(id: string, after: number, limit: number): TranscriptPage | null {
-    return this.sessions.transcript(id, after, limit);
+    return this.sessions.reads.transcript(id, after, limit);
   }
 
   /** The transcript as a live stream (or a 404 problem). */
   followTranscript(id: string, after: number, hold: (body: SseBody) => void): Response {
-    const record = this.sessions.get(id);
+    const record = this.sessions.reads.get(id);
     // Entry `after` itself again: it may have grown since the reader saw it.
-    const page = this.sessions.transcript(id, Math.max(0, after - 1), 10_000);
+    const page = this.sessions.reads.transcript(id, Math.max(0, after - 1), 10_000);
     if (!record || !page) return problemResponse({ code: "not_found", detail: `no session '${id}' on this machine` });
     return new TranscriptFollower(this.host.sseIdleCloseMs).start(record, page.entries, (l) => this.sessions.listen(id, l), hold);
   }
@@ -200,17 +200,17 @@ export class SessionCalls {
    * session uses it. `purge` also drops the transcript. The record stays (closed).
    */
   async close(id: string, purge: boolean, who: string): Promise<Outcome<Session>> {
-    const record = this.sessions.get(id);
+    const record = this.sessions.reads.get(id);
     if (!record) return notFound(id);
     const live = this.host.online();
-    if (live && record.state !== "closed" && this.sessions.canClose(record.serverId)) {
+    if (live && record.state !== "closed" && this.sessions.reads.canClose(record.serverId)) {
       const running = await this.host.call("acp.list", {});
       if (running.ok && running.value.servers.some((s) => s.serverId === record.serverId)) {
         await this.acpPost({ serverId: record.serverId, message: this.runtimeRequest("session/close", { sessionId: record.sessionId }), who }, 60_000);
       }
     }
     const closed = this.sessions.close(id, purge)!;
-    if (live && this.sessions.openSessionsOf(record.serverId) === 0) {
+    if (live && this.sessions.reads.openSessionsOf(record.serverId) === 0) {
       const stopped = await this.host.call("acp.delete", { serverId: record.serverId });
       if (!stopped.ok) return stopped;
     }
@@ -222,11 +222,11 @@ export class SessionCalls {
    * same folder, on the same server, whose first prompt will carry a bounded digest of the conversation.
    */
   async continue(id: string, who: string, timeoutMs: number): Promise<Outcome<Session>> {
-    const record = this.sessions.get(id);
-    const digest = record ? this.sessions.digest(id) : null;
+    const record = this.sessions.reads.get(id);
+    const digest = record ? this.sessions.reads.digest(id) : null;
     if (!record || digest === null) return notFound(id);
     const started = await this.acpPost(
-      { serverId: record.serverId, message: this.runtimeRequest("session/new", this.sessions.startParams(id)!), who },
+      { serverId: record.serverId, message: this.runtimeRequest("session/new", this.sessions.reads.startParams(id)!), who },
       timeoutMs,
       true,
     );
@@ -239,15 +239,15 @@ export class SessionCalls {
         problem: { code: "stream_error", detail: `the agent did not start a new session: ${String(body.error?.message ?? "no sessionId in its answer")}` },
       };
     }
-    const created = this.sessions.recordOf(record.serverId, sessionId);
+    const created = this.sessions.reads.recordOf(record.serverId, sessionId);
     if (!created) return { ok: false, problem: { code: "internal", detail: "the new session was not recorded" } };
     this.sessions.continued(created.id, id, digest);
-    return { ok: true, value: this.sessions.get(created.id)! };
+    return { ok: true, value: this.sessions.reads.get(created.id)! };
   }
 
   /** Answer a session's pending permission request (`POST /v1/sessions/{id}/permission`) as its client would. */
   async answerPermission(id: string, answer: PermissionAnswer, who: string): Promise<Outcome<Session>> {
-    const record = this.sessions.get(id);
+    const record = this.sessions.reads.get(id);
     if (!record) return notFound(id);
     const pending = record.pending;
     if (!pending || JSON.stringify(pending.requestId) !== JSON.stringify(answer.requestId)) {
@@ -271,7 +271,7 @@ export class SessionCalls {
     const outcome = answer.optionId === null ? { outcome: "cancelled" } : { outcome: "selected", optionId: answer.optionId };
     const sent = await this.acpPost({ serverId: record.serverId, message: { jsonrpc: "2.0", id: pending.requestId, result: { outcome } }, who }, 60_000);
     if (!sent.ok) return sent;
-    return { ok: true, value: this.sessions.get(id)! };
+    return { ok: true, value: this.sessions.reads.get(id)! };
   }
 
   /** The sessions agents keep on this machine (`session/list`), with the runtime's record of each where it has one. */
@@ -281,7 +281,7 @@ export class SessionCalls {
       const listed = await this.host.call("acp.discover", { agent, ...(cwd ? { cwd } : {}) });
       if (!listed.ok) return listed;
       for (const s of listed.value.sessions) {
-        found.push({ agent, ...s, recorded: this.sessions.findByAcp(agent, s.sessionId)?.id ?? null });
+        found.push({ agent, ...s, recorded: this.sessions.reads.findByAcp(agent, s.sessionId)?.id ?? null });
       }
     }
     return { ok: true, value: found };
