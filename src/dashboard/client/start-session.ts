@@ -23,7 +23,9 @@ async function call<T>(machine: string, serverId: string, id: number, method: st
   );
   // 202 (no body) is the answer to a notification: a request with an id always gets its response.
   if (!answer) throw new Error(`the agent did not answer ${method}`);
-  if (answer.error) throw new Error(String((answer.error as { message?: unknown }).message ?? "the agent refused the call"));
+  const { error } = answer;
+  if (error !== undefined && error !== null)
+    throw new Error(typeof error === "object" && "message" in error ? String(error.message) : "the agent refused the call");
   return answer.result as T;
 }
 
