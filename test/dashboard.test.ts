@@ -361,6 +361,38 @@ describe("the dashboard", () => {
     await page.click("#session-close-view");
   });
 
+  it("says it is busy while this browser's push service is asked, then what failed, in words", async () => {
+    const context = await browser.newContext();
+    try {
+      await context.grantPermissions(["notifications"], { origin: rt.url });
+      const p = await context.newPage();
+      await signIn(p, rt.token);
+      await p.waitForSelector("#sessions-list");
+      // Every state the button passes through (the refusal may come within milliseconds of the click).
+      await p.evaluate(() => {
+        const button = document.querySelector<HTMLButtonElement>("#notify-me")!;
+        const seen: string[] = [];
+        (window as unknown as { notifyStates: string[] }).notifyStates = seen;
+        new MutationObserver(() => seen.push(`${button.disabled ? "disabled" : "enabled"}: ${button.textContent}`)).observe(button, {
+          attributes: true,
+          childList: true,
+          subtree: true,
+          characterData: true,
+        });
+      });
+      await p.click("#notify-me");
+      // At once: the button says what it is doing and cannot be pressed twice.
+      await expect.poll(() => p.evaluate(() => (window as unknown as { notifyStates: string[] }).notifyStates)).toContain("disabled: Subscribing…");
+      // This Chromium reaches no push service: it refuses or never answers (15 s), and either is said plainly.
+      await expect.poll(() => p.locator("#notify-me").isEnabled(), { timeout: 25_000 }).toBe(true);
+      const said = (await p.textContent("#notify-msg")) ?? "";
+      expect(said).toMatch(/this browser('s push service)? could not subscribe|did not answer within 15 s/);
+      expect(said).not.toMatch(/Registration failed|push service error/); // the browser's own words say nothing to a person
+    } finally {
+      await context.close();
+    }
+  });
+
   it("is installable, and its service worker shows a pushed question and knows where a tap goes", async () => {
     const manifest = (await (await fetch(`${rt.url}/manifest.webmanifest`)).json()) as { start_url: string; display: string; icons: { src: string }[] };
     expect(manifest).toMatchObject({ start_url: "/", display: "standalone" });

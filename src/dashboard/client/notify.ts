@@ -1,5 +1,5 @@
 /** "Notify me on this device": a Web Push subscription through the service worker at /sw.js. */
-import { must, typed } from "./api";
+import { byId, must, typed } from "./api";
 
 function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
   const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4);
@@ -7,7 +7,7 @@ function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
 }
 
 /** How long the browser's push service may take to answer before the person is told it did not. */
-const PUSH_SERVICE_WAIT_MS = 15_000;
+export const PUSH_SERVICE_WAIT_MS = 15_000;
 
 /** `work`, or a plain sentence when it takes longer than `ms` (a push service that never answers). */
 function within<T>(work: Promise<T>, ms: number, why: string): Promise<T> {
@@ -44,6 +44,11 @@ export async function notifyThisDevice(): Promise<string> {
   const { endpoint, keys, expirationTime } = subscription.toJSON();
   if (!endpoint || !keys?.auth || !keys.p256dh) throw new Error("this browser's push subscription has no endpoint or keys: try again later");
   const body = { kind: "webpush" as const, subscription: { endpoint, expirationTime, keys: { auth: keys.auth, p256dh: keys.p256dh } }, events: [...events] };
-  await must(typed.POST("/v1/notifications/subscriptions", { body }));
-  return "This device will be told when an agent waits for you or finishes.";
+  const made = await must(typed.POST("/v1/notifications/subscriptions", { body }));
+  // A test at once: the person sees now that a notification reaches this device, not at the first real one.
+  const tested = await must(typed.POST("/v1/notifications/subscriptions/{id}/test", byId(made.id))).then(
+    () => "a test notification is on its way",
+    (err: unknown) => `but the test notification could not be sent (${err instanceof Error ? err.message : String(err)})`,
+  );
+  return `This device will be told when an agent waits for you or finishes: ${tested}.`;
 }

@@ -4,7 +4,7 @@ import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import { errorText, must, typedMachine } from "../api";
-import { notifyThisDevice } from "../notify";
+import { notifyThisDevice, PUSH_SERVICE_WAIT_MS } from "../notify";
 import { href, navigate } from "../router";
 import { useCan } from "../session-context";
 import { startSession } from "../start-session";
@@ -14,6 +14,14 @@ import { Link, Note } from "./parts";
 export function SessionsView(props: { sessions: Session[] | null; offline: boolean; machines: Machine[]; reload: () => void }) {
   const waiting = props.sessions?.filter((s) => s.state === "waiting").length ?? 0;
   const [notice, setNotice] = useState("");
+  const [subscribing, setSubscribing] = useState(false);
+  const notifyMe = () => {
+    setSubscribing(true);
+    setNotice(`asking this browser's push service (up to ${PUSH_SERVICE_WAIT_MS / 1000} s)…`);
+    notifyThisDevice()
+      .then(setNotice, (err) => setNotice(errorText(err)))
+      .finally(() => setSubscribing(false));
+  };
   const canAct = useCan("member");
   return (
     <>
@@ -31,10 +39,10 @@ export function SessionsView(props: { sessions: Session[] | null; offline: boole
           </button>
         </div>
         <div class="row">
-          <button id="notify-me" type="button" onClick={() => notifyThisDevice().then(setNotice, (err) => setNotice(errorText(err)))}>
-            Notify me on this device
+          <button id="notify-me" type="button" disabled={subscribing} aria-busy={subscribing} onClick={notifyMe}>
+            {subscribing ? "Subscribing…" : "Notify me on this device"}
           </button>
-          <span id="notify-msg" class="muted">
+          <span id="notify-msg" class="muted" role="status">
             {notice}
           </span>
         </div>
