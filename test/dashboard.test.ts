@@ -416,6 +416,13 @@ describe("the dashboard", () => {
       tag: "ses-0123456789abcdef-local",
     };
     const registrationId = await registration;
+    // The page hidden, its poll pauses: a read of the sessions list from now on is the push's doing.
+    await page.evaluate(() => Object.defineProperty(document, "visibilityState", { value: "hidden", configurable: true }));
+    const listReads: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      if (new URL(request.url()).pathname === "/v1/sessions") listReads.push(request.url());
+    };
+    page.on("request", onRequest);
     const shown = () =>
       page.evaluate(async () =>
         (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
@@ -437,6 +444,10 @@ describe("the dashboard", () => {
         { timeout: 20_000, interval: 500 },
       )
       .toEqual([{ title: "mock on local needs you", body: "Write hello.txt", data: { url: message.url }, tag: message.tag, sticky: true }]);
+    // The open page was told, and read its sessions again (its waiting count follows the push).
+    await expect.poll(() => listReads.length).toBeGreaterThan(0);
+    page.off("request", onRequest);
+    await page.evaluate(() => delete (document as { visibilityState?: DocumentVisibilityState }).visibilityState);
     await cdp.detach();
   });
 

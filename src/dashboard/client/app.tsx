@@ -72,6 +72,16 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
     setMachines((await must(typed.GET("/v1/machines")).catch(() => ({ machines: [] as Machine[] }))).machines);
   }, []);
   usePoll(() => Promise.all([loadSessions(), loadMachines()]), []);
+  // A push this device received (a question, a turn's end) changes the list now, not at the next poll.
+  useEffect(() => {
+    const worker = navigator.serviceWorker;
+    if (!worker) return;
+    const pushed = (event: MessageEvent) => {
+      if (event.data?.type === "pushed") void loadSessions();
+    };
+    worker.addEventListener("message", pushed);
+    return () => worker.removeEventListener("message", pushed);
+  }, [loadSessions]);
   useEffect(() => {
     document.title = sessions ? pageTitle(sessions) : "agent-runtime";
   }, [sessions]);

@@ -65,14 +65,20 @@ self.addEventListener("push", (event) => {
     message = { title: "agent-runtime", body: event.data ? event.data.text() : "" };
   }
   event.waitUntil(
-    self.registration.showNotification(message.title || "agent-runtime", {
-      body: message.body || "",
-      tag: message.tag || undefined,
-      data: { url: message.url || "/" },
-      // A question waits for a person: it stays until it is seen.
-      requireInteraction: message.event === "permission.requested",
-      icon: "/icon.svg",
-    }),
+    Promise.all([
+      self.registration.showNotification(message.title || "agent-runtime", {
+        body: message.body || "",
+        tag: message.tag || undefined,
+        data: { url: message.url || "/" },
+        // A question waits for a person: it stays until it is seen.
+        requireInteraction: message.event === "permission.requested",
+        icon: "/icon.svg",
+      }),
+      // An open dashboard reads its sessions again now: its waiting count follows the push, not its next poll.
+      self.clients.matchAll({ type: "window" }).then((windows) => {
+        for (const client of windows) client.postMessage({ type: "pushed", event: message.event || null });
+      }),
+    ]),
   );
 });
 
