@@ -291,6 +291,19 @@ describe("the dashboard", () => {
     await expect.poll(() => page.inputValue("#files-path")).toBe(join(folder, "sub"));
     await page.click("#files-up");
     await expect.poll(() => page.inputValue("#files-path")).toBe(folder);
+
+    // A file tapped near the top of a long folder opens where the person is looking, not a screen or more below.
+    for (let i = 0; i < 60; i++) writeFileSync(join(folder, "sub", `f-${String(i).padStart(2, "0")}.txt`), `file ${i}\n`);
+    await page.click('tr[data-entry="sub"] td.name button');
+    await page.click('tr[data-entry="f-00.txt"] td.name button');
+    await expect.poll(() => page.inputValue("#file-text")).toBe("file 0\n");
+    const viewport = page.viewportSize()!;
+    await expect
+      .poll(async () => {
+        const box = (await page.locator("#file-editor").boundingBox())!;
+        return box.y >= 0 && box.y < viewport.height;
+      })
+      .toBe(true);
   });
 
   it("lists sessions waiting first, reopens one after a reload, answers its permission, prompts it and continues it", async () => {

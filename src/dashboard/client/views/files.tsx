@@ -21,6 +21,11 @@ export function FilesTab(props: { machine: string; folder: string }) {
   const [note, setNote] = useState("");
   const [file, setFile] = useState<{ path: string; text: string } | null>(null);
   const [fileNote, setFileNote] = useState("");
+  const editor = useRef<HTMLDivElement>(null);
+  // The editor is drawn under the folder's list: a file opened from a long list is brought to it, not left below.
+  useEffect(() => {
+    if (file) editor.current?.scrollIntoView({ block: "start" });
+  }, [file?.path]);
   const fileUrl = (path: string) => `${v1}/fs/file?path=${encodeURIComponent(path)}`;
   const open = (path: string) => navigate(machineHref(props.machine, "files", path ? { path } : {}));
 
@@ -149,7 +154,7 @@ export function FilesTab(props: { machine: string; folder: string }) {
         ]}
       />
       {file ? (
-        <div id="file-editor">
+        <div id="file-editor" ref={editor}>
           <div class="row">
             <b id="file-name" class="grow">
               {file.path}
