@@ -819,15 +819,16 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
   const oursFiles = ours.files;
   const refFiles = reference.files;
   const targets = [
-    [`round trip p50 ≤ 1.15× the floor of this architecture (${fmt(ours.rttP50Ms / floor.rttP50Ms)}×)`, ours.rttP50Ms / floor.rttP50Ms <= 1.15],
+    // Issue 42's goals: the floor of this architecture, not sandbox-agent, is the yardstick (the floor alone is 2–3.5× sandbox-agent here).
+    [`round trip p50 ≤ 1.25× the floor of this architecture (${fmt(ours.rttP50Ms / floor.rttP50Ms)}×)`, ours.rttP50Ms / floor.rttP50Ms <= 1.25],
     [
       `the latency added over the floor (${fmt(addedMs)} ms) ≤ 1.5× the CPU added (${fmt(addedCpuMs)} ms): no waiting without work`,
       addedMs <= 1.5 * Math.max(addedCpuMs, 0),
     ],
     [
-      `1 MiB file write and read each ≤ 1.5× sandbox-agent (${fmt((oursFiles?.smallWriteMs ?? Number.NaN) / (refFiles?.smallWriteMs ?? Number.NaN))}×, ${fmt((oursFiles?.smallReadMs ?? Number.NaN) / (refFiles?.smallReadMs ?? Number.NaN))}×; the floor of this architecture alone is ${fmt((floor.smallFiles?.writeMs ?? Number.NaN) / (refFiles?.smallWriteMs ?? Number.NaN))}×, ${fmt((floor.smallFiles?.readMs ?? Number.NaN) / (refFiles?.smallReadMs ?? Number.NaN))}×)`,
-      (oursFiles?.smallWriteMs ?? Infinity) <= 1.5 * (refFiles?.smallWriteMs ?? 0) &&
-        (oursFiles?.smallReadMs ?? Infinity) <= 1.5 * (refFiles?.smallReadMs ?? 0),
+      `1 MiB file write ≤ 1.2× the floor's and read ≤ 1.0× (${fmt((oursFiles?.smallWriteMs ?? Number.NaN) / (floor.smallFiles?.writeMs ?? Number.NaN))}×, ${fmt((oursFiles?.smallReadMs ?? Number.NaN) / (floor.smallFiles?.readMs ?? Number.NaN))}×; against sandbox-agent ${fmt((oursFiles?.smallWriteMs ?? Number.NaN) / (refFiles?.smallWriteMs ?? Number.NaN))}×, ${fmt((oursFiles?.smallReadMs ?? Number.NaN) / (refFiles?.smallReadMs ?? Number.NaN))}×)`,
+      (oursFiles?.smallWriteMs ?? Infinity) <= 1.2 * (floor.smallFiles?.writeMs ?? 0) &&
+        (oursFiles?.smallReadMs ?? Infinity) <= (floor.smallFiles?.readMs ?? 0),
     ],
     [
       `${mb} MiB write and read ≥ 100 MiB/s (${fmt(throughput(oursFiles?.writeMs), 0)}, ${fmt(throughput(oursFiles?.readMs), 0)})`,
@@ -837,7 +838,10 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
       `stream throughput ≥ 0.95× an ACP client on the agent's own stdio (${fmt(ours.streamMsgsPerSec / direct.streamMsgsPerSec)}×), every update delivered`,
       ours.streamMsgsPerSec / direct.streamMsgsPerSec >= 0.95 && ours.streamDelivered === STREAM_EVENTS,
     ],
-    ["sidecar private memory with 20 servers ≤ 40 MB", (ours.rssLoadedMb["sidecar private"] ?? Infinity) <= 40],
+    [
+      `sidecar private memory with 20 servers ≤ 40 MB (${fmt(ours.rssLoadedMb["sidecar private"] ?? Number.NaN, 1)} MB)`,
+      (ours.rssLoadedMb["sidecar private"] ?? Infinity) <= 40,
+    ],
     [
       // A relay that holds whole files grows four times as much for a file four times as large. The first
       // transfers are also the heap's warm-up, so they are reported, and the check is made past them: a

@@ -7,6 +7,7 @@
  * What the object does itself is the batched work of its one alarm: fan-outs to connected machines, test
  * notifications and the six-hourly liveness refresh.
  */
+import { type FanoutKind, Fanouts } from "./fanouts";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import type { AppliedOutcome, DocumentKind, MachineStatusOf, TeamDocuments } from "../config/team-documents";
@@ -58,6 +59,7 @@ export class TeamObject extends DurableObject<Env> {
   private readonly machines: MachineRegistry;
   private readonly subscriptions: SubscriptionBook;
   private readonly documents: TeamDocumentStore;
+  private readonly fanouts: Fanouts;
   private readonly schedules: ScheduleBook;
   private readonly triggers: TriggerBook;
   /** Test notifications (`POST /v1/notifications/subscriptions/{id}/test`) are sent from here; all others from machines. */
@@ -72,6 +74,7 @@ export class TeamObject extends DurableObject<Env> {
     this.machines = new MachineRegistry(sql);
     this.subscriptions = new SubscriptionBook(sql);
     this.documents = new TeamDocumentStore(ctx.storage);
+    this.fanouts = new Fanouts(ctx.storage, (after, limit) => this.machines.connectedAfter(after, limit));
     this.schedules = new ScheduleBook(sql, {
       start: async (schedule) => {
         const call = { op: "submit" as const, request: schedule.task, machine: schedule.task.machine, who: `schedule ${schedule.id} of ${schedule.createdBy}` };
@@ -309,24 +312,13 @@ export class TeamObject extends DurableObject<Env> {
     return this.startFanout("subscriptions-fanout");
   }
 
-  private async startFanout(key: "config-fanout" | "subscriptions-fanout"): Promise<void> {
-    await this.ctx.storage.put(key, { after: "" });
+  private async startFanout(kind: FanoutKind): Promise<void> {
+    await this.fanouts.start(kind);
     await this.ctx.storage.setAlarm(Date.now());
   }
 
   private ensureAlarm(at = Date.now() + REFRESH_EVERY_MS): Promise<void> {
     return alarmBy(this.ctx.storage, at);
-  }
-
-  /** One batch of a fan-out: `send` to the next FANOUT_BATCH connected machines; answers whether more remain. */
-  private async fanoutBatch(key: "config-fanout" | "subscriptions-fanout", send: (machine: string) => Promise<void>): Promise<boolean> {
-    const fanout = await this.ctx.storage.get<{ after: string }>(key);
-    if (!fanout) return false;
-    const ids = this.machines.connectedAfter(fanout.after, FANOUT_BATCH);
-    await Promise.allSettled(ids.map(send));
-    if (ids.length < FANOUT_BATCH) await this.ctx.storage.delete(key);
-    else await this.ctx.storage.put(key, { after: ids.at(-1)! });
-    return ids.length === FANOUT_BATCH;
   }
 
   /**
@@ -337,9 +329,10 @@ export class TeamObject extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     // The documents are read only when a change is being fanned out.
-    const documents = (await this.ctx.storage.get("config-fanout")) ? await this.documents.all() : null;
-    const moreConfig = documents !== null && (await this.fanoutBatch("config-fanout", (id) => machineObject(this.env, id).scheduleConfigApply(documents)));
-    const moreSubscriptions = await this.fanoutBatch("subscriptions-fanout", (id) =>
+    const documents = (await this.fanouts.pending("config-fanout")) ? await this.documents.all() : null;
+    const moreConfig =
+      documents !== null && (await this.fanouts.batch("config-fanout", FANOUT_BATCH, (id) => machineObject(this.env, id).scheduleConfigApply(documents)));
+    const moreSubscriptions = await this.fanouts.batch("subscriptions-fanout", FANOUT_BATCH, (id) =>
       machineObject(this.env, id).setSubscriptions(this.subscriptions.targetsFor(id)),
     );
     const deliveriesDue = await this.deliverer.run();
@@ -361,7 +354,10 @@ export class TeamObject extends DurableObject<Env> {
       refresh = ids.length < FANOUT_BATCH ? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS } : { after: ids.at(-1)!, dueMs: refresh.dueMs };
     }
     if (refresh !== stored) await this.ctx.storage.put("liveness-refresh", refresh);
-    const more = moreConfig || moreSubscriptions || refresh.after !== "";
+    // A change that started a fan-out while this run waited on other objects set the alarm to now: the
+    // alarm set below must not put it off to the next due time.
+    const started = (await this.fanouts.pending("config-fanout")) || (await this.fanouts.pending("subscriptions-fanout"));
+    const more = moreConfig || moreSubscriptions || started || refresh.after !== "";
     await this.ctx.storage.setAlarm(
       more ? Date.now() : Math.min(refresh.dueMs, deliveriesDue ?? Number.POSITIVE_INFINITY, scheduleDue ?? Number.POSITIVE_INFINITY),
     );
