@@ -3,7 +3,7 @@
  * fan-out again while a batch is being sent (the interleaving an alarm run allows while it awaits other
  * objects) is neither lost nor cut short.
  */
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TeamObject } from "./team";
 import { Fanouts } from "./fanouts";
@@ -75,5 +75,17 @@ describe("a fan-out", () => {
       while (await fanouts.batch("config-fanout", 2, async (m) => void reached.push(m)));
       expect(reached).toEqual(["c", "d", "e"]);
     });
+  });
+});
+
+describe("the team's alarm", () => {
+  it("re-arms itself for the six-hourly liveness refresh after a run with nothing to send", async () => {
+    const stub = team("alarm-rearm");
+    // Set for later (an alarm for now would run by itself, racing the one this test runs).
+    await runInDurableObject(stub, (_, state) => state.storage.setAlarm(Date.now() + 60_000));
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    // Nothing to send: the next run is the six-hourly liveness refresh.
+    const next = await runInDurableObject(stub, (_, state) => state.storage.getAlarm());
+    expect(next).toBeGreaterThan(Date.now() + 5 * 60 * 60_000);
   });
 });

@@ -354,11 +354,11 @@ export class TeamObject extends DurableObject<Env> {
       refresh = ids.length < FANOUT_BATCH ? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS } : { after: ids.at(-1)!, dueMs: refresh.dueMs };
     }
     if (refresh !== stored) await this.ctx.storage.put("liveness-refresh", refresh);
-    // A change that started a fan-out while this run waited on other objects set the alarm to now: the
-    // alarm set below must not put it off to the next due time.
-    const started = (await this.fanouts.pending("config-fanout")) || (await this.fanouts.pending("subscriptions-fanout"));
-    const more = moreConfig || moreSubscriptions || started || refresh.after !== "";
-    await this.ctx.storage.setAlarm(
+    const more = moreConfig || moreSubscriptions || refresh.after !== "";
+    // Never later than an alarm set while this run waited on other objects (a change's fan-out, a new
+    // schedule, a test notification): each asked for its own time, which a run must not put off.
+    await alarmBy(
+      this.ctx.storage,
       more ? Date.now() : Math.min(refresh.dueMs, deliveriesDue ?? Number.POSITIVE_INFINITY, scheduleDue ?? Number.POSITIVE_INFINITY),
     );
   }
