@@ -4,6 +4,7 @@
  * delivery per subscription that hears of it, sent by the object's alarm, and "went away" told once and
  * "is back" only after it.
  */
+import { alarmBy } from "../storage/alarm";
 import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import type { Deliverer } from "./deliverer";
 import { hears, payloadOf, type RuntimeEvent } from "./events";
@@ -56,7 +57,8 @@ export class MachineNotifications {
   /** The alarm: send what is due, and wake again for what is not. */
   async sendDue(): Promise<void> {
     const next = await this.deliverer.run();
-    if (next !== null) await this.storage.setAlarm(Math.max(next, Date.now()));
+    // Never later than an alarm another feature of the object set while this one sent (a policy deadline, a task).
+    if (next !== null) await alarmBy(this.storage, Math.max(next, Date.now()));
   }
 
   /** The newest delivery attempts of these subscriptions (null: all) made from this machine. */
