@@ -4,10 +4,10 @@
  * delivery per subscription that hears of it, sent by the object's alarm, and "went away" told once and
  * "is back" only after it.
  */
-import { alarmBy } from "../storage/alarm";
 import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import type { Deliverer } from "./deliverer";
 import { hears, payloadOf, type RuntimeEvent } from "./events";
+import { alarmBy } from "../storage/alarm";
 
 export class MachineNotifications {
   /** The subscriptions that may hear of this machine, read from storage once. */

@@ -7,11 +7,11 @@
  * What the object does itself is the batched work of its one alarm: fan-outs to connected machines, test
  * notifications and the six-hourly liveness refresh.
  */
-import { type FanoutKind, Fanouts } from "./fanouts";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import type { AppliedOutcome, DocumentKind, MachineStatusOf, TeamDocuments } from "../config/team-documents";
 import type { RecordedVersions } from "../config/config-apply";
+import { type FanoutKind, Fanouts } from "./fanouts";
 import { machineObject } from "../stubs";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import { AuditEntry, type AuditPage, type AuditQuery, type MachineScope, type TokenInfo } from "@agent-runtime/protocol/trust";
