@@ -26,16 +26,24 @@ export function whenSignedOut(handler: () => void): void {
   onUnauthorized = handler;
 }
 
-export async function api(path: string, init: RequestInit = {}): Promise<Response> {
-  const headers = new Headers(init.headers);
-  headers.set("x-agent-runtime-csrf", "1");
-  if (init.body !== undefined && typeof init.body === "string" && !headers.has("content-type")) headers.set("content-type", "application/json");
-  const res = await fetch(path, { ...init, headers, credentials: "same-origin" });
+/** The header that marks a change as the dashboard's own: sent with every call, typed or not. */
+const CSRF_HEADER = "x-agent-runtime-csrf";
+
+/** A 401 ends the sign-in for every caller alike: the app shows its form, and the call fails. */
+async function signedIn(answer: Promise<Response>): Promise<Response> {
+  const res = await answer;
   if (res.status === 401) {
     onUnauthorized();
     throw new ApiError(401, "the sign-in ended");
   }
   return res;
+}
+
+export function api(path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set(CSRF_HEADER, "1");
+  if (init.body !== undefined && typeof init.body === "string" && !headers.has("content-type")) headers.set("content-type", "application/json");
+  return signedIn(fetch(path, { ...init, headers, credentials: "same-origin" }));
 }
 
 /** An ApiError from a refused answer: its problem's detail and type when it sent application/problem+json. */
@@ -59,15 +67,8 @@ function typedClient(baseUrl: string) {
   return createClient<paths, "application/json">({
     baseUrl,
     credentials: "same-origin",
-    headers: { "x-agent-runtime-csrf": "1" },
-    fetch: async (request) => {
-      const res = await fetch(request);
-      if (res.status === 401) {
-        onUnauthorized();
-        throw new ApiError(401, "the sign-in ended");
-      }
-      return res;
-    },
+    headers: { [CSRF_HEADER]: "1" },
+    fetch: (request) => signedIn(fetch(request)),
   });
 }
 export const typed = typedClient("");
