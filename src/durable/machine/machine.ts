@@ -9,18 +9,15 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { settings } from "../../settings";
 import { problemResponse } from "../../lib/problem-response";
-import { closeQuietly } from "../../lib/close-reason";
-import { PING_FRAME, PONG_FRAME, type SidecarFrame, type StreamRef } from "@agent-runtime/protocol/frames";
+import { PING_FRAME, PONG_FRAME, type StreamRef } from "@agent-runtime/protocol/frames";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
-import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
-import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { AcpServerList, JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import type { DiscoveredSession, PermissionAnswer, PromptEntry, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
-import { attachmentOf, SIDECAR_TAG, sendFrame, Tunnel } from "./tunnel";
+import { attachmentOf, SIDECAR_TAG, Tunnel } from "./tunnel";
 import { teamStub, tokenStub } from "../stubs";
 import type { TeamDocuments } from "../config/team-documents";
 import type { UploadBody } from "../files/file-transfer";
@@ -44,9 +41,10 @@ import { ACP_SOCKET_PATH, AcpConnections } from "../acp-transport/connection-reg
 import { StreamHolder, StreamHolders } from "../streams/stream-holders";
 import { Caller } from "../acp-transport/ownership";
 import { AcpGateway } from "../acp-transport/acp-gateway";
-import { acceptSidecar, greet, readSidecarFrame } from "./sidecar-connection";
+import { acceptSidecar, readSidecarFrame } from "./sidecar-connection";
 import { type Task, TaskCall, type TaskPage } from "@agent-runtime/protocol/tasks";
 import { MachinePreviews } from "../preview/machine-previews";
+import { SidecarLifecycle } from "./sidecar-lifecycle";
 
 export type CallOutcome<T> = Outcome<T>;
 
@@ -71,6 +69,7 @@ export class MachineObject extends DurableObject<Env> {
   private readonly acpConnections: AcpConnections;
   private readonly acp: AcpGateway;
   private readonly previews: MachinePreviews;
+  private readonly lifecycle: SidecarLifecycle;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -78,8 +77,8 @@ export class MachineObject extends DurableObject<Env> {
     const tunnel = new Tunnel({
       sockets: () => ctx.getWebSockets(SIDECAR_TAG),
       lastPingMs: (ws) => ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? null,
-      halfOpen: (ws) => ctx.waitUntil(this.onTunnelGone(ws, 1001)),
-      away: (problem) => this.machineAway(problem),
+      halfOpen: (ws) => ctx.waitUntil(this.lifecycle.gone(ws, 1001)),
+      away: (problem) => this.lifecycle.away(problem),
       graceMs: config.reconnectGraceMs,
     });
     this.tunnel = tunnel;
@@ -146,6 +145,13 @@ export class MachineObject extends DurableObject<Env> {
     this.previews = new MachinePreviews({ tunnel, storage: ctx.storage, holders: this.holders, ...sockets });
     this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions]);
     this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs, this.previews.streams);
+    this.lifecycle = new SidecarLifecycle({
+      ...{ tunnel, team: this.team, notifications: this.notifications, sessions: this.sessions, tasks: this.tasks },
+      ...{ subscribers: this.subscribers, previews: this.previews.streams, acpConnections: this.acpConnections },
+      drainPrompts: () => this.sessionCalls.queue.drainAll(),
+      machineName: () => this.machineName(),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
     // Heartbeats are answered by the runtime: an idle machine's object is never woken by them.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
   }
@@ -173,67 +179,18 @@ export class MachineObject extends DurableObject<Env> {
     await readSidecarFrame(ws, message, {
       answered: (frame) => this.tunnel.answered(frame),
       subscribers: this.subscribers,
-      hello: (frame) => this.onHello(ws, frame),
+      hello: (frame) => this.lifecycle.hello(ws, frame),
       preview: (frame) => this.previews.streams.fromSidecar(frame),
     });
   }
 
   /** A socket closed: a viewer detaches, an ACP connection's or a preview's socket ends it, the tunnel's starts the grace. */
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
-    if (!(await this.clients.closed(ws, code, reason))) await this.onTunnelGone(ws, code);
+    if (!(await this.clients.closed(ws, code, reason))) await this.lifecycle.gone(ws, code);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
     await this.webSocketClose(ws, 1011, "");
-  }
-
-  private async onHello(ws: WebSocket, hello: Extract<SidecarFrame, { t: "hello" }>): Promise<void> {
-    const attachment = greet(ws, hello);
-    if (!attachment) return;
-    // One call to the team per connect (it records the machine, answers the team's documents), then the welcome.
-    const registered = await this.team.connected(attachment, hello);
-    sendFrame(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
-    if (registered) await this.notifications.keep(registered.subscriptions);
-    // Back after people were told it went away: they are told it is back.
-    await this.notifications.cameBack(attachment.machine);
-    this.resumeAfterHello(ws, hello.bootId ?? null);
-    this.sessions.machineChanged(); // followers see it back; prompts that waited for it go out
-    this.ctx.waitUntil(this.sessionCalls.queue.drainAll());
-    this.ctx.waitUntil(this.tasks.drain()); // tasks that waited for the machine start
-    if (!registered) return;
-    // Every machine gets the team's documents when it connects (the sidecar skips a version it applied already).
-    this.ctx.waitUntil(this.team.applyDocuments(registered.documents, registered.recorded));
-  }
-
-  /** After a hello, calls and streams go on (`Tunnel.greeted`); a restarted sidecar's streams and previews fail at once. */
-  private resumeAfterHello(ws: WebSocket, bootId: string | null): void {
-    const { restarted } = this.tunnel.greeted(ws, bootId);
-    if (restarted) {
-      const problem = {
-        code: "machine_restarted",
-        detail: "the machine's sidecar restarted: this stream's source (its process, agent or app) is gone",
-      } as const;
-      this.subscribers.fail(problem);
-      this.previews.streams.failAll(problem);
-      this.acpConnections.allAgentsGone();
-    }
-    for (const frame of this.subscribers.subscribeFrames()) sendFrame(ws, frame);
-  }
-
-  private async onTunnelGone(ws: WebSocket, code: number): Promise<void> {
-    this.sessions.flush(); // what the recorder holds in memory is written before the machine is away
-    closeQuietly(ws, code === 1005 || code === 1006 ? 1000 : code, "closed");
-    if (!this.tunnel.closed(code)) return; // replaced by a newer socket: nothing changed for callers
-    this.previews.streams.failAll({ code: "machine_offline", detail: "the tunnel to the machine dropped: open the preview again" });
-    this.sessions.machineChanged(); // followers see it offline now, not at their next read
-    const machine = attachmentOf(ws)?.machine;
-    if (machine) await this.team.disconnected(machine);
-  }
-
-  /** Away for good, not a blip (it did not come back within the grace): calls failed; streams fail, people are told once. */
-  private machineAway(problem: ProblemInit): void {
-    this.ctx.waitUntil(this.notifications.wentAway(this.machineName()));
-    this.subscribers.fail(problem);
   }
 
   /** The machine this object holds: its own name (it is created by idFromName), else its sidecar's word. */
