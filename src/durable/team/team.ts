@@ -27,18 +27,12 @@ import { AuditLog } from "./audit-log";
 import { MachineRegistry } from "./machine-registry";
 import { SubscriptionBook, type SubscriptionReach } from "./subscription-book";
 import { TeamDocumentStore } from "./documents";
+import { scheduleTasks, triggerTasks } from "./machine-tasks";
 import { ScheduleBook } from "../schedules/schedule-book";
 import { type Delivery, TriggerBook } from "../triggers/trigger-book";
 import { type DeliveryOutcome, type Trigger, TriggerRequest } from "@agent-runtime/protocol/triggers";
 import { type Schedule, ScheduleRequest } from "@agent-runtime/protocol/schedules";
-import { FINISHED_TASK_STATES, machineOfTask, TaskState } from "@agent-runtime/protocol/tasks";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
-
-/** What a schedule reads of a machine object's answer about a task. */
-const TaskOutcome = z.union([
-  z.object({ ok: z.literal(true), value: z.object({ id: z.string(), state: TaskState }).passthrough() }),
-  z.object({ ok: z.literal(false), problem: z.object({ code: z.string(), detail: z.string() }).passthrough() }),
-]);
 
 export { AUDIT_KEEP_ENTRIES, AUDIT_KEEP_MS } from "./audit-log";
 export { MAX_TOKENS } from "./token-index";
@@ -75,23 +69,8 @@ export class TeamObject extends DurableObject<Env> {
     this.subscriptions = new SubscriptionBook(sql);
     this.documents = new TeamDocumentStore(ctx.storage);
     this.fanouts = new Fanouts(ctx.storage, (after, limit) => this.machines.connectedAfter(after, limit));
-    this.schedules = new ScheduleBook(sql, {
-      start: async (schedule) => {
-        const call = { op: "submit" as const, request: schedule.task, machine: schedule.task.machine, who: `schedule ${schedule.id} of ${schedule.createdBy}` };
-        const started = TaskOutcome.parse(await machineObject(env, schedule.task.machine).taskCall(call));
-        return started.ok ? { ok: true, value: { id: started.value.id } } : { ok: false, problem: { code: "conflict", detail: started.problem.detail } };
-      },
-      going: async (task) => {
-        const read = TaskOutcome.parse(await machineObject(env, machineOfTask(task)).taskCall({ op: "get", id: task }));
-        return read.ok && !FINISHED_TASK_STATES.has(read.value.state);
-      },
-    });
-    this.triggers = new TriggerBook(sql, {
-      start: async (task, who, report) => {
-        const started = TaskOutcome.parse(await machineObject(env, task.machine).taskCall({ op: "submit", request: task, machine: task.machine, who, report }));
-        return started.ok ? { ok: true, value: { id: started.value.id } } : { ok: false, problem: { code: "conflict", detail: started.problem.detail } };
-      },
-    });
+    this.schedules = new ScheduleBook(sql, scheduleTasks(env));
+    this.triggers = new TriggerBook(sql, triggerTasks(env));
     this.deliverer = new Deliverer(ctx.storage, {
       wake: (at) => alarmBy(ctx.storage, at),
       gone: (id) => this.dropSubscription(id),
