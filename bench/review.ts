@@ -9,7 +9,8 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Checkpoints, checkpointKey } from "../sidecar/review/checkpoints";
+import { checkpointKey } from "../sidecar/review/checkpoint-states";
+import { Checkpoints } from "../sidecar/review/checkpoints";
 
 export interface ReviewFigures {
   files: number;

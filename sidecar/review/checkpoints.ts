@@ -5,42 +5,18 @@
  * git. Each session's work is done one at a time, in order; what a session has is kept in a small state
  * file beside its shadow repository, so a restarted sidecar goes on numbering its turns.
  */
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, stat, unlink } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { lstat, readdir, stat, unlink } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { z } from "zod";
+import type { z } from "zod";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { type Changes, type FileChange, type FileDiff, REVIEW_LIMITS, type RevertResult, type TurnChanges } from "@agent-runtime/protocol/review";
-import { writeFileAtomic } from "../atomic-file";
 import { logger } from "../log";
 import { AT_INDEX, FolderTooLarge, ShadowRepo, type TreeChange } from "./shadow-repo";
+import { type CheckpointState, CheckpointStates, checkpointKey, type SessionKey, type Turn } from "./checkpoint-states";
 
 const log = logger("checkpoints");
-
-const Turn = z.object({ before: z.string(), after: z.string().nullable(), startedAtMs: z.number(), oversize: z.array(z.string()) });
-const State = z.object({
-  agent: z.string(),
-  sessionId: z.string(),
-  cwd: z.string(),
-  turns: z.array(Turn),
-  oversize: z.array(z.string()),
-  usedAtMs: z.number(),
-  /** Why this session is not checkpointed (its folder is too large), or null. */
-  off: z.string().nullable().default(null),
-});
-type State = z.infer<typeof State>;
-
-export interface SessionKey {
-  agent: string;
-  sessionId: string;
-}
-
-/** A session's folder name in the data directory: its agent and ACP id, hashed (ids are any text). */
-export function checkpointKey({ agent, sessionId }: SessionKey): string {
-  return createHash("sha256").update(`${agent}\n${sessionId}`).digest("hex").slice(0, 32);
-}
 
 /**
  * Folders that hold many projects rather than being one (the filesystem's root, a home folder, the
@@ -72,8 +48,8 @@ function fileChangeOf(c: TreeChange): FileChange {
 }
 
 export class Checkpoints {
-  private readonly root: string;
   private readonly dataDir: string;
+  private readonly states: CheckpointStates;
   /** Sessions known not to be checkpointed (`off`): their turns cost no read of their state file. */
   private readonly offKeys = new Set<string>();
   /** Each session's work in order: a snapshot never races a revert or another snapshot of it. */
@@ -85,14 +61,14 @@ export class Checkpoints {
     private readonly maxFolderFiles: number = REVIEW_LIMITS.maxFolderFiles,
   ) {
     this.dataDir = resolve(dataDir);
-    this.root = join(this.dataDir, "checkpoints");
+    this.states = new CheckpointStates(join(this.dataDir, "checkpoints"));
   }
 
   /** A session's shadow repository; the sidecar's own data directory is never part of a snapshot. */
-  private shadowOf(key: SessionKey, state: State): ShadowRepo {
+  private shadowOf(key: SessionKey, state: CheckpointState): ShadowRepo {
     const inside = relative(resolve(state.cwd), this.dataDir);
     const excluded = inside && !inside.startsWith("..") && !isAbsolute(inside) ? [inside.split(sep).join("/")] : [];
-    return new ShadowRepo(this.dirOf(key), state.cwd, excluded, this.maxFolderFiles);
+    return new ShadowRepo(this.states.dirOf(key), state.cwd, excluded, this.maxFolderFiles);
   }
 
   private serial<T>(key: string, work: () => Promise<T>): Promise<T> {
@@ -107,41 +83,14 @@ export class Checkpoints {
     return next;
   }
 
-  private dirOf(key: SessionKey): string {
-    return join(this.root, checkpointKey(key));
-  }
-
-  private read(key: SessionKey): State | null {
-    const file = join(this.dirOf(key), "state.json");
-    if (!existsSync(file)) return null;
-    try {
-      return State.parse(JSON.parse(readFileSync(file, "utf8")));
-    } catch (err) {
-      log.warn(`${key.sessionId}: unreadable checkpoint state, starting again: ${err instanceof Error ? err.message : String(err)}`);
-      return null;
-    }
-  }
-
-  private async write(key: SessionKey, state: State): Promise<void> {
-    // Snapshots hold the folder's files: their folders are the machine's user's alone.
-    await mkdir(this.dirOf(key), { recursive: true, mode: 0o700 });
-    await writeFileAtomic(join(this.dirOf(key), "state.json"), JSON.stringify(state));
-  }
-
-  /** A read keeps the session's checkpoints from the retention sweep; written at most once an hour. */
-  private async used(key: SessionKey, state: State): Promise<void> {
-    if (Date.now() - state.usedAtMs < 3_600_000) return;
-    await this.write(key, { ...state, usedAtMs: Date.now() });
-  }
-
   /** A session started or was reattached in `cwd` (a worktree's folder, when it has one). */
   sessionOpened(key: SessionKey, cwd: string): Promise<void> {
     return this.serial(checkpointKey(key), async () => {
-      const state = this.read(key);
+      const state = this.states.read(key);
       if (state && state.cwd === cwd) return;
       // Another folder is weighed afresh (one that was too large says so again at its first turn).
       this.offKeys.delete(checkpointKey(key));
-      await this.write(
+      await this.states.write(
         key,
         state ? { ...state, cwd, usedAtMs: Date.now(), off: null } : { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now(), off: null },
       );
@@ -152,7 +101,7 @@ export class Checkpoints {
   turnStarting(key: SessionKey): Promise<number | null> {
     if (this.offKeys.has(checkpointKey(key))) return Promise.resolve(null);
     return this.serial(checkpointKey(key), async () => {
-      const state = this.read(key);
+      const state = this.states.read(key);
       const snapshot = state ? await this.snapshotOrOff(key, state) : null;
       if (!state || !snapshot) return null;
       const { tree, oversize } = snapshot;
@@ -160,7 +109,7 @@ export class Checkpoints {
       state.turns.push({ before: tree, after: null, startedAtMs: Date.now(), oversize: changed });
       state.oversize = oversize;
       state.usedAtMs = Date.now();
-      await this.write(key, state);
+      await this.states.write(key, state);
       return state.turns.length;
     });
   }
@@ -171,20 +120,20 @@ export class Checkpoints {
    */
   prime(key: SessionKey): Promise<void> {
     return this.serial(checkpointKey(key), async () => {
-      const state = this.read(key);
+      const state = this.states.read(key);
       if (state && state.turns.length === 0) await this.snapshotOrOff(key, state);
     });
   }
 
   /** A snapshot of the session's folder, or null when it is not checkpointed (then `off` says why, from now on). */
-  private async snapshotOrOff(key: SessionKey, state: State): Promise<{ tree: string; oversize: string[] } | null> {
+  private async snapshotOrOff(key: SessionKey, state: CheckpointState): Promise<{ tree: string; oversize: string[] } | null> {
     if (state.off) {
       this.offKeys.add(checkpointKey(key));
       return null;
     }
     const notProject = notAProject(state.cwd);
     if (notProject) {
-      await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${notProject}` });
+      await this.states.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${notProject}` });
       this.offKeys.add(checkpointKey(key));
       return null;
     }
@@ -195,7 +144,7 @@ export class Checkpoints {
       if (!(err instanceof FolderTooLarge)) throw err;
       log.warn(`${key.sessionId}: not checkpointing ${state.cwd}: ${err.message}`);
       await shadow.remove();
-      await this.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${err.message}` });
+      await this.states.write(key, { ...state, off: `${state.cwd} is not checkpointed: ${err.message}` });
       this.offKeys.add(checkpointKey(key));
       return null;
     }
@@ -205,7 +154,7 @@ export class Checkpoints {
   turnEnded(key: SessionKey): Promise<TurnChanges | null> {
     if (this.offKeys.has(checkpointKey(key))) return Promise.resolve(null);
     return this.serial(checkpointKey(key), async () => {
-      const state = this.read(key);
+      const state = this.states.read(key);
       const turn = state?.turns.at(-1);
       if (!state || !turn || turn.after !== null) return null;
       const shadow = this.shadowOf(key, state);
@@ -214,20 +163,20 @@ export class Checkpoints {
       turn.oversize = [...new Set([...turn.oversize, ...oversize.filter((p) => !state.oversize.includes(p))])];
       state.oversize = oversize;
       state.usedAtMs = Date.now();
-      await this.write(key, state);
+      await this.states.write(key, state);
       return { turn: state.turns.length, ...summaryOf(await shadow.changesBetween(turn.before, tree)) };
     });
   }
 
   /** The state of a session the caller names, or a 404 saying why there is none. */
-  private known(key: SessionKey, cwd: string): State {
-    const state = this.read(key);
+  private known(key: SessionKey, cwd: string): CheckpointState {
+    const state = this.states.read(key);
     if (state) return state;
     // A session never prompted here has no checkpoints yet: its changes are none.
     return { ...key, cwd, turns: [], oversize: [], usedAtMs: Date.now(), off: null };
   }
 
-  private turnOf(state: State, turn: number): z.infer<typeof Turn> {
+  private turnOf(state: CheckpointState, turn: number): z.infer<typeof Turn> {
     const found = state.turns[turn - 1];
     if (!found)
       throw new ProblemError("not_found", `the session has ${state.turns.length} checkpointed turn(s); there is no turn ${turn}`, {
@@ -237,7 +186,7 @@ export class Checkpoints {
   }
 
   /** The trees a turn (or the whole session) runs between: a turn cut short ends where the next began, or now. */
-  private async range(shadow: ShadowRepo, state: State, turn: number | undefined): Promise<{ from: string; to: string; oversize: string[] }> {
+  private async range(shadow: ShadowRepo, state: CheckpointState, turn: number | undefined): Promise<{ from: string; to: string; oversize: string[] }> {
     // "Now" is the private index brought to the folder: no tree is written for a read.
     const now = async () => {
       await shadow.stage(state.oversize);
@@ -282,7 +231,7 @@ export class Checkpoints {
         })),
       ];
       const files = [...changed.map(fileChangeOf), ...excluded];
-      await this.used(key, state);
+      await this.states.used(key, state);
       return { ...empty, files: files.slice(0, REVIEW_LIMITS.maxFiles), truncated: files.length > REVIEW_LIMITS.maxFiles, totals: summaryOf(changed) };
     });
   }
@@ -335,7 +284,7 @@ export class Checkpoints {
       await shadow.restore(from, restored);
       for (const path of added) await this.removeInside(state.cwd, path);
       state.usedAtMs = Date.now();
-      await this.write(key, state);
+      await this.states.write(key, state);
       return { turn, restored, removed: added };
     });
   }
@@ -351,7 +300,7 @@ export class Checkpoints {
   /** Forget a session's checkpoints (its record was purged). */
   drop(key: SessionKey): Promise<boolean> {
     return this.serial(checkpointKey(key), async () => {
-      const dir = this.dirOf(key);
+      const dir = this.states.dirOf(key);
       this.offKeys.delete(checkpointKey(key));
       if (!existsSync(dir)) return false;
       await new ShadowRepo(dir, "/").remove();
@@ -363,13 +312,13 @@ export class Checkpoints {
   async sweep(now = Date.now()): Promise<number> {
     const cutoff = now - REVIEW_LIMITS.retentionDays * 86_400_000;
     let removed = 0;
-    for (const name of await readdir(this.root).catch(() => [] as string[])) {
-      const file = join(this.root, name, "state.json");
+    for (const name of await readdir(this.states.root).catch(() => [] as string[])) {
+      const file = join(this.states.root, name, "state.json");
       const used = await stat(file)
         .then((s) => s.mtimeMs)
         .catch(() => 0);
       if (used > cutoff) continue;
-      await new ShadowRepo(join(this.root, name), "/").remove();
+      await new ShadowRepo(join(this.states.root, name), "/").remove();
       removed++;
     }
     if (removed > 0) log.info(`removed the checkpoints of ${removed} session(s) unused for ${REVIEW_LIMITS.retentionDays} days`);
