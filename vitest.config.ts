@@ -1,19 +1,5 @@
-import { readFileSync } from "node:fs";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
-import { defineConfig, type Plugin } from "vitest/config";
-
-/**
- * The worker imports its dashboard page as text (esbuild's `text` loader and wrangler's Text rule do
- * the same), so tests can import the app as it is.
- */
-const htmlAsText: Plugin = {
-  name: "html-as-text",
-  enforce: "pre",
-  load(id) {
-    if (id.endsWith(".html")) return `export default ${JSON.stringify(readFileSync(id, "utf8"))};`;
-    return null;
-  },
-};
+import { defineConfig } from "vitest/config";
 
 /** The in-process tier's secrets: made up (never .dev.vars'), only ever seen by the workerd these tests start. */
 const WORKERS_TEST_SECRETS = { API_TOKEN: "at_workers-tier-token", TUNNEL_SECRET: "ts_workers-tier-secret" };
@@ -28,7 +14,6 @@ export default defineConfig({
   test: {
     projects: [
       {
-        plugins: [htmlAsText],
         test: {
           name: "node",
           include: ["test/**/*.test.ts", "src/**/*.test.ts", "sidecar/**/*.test.ts", "packages/**/*.test.ts"],
@@ -46,7 +31,6 @@ export default defineConfig({
       },
       {
         plugins: [
-          htmlAsText,
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: { bindings: { ...WORKERS_TEST_SECRETS, RECONNECT_GRACE_MS: "2000", NOTIFY_BACKOFF_MS: "60000" } },

@@ -20,6 +20,9 @@ export const WORKER_BUNDLE = `${ROOT}/dist/worker.js`;
 /** The same worker with its Durable Objects' invocations and storage writes counted (dev/instrumented-worker.ts). */
 export const INSTRUMENTED_WORKER_BUNDLE = `${ROOT}/dist/instrumented-worker.js`;
 export const SIDECAR_BUNDLE = `${ROOT}/sidecar/dist/sidecar.js`;
+/** The worker's static files (scripts/build.ts: the dashboard, the sidecar package), wrangler.toml's `[assets] directory`. */
+export const STATIC_FILES = `${ROOT}/dist/static`;
+const STATIC_FILES_WORKER = "static-files";
 
 export interface Secrets {
   API_TOKEN: string;
@@ -92,27 +95,45 @@ export interface RunningWorker {
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const mf = new Miniflare({
-    modules: true,
-    scriptPath: options.instrumented ? INSTRUMENTED_WORKER_BUNDLE : WORKER_BUNDLE,
-    compatibilityDate: "2026-04-01",
-    durableObjects: {
-      MACHINE: { className: "MachineObject", useSQLite: true },
-      TEAM: { className: "TeamObject", useSQLite: true },
-      TOKEN: { className: "TokenObject", useSQLite: true },
-    },
-    // A runtime on this machine may notify this machine (webhooks on 127.0.0.1): never a deployment's setting.
-    bindings: { ...options.secrets, DEFAULT_MACHINE: "", WEBHOOK_ALLOW_PRIVATE: "1", ...options.vars },
     ...(options.persistTo ? { defaultPersistRoot: options.persistTo } : {}),
     ...(options.inspectorPort ? { inspectorPort: options.inspectorPort } : {}),
-    // Serve our worker on its own socket: Miniflare's entry worker would add a hop (about half a
-    // millisecond a request here) that a deployed worker does not have. The entry socket stays unused.
     host: "127.0.0.1",
     port: 0,
-    unsafeDirectSockets: [{ host: "127.0.0.1", port: options.port ?? 0 }],
     handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
       forwardRuntimeOutput(stdout, process.stdout);
       forwardRuntimeOutput(stderr, process.stderr);
     },
+    workers: [
+      {
+        // Unnamed, as before there were two: Miniflare keeps a worker's objects under its name, and a
+        // `.state/` written by an earlier `npm start` must keep its machines, sessions and tokens.
+        modules: true,
+        scriptPath: options.instrumented ? INSTRUMENTED_WORKER_BUNDLE : WORKER_BUNDLE,
+        compatibilityDate: "2026-04-01",
+        durableObjects: {
+          MACHINE: { className: "MachineObject", useSQLite: true },
+          TEAM: { className: "TeamObject", useSQLite: true },
+          TOKEN: { className: "TokenObject", useSQLite: true },
+        },
+        // A runtime on this machine may notify this machine (webhooks on 127.0.0.1): never a deployment's setting.
+        bindings: { ...options.secrets, DEFAULT_MACHINE: "", WEBHOOK_ALLOW_PRIVATE: "1", ...options.vars },
+        serviceBindings: { ASSETS: STATIC_FILES_WORKER },
+        // Serve our worker on its own socket: Miniflare's entry worker would add a hop (about half a
+        // millisecond a request here) that a deployed worker does not have. The entry socket stays unused.
+        unsafeDirectSockets: [{ host: "127.0.0.1", port: options.port ?? 0 }],
+      },
+      {
+        // wrangler.toml's `[assets]` with `run_worker_first = true`: the worker asks ASSETS for its static files.
+        // Given to the worker above as its own option, Miniflare would put its asset router in front of the
+        // worker's direct socket too (two more hops on every API call, and a connection reset after a
+        // refused body); here only what asks ASSETS goes through it.
+        name: STATIC_FILES_WORKER,
+        modules: true,
+        script: "export default { fetch: (request, env) => env.FILES.fetch(request) };",
+        compatibilityDate: "2026-04-01",
+        assets: { directory: STATIC_FILES, binding: "FILES" },
+      },
+    ],
   });
   await mf.ready;
   const url = (await mf.unsafeGetDirectURL()).toString().replace(/\/$/, "");

@@ -19,12 +19,21 @@ function fakeEnv(vars: Partial<Env> = {}, stubs: { machine?: object; team?: obje
     ...stubs.team,
   };
   const namespace = (stub: unknown) => ({ idFromName: (name: string) => name, get: () => stub });
+  // The static files: only the page (Workers Static Assets itself runs in test/dashboard.test.ts).
+  const assets = {
+    fetch: async (request: Request) =>
+      new URL(request.url).pathname === "/"
+        ? new Response("<!doctype html><title>agent-runtime</title>", { headers: { "content-type": "text/html" } })
+        : new Response("not found", { status: 404 }),
+  };
+
   const env = {
     API_TOKEN,
     TUNNEL_SECRET: "ts_x",
     TEAM: namespace(team),
     MACHINE: namespace(stubs.machine ?? {}),
     TOKEN: namespace({}),
+    ASSETS: assets,
     ...vars,
   } as unknown as Env;
   const waiting: Promise<unknown>[] = [];

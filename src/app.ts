@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { DASHBOARD_PATHS, dashboard, dashboardAsset, dashboardStatic, pageOrProblem } from "./dashboard/page";
+import { DASHBOARD_FILES, DASHBOARD_PATHS, dashboard, dashboardAsset, dashboardFile, pageOrProblem } from "./dashboard/page";
 import type { AppEnv } from "./env";
 import { auditTrail } from "./http/audit";
 import { authenticate } from "./http/auth";
@@ -116,7 +116,7 @@ export function createApp() {
   const v1 = v1App();
   for (const path of DASHBOARD_PATHS) app.get(path, dashboard);
   app.get("/assets/:name", dashboardAsset);
-  for (const name of ["/sw.js", "/manifest.webmanifest", "/icon.svg"]) app.get(name, dashboardStatic);
+  for (const name of DASHBOARD_FILES) app.get(name, dashboardFile);
   app.get("/v1/sidecar/:file", sidecarPackage);
   app.route("/", tunnelRoutes);
   // Path mode: the pass in the path is the credential (no API token, no cookie: routes/preview.ts).

@@ -8,6 +8,8 @@ export interface Env {
   MACHINE: DurableObjectNamespace<MachineObject>;
   TEAM: DurableObjectNamespace<TeamObject>;
   TOKEN: DurableObjectNamespace<TokenObject>;
+  /** The worker's static files (wrangler.toml `[assets]`: the dashboard, the sidecar package): asked for by its routes (http/static-files.ts). */
+  ASSETS: Fetcher;
   /** Comma-separated bootstrap admin tokens; any one of them is accepted. */
   API_TOKEN: string;
   /** Key under which machine tokens are minted and checked. */

@@ -126,6 +126,14 @@ describe("the dashboard", () => {
     const plain = await fetch(`${rt.url}${script}`, { headers: { "accept-encoding": "identity" } });
     expect(plain.headers.get("content-encoding")).toBeNull();
     expect((await plain.text()).length).toBeGreaterThan(10_000);
+    // From the static assets: a script is cached for good (its name changes with it); the page is asked
+    // again on every visit and, unchanged, answered 304 without a body.
+    expect(plain.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    const first = await fetch(`${rt.url}/sessions`);
+    expect(first.headers.get("cache-control")).toBe("no-cache");
+    const again = await fetch(`${rt.url}/sessions`, { headers: { "if-none-match": first.headers.get("etag") ?? "none" } });
+    expect(again.status).toBe(304);
+    expect(again.headers.get("content-security-policy")).toContain("script-src 'self';");
   });
 
   it("keeps the sign-in across tabs as an HttpOnly cookie, never the token in the page; signing out ends it", async () => {

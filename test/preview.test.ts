@@ -255,6 +255,16 @@ describe("host mode (PREVIEW_DOMAIN)", () => {
     expect((await requestAs(`${link.origin}/hello`)).status).toBe(401);
     const other = `http://${silentPort}--local.localhost:${new URL(rt.url).port}/hello`;
     expect((await requestAs(other, { headers: { cookie: cookie.split(";")[0] ?? "" } })).status).toBe(401);
+    // Every path of a preview's host is the app's: the dashboard's own addresses and files (Workers Static
+    // Assets, which match paths, never hosts) reach the app, whose answer to an unknown path is its 404.
+    const dashboardPage = await (await fetch(`${rt.url}/`)).text();
+    const dashboardScript = /src="(\/assets\/[^"]+\.js)"/.exec(dashboardPage)![1]!;
+    const withCookie = { headers: { cookie: cookie.split(";")[0] ?? "", accept: "text/html" } };
+    expect(await requestAs(`${link.origin}/`, withCookie)).toMatchObject({ status: 200, body: "the app's home page" });
+    for (const path of ["/sessions", "/sw.js", "/manifest.webmanifest", dashboardScript]) {
+      const answer = await requestAs(`${link.origin}${path}`, withCookie);
+      expect([path, answer.status, answer.body]).toEqual([path, 404, "not here"]);
+    }
     // The worker's own host still serves the API.
     expect((await rt.api("/v1/machines")).status).toBe(200);
   });

@@ -5,22 +5,21 @@
  * dashboard page: the package holds no secret.
  */
 import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { staticFile } from "../http/static-files";
 import { notFound } from "../lib/problem-response";
-import { SIDECAR_TARBALL } from "../sidecar-package.generated";
-
-const bytes = Uint8Array.from(atob(SIDECAR_TARBALL.base64), (c) => c.charCodeAt(0));
+import { SIDECAR_PACKAGE_NAME } from "../sidecar-package.generated";
 
 /** Where this worker serves its sidecar package. */
 export function sidecarPackageUrl(origin: string): string {
-  return `${origin}/v1/sidecar/${SIDECAR_TARBALL.name}`;
+  return `${origin}/v1/sidecar/${SIDECAR_PACKAGE_NAME}`;
 }
 
-export function sidecarPackage(c: Context): Response {
-  if (c.req.param("file") !== SIDECAR_TARBALL.name) return notFound(c);
-  return c.body(bytes, 200, {
+/** The tarball is one of the worker's static files (built by scripts/build.ts), not part of its bundle. */
+export async function sidecarPackage(c: Context<AppEnv>): Promise<Response> {
+  if (c.req.param("file") !== SIDECAR_PACKAGE_NAME) return notFound(c);
+  return staticFile(c, `/sidecar/${SIDECAR_PACKAGE_NAME}`, {
     "content-type": "application/octet-stream",
-    "content-length": String(bytes.length),
     "cache-control": "public, max-age=31536000, immutable",
-    "x-content-type-options": "nosniff",
   });
 }
