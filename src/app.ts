@@ -23,6 +23,7 @@ import { taskRoutes } from "./routes/tasks";
 import { scheduleRoutes } from "./routes/schedules";
 import { githubDeliveryRoutes, triggerRoutes } from "./routes/triggers";
 import { sessionRoutes } from "./routes/sessions";
+import { sessionEventRoutes } from "./routes/session-events";
 import { changeRoutes } from "./routes/changes";
 import { gitRoutes } from "./routes/git";
 import { notificationRoutes } from "./routes/notifications";
@@ -62,6 +63,7 @@ export function v1App() {
   v1.use("*", (c, next) => (STREAMED_BODY_PATHS.some((path) => c.req.path.endsWith(path)) ? next() : limit(c, next)));
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
+  v1.route("/", sessionEventRoutes); // before /sessions/{id}, which "events" is not
   v1.route("/", sessionRoutes);
   v1.route("/", taskRoutes);
   v1.route("/", scheduleRoutes);

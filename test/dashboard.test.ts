@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rpc } from "./acp-helpers";
+import { openSession, rpc } from "./acp-helpers";
 import { startRuntime, waitFor, type Runtime } from "./harness";
 import { accessible, fits, launchChromium } from "./browser";
 
@@ -438,7 +438,10 @@ describe("the dashboard", () => {
     };
     const registrationId = await registration;
     // The page hidden, its poll pauses: a read of the sessions list from now on is the push's doing.
-    await page.evaluate(() => Object.defineProperty(document, "visibilityState", { value: "hidden", configurable: true }));
+    await page.evaluate(() => {
+      Object.defineProperty(document, "visibilityState", { value: "hidden", configurable: true });
+      document.dispatchEvent(new Event("visibilitychange")); // the sessions' live stream closes too
+    });
     const listReads: string[] = [];
     const onRequest = (request: { url(): string }) => {
       if (new URL(request.url()).pathname === "/v1/sessions") listReads.push(request.url());
@@ -470,6 +473,46 @@ describe("the dashboard", () => {
     page.off("request", onRequest);
     await page.evaluate(() => delete (document as { visibilityState?: DocumentVisibilityState }).visibilityState);
     await cdp.detach();
+  });
+
+  it("counts a question asked on a machine at once, with no notifications and no poll: the live list", async () => {
+    const sessionId = await openSession(rt, "live-count");
+    const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+    const id = sessions.find((s) => s.sessionId === sessionId)!.id;
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    try {
+      const p = await context.newPage();
+      // The 10 s poll never runs on this page: what it shows of a change comes from the sessions' live stream.
+      await p.addInitScript(() => {
+        const every = window.setInterval.bind(window);
+        window.setInterval = ((handler: TimerHandler, ms?: number, ...rest: unknown[]) =>
+          ms === 10_000 ? 0 : every(handler, ms, ...rest)) as typeof window.setInterval;
+      });
+      await signIn(p, rt.token);
+      await open(p, "/sessions", `[data-session="${id}"]`);
+      expect(await p.locator(`[data-session="${id}"] .ask`).count()).toBe(0);
+      const turn = rpc(rt, "live-count", {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "session/prompt",
+        params: { sessionId, prompt: [{ type: "text", text: "/permission" }] },
+      });
+      await p.waitForSelector(`[data-session="${id}"] .ask`);
+      expect(await p.title()).toMatch(/^\(\d+\) agent-runtime$/);
+      // Answered elsewhere (the API): the page stops counting it, again from the stream.
+      const waiting = (await (await rt.api(`/v1/sessions/${id}`)).json()) as { pending: { requestId: string | number } };
+      const answer = { requestId: waiting.pending.requestId, optionId: "allow" };
+      const answered = await rt.api(`/v1/sessions/${id}/permission`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(answer),
+      });
+      expect(answered.status).toBe(200);
+      expect(((await (await turn).json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
+      await expect.poll(() => p.locator(`[data-session="${id}"] .ask`).count()).toBe(0);
+    } finally {
+      await context.close();
+    }
   });
 
   it("fits a phone (390×844) and a desktop (1280×800): a waiting session answered, a Markdown reply, a 1,000-character word, no sideways scrolling, 44 px targets", async () => {

@@ -282,6 +282,7 @@ describe("the OpenAPI document", () => {
         "DELETE /acp/{server_id}",
         "GET /acp",
         "GET /sessions",
+        "GET /sessions/events",
         "GET /sessions/{id}",
         "DELETE /sessions/{id}",
         "GET /sessions/{id}/transcript",

@@ -9,6 +9,7 @@ import type { Whoami } from "@agent-runtime/protocol/trust";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import { must, typed, whenSignedOut } from "./api";
 import { href, navigate, type Route, useRoute } from "./router";
+import { useLiveChanges } from "./live-changes";
 import { Me, usePoll } from "./session-context";
 import { pageTitle, sessionOrder } from "./transcript";
 import { AdminView } from "./views/admin";
@@ -72,6 +73,10 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
     setMachines((await must(typed.GET("/v1/machines")).catch(() => ({ machines: [] as Machine[] }))).machines);
   }, []);
   usePoll(() => Promise.all([loadSessions(), loadMachines()]), []);
+  // A session's state changing on any machine (a question asked, a turn ended) reads the list again now.
+  useLiveChanges("/v1/sessions/events", () => void loadSessions());
+  // A session's state changing on any machine (a question asked, a turn ended) reads the list again now.
+  useLiveChanges("/v1/sessions/events", () => void loadSessions());
   // A push this device received (a question, a turn's end) changes the list now, not at the next poll.
   useEffect(() => {
     const worker = navigator.serviceWorker;

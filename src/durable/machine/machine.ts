@@ -320,6 +320,10 @@ export class MachineObject extends DurableObject<Env> {
     return this.sessionCalls.followTranscript(id, after, (body) => this.holders.holdBody(who, body));
   }
 
+  watchSessions(holder: StreamHolder): Response {
+    return this.sessionCalls.watch((body) => this.holders.holdBody(StreamHolder.parse(holder), body));
+  }
+
   async closeSession(id: string, purge: boolean, who: string): Promise<CallOutcome<Session>> {
     return this.sessionCalls.close(id, purge, who);
   }

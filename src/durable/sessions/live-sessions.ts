@@ -37,6 +37,13 @@ export interface SessionListener {
   record(session: Session): void;
 }
 
+/** Something reading every session's record of this machine live (the dashboard's waiting count). */
+export interface SessionsWatcher {
+  record(session: Session): void;
+  /** The machine came or went: every session reads differently. */
+  machineChanged(): void;
+}
+
 const ACTIVE: ReadonlySet<string> = new Set(["running", "waiting", "idle"]);
 
 export function isActive(state: string): boolean {
@@ -71,6 +78,7 @@ export class LiveSessions {
   private readonly servers = new Map<string, ServerRow>();
   private readonly dirtyServers = new Set<string>();
   private readonly listeners = new Map<string, Set<SessionListener>>();
+  private readonly watchers = new Set<SessionsWatcher>();
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
@@ -208,6 +216,11 @@ export class LiveSessions {
     };
   }
 
+  watch(watcher: SessionsWatcher): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
+
   /** Hand live readers what changed. */
   deliver(): void {
     for (const [id, listeners] of this.listeners) {
@@ -220,6 +233,7 @@ export class LiveSessions {
 
   /** Every followed session's record again (the machine came or went: they read differently). */
   notifyFollowed(): void {
+    for (const w of this.watchers) w.machineChanged();
     for (const id of this.listeners.keys()) {
       const session = this.session(id);
       if (session) this.notifyRecord(session);
@@ -255,9 +269,10 @@ export class LiveSessions {
 
   notifyRecord(session: LiveSession): void {
     const listeners = this.listeners.get(session.row.id);
-    if (!listeners) return;
+    if (!listeners && this.watchers.size === 0) return;
     const record = this.toSession(session.row);
-    for (const l of listeners) l.record(record);
+    for (const l of listeners ?? []) l.record(record);
+    for (const w of this.watchers) w.record(record);
   }
 
   // ---------------- writing ----------------

@@ -25,7 +25,7 @@ import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { PendingRequest, QueuedPrompt, Session } from "@agent-runtime/protocol/sessions";
 import { effectOf } from "./transcript";
 import type { RuntimeEvent } from "../notifications/events";
-import { type LiveSession, LiveSessions, type SessionListener } from "./live-sessions";
+import { type LiveSession, LiveSessions, type SessionListener, type SessionsWatcher } from "./live-sessions";
 import { SessionReads } from "./session-reads";
 import { SessionStore } from "./session-store";
 import type { Ruled } from "../policy/permission-gate";
@@ -336,6 +336,10 @@ export class SessionRecorder {
 
   listen(id: string, listener: SessionListener): () => void {
     return this.sessions.listen(id, listener);
+  }
+
+  watch(watcher: SessionsWatcher): () => void {
+    return this.sessions.watch(watcher);
   }
 
   /** Write what changed now (the tunnel is going: what is in memory is written before the machine is away). */

@@ -15,6 +15,7 @@ import type { AgentId } from "@agent-runtime/protocol/values";
 import { problemResponse } from "../../lib/problem-response";
 import type { SseBody } from "../streams/sse-body";
 import { TranscriptFollower } from "./follower";
+import { SessionsWatch } from "./sessions-watch";
 import { PromptQueue } from "./prompt-queue";
 import type { PromptQueueStore } from "./prompt-queue-store";
 import type { SessionRecorder } from "./recorder";
@@ -188,6 +189,11 @@ export class SessionCalls {
     const page = this.sessions.reads.transcript(id, Math.max(0, after - 1), 10_000);
     if (!record || !page) return problemResponse({ code: "not_found", detail: `no session '${id}' on this machine` });
     return new TranscriptFollower(this.host.sseIdleCloseMs).start(record, page.entries, (l) => this.sessions.listen(id, l), hold);
+  }
+
+  /** Every session record of this machine as a live stream of changes (the route merges machines). */
+  watch(hold: (body: SseBody) => void): Response {
+    return new SessionsWatch(this.host.machine(), this.host.sseIdleCloseMs).start((w) => this.sessions.watch(w), hold);
   }
 
   /** A request of the runtime's own to an agent (close, continue), with an id no client uses. */
