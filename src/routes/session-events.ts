@@ -25,10 +25,10 @@ const events = createRoute(
       method: "get",
       path: "/sessions/events",
       summary: "Changes to the sessions of the machines in the token's scope, live (text/event-stream)",
-      description: `\`event: session\` with \`{id, machine, state}\` when a session's state or queue changes, \`event: machine\` with \`{machine}\` when it comes or goes (and once per machine when the stream opens). The stream ends after a quiet while or when the machines with sessions change: open it again. At most ${MAX_WATCHED_MACHINES} machines (the first by name); the rest show in the list as it is read.`,
+      description: `\`event: session\` with \`{id, machine, state}\` when a session's state or queue changes, \`event: machine\` with \`{machine}\` when it comes or goes (and once per machine when the stream opens). The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most ${MAX_WATCHED_MACHINES} machines (the first by name); the rest show in the list as it is read.`,
       responses: {
         200: { description: "an SSE stream of changes", content: { "text/event-stream": { schema: z.string() } } },
-        ...errors("invalid_request"),
+        ...errors("invalid_request", "not_found"),
       },
     },
   ),

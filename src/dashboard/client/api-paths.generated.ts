@@ -7738,7 +7738,7 @@ export interface paths {
         };
         /**
          * Changes to the sessions of the machines in the token's scope, live (text/event-stream)
-         * @description `event: session` with `{id, machine, state}` when a session's state or queue changes, `event: machine` with `{machine}` when it comes or goes (and once per machine when the stream opens). The stream ends after a quiet while or when the machines with sessions change: open it again. At most 20 machines (the first by name); the rest show in the list as it is read.
+         * @description `event: session` with `{id, machine, state}` when a session's state or queue changes, `event: machine` with `{machine}` when it comes or goes (and once per machine when the stream opens). The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most 20 machines (the first by name); the rest show in the list as it is read.
          *
          *     Needs the role `viewer`.
          */
@@ -7780,6 +7780,15 @@ export interface paths {
                 };
                 /** @description permission_denied */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
