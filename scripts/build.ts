@@ -80,7 +80,7 @@ async function buildDashboard(): Promise<Map<string, string>> {
  * serving it while a test or a second build runs (the same sources give the same files, left as they are).
  */
 function writeTree(dir: string, files: Map<string, string | Buffer>): void {
-  const present = existsSync(dir) ? (readdirSync(dir, { recursive: true }) as string[]) : [];
+  const present = existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: "utf8" }) : [];
   for (const name of present) {
     const path = join(dir, name);
     if (!files.has(name) && statSync(path).isFile()) rmSync(path);

@@ -17,6 +17,12 @@ export function useLiveChanges(path: string, changed: () => void): void {
   useEffect(() => {
     let following: AbortController | null = null;
     let reopen: ReturnType<typeof setTimeout> | null = null;
+    // A burst's read waits here; it is dropped with the stream (a page hidden, or the view gone at sign-out).
+    let burst: ReturnType<typeof setTimeout> | null = null;
+    const dropBurst = () => {
+      if (burst) clearTimeout(burst);
+      burst = null;
+    };
     let failures = 0;
     let stopped = false;
     const open = () => {
@@ -24,7 +30,6 @@ export function useLiveChanges(path: string, changed: () => void): void {
       const mine = new AbortController();
       following = mine;
       let said = 0;
-      let burst: ReturnType<typeof setTimeout> | null = null;
       const onEvent = () => {
         said++;
         if (burst) return;
@@ -47,12 +52,14 @@ export function useLiveChanges(path: string, changed: () => void): void {
       if (document.visibilityState === "visible") return open();
       following?.abort();
       following = null;
+      dropBurst();
     };
     open();
     document.addEventListener("visibilitychange", onVisibility);
     return () => {
       stopped = true;
       following?.abort();
+      dropBurst();
       if (reopen) clearTimeout(reopen);
       document.removeEventListener("visibilitychange", onVisibility);
     };
