@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { AcpServerList } from "../acp";
 import { LIMITS } from "../limits";
+import { SandboxSpec } from "../sandbox";
 import { AgentId } from "../values";
 import { Deleted, HALF_MINUTE, Id, MINUTE, Nothing, type OpDefinition } from "./define";
 
@@ -25,6 +26,8 @@ export const AcpRestoreArgs = z.object({
   authMethodId: z.string().max(256).nullable(),
   sessions: z.array(z.object({ sessionId: z.string().max(1024), cwd: z.string().max(4096), mcpServers: z.array(z.record(z.string(), z.unknown())) })).max(256),
   firstSeq: z.number().int().min(1),
+  /** The sandbox the team asks for (docs/architecture.md, "Sandboxes"); the sidecar applies the stricter of it and its owner's floor. */
+  sandbox: SandboxSpec.optional(),
 });
 export type AcpRestoreArgs = z.infer<typeof AcpRestoreArgs>;
 
@@ -54,6 +57,8 @@ export const ACP_OPS = {
       awaitId: z.union([z.string(), z.number(), z.null()]),
       /** Where a server started by this call numbers its messages from: after what its earlier incarnation sent. */
       firstSeq: z.number().int().min(1).optional(),
+      /** For a call that starts the server: the sandbox the team asks for; the sidecar applies the stricter of it and its owner's floor. */
+      sandbox: SandboxSpec.optional(),
     }),
     result: AcpPostResult,
   },
