@@ -233,7 +233,7 @@ async function statusReport(configDir: string, dataDir: string): Promise<string>
   }
   const agents: string[] = [];
   for (const agent of BUILTIN_AGENT_IDS) {
-    if (agent === "mock") continue;
+    if (agent === "mock" || agent === "mock-login") continue;
     const installed = await readInstalled(dataDir, agent);
     if (installed) agents.push(`${agent} ${installed.native?.version ?? installed.agentProcess?.version ?? ""}`.trim());
   }
