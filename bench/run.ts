@@ -22,11 +22,13 @@ import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
 import { benchReview, reviewReport } from "./review";
+import { chromiumPath } from "./browser";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
 import { benchPreview, previewReport } from "./preview";
 import { acpTransportReport, benchAcpTransports } from "./acp-transports";
 import { benchReconnect, reconnectReport } from "./reconnect";
 import { benchNotify, notifyReport } from "./notify";
+import { benchStages, stagesReport } from "./stages";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const CPU_CALLS = 2000;
@@ -897,6 +899,13 @@ if (process.env.BENCH_ONLY === "stream") {
   });
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "stages") {
+  // Where a round trip's CPU goes, by stage: a CPU profile of workerd's isolate (bench/stages.ts).
+  const figures = await benchStages();
+  console.log(stagesReport(figures));
+  console.log(JSON.stringify(figures, null, 2));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "first-visit") {
   console.log(firstVisitReport(await benchFirstVisit()));
   process.exit(0);
@@ -1008,7 +1017,9 @@ await writeFile(
       review,
       firstVisit,
       // The names the issue of record asks for (bench/README.md).
-      dashboard: { slow4gUsableMs: firstVisit.usableMs, sessionsViewJsGzipBytes: firstVisit.scriptBytes },
+      dashboard: firstVisit ? { slow4gUsableMs: firstVisit.usableMs, sessionsViewJsGzipBytes: firstVisit.scriptBytes } : null,
+      // Steps left out of this run and why (no browser on this machine: bench/browser.ts).
+      skipped: chromiumPath() ? [] : ["first visit", "the dashboard after a reconnect"],
       notify,
       preview,
       reconnect,
@@ -1018,3 +1029,4 @@ await writeFile(
   ),
 );
 console.error("bench: figures written to bench/results/latest.json");
+if (!chromiumPath()) console.error("bench: the browser steps were skipped: no Chromium (bash scripts/ensure-chromium.sh, or set CHROMIUM_PATH)");
