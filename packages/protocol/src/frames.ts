@@ -19,6 +19,7 @@
  * a schema for its arguments (parsed by the sidecar) and for its result (parsed by the worker).
  */
 import { z } from "zod";
+import { MachineSandbox } from "./sandbox";
 import { PROBLEMS, type ProblemCode } from "./problems";
 import { OpNameSchema } from "./ops";
 import { Bytes, Id, issuesText } from "./ops/define";
@@ -126,6 +127,8 @@ export const SidecarFrame = z.discriminatedUnion("t", [
     uploadWindow: z.number().int().min(1).max(64).optional(),
     /** It serves previews of the machine's ports (preview.ts); without it, a preview is refused as "upgrade the sidecar". */
     preview: PreviewOffer.optional(),
+    /** What it can enforce of sandboxes and its owner's floor (sandbox.ts); without it, the worker knows no floor. */
+    sandbox: MachineSandbox.optional(),
   }),
   z.object({ t: z.literal("res"), id: Id, ok: z.literal(true), value: z.unknown() }),
   z.object({ t: z.literal("err"), id: Id, problem: ProblemInitSchema }),

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { JsonRpcId } from "./acp";
 import { SessionWorktree, TurnChanges } from "./review";
+import { SessionSandbox } from "./sandbox-rules";
 import { AgentId } from "./values";
 
 export const SessionState = z
@@ -73,6 +74,9 @@ export const Session = z
     entries: z.number().int().describe("transcript entries kept"),
     worktree: SessionWorktree.nullable().describe("the git worktree the session runs in, when it started in one"),
     lastChanges: TurnChanges.nullable().describe("what the last turn changed in the session's folder (GET /v1/sessions/{id}/changes for the files)"),
+    sandbox: SessionSandbox.nullable().describe(
+      "the sandbox its agent runs in: what the team's rules asked (and which rule), and what the machine enforces; null: recorded before sandboxes",
+    ),
     queued: z.array(QueuedPrompt).describe("prompts waiting to be sent, in order (POST /v1/sessions/{id}/prompt while the machine is away or a turn runs)"),
   })
   .meta({ id: "Session" });

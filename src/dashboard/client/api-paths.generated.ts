@@ -1836,7 +1836,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["PermissionPolicy"];
+                        "application/json": components["schemas"]["TeamPolicy"];
                     };
                 };
                 /** @description invalid_request */
@@ -1920,7 +1920,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["PermissionPolicy"];
+                    "application/json": components["schemas"]["TeamPolicy"];
                 };
             };
             responses: {
@@ -1932,7 +1932,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["PermissionPolicy"];
+                        "application/json": components["schemas"]["TeamPolicy"];
                     };
                 };
                 /** @description invalid_request */
@@ -2104,7 +2104,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * What the policy (the team's, or a draft) would do with a sample permission request: the decision and the rule that made it
+         * What the policy (the team's, or a draft) would do with a sample permission request: the decision and the rule that made it, and the sandbox its sandbox rules ask for that agent, machine and origin
          * @description Needs the role `viewer`.
          */
         post: {
@@ -2120,13 +2120,13 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description the verdict (rule null: no rule matched, so a person is asked) */
+                /** @description the verdict (rule null: no rule matched, so a person is asked) and the sandbox asked for */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["PolicyVerdict"];
+                        "application/json": components["schemas"]["PolicyTestResult"];
                     };
                 };
                 /** @description token_invalid */
@@ -9569,6 +9569,7 @@ export interface components {
             /** Format: uri */
             url: string;
         };
+        NetworkHost: string;
         /**
          * @description test: only what POST …/subscriptions/{id}/test sends
          * @enum {string}
@@ -9600,10 +9601,6 @@ export interface components {
             kind: string;
             name: string;
             optionId: string;
-        };
-        PermissionPolicy: {
-            /** @description in order: the first that matches decides; none matching means ask */
-            rules: components["schemas"]["PolicyRule"][];
         };
         PolicyMachineStatus: {
             appliedAtMs: number | null;
@@ -9649,6 +9646,8 @@ export interface components {
             policy?: {
                 /** @description in order: the first that matches decides; none matching means ask */
                 rules: components["schemas"]["PolicyRule"][];
+                /** @description sandbox rules, in order: the first that matches an agent server's start decides its sandbox; none matching means its origin's default */
+                sandbox?: components["schemas"]["SandboxRule"][];
             };
             request: {
                 agent: components["schemas"]["AgentId"];
@@ -9661,6 +9660,12 @@ export interface components {
                  */
                 kind: "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "switch_mode" | "other" | null;
                 machine: string;
+                /**
+                 * @description where the work comes from: the sandbox an agent server started for it gets
+                 * @default session
+                 * @enum {string}
+                 */
+                origin: "session" | "task" | "schedule" | "trigger";
                 /** @default [] */
                 paths: string[];
                 /** @default  */
@@ -9672,7 +9677,7 @@ export interface components {
                 rules: components["schemas"]["PolicyRule"][];
             };
         };
-        PolicyVerdict: {
+        PolicyTestResult: {
             ask: {
                 /**
                  * @description the answer given when nobody did in time
@@ -9688,6 +9693,24 @@ export interface components {
             rule: number | null;
             /** @description the rule's name, or `rule <n>` (1-based) */
             ruleName: string | null;
+            /** @description what the team's sandbox rules ask for an agent server started there (the machine's floor may make it stricter) */
+            sandbox: {
+                origin: components["schemas"]["WorkOrigin"];
+                /** @description what the worker asks the machine for */
+                requested: {
+                    /**
+                     * @description never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)
+                     * @default []
+                     */
+                    denyRead: string[];
+                    network: components["schemas"]["SandboxNetwork"];
+                    profile: components["schemas"]["SandboxProfile"];
+                };
+                /** @description the deciding rule's index in the policy's `sandbox` (null: none matched, the default) */
+                rule: number | null;
+                /** @description the rule's name, or `sandbox rule <n>` (1-based); null: the origin's default */
+                ruleName: string | null;
+            };
             /**
              * @description whose policy decided
              * @enum {string}
@@ -9906,6 +9929,43 @@ export interface components {
         };
         /** @enum {string} */
         Role: "viewer" | "member" | "admin";
+        /** @default {} */
+        SandboxMatch: {
+            /** @description the agents it applies to (any, when absent) */
+            agents?: components["schemas"]["AgentId"][];
+            /** @description the machines it applies to (any, when absent) */
+            machines?: string[];
+            /** @description where the work came from: `session` (a person's), `task`, `schedule`, `trigger` (any, when absent) */
+            origins?: components["schemas"]["WorkOrigin"][];
+        };
+        SandboxNetwork: {
+            /**
+             * @description with `allowlist`: the hosts (and loopback ports) a process may reach
+             * @default []
+             */
+            allow: components["schemas"]["NetworkHost"][];
+            /** @enum {string} */
+            mode: "none" | "allowlist" | "open";
+        };
+        /** @enum {string} */
+        SandboxProfile: "read-only" | "workspace" | "full";
+        SandboxRule: {
+            /**
+             * @description with `allowlist`: the agent's own model API hosts are allowed too (api.anthropic.com for claude, …), so its model calls keep working
+             * @default true
+             */
+            agentHosts: boolean;
+            /**
+             * @description never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)
+             * @default []
+             */
+            denyRead: string[];
+            match?: components["schemas"]["SandboxMatch"];
+            /** @description how the session's record and the policy tester name the rule (else its number) */
+            name?: string;
+            network: components["schemas"]["SandboxNetwork"];
+            profile: components["schemas"]["SandboxProfile"];
+        };
         Schedule: {
             createdAtMs: number;
             createdBy: string;
@@ -10006,6 +10066,34 @@ export interface components {
             queued: components["schemas"]["QueuedPrompt"][];
             /** @description the agent can reattach it (session/resume or session/load) after its process is gone */
             resumable: boolean;
+            /** @description the sandbox its agent runs in: what the team's rules asked (and which rule), and what the machine enforces; null: recorded before sandboxes */
+            sandbox: {
+                /** @description the stricter of `requested` and the machine's floor (null: the machine did not say its floor) */
+                effective: {
+                    /**
+                     * @description never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)
+                     * @default []
+                     */
+                    denyRead: string[];
+                    network: components["schemas"]["SandboxNetwork"];
+                    profile: components["schemas"]["SandboxProfile"];
+                } | null;
+                origin: components["schemas"]["WorkOrigin"];
+                /** @description what the worker asks the machine for */
+                requested: {
+                    /**
+                     * @description never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)
+                     * @default []
+                     */
+                    denyRead: string[];
+                    network: components["schemas"]["SandboxNetwork"];
+                    profile: components["schemas"]["SandboxProfile"];
+                };
+                /** @description the deciding rule's index in the policy's `sandbox` (null: none matched, the default) */
+                rule: number | null;
+                /** @description the rule's name, or `sandbox rule <n>` (1-based); null: the origin's default */
+                ruleName: string | null;
+            } | null;
             /** @description the relay's server id: POST /v1/acp/{serverId} continues it */
             serverId: string;
             /** @description the agent's own ACP sessionId */
@@ -10126,6 +10214,11 @@ export interface components {
             endedAtMs: number | null;
             id: components["schemas"]["TaskId"];
             machine: string;
+            /**
+             * @description what started it: a caller (`task`), a schedule or a GitHub trigger; the team's sandbox rules match on it
+             * @enum {string}
+             */
+            origin: "task" | "schedule" | "trigger";
             result: components["schemas"]["TaskResult"];
             /** @description the session it runs in, once started */
             session: string | null;
@@ -10190,6 +10283,12 @@ export interface components {
          * @enum {string}
          */
         TaskState: "queued" | "running" | "waiting" | "succeeded" | "failed" | "cancelled" | "timed_out";
+        TeamPolicy: {
+            /** @description in order: the first that matches decides; none matching means ask */
+            rules: components["schemas"]["PolicyRule"][];
+            /** @description sandbox rules, in order: the first that matches an agent server's start decides its sandbox; none matching means its origin's default */
+            sandbox?: components["schemas"]["SandboxRule"][];
+        };
         TerminalSize: {
             cols: number;
             rows: number;
@@ -10340,6 +10439,8 @@ export interface components {
             role: components["schemas"]["Role"];
             tokenId: string | null;
         };
+        /** @enum {string} */
+        WorkOrigin: "session" | "task" | "schedule" | "trigger";
         Worktree: {
             /** @description commits on the branch not on its base */
             ahead: number | null;

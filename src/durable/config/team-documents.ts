@@ -7,7 +7,7 @@
 import type { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import type { McpConfig, McpMachineStatus } from "@agent-runtime/protocol/mcp";
 import type { SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
-import type { PermissionPolicy, PolicyMachineStatus } from "@agent-runtime/protocol/policy";
+import type { PolicyMachineStatus, TeamPolicy } from "@agent-runtime/protocol/policy";
 
 export type DocumentKind = keyof TeamDocuments;
 
@@ -23,7 +23,7 @@ export interface TeamDocuments {
   mcp: StoredDocument<McpConfig>;
   agents: StoredDocument<AgentsConfig>;
   /** Kept by each machine's object, never sent to a sidecar (docs/architecture.md, "The permission policy"). */
-  policy: StoredDocument<PermissionPolicy>;
+  policy: StoredDocument<TeamPolicy>;
 }
 
 /** What a machine last applied, per document kind. */

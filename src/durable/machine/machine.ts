@@ -45,6 +45,7 @@ import { acceptSidecar, readSidecarFrame } from "./sidecar-connection";
 import { type Task, TaskCall, type TaskPage } from "@agent-runtime/protocol/tasks";
 import { MachinePreviews } from "../preview/machine-previews";
 import { SidecarLifecycle } from "./sidecar-lifecycle";
+import { MachineFloor } from "../sandbox/machine-floor";
 
 export type CallOutcome<T> = Outcome<T>;
 
@@ -115,8 +116,10 @@ export class MachineObject extends DurableObject<Env> {
       wake: (at) => alarmBy(ctx.storage, at),
       announce: (tokenId) => tokenStub(env, tokenId).streamsOn(this.machineName(), Date.now()),
     });
+    const floor = new MachineFloor(ctx.storage);
     const sessions = machineSessions(ctx.storage, {
       tunnel,
+      floor: () => floor.floor(),
       machine: () => this.machineName(),
       announce: () => this.team.announceRecords(),
       notify: (event) => ctx.waitUntil(this.notifications.notify(event)),
@@ -146,7 +149,7 @@ export class MachineObject extends DurableObject<Env> {
     this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions]);
     this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs, this.previews.streams);
     this.lifecycle = new SidecarLifecycle({
-      ...{ tunnel, team: this.team, notifications: this.notifications, sessions: this.sessions, tasks: this.tasks },
+      ...{ tunnel, team: this.team, notifications: this.notifications, sessions: this.sessions, tasks: this.tasks, floor },
       ...{ subscribers: this.subscribers, previews: this.previews.streams, acpConnections: this.acpConnections },
       drainPrompts: () => this.sessionCalls.queue.drainAll(),
       machineName: () => this.machineName(),

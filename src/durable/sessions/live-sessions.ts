@@ -14,6 +14,7 @@ import {
   type TranscriptEntry,
 } from "@agent-runtime/protocol/sessions";
 import { SessionWorktree, TurnChanges } from "@agent-runtime/protocol/review";
+import { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import type { z } from "zod";
 import { TranscriptTail } from "./transcript";
 import type { ServerRow, SessionRow, SessionStore } from "./session-store";
@@ -178,6 +179,8 @@ export class LiveSessions {
       worktree: worktree ? JSON.stringify(worktree) : null,
       last_changes: null,
       turn_started_at: null,
+      // The sandbox of the server it runs on, as that server was started (sandbox/server-sandbox.ts).
+      sandbox: server.sandbox,
     };
     const session: LiveSession = { row, tail: new TranscriptTail(1), dirty: true, replaying: false };
     session.tail.following = this.listeners.has(row.id);
@@ -329,6 +332,7 @@ export class LiveSessions {
       entries: r.entries,
       worktree: parsedOr(SessionWorktree, r.worktree),
       lastChanges: parsedOr(TurnChanges, r.last_changes),
+      sandbox: parsedOr(SessionSandbox, r.sandbox),
       queued: this.queuedOf(r.id),
     };
   }

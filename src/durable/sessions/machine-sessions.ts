@@ -4,6 +4,7 @@
  * the permission policy's gate and the tasks the runtime drives, over the object's storage and its tunnel.
  */
 import type { StreamEvent } from "@agent-runtime/protocol/frames";
+import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
 import { policyOptionOf } from "@agent-runtime/protocol/policy-eval";
 import type { AuditEntry } from "@agent-runtime/protocol/trust";
 import { PermissionGate } from "../policy/permission-gate";
@@ -15,9 +16,12 @@ import { SessionRecorder } from "./recorder";
 import { SessionCalls } from "./session-calls";
 import { RecorderSubscriptions } from "./recorder-subscriptions";
 import { TaskRunner } from "../tasks/task-runner";
+import { ServerSandboxes } from "../sandbox/server-sandbox";
 
 export interface MachineSessionsHost {
   tunnel: Tunnel;
+  /** The machine owner's sandbox floor, as its last hello said it (null: not said). */
+  floor(): SandboxSpec | null;
   machine(): string;
   /** The machine recorded its first session (the team lists only such machines). */
   announce(): void;
@@ -94,6 +98,7 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
       keepSessionPolicy: (serverId, acpSessionId, policy) => gate.keepSessionPolicy(serverId, acpSessionId, policy),
       sseIdleCloseMs: host.sseIdleCloseMs,
       promptTimeoutMs: host.promptTimeoutMs,
+      sandboxes: new ServerSandboxes({ policy: () => gate.current().config, floor: host.floor, machine: host.machine }),
     },
     queued,
   );

@@ -24,6 +24,7 @@ import { isJsonRpcRequest, type JsonRpcId, type JsonRpcMessage } from "@agent-ru
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { PendingRequest, QueuedPrompt, Session } from "@agent-runtime/protocol/sessions";
+import type { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import { effectOf } from "./transcript";
 import type { RuntimeEvent } from "../notifications/events";
 import { type LiveSession, LiveSessions, type SessionListener, type SessionsWatcher } from "./live-sessions";
@@ -75,10 +76,14 @@ export class SessionRecorder {
 
   // ---------------- what crosses the relay ----------------
 
-  /** A client started a server with `?agent=`. */
-  serverStarted(serverId: string, agent: AgentId): void {
+  /** A client started a server with `?agent=`, in this sandbox (sandbox/server-sandbox.ts): a restart asks for the same one. */
+  serverStarted(serverId: string, agent: AgentId, sandbox: SessionSandbox): void {
     const server = this.sessions.server(serverId);
-    if (server && server.agent === agent) return;
+    const kept = JSON.stringify(sandbox);
+    if (server && server.agent === agent) {
+      if (server.sandbox !== kept) this.sessions.serverChanged({ ...server, sandbox: kept });
+      return;
+    }
     this.sessions.serverChanged({
       server_id: serverId,
       agent,
@@ -89,7 +94,24 @@ export class SessionRecorder {
       can_close: 0,
       agent_version: null,
       cursor: server?.cursor ?? 0,
+      sandbox: kept,
     });
+  }
+
+  /** A server's agent started again (a restore) in this sandbox: the server and the sessions it reattached say so. */
+  serverRestored(serverId: string, sandbox: SessionSandbox, reattached: string[]): void {
+    const server = this.sessions.server(serverId);
+    if (!server) return;
+    const kept = JSON.stringify(sandbox);
+    this.sessions.serverChanged({ ...server, sandbox: kept });
+    for (const acpId of reattached) {
+      const session = this.sessions.byAcpId(serverId, acpId);
+      if (!session || session.row.sandbox === kept) continue;
+      session.row.sandbox = kept;
+      session.dirty = true;
+      this.sessions.notifyRecord(session);
+    }
+    this.sessions.scheduleFlush();
   }
 
   /** Where a server started again numbers its messages from (after everything recorded of it). */
@@ -194,6 +216,8 @@ export class SessionRecorder {
     if (known) {
       known.replaying = false;
       known.row.cwd = params.cwd;
+      // Loaded again into a server started since: it runs in that server's sandbox now.
+      known.row.sandbox = this.sessions.server(serverId)?.sandbox ?? known.row.sandbox;
       if (known.row.state === "failed" || known.row.state === "closed") known.row.failure = null;
       this.sessions.setState(known, "idle", now);
       return;

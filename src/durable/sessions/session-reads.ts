@@ -5,7 +5,8 @@
  */
 import type { Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import type { AgentId } from "@agent-runtime/protocol/values";
-import { isActive, type LiveSessions, parseJson } from "./live-sessions";
+import { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
+import { isActive, type LiveSessions, parseJson, parsedOr } from "./live-sessions";
 import type { SessionStore } from "./session-store";
 import { digestOf } from "./transcript";
 
@@ -17,6 +18,8 @@ export interface RestorePlan {
   canLoad: boolean;
   sessions: { sessionId: string; cwd: string; mcpServers: Record<string, unknown>[] }[];
   firstSeq: number;
+  /** The sandbox it was started in (null: a server recorded before sandboxes). */
+  sandbox: SessionSandbox | null;
 }
 
 export class SessionReads {
@@ -73,7 +76,13 @@ export class SessionReads {
         .resumableOf(serverId)
         .map((r) => ({ sessionId: r.acp_session_id, cwd: r.cwd, mcpServers: parseJson<Record<string, unknown>[]>(r.mcp_servers) ?? [] })),
       firstSeq: server.cursor + 1,
+      sandbox: this.sandboxOf(serverId),
     };
+  }
+
+  /** The sandbox a server's agent was started in, read back through its schema (null: none recorded). */
+  sandboxOf(serverId: string): SessionSandbox | null {
+    return parsedOr(SessionSandbox, this.sessions.server(serverId)?.sandbox ?? null);
   }
 
   /** A page of sessions, newest activity first, strictly before `cursor` (`<lastActivityMs>.<id>`). */

@@ -11,6 +11,7 @@ import type { TeamObject } from "../team/team";
 import { SESSION_MIGRATIONS, SessionStore } from "../sessions/session-store";
 import { DELIVERY_MIGRATIONS } from "../notifications/deliverer";
 import { TEAM_MIGRATIONS } from "../team/team-schema";
+import { TASK_MIGRATIONS } from "../tasks/task-store";
 import { type Migration, migrate, schemaVersion } from "./migrations";
 
 /** The previous release's tables, exactly as it created them (no version recorded). */
@@ -69,19 +70,37 @@ describe("a machine's sessions written by the previous release", () => {
         next_seq: 3,
         worktree: null,
         last_changes: null,
+        // Version 3 (sandboxes): none recorded for a session or a server from before.
+        sandbox: null,
       });
       expect(store.entries(`ses-0123456789abcdef-${machine}`, 0, 10).map((e) => [e.seq, e.kind])).toEqual([
         [1, "prompt"],
         [2, "text"],
       ]);
-      expect(store.server("s1")).toMatchObject({ agent: "mock", can_load: 1, cursor: 7 });
+      expect(store.server("s1")).toMatchObject({ agent: "mock", can_load: 1, cursor: 7, sandbox: null });
       // Opened again: nothing runs twice.
       new SessionStore(state.storage);
       expect(store.count()).toBe(1);
     });
     // The object reads it as its own.
     const listed = await runInDurableObject(stub, (instance: MachineObject) => instance.getSession(`ses-0123456789abcdef-${machine}`));
-    expect(listed).toMatchObject({ title: "Fix the build", cwd: "/home/me", agent: "mock", worktree: null, lastChanges: null });
+    expect(listed).toMatchObject({ title: "Fix the build", cwd: "/home/me", agent: "mock", worktree: null, lastChanges: null, sandbox: null });
+  });
+
+  it("keeps its tasks: a task from before origins were kept reads as a caller's", async () => {
+    const machine = "migrated-tasks";
+    const stub = env.MACHINE.get(env.MACHINE.idFromName(machine)) as DurableObjectStub<MachineObject>;
+    await runInDurableObject(stub, (_, state) => {
+      const sql = state.storage.sql;
+      dropAll(sql);
+      migrate(state.storage, "tasks", TASK_MIGRATIONS.slice(0, 1));
+      sql.exec(
+        `INSERT INTO tasks (id, agent, cwd, title, prompt, deadline_s, notify, state, created_by, created_at)
+         VALUES ('task-0123456789abcdef-${machine}', 'mock', '/srv', 'old', '[]', 60, 1, 'succeeded', 'API_TOKEN', 1)`,
+      );
+    });
+    const task = await runInDurableObject(stub, (instance: MachineObject) => instance.taskCall({ op: "get", id: `task-0123456789abcdef-${machine}` }));
+    expect(task).toMatchObject({ ok: true, value: { title: "old", origin: "task" } });
   });
 
   it("keeps its deliveries: the deliveries schema is adopted the same way", async () => {

@@ -20,22 +20,27 @@ import {
   TASK_LIMITS,
   type Task,
   type TaskCall,
+  type TaskOrigin,
   type TaskPage,
   type TaskRequest,
   type TaskResult,
   IssueRef,
 } from "@agent-runtime/protocol/tasks";
+import type { WorkOrigin } from "@agent-runtime/protocol/sandbox";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { RuntimeEvent } from "../notifications/events";
 import { POLICY_META, startedSessionId } from "../sessions/session-policy";
-import { resultOf, type TaskRow, TaskStore } from "./task-store";
+import { originOf, resultOf, type TaskRow, TaskStore } from "./task-store";
 import { randomHex16 } from "../../lib/ids";
 
 export interface TaskHost {
   online(): boolean;
   machine(): string;
   /** One message to an ACP server, as the relay sends a client's (recorded). */
-  acpPost(req: { serverId: string; agent?: AgentId; message: JsonRpcMessage; who: string }, timeoutMs: number): Promise<Outcome<AcpPostResult>>;
+  acpPost(
+    req: { serverId: string; agent?: AgentId; origin?: WorkOrigin; message: JsonRpcMessage; who: string },
+    timeoutMs: number,
+  ): Promise<Outcome<AcpPostResult>>;
   call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
   /** The session a server's ACP session id is recorded as. */
   recordOf(serverId: string, acpSessionId: string): Session | null;
@@ -65,7 +70,7 @@ export class TaskRunner {
   async handle(call: TaskCall): Promise<Outcome<Task | TaskPage>> {
     switch (call.op) {
       case "submit":
-        return this.submit(call.request, call.machine, call.who, call.report ?? null);
+        return this.submit(call.request, call.machine, call.who, call.report ?? null, call.origin);
       case "get": {
         const row = this.store.get(call.id);
         return row ? { ok: true, value: this.toTask(row) } : notFound(call.id);
@@ -80,7 +85,7 @@ export class TaskRunner {
     }
   }
 
-  private submit(request: TaskRequest, machine: string, who: string, report: IssueRef | null): Outcome<Task> {
+  private submit(request: TaskRequest, machine: string, who: string, report: IssueRef | null, origin: TaskOrigin): Outcome<Task> {
     if (this.store.count("queued") >= TASK_LIMITS.queuedPerMachine) {
       return { ok: false, problem: { code: "too_many_tasks", detail: `machine '${machine}' has ${TASK_LIMITS.queuedPerMachine} tasks queued already` } };
     }
@@ -105,6 +110,7 @@ export class TaskRunner {
       ended_at: null,
       result: null,
       report: report ? JSON.stringify(report) : null,
+      origin,
     };
     this.store.put(row);
     this.store.trim();
@@ -134,9 +140,15 @@ export class TaskRunner {
   private async run(row: TaskRow): Promise<void> {
     const who = row.created_by;
     const serverId = row.id;
+    // The call that starts its agent says what started the task: the team's sandbox rules match on it.
     const post = (message: Record<string, unknown>, timeoutMs: number, agent?: AgentId) =>
       this.host.acpPost(
-        { serverId, message: { jsonrpc: "2.0", id: `${row.id}-${message.method as string}`, ...message }, who, ...(agent ? { agent } : {}) },
+        {
+          serverId,
+          message: { jsonrpc: "2.0", id: `${row.id}-${message.method as string}`, ...message },
+          who,
+          ...(agent ? { agent, origin: originOf(row) } : {}),
+        },
         timeoutMs,
       );
     const init = await post({ method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, this.host.startTimeoutMs, row.agent as AgentId);
@@ -275,6 +287,7 @@ export class TaskRunner {
       endedAtMs: row.ended_at,
       deadlineSeconds: row.deadline_s,
       worktree: row.worktree !== null,
+      origin: originOf(row),
       result: resultOf(row),
     };
   }

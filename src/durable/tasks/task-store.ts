@@ -3,7 +3,7 @@
  * its state and result as they change. The table is made when first used, so a machine that never runs
  * a task pays nothing for it.
  */
-import { TASK_LIMITS, type TaskFilter, TaskResult, type TaskState } from "@agent-runtime/protocol/tasks";
+import { TASK_LIMITS, type TaskFilter, TaskOrigin, TaskResult, type TaskState } from "@agent-runtime/protocol/tasks";
 import { type Migration, migrate } from "../storage/migrations";
 
 export const TASK_MIGRATIONS: readonly Migration[] = [
@@ -20,6 +20,13 @@ export const TASK_MIGRATIONS: readonly Migration[] = [
       sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_age ON tasks (created_at DESC, id DESC)`);
       sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, created_at)`);
       sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_session ON tasks (session_id)`);
+    },
+  },
+  {
+    version: 2,
+    does: "sandboxes: what started each task (a caller, a schedule, a trigger); tasks from before were a caller's",
+    up(sql) {
+      sql.exec(`ALTER TABLE tasks ADD COLUMN origin TEXT NOT NULL DEFAULT 'task'`);
     },
   },
 ];
@@ -48,6 +55,8 @@ export type TaskRow = {
   result: string | null;
   /** JSON IssueRef: where its result is posted (a GitHub trigger's task), or null. */
   report: string | null;
+  /** What started it (TaskOrigin): the team's sandbox rules match on it. */
+  origin: string;
 };
 
 const COLUMNS: (keyof TaskRow)[] = [
@@ -69,6 +78,7 @@ const COLUMNS: (keyof TaskRow)[] = [
   "ended_at",
   "result",
   "report",
+  "origin",
 ];
 
 export class TaskStore {
@@ -142,4 +152,10 @@ export class TaskStore {
 
 export function resultOf(row: TaskRow): TaskResult | null {
   return row.result ? TaskResult.parse(JSON.parse(row.result)) : null;
+}
+
+/** What started a task, read back through its schema (a row from before origins were kept reads as `task`). */
+export function originOf(row: TaskRow): TaskOrigin {
+  const parsed = TaskOrigin.safeParse(row.origin);
+  return parsed.success ? parsed.data : "task";
 }

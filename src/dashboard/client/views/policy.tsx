@@ -243,6 +243,7 @@ function PolicyTester(props: { rules: Rule[] }) {
             title: "",
             command: request.command || null,
             paths,
+            origin: "session",
           },
         },
       }),
