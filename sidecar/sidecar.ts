@@ -29,6 +29,7 @@ import type { StreamResolver } from "./streams/stream-hub";
 import { writeStatus, type SidecarStatus } from "./status-file";
 import { ExposedPorts } from "./preview/exposed-ports";
 import { listeningPorts } from "./preview/listening-ports";
+import { watchPorts } from "./preview/port-watch";
 import { PreviewProxy } from "./preview/preview-proxy";
 import type { PortOwner } from "@agent-runtime/protocol/preview";
 import { TunnelClient, type OpHandlers, type TunnelStateChange } from "./tunnel";
@@ -149,6 +150,7 @@ export class Sidecar {
       uploadWindow: UPLOAD_WINDOW,
       streams: this.streams(),
       previews: (send) => new PreviewProxy(this.exposed, send),
+      watchPorts,
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),
       onState: (change) => this.recordState(change),

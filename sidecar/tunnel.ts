@@ -61,6 +61,8 @@ export interface TunnelOptions {
   reconnectSpreadMs?: number;
   /** Called whenever the tunnel's state changes (for the status file), with what went wrong if anything did. */
   onState?: (change: TunnelStateChange) => void;
+  /** Watches what listens on the machine, calling back on each change, until the returned function is called. */
+  watchPorts?: (changed: () => void) => () => void;
 }
 
 export interface TunnelStateChange {
@@ -91,6 +93,8 @@ export class TunnelClient {
   /** This process's identity in every hello: the worker fails calls meant for an earlier process instead of re-sending them here. */
   private readonly bootId = randomUUID();
   private sweeper: NodeJS.Timeout | null = null;
+  /** Stops the watch of listening ports, while one runs (a worker that asked for `ports` frames). */
+  private stopPortWatch: (() => void) | null = null;
   private readonly hub: StreamHub;
   private readonly previews: PreviewStreams | null;
 
@@ -124,6 +128,8 @@ export class TunnelClient {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.sweeper) clearInterval(this.sweeper);
+    this.stopPortWatch?.();
+    this.stopPortWatch = null;
     const ws = this.ws;
     if (!ws || ws.readyState === WebSocket.CLOSED) return;
     await new Promise<void>((resolve) => {
@@ -191,6 +197,8 @@ export class TunnelClient {
     this.ws = null;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
+    this.stopPortWatch?.();
+    this.stopPortWatch = null;
     this.hub.clear();
     this.previews?.closeAll(); // a proxied request cannot resume on another connection: it ends
     if (this.stopping) return;
@@ -232,6 +240,9 @@ export class TunnelClient {
         this.options.onState?.({ state: "connected", upgrade: frame.sidecar?.upgrade ?? null });
         this.attempt = 0;
         this.startHeartbeat();
+        // Only a worker that reads them is told of ports (an older one would answer `bad`).
+        this.stopPortWatch?.();
+        this.stopPortWatch = frame.ports && this.options.watchPorts ? this.options.watchPorts(() => this.send({ t: "ports" })) : null;
         return;
       case "req":
         void this.serveCall(frame.id, frame.op, frame.args);

@@ -7738,7 +7738,7 @@ export interface paths {
         };
         /**
          * Changes to the sessions of the machines in the token's scope, live (text/event-stream)
-         * @description `event: session` with `{id, machine, state}` when a session's state or queue changes, `event: machine` with `{machine}` when it comes or goes (and once per machine when the stream opens). The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most 20 machines (the first by name); the rest show in the list as it is read.
+         * @description `event: session` with `{id, machine, state}` when a session's state or queue changes, `event: machine` with `{machine}` when it comes or goes (and once per machine when the stream opens), `event: ports` with `{machine}` when what listens on it changes (read it with `GET /v1/ports`). Machines watched: those with sessions and those connected when it opens. The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most 20 machines (the first by name); the rest show in the list as it is read.
          *
          *     Needs the role `viewer`.
          */

@@ -184,6 +184,7 @@ export class MachineObject extends DurableObject<Env> {
       subscribers: this.subscribers,
       hello: (frame) => this.lifecycle.hello(ws, frame),
       preview: (frame) => this.previews.streams.fromSidecar(frame),
+      ports: () => this.sessions.portsChanged(),
     });
   }
 

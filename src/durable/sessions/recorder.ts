@@ -380,6 +380,11 @@ export class SessionRecorder {
     this.sessions.notifyFollowed();
   }
 
+  /** What listens on the machine changed: the watchers of its sessions are told (the dashboard reads its ports again). */
+  portsChanged(): void {
+    this.sessions.notifyPorts();
+  }
+
   listen(id: string, listener: SessionListener): () => void {
     return this.sessions.listen(id, listener);
   }

@@ -137,6 +137,10 @@ export class TeamObject extends DurableObject<Env> {
     return this.machines.withSessions(scope);
   }
 
+  machinesToWatch(scope: "*" | string[]): string[] {
+    return this.machines.toWatch(scope);
+  }
+
   listMachines(page: { limit?: number; after?: string } = {}): { machines: Machine[]; nextAfter: string | null } {
     return this.machines.list(page);
   }
