@@ -82,6 +82,19 @@ const MAX_BACKOFF_MS = 10_000;
 /** Close codes of a worker that went away (a deploy, a restart, a dropped connection) rather than one that refused us. */
 const GOING_AWAY_CODES = new Set([1001, 1006, 1011, 1012]);
 
+/**
+ * How long to wait before redialing after the `attempt`-th failure in a row (0: the connection just
+ * dropped with `code`). Exponential backoff with jitter, capped: a flapping network, or a worker that
+ * refuses under load (429, 503: the dial fails and counts as an attempt), is not hammered. When the worker
+ * went away (a deploy ends every socket at once), the first redial is spread over `spreadMs` so that
+ * thousands of machines do not all come back in the same instant. Exported for bench/scale-sim.ts, whose
+ * simulated sidecars redial by the same rule.
+ */
+export function redialDelayMs(attempt: number, code: number, spreadMs: number, random: () => number = Math.random): number {
+  if (attempt === 0 && GOING_AWAY_CODES.has(code)) return random() * spreadMs;
+  return Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt) * (0.75 + random() * 0.5);
+}
+
 export class TunnelClient {
   private ws: WebSocket | null = null;
   private stopping = false;
@@ -213,13 +226,7 @@ export class TunnelClient {
       log.warn(`tunnel closed (${code}${reason ? `: ${reason}` : ""}); reconnecting`);
       this.options.onState?.({ state: "reconnecting", error: `tunnel closed (${code}${reason ? `: ${reason}` : ""})` });
     }
-    // Exponential backoff with jitter, capped: a flapping network does not hammer the worker. When the
-    // worker went away (a deploy ends every socket at once), the first redial is spread over a window
-    // so that thousands of machines do not all come back in the same instant.
-    const wentAway = this.attempt === 0 && GOING_AWAY_CODES.has(code);
-    const delay = wentAway
-      ? Math.random() * (this.options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs)
-      : Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
+    const delay = redialDelayMs(this.attempt, code, this.options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs);
     this.attempt++;
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
