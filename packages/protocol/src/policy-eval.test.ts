@@ -82,6 +82,31 @@ describe("evaluatePolicy", () => {
   });
 });
 
+describe("paths a shell expands", () => {
+  const inside = policy([
+    { match: { kinds: ["edit"], outsideFolder: false }, decision: "allow" },
+    { match: { outsideFolder: true }, decision: "ask" },
+  ]);
+  const allowed = policy([{ match: { paths: ["/home/ada/**", "**"] }, decision: "allow" }]);
+  const denied = policy([{ match: { paths: ["/home/ada/.ssh/**"] }, decision: "deny" }]);
+  const decide = (p: PermissionPolicy, path: string) => evaluatePolicy(p, facts({ kind: "edit", paths: [path] }), context, "team");
+
+  it.each(["~/.bashrc", "~ada/.bashrc", "~", "$HOME/.bashrc", "${HOME}/.bashrc", "$XDG_CONFIG_HOME/git/config", " ~/.profile"])(
+    "judges %s outside the folder, covered by no allow, and by an absolute deny",
+    (path) => {
+      expect(decide(inside, path)).toMatchObject({ decision: "ask", rule: 1 });
+      expect(decide(allowed, path)).toBeNull();
+      // It may be ~/.ssh: a deny on an absolute glob covers what cannot be placed.
+      expect(decide(denied, path)).toMatchObject({ decision: "deny" });
+    },
+  );
+
+  it("still judges a name that merely holds ~ or $ inside the folder", () => {
+    expect(decide(inside, "src/~backup/a$b.ts")).toMatchObject({ decision: "allow", rule: 0 });
+    expect(decide(denied, "src/~backup/a$b.ts")).toBeNull();
+  });
+});
+
 describe("matching cannot be made slow", () => {
   // Timed generously: a shared machine may be slow, and a backtracking engine takes minutes here, not seconds.
   const worst = (decision: string) =>

@@ -63,8 +63,25 @@ function normalize(path: string): string {
   return (absolute ? "/" : "") + parts.join("/");
 }
 
-/** A path named by a request, absolute and relative to the session's folder (`null` relative: outside it). */
-function placeOf(path: string, cwd: string): { absolute: string; relative: string | null } {
+/**
+ * Where a path is: absolute (`null`: not known here) and relative to the session's folder (`null`: outside it,
+ * or not known to be inside).
+ */
+interface Place {
+  absolute: string | null;
+  relative: string | null;
+}
+
+/**
+ * Paths a shell expands before the command sees them: `~`, `~user`, `$HOME`, `${HOME}`, any variable. Where
+ * they lead is the machine's to say, not the request's, so they are never judged inside the folder (a
+ * relative `~/.bashrc` would otherwise be), and no absolute glob is known to cover them.
+ */
+const EXPANDED = /^[~$]/;
+
+/** A path named by a request, absolute and relative to the session's folder. */
+function placeOf(path: string, cwd: string): Place {
+  if (EXPANDED.test(path.trimStart())) return { absolute: null, relative: null };
   const folder = normalize(cwd);
   const absolute = normalize(path.startsWith("/") ? path : `${folder}/${path}`);
   if (absolute === folder) return { absolute, relative: "." };
@@ -83,7 +100,7 @@ const SUBSTITUTION = /\$\(|`|<\(|>\(/;
  */
 class Prepared {
   private split?: { whole: string; parts: string[] };
-  private placed?: { absolute: string; relative: string | null }[];
+  private placed?: Place[];
   constructor(
     readonly facts: PermissionFacts,
     private readonly cwd: string,
@@ -103,7 +120,7 @@ class Prepared {
     return this.split;
   }
 
-  places(): { absolute: string; relative: string | null }[] {
+  places(): Place[] {
     if (!this.placed) {
       this.budget.spend(this.facts.paths.reduce((sum, p) => sum + p.length, this.cwd.length));
       this.placed = this.facts.paths.map((p) => placeOf(p, this.cwd));
@@ -130,10 +147,14 @@ function pathsMatch(request: Prepared, globs: string[], decision: PolicyDecision
   const places = request.places();
   if (places.length === 0) return false;
   const { budget } = request;
-  const matches = (place: { absolute: string; relative: string | null }) =>
+  const matches = (place: Place) =>
     globs.some((glob) =>
       glob.startsWith("/")
-        ? globTest(glob)(place.absolute, budget)
+        ? // A path that is not known (`~/…`, `$HOME/…`) may be the one an absolute glob names: an allow does not
+          // cover it, a deny or an ask does.
+          place.absolute === null
+          ? decision !== "allow"
+          : globTest(glob)(place.absolute, budget)
         : // The folder itself (`.`) is no name a relative glob could mean.
           place.relative !== null && place.relative !== "." && globTest(glob)(place.relative, budget),
     );
