@@ -91,6 +91,7 @@ describe("paths a shell expands", () => {
   const denied = policy([{ match: { paths: ["/home/ada/.ssh/**"] }, decision: "deny" }]);
   const decide = (p: PermissionPolicy, path: string) => evaluatePolicy(p, facts({ kind: "edit", paths: [path] }), context, "team");
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's `${HOME}`, as an agent names it
   it.each(["~/.bashrc", "~ada/.bashrc", "~", "$HOME/.bashrc", "${HOME}/.bashrc", "$XDG_CONFIG_HOME/git/config", " ~/.profile"])(
     "judges %s outside the folder, covered by no allow, and by an absolute deny",
     (path) => {
