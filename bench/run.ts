@@ -29,6 +29,7 @@ import { acpTransportReport, benchAcpTransports } from "./acp-transports";
 import { benchReconnect, reconnectReport } from "./reconnect";
 import { benchNotify, notifyReport } from "./notify";
 import { benchStages, stagesReport } from "./stages";
+import { benchPolicy, policyReport } from "./policy";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const CPU_CALLS = 2000;
@@ -856,6 +857,11 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
   return lines.join("\n");
 }
 
+if (process.env.BENCH_ONLY === "policy") {
+  // Pure functions: nothing to build or start.
+  console.log(policyReport(await benchPolicy()));
+  process.exit(0);
+}
 await buildAll();
 if (process.env.BENCH_ONLY === "rtt") {
   // Round trips only, the floor's against this project's (for iterating on a call's cost: about a minute).
@@ -994,6 +1000,8 @@ console.log(previewReport(preview, floor.rttP50Ms));
 console.error("bench: ACP's remote transport over the WebSocket and Streamable HTTP ...");
 const acpTransports = await benchAcpTransports();
 console.log(acpTransportReport(acpTransports, floor.rttP50Ms));
+console.error("bench: the permission policy's matching at its worst ...");
+console.log(policyReport(await benchPolicy()));
 console.error("bench: the first answer after a sidecar comes back, through the API and the dashboard ...");
 const reconnect = await benchReconnect();
 console.log(reconnectReport(reconnect));
