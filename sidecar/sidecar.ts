@@ -34,6 +34,10 @@ import { PreviewProxy } from "./preview/preview-proxy";
 import type { PortOwner } from "@agent-runtime/protocol/preview";
 import { TunnelClient, type OpHandlers, type TunnelStateChange } from "./tunnel";
 import { SIDECAR_VERSION } from "./version";
+import { Sandboxes } from "./sandbox/sandboxes";
+import { guardHandlers } from "./sandbox/guard";
+import type { OwnerLimits } from "./sandbox/owner-limits";
+import { defaultConfigDir } from "./credentials";
 
 const log = logger("sidecar");
 
@@ -60,6 +64,10 @@ export interface SidecarOptions {
   agentNode?: string | null;
   /** The ports the hosted URL may open (`--expose-ports`); none unless given. */
   exposePorts?: ExposedPorts;
+  /** The owner's sandbox floor, `--deny` and `--roots` (sidecar/sandbox/owner-limits.ts); none unless given. */
+  ownerLimits?: OwnerLimits;
+  /** Where the owner's settings and the machine token are kept (hidden from every sandboxed agent). */
+  configDir?: string;
   /** Tunnel heartbeat and reconnect spread (defaults in packages/protocol/src/limits.ts). */
   heartbeatMs?: number;
   reconnectSpreadMs?: number;
@@ -88,8 +96,10 @@ export class Sidecar {
   private readonly worktrees: Worktrees;
   private readonly dataDir: string;
   private readonly exposed: ExposedPorts;
+  readonly sandboxes: Sandboxes;
   private status: SidecarStatus;
   private statusWrites: Promise<void> = Promise.resolve();
+  private stopping = false;
 
   constructor(readonly options: SidecarOptions) {
     const dataDir = options.dataDir ?? defaultDataDir();
@@ -107,6 +117,12 @@ export class Sidecar {
     };
     const workdir = options.workdir ?? process.cwd();
     const home = options.home ?? homedir();
+    this.sandboxes = new Sandboxes({
+      ...(options.ownerLimits ? { limits: options.ownerLimits } : {}),
+      home,
+      dataDir,
+      configDir: options.configDir ?? defaultConfigDir(),
+    });
     const children = new ChildRegistry(dataDir);
     children.reapLeftovers();
     this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits }, children);
@@ -137,6 +153,7 @@ export class Sidecar {
       },
       (cwd) => this.directories.mcpServersFor(cwd),
       new SessionHooks(this.checkpoints, this.worktrees),
+      this.sandboxes,
     );
     this.skills = new SkillsApplier(dataDir, home, this.processes, skillsTargets);
     this.mcp = new McpApplier(dataDir, home, () => installedMcpTargets(isInstalled));
@@ -175,7 +192,12 @@ export class Sidecar {
       .catch((err: unknown) => log.warn(`could not write the status file: ${String(err)}`));
   }
 
+  /** Every operation behind the owner's `--deny` and `--roots` (sidecar/sandbox/guard.ts). */
   private handlers(): OpHandlers {
+    return guardHandlers(this.ops(), this.sandboxes.limits, (path) => this.files.resolvePath(path));
+  }
+
+  private ops(): OpHandlers {
     return {
       "acp.post": (args, { signal }) => this.acp.post(args, signal),
       "acp.restore": (args) => this.acp.restore(args),
@@ -230,11 +252,15 @@ export class Sidecar {
 
   start(): void {
     log.info(`machine '${this.options.machine}' dialing ${this.options.url}`);
-    this.tunnel.start();
+    // The hello says what the machine can enforce: probed first (a few milliseconds).
+    void this.sandboxes.ready.then(() => {
+      if (!this.stopping) this.tunnel.start();
+    });
   }
 
   /** Close the tunnel and stop every child: nothing is left behind. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.tunnel.stop();
     this.acp.dispose();
     await this.processes.stopAll();

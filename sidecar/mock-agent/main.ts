@@ -16,6 +16,8 @@
  *   /serve <port>          starts an app on 127.0.0.1:<port> as its child (an agent's `npm run dev`), until it exits
  *   /elicit form|url       asks the person a question (elicitation/create), see questions.ts
  *   /title <text>          names the session (session_info_update)
+ *   /sh <command line>     runs it with /bin/sh -c in the session's folder, without asking (an `execute` tool call)
+ *   /fetch <url>           its own HTTP GET, through HTTP(S)_PROXY when set (a `fetch` tool call with the status or error)
  *     (both act on the disk directly, paths relative to the session's folder, and report an ACP tool call
  *     whose content is a `diff`, as agents that edit files do)
  *
@@ -31,6 +33,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
+import { fetchTurn, type Report, shellTurn } from "./acting";
 import {
   agent,
   methods,
@@ -253,6 +256,14 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
       const child = spawn(process.execPath, ["-e", app], { stdio: "ignore" });
       process.once("exit", () => child.kill());
       return say(client, session.id, `Serving on :${port}`);
+    }
+    case "/sh":
+    case "/fetch": {
+      const report: Report = {
+        update: (update) => client.notify(methods.client.session.update, { sessionId: session.id, update: update as never }),
+        say: (said) => say(client, session.id, said),
+      };
+      return command === "/sh" ? shellTurn(report, session.cwd, text.slice("/sh".length).trim(), signal) : fetchTurn(report, rest[0] ?? "");
     }
     case "/history": {
       const prompts = session.history.filter((h) => h.role === "user").map((h) => h.text);
