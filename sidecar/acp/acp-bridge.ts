@@ -3,7 +3,8 @@
  * client's first message, restored after a restart with the sessions they had, stopped when idle or
  * asked, their sessions discovered. One server (one agent process) is `AcpServer` (acp-server.ts).
  */
-import { agentCapabilitiesOf } from "@agent-runtime/protocol/acp-meaning";
+import { agentCapabilitiesOf, answerOf } from "@agent-runtime/protocol/acp-meaning";
+import { isAuthRequired } from "@agent-runtime/protocol/logins";
 import { z } from "zod";
 import type { StreamEnd } from "@agent-runtime/protocol/frames";
 import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult } from "@agent-runtime/protocol/ops/acp";
@@ -50,6 +51,8 @@ export class AcpServers {
   private readonly createdListeners = new Set<(serverId: string) => void>();
   private readonly restoring = new Map<string, Promise<AcpRestoreResult>>();
   private readonly idleTimer: ReturnType<typeof setInterval> | null;
+  /** Told what a session start says of its agent's login (sidecar/logins/): refused for want of one, or started. */
+  loginObserved: ((agent: AgentId, loggedIn: boolean) => void) | null = null;
 
   constructor(
     private readonly processes: ProcessManager,
@@ -114,7 +117,7 @@ export class AcpServers {
     const folder = hooked?.cwd ?? cwd;
     const sessionStart = (method === "session/new" || method === "session/load") && folder !== undefined;
     const message = sessionStart ? await this.withFolderMcpServers(hooked?.message ?? args.message, folder) : (hooked?.message ?? args.message);
-    if (!hooked) return server.post(message, awaitId, signal, method === "initialize");
+    if (!hooked) return this.observed(server.agent, method, await server.post(message, awaitId, signal, method === "initialize"));
     let answer: AcpPostResult;
     try {
       answer = await server.post(message, awaitId, signal, method === "initialize");
@@ -122,7 +125,15 @@ export class AcpServers {
       await hooked.failed();
       throw err;
     }
-    return hooked.answered(answer);
+    return this.observed(server.agent, method, await hooked.answered(answer));
+  }
+
+  private observed(agent: AgentId, method: string | null | undefined, answer: AcpPostResult): AcpPostResult {
+    if (method === "session/new" && answer.status === 200 && this.loginObserved) {
+      if (isAuthRequired(answer.body)) this.loginObserved(agent, false);
+      else if (answerOf(answer.body).error === undefined) this.loginObserved(agent, true);
+    }
+    return answer;
   }
 
   /**
@@ -163,8 +174,9 @@ export class AcpServers {
    */
   async discover(agent: AgentId, cwd: string | undefined): Promise<OpResult<"acp.discover">> {
     const serverId = `discover-${agent}-${Date.now().toString(36)}`;
-    const proc = await spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`);
-    const server = new AcpServer(serverId, agent, proc, { maxEvents: 100, maxBytes: 1024 * 1024 });
+    const launch = await this.launch(agent);
+    const proc = await spawnAgentProcess(this.processes, launch, `acp:${serverId}`);
+    const server = new AcpServer(serverId, agent, proc, { maxEvents: 100, maxBytes: 1024 * 1024 }, 1, launch.env);
     try {
       const initialized = await server.request("initialize", { protocolVersion: 1, clientCapabilities: {} }, 60_000);
       await server.logInFromEnv(initialized);
@@ -234,7 +246,8 @@ export class AcpServers {
   }
 
   private async start(serverId: string, agent: AgentId, firstSeq = 1): Promise<AcpServer> {
-    const proc = await spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`).catch((err: unknown) => {
+    const launch = await this.launch(agent);
+    const proc = await spawnAgentProcess(this.processes, launch, `acp:${serverId}`).catch((err: unknown) => {
       // The agent is installed but its process cannot start: the upstream of this relay is broken (502),
       // as sandbox-agent answers it. A full machine stays a 429.
       if (err instanceof ProblemError && err.code !== "too_many_processes") {
@@ -244,7 +257,7 @@ export class AcpServers {
     });
     // Numbered on from what an earlier process of this server sent, so readers' Last-Event-IDs stay valid.
     const earlier = this.ended.get(serverId)?.log.lastSeq ?? 0;
-    const server = new AcpServer(serverId, agent, proc, this.limits, Math.max(firstSeq, earlier + 1));
+    const server = new AcpServer(serverId, agent, proc, this.limits, Math.max(firstSeq, earlier + 1), launch.env);
     this.ended.delete(serverId);
     this.live.set(serverId, server);
     log.info(`${serverId}: started agent '${agent}' (${proc.info.id}, pid ${proc.info.pid})`);
