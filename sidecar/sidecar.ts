@@ -14,6 +14,8 @@ import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
 import { MACHINE_PLATFORM } from "./agents/registry-install";
 import { TeamAgents } from "./agents/team-agents";
+import { AgentValues } from "./logins/agent-values";
+import { AgentLogins, withAgentValues } from "./logins/logins";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { logger } from "./log";
@@ -87,6 +89,7 @@ export class Sidecar {
   readonly installer: Installer;
   private readonly teamAgents: TeamAgents;
   readonly agents: AgentCatalog;
+  readonly logins: AgentLogins;
   readonly tunnel: TunnelClient;
   readonly skills: SkillsApplier;
   readonly files: MachineFiles;
@@ -128,12 +131,17 @@ export class Sidecar {
     this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits }, children);
     this.installer = new Installer(dataDir, this.processes, undefined, { agentNode: options.agentNode ?? null });
     this.teamAgents = new TeamAgents(this.installer, dataDir, () => this.installedOne());
-    const launcher = createLauncher(this.installer, {
-      workdir,
-      dataDir,
-      allowRootAgents: options.allowRootAgents ?? false,
-      teamEnv: (agent) => this.teamAgents.envFor(agent),
-    });
+    const agentValues = new AgentValues(dataDir);
+    // Every agent process gets the values kept to log it in (sidecar/logins/), and only its own.
+    const launcher = withAgentValues(
+      createLauncher(this.installer, {
+        workdir,
+        dataDir,
+        allowRootAgents: options.allowRootAgents ?? false,
+        teamEnv: (agent) => this.teamAgents.envFor(agent),
+      }),
+      agentValues,
+    );
     const isInstalled = async (agent: AgentId) => (await this.installer.installed(agent)) !== null;
     const skillsTargets = () => installedSkillsDirs(isInstalled);
     this.files = new MachineFiles(dataDir, home);
@@ -158,6 +166,8 @@ export class Sidecar {
     this.skills = new SkillsApplier(dataDir, home, this.processes, skillsTargets);
     this.mcp = new McpApplier(dataDir, home, () => installedMcpTargets(isInstalled));
     this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home, dataDir);
+    this.logins = new AgentLogins(this.processes, launcher, agentValues, dataDir);
+    this.acp.loginObserved = (agent, loggedIn) => this.logins.observed(agent, loggedIn);
     this.tunnel = new TunnelClient({
       url: options.url,
       machine: options.machine,
@@ -204,8 +214,19 @@ export class Sidecar {
       "acp.discover": ({ agent, cwd }) => this.acp.discover(agent, cwd),
       "acp.delete": async ({ serverId }) => ({ deleted: await this.acp.delete(serverId) }),
       "acp.list": async () => ({ servers: this.acp.list() }),
-      "agents.list": (args) => this.agents.list(args),
-      "agents.get": async (args) => ({ ...(await this.agents.get(args.agent, args)), platform: MACHINE_PLATFORM }),
+      "agents.list": async (args) => {
+        const list = await this.agents.list(args);
+        return { ...list, agents: await Promise.all(list.agents.map(async (a) => ({ ...a, login: await this.logins.cached(a.id) }))) };
+      },
+      // One agent's info asks it whether it is logged in (once; kept like its version).
+      "agents.get": async (args) => {
+        const info = await this.agents.get(args.agent, args);
+        const login = info.installed ? await this.logins.get(args.agent, args.noCache) : await this.logins.cached(args.agent);
+        return { ...info, login, platform: MACHINE_PLATFORM };
+      },
+      "logins.get": ({ agent, noCache }) => this.logins.get(agent, noCache),
+      "logins.start": ({ agent, ...request }) => this.logins.start(agent, request),
+      "logins.remove": ({ agent }) => this.logins.remove(agent),
       "agents.install": async ({ agent, request, entry }) => {
         const result = await this.installer.install(agent, request, entry);
         if (!result.already_installed) this.installedOne();

@@ -3,7 +3,8 @@
  * client's first message, restored after a restart with the sessions they had, stopped when idle or
  * asked, their sessions discovered. One server (one agent process) is `AcpServer` (acp-server.ts).
  */
-import { agentCapabilitiesOf } from "@agent-runtime/protocol/acp-meaning";
+import { agentCapabilitiesOf, answerOf } from "@agent-runtime/protocol/acp-meaning";
+import { isAuthRequired } from "@agent-runtime/protocol/logins";
 import { z } from "zod";
 import type { StreamEnd } from "@agent-runtime/protocol/frames";
 import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult } from "@agent-runtime/protocol/ops/acp";
@@ -12,7 +13,7 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AcpServer as AcpServerInfo } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { EventLogLimits } from "../streams/event-log";
-import { AcpServer, type AgentLauncher, spawnAgentProcess } from "./acp-server";
+import { AcpServer, type AgentLaunch, type AgentLauncher, spawnAgentProcess } from "./acp-server";
 import { logger } from "../log";
 import { stderrCause } from "../scrub";
 import type { ManagedProcess, ProcessManager } from "../processes/processes";
@@ -54,6 +55,8 @@ export class AcpServers {
   private readonly createdListeners = new Set<(serverId: string) => void>();
   private readonly restoring = new Map<string, Promise<AcpRestoreResult>>();
   private readonly idleTimer: ReturnType<typeof setInterval> | null;
+  /** Told what a session start says of its agent's login (sidecar/logins/): refused for want of one, or started. */
+  loginObserved: ((agent: AgentId, loggedIn: boolean) => void) | null = null;
 
   constructor(
     private readonly processes: ProcessManager,
@@ -136,7 +139,15 @@ export class AcpServers {
       throw err;
     }
     if (server.enclosure) remember(server, message, answer.status === 200 ? answer.body : undefined);
-    return hooked ? hooked.answered(answer) : answer;
+    return this.observed(server.agent, method, hooked ? await hooked.answered(answer) : answer);
+  }
+
+  private observed(agent: AgentId, method: string | null | undefined, answer: AcpPostResult): AcpPostResult {
+    if (method === "session/new" && answer.status === 200 && this.loginObserved) {
+      if (isAuthRequired(answer.body)) this.loginObserved(agent, false);
+      else if (answerOf(answer.body).error === undefined) this.loginObserved(agent, true);
+    }
+    return answer;
   }
 
   /**
@@ -186,11 +197,10 @@ export class AcpServers {
     // Asked by no team: the owner's floor alone applies.
     const enclosure = this.sandboxes ? await this.sandboxes.enclosure(serverId, undefined) : null;
     if (cwd) enclosure?.addFolder(cwd);
-    const proc = enclosure
-      ? await this.spawnIn(enclosure, agent, serverId)
-      : await spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`);
+    const launch = await this.launch(agent);
+    const proc = enclosure ? await this.spawnIn(enclosure, agent, serverId, launch) : await spawnAgentProcess(this.processes, launch, `acp:${serverId}`);
     void proc.exited.then(() => enclosure?.dispose());
-    const server = new AcpServer(serverId, agent, proc, { maxEvents: 100, maxBytes: 1024 * 1024 });
+    const server = new AcpServer(serverId, agent, proc, { maxEvents: 100, maxBytes: 1024 * 1024 }, 1, enclosure, launch.env);
     try {
       const initialized = await server.request("initialize", { protocolVersion: 1, clientCapabilities: {} }, 60_000);
       await server.logInFromEnv(initialized);
@@ -259,16 +269,17 @@ export class AcpServers {
     }
   }
 
-  /** An agent's process inside `enclosure`: its launch, wrapped. */
-  private async spawnIn(enclosure: Enclosure, agent: AgentId, serverId: string): Promise<ManagedProcess> {
-    return spawnAgentProcess(this.processes, await enclosure.wrap(agent, await this.launch(agent)), `acp:${serverId}`);
+  /** An agent's process inside `enclosure`: its launch (read again when not given), wrapped. */
+  private async spawnIn(enclosure: Enclosure, agent: AgentId, serverId: string, launch?: AgentLaunch): Promise<ManagedProcess> {
+    return spawnAgentProcess(this.processes, await enclosure.wrap(agent, launch ?? (await this.launch(agent))), `acp:${serverId}`);
   }
 
   private async start(serverId: string, agent: AgentId, firstSeq = 1, sandbox?: SandboxSpec, folders: string[] = []): Promise<AcpServer> {
     // Refused before anything starts when the machine cannot enforce the sandbox in force.
     const enclosure = this.sandboxes ? await this.sandboxes.enclosure(serverId, sandbox) : null;
     for (const folder of folders) enclosure?.addFolder(folder);
-    const spawn = enclosure ? this.spawnIn(enclosure, agent, serverId) : spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`);
+    const launch = await this.launch(agent);
+    const spawn = enclosure ? this.spawnIn(enclosure, agent, serverId, launch) : spawnAgentProcess(this.processes, launch, `acp:${serverId}`);
     const proc = await spawn.catch(async (err: unknown) => {
       await enclosure?.dispose();
       // The agent is installed but its process cannot start: the upstream of this relay is broken (502),
@@ -280,7 +291,7 @@ export class AcpServers {
     });
     // Numbered on from what an earlier process of this server sent, so readers' Last-Event-IDs stay valid.
     const earlier = this.ended.get(serverId)?.log.lastSeq ?? 0;
-    const server = new AcpServer(serverId, agent, proc, this.limits, Math.max(firstSeq, earlier + 1), enclosure);
+    const server = new AcpServer(serverId, agent, proc, this.limits, Math.max(firstSeq, earlier + 1), enclosure, launch.env);
     this.ended.delete(serverId);
     this.live.set(serverId, server);
     log.info(

@@ -78,6 +78,8 @@ export class AcpServer {
     firstSeq = 1,
     /** The sandbox this server's agent runs in (sidecar/sandbox/enclosure.ts); null: none asked. */
     readonly enclosure: Enclosure | null = null,
+    /** What its launch set in its environment (the team's defaults, the values kept to log it in): its login reads them too. */
+    private readonly env: Record<string, string> = {},
   ) {
     this.log = new EventLog(limits, firstSeq);
     this.current = process;
@@ -185,7 +187,7 @@ export class AcpServer {
 
   /** Log in with the method of the agent's `initialize` result the machine's environment satisfies, if any (sidecar/agents/auth.ts). */
   async logInFromEnv(initializeResult: unknown): Promise<void> {
-    const methodId = envAuthMethod(initializeResult, process.env);
+    const methodId = envAuthMethod(initializeResult, { ...process.env, ...this.env });
     if (!methodId) return;
     try {
       await this.request("authenticate", { methodId }, AUTHENTICATE_TIMEOUT_MS);
@@ -211,9 +213,11 @@ export class AcpServer {
     const { message } = outcome.value;
     if (message.error) {
       const cause = stderrCause(this.process.outputText("stderr"));
-      const said =
-        typeof message.error === "object" && message.error !== null && "message" in message.error ? String(message.error.message) : "the agent refused it";
-      throw new ProblemError("stream_error", `${method}: ${said}${cause ? ` (its stderr: ${cause})` : ""}`);
+      const error = typeof message.error === "object" && message.error !== null ? (message.error as { message?: unknown; code?: unknown }) : {};
+      const said = error.message !== undefined ? String(error.message) : "the agent refused it";
+      // The agent's own code rides along: ACP's auth_required (-32000) tells a login is wanted (sidecar/logins/).
+      const code = typeof error.code === "number" ? { agentErrorCode: error.code } : {};
+      throw new ProblemError("stream_error", `${method}: ${said}${cause ? ` (its stderr: ${cause})` : ""}`, code);
     }
     return message.result;
   }

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { client, methods, ndJsonStream, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
+import { type ClientContext, client, methods, ndJsonStream, PROTOCOL_VERSION, type SessionNotification } from "@agentclientprotocol/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const MOCK = fileURLToPath(new URL("../dist/mock-agent.js", import.meta.url));
@@ -38,7 +38,7 @@ async function withMock<T>(
   args: string[],
   env: Record<string, string>,
   answer: (params: unknown) => unknown,
-  fn: (agent: Parameters<Parameters<ReturnType<typeof client>["connectWith"]>[1]>[0], updates: SessionNotification[]) => Promise<T>,
+  fn: (agent: ClientContext, updates: SessionNotification[]) => Promise<T>,
 ): Promise<T> {
   const child = start(args, env);
   const updates: SessionNotification[] = [];
@@ -61,11 +61,13 @@ describe("mock-login", () => {
       () => ({ action: "cancel" }),
       async (agent) => {
         const init = await agent.request(methods.agent.initialize, initialize);
-        expect(init.authMethods).toEqual([
-          expect.objectContaining({ type: "terminal", id: "mock-terminal", args: ["login"] }),
-          expect.objectContaining({ type: "env_var", id: "mock-key", vars: [{ name: "MOCK_AGENT_KEY" }] }),
-        ]);
-        expect(init.agentCapabilities?.auth?.logout).toEqual({});
+        expect(init).toMatchObject({
+          authMethods: [
+            { type: "terminal", id: "mock-terminal", args: ["login"] },
+            { type: "env_var", id: "mock-key", vars: [{ name: "MOCK_AGENT_KEY" }] },
+          ],
+          agentCapabilities: { auth: { logout: {} } },
+        });
         await expect(agent.request(methods.agent.session.new, { cwd: home, mcpServers: [] })).rejects.toMatchObject({ code: -32000 });
       },
     );
