@@ -25,6 +25,8 @@ import { DEFAULT_PROCESS_LIMITS, ProcessManager, type ProcessLimits } from "./pr
 import { processHandlers, processStream } from "./processes/process-ops";
 import { Checkpoints } from "./review/checkpoints";
 import { reviewHandlers } from "./review/review-ops";
+import { attemptHandlers } from "./attempts/attempt-ops";
+import { Checks } from "./attempts/checks";
 import { SessionHooks } from "./review/session-hooks";
 import { Worktrees } from "./review/worktrees";
 import type { StreamResolver } from "./streams/stream-hub";
@@ -97,6 +99,7 @@ export class Sidecar {
   readonly directories: DirectoryConfig;
   readonly checkpoints: Checkpoints;
   private readonly worktrees: Worktrees;
+  private readonly checks: Checks;
   private readonly dataDir: string;
   private readonly exposed: ExposedPorts;
   readonly sandboxes: Sandboxes;
@@ -148,6 +151,7 @@ export class Sidecar {
     this.directories = new DirectoryConfig(dataDir, this.processes, skillsTargets, (path) => this.files.resolvePath(path));
     this.checkpoints = new Checkpoints(dataDir);
     this.worktrees = new Worktrees(dataDir);
+    this.checks = new Checks(children);
     void this.checkpoints.sweep().catch((err: unknown) => log.warn(`could not sweep old checkpoints: ${String(err)}`));
     this.acp = new AcpServers(
       this.processes,
@@ -239,6 +243,7 @@ export class Sidecar {
       ...processHandlers(this.processes),
       ...this.files.handlers(),
       ...reviewHandlers(this.checkpoints, this.worktrees, (path) => this.files.resolvePath(path)),
+      ...attemptHandlers(this.checks, this.worktrees, join(this.dataDir, "worktrees"), (path) => this.files.resolvePath(path)),
       "ports.list": async () => ({ ports: await listeningPorts(this.portOwners(), (port) => this.exposed.allows(port)), expose: this.exposed.spec }),
     };
   }
@@ -284,6 +289,7 @@ export class Sidecar {
     this.stopping = true;
     await this.tunnel.stop();
     this.acp.dispose();
+    this.checks.stopAll();
     await this.processes.stopAll();
     this.files.dispose();
     if (this.status.state !== "refused" && this.status.state !== "replaced") this.recordState({ state: "stopped" });

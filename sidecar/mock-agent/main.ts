@@ -11,7 +11,7 @@
  *   /slow <n> <ms>         n chunks, one every ms milliseconds (cancel it with session/cancel)
  *   /exit <code>           exits the process with that code, mid-prompt
  *   /history               answers with the prompts this session had before this one (after a load too)
- *   /write <path> <text>   writes the rest of the prompt's first line and a newline as the file's whole content
+ *   /write <path> <text>   writes the rest of the prompt's first line and a newline as the file's whole content ({{folder}}: the session folder's name)
  *   /delete <path>         removes the file
  *   /serve <port>          starts an app on 127.0.0.1:<port> as its child (an agent's `npm run dev`), until it exits
  *   /elicit form|url       asks the person a question (elicitation/create), see questions.ts
@@ -31,7 +31,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fetchTurn, type Report, shellTurn } from "./acting";
 import {
@@ -177,7 +177,9 @@ async function editTurn(client: AgentContext, session: Session, text: string): P
   const firstLine = text.split("\n")[0] ?? "";
   const match = /^\/(write|delete)\s+(\S+)\s?(.*)$/.exec(firstLine);
   if (!match) return say(client, session.id, "usage: /write <path> <text> or /delete <path>");
-  const [, verb, relative = "", content = ""] = match;
+  const [, verb, relative = "", written = ""] = match;
+  // `{{folder}}`: the name of the folder the session runs in, so that attempts of one prompt (each in its worktree) write apart.
+  const content = written.replaceAll("{{folder}}", basename(session.cwd));
   const path = resolve(session.cwd, relative);
   const before = contentOf(path);
   if (verb === "write") {

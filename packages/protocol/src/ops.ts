@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { ACP_OPS } from "./ops/acp";
+import { ATTEMPT_OPS } from "./ops/attempts";
 import { AGENT_OPS } from "./ops/agents";
 import { CONFIG_OPS } from "./ops/config";
 import { issuesText, type OpDefinition } from "./ops/define";
@@ -15,10 +16,17 @@ import { PORT_OPS } from "./ops/ports";
 import { PROCESS_OPS } from "./ops/processes";
 import { REVIEW_OPS } from "./ops/review";
 
-export const OPS = { ...ACP_OPS, ...AGENT_OPS, ...PROCESS_OPS, ...CONFIG_OPS, ...FILE_OPS, ...REVIEW_OPS, ...PORT_OPS, ...LOGIN_OPS } as const satisfies Record<
-  string,
-  OpDefinition
->;
+export const OPS = {
+  ...ACP_OPS,
+  ...AGENT_OPS,
+  ...PROCESS_OPS,
+  ...CONFIG_OPS,
+  ...FILE_OPS,
+  ...REVIEW_OPS,
+  ...PORT_OPS,
+  ...ATTEMPT_OPS,
+  ...LOGIN_OPS,
+} as const satisfies Record<string, OpDefinition>;
 
 export type OpName = keyof typeof OPS;
 export type OpArgs<N extends OpName> = z.output<(typeof OPS)[N]["args"]>;
