@@ -29,6 +29,8 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
+import { z } from "zod";
+import { readJsonFileSync } from "../json-file";
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION, type AgentContext, type ContentBlock, type RequestPermissionResponse } from "@agentclientprotocol/sdk";
 
 if (process.argv.includes("--version")) {
@@ -41,15 +43,17 @@ const CHUNK_DELAY_MS = Math.max(0, Number(process.env.MOCK_CHUNK_DELAY_MS ?? 0) 
 
 class Cancelled extends Error {}
 
-interface Session {
-  id: string;
-  cwd: string;
-  turn: AbortController | null;
-  /** What was said, in order: kept on disk after every turn. */
-  history: { role: "user" | "agent"; text: string }[];
-  title: string | null;
-  updatedAt: string;
-}
+/** A session as it is kept on disk after every turn. */
+const StoredSession = z.object({
+  id: z.string(),
+  cwd: z.string(),
+  /** What was said, in order. */
+  history: z.array(z.object({ role: z.enum(["user", "agent"]), text: z.string() })),
+  title: z.string().nullable(),
+  updatedAt: z.string(),
+});
+
+type Session = z.output<typeof StoredSession> & { turn: AbortController | null };
 
 const sessions = new Map<string, Session>();
 const RESUMABLE = process.env.MOCK_AGENT_NO_RESUME !== "1";
@@ -67,7 +71,7 @@ function save(session: Session): void {
 function loadFromDisk(id: string): Session | null {
   if (!/^mock-[0-9a-f-]{36}$/.test(id)) return null;
   try {
-    const stored = JSON.parse(readFileSync(join(STATE_DIR, `${id}.json`), "utf8")) as Omit<Session, "turn">;
+    const stored = readJsonFileSync(join(STATE_DIR, `${id}.json`), StoredSession);
     return { ...stored, turn: null };
   } catch {
     return null;
@@ -145,13 +149,7 @@ async function permissionTurn(client: AgentContext, session: Session, signal: Ab
   const toolCallId = `mock-tool-${randomUUID().slice(0, 8)}`;
   const [kind = "edit", ...target] = args;
   const what = target.join(" ");
-  const toolKind = (["read", "edit", "delete", "execute", "fetch"].includes(kind) ? kind : "other") as
-    | "read"
-    | "edit"
-    | "delete"
-    | "execute"
-    | "fetch"
-    | "other";
+  const toolKind = (["read", "edit", "delete", "execute", "fetch"] as const).find((k) => k === kind) ?? "other";
   const path = args.length === 0 ? `${session.cwd}/hello.txt` : resolve(session.cwd, what);
   const title = args.length === 0 ? "Write hello.txt" : toolKind === "execute" ? `Run ${what}` : `${kind} ${what}`;
   const toolCall = {
@@ -380,6 +378,7 @@ const app = agent({ name: "mock" })
   });
 
 const connection = app.connect(
+  // Node's web streams typed as the DOM's the ACP SDK takes: the same objects, two typings.
   ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
 );
 void connection.closed.then(() => process.exit(0));
