@@ -10,7 +10,8 @@ import type { JsonRpcId } from "@agent-runtime/protocol/acp";
 import { PermissionPolicy, type PolicyVerdict } from "@agent-runtime/protocol/policy";
 import { decidePermission, permissionFactsOf, policyOptionOf } from "@agent-runtime/protocol/policy-eval";
 import type { PendingRequest, Session } from "@agent-runtime/protocol/sessions";
-import type { StoredDocument } from "../config/team-documents";
+import { type StoredDocument, storedDocument } from "../config/team-documents";
+import { getStoredSync } from "../storage/stored";
 import { PolicyDeadlines, type Deadline } from "./policy-deadlines";
 
 /** Verdicts kept in memory (by stream position); the oldest go first past this. */
@@ -61,7 +62,11 @@ export class PermissionGate {
   }
 
   current(): StoredDocument<PermissionPolicy> {
-    this.policy ??= this.host.storage.kv.get<StoredDocument<PermissionPolicy>>(POLICY_KEY) ?? { version: 0, config: { rules: [] }, updatedAtMs: null };
+    this.policy ??= getStoredSync(this.host.storage.kv, POLICY_KEY, storedDocument(PermissionPolicy)) ?? {
+      version: 0,
+      config: { rules: [] },
+      updatedAtMs: null,
+    };
     return this.policy;
   }
 

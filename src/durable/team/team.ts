@@ -9,7 +9,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
-import type { AppliedOutcome, DocumentKind, MachineStatusOf, TeamDocuments } from "../config/team-documents";
+import type { AppliedOutcome, DocumentConfigs, DocumentKind, MachineStatusOf, StoredDocument, TeamDocuments } from "../config/team-documents";
 import type { RecordedVersions } from "../config/config-apply";
 import { type FanoutKind, Fanouts } from "./fanouts";
 import { machineObject } from "../stubs";
@@ -20,6 +20,7 @@ import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTa
 import { Deliverer, delivererSettings } from "../notifications/deliverer";
 import { alarmBy } from "../storage/alarm";
 import { migrate } from "../storage/migrations";
+import { getStored } from "../storage/stored";
 import { settings } from "../../settings";
 import { TEAM_MIGRATIONS } from "./team-schema";
 import { TokenIndex } from "./token-index";
@@ -48,6 +49,8 @@ export const FANOUT_BATCH = 200;
 const DIRECT_FANOUT_MAX = 16;
 /** How often machines marked connected are asked whether they still are: one wake per machine every six hours. */
 const REFRESH_EVERY_MS = 6 * 60 * 60_000;
+/** Where the liveness refresh has come to, and when its next round is due. */
+const LivenessRefresh = z.object({ after: z.string(), dueMs: z.number() });
 
 export class TeamObject extends DurableObject<Env> {
   private readonly tokens: TokenIndex;
@@ -218,9 +221,9 @@ export class TeamObject extends DurableObject<Env> {
    */
   async putDocument<K extends DocumentKind>(
     kind: K,
-    config: TeamDocuments[K]["config"],
+    config: DocumentConfigs[K],
     ifMatch: string | null,
-  ): Promise<{ ok: boolean; stored: TeamDocuments[K] }> {
+  ): Promise<{ ok: boolean; stored: StoredDocument<DocumentConfigs[K]> }> {
     const put = await this.documents.put(kind, config, ifMatch);
     if (put.ok) await this.startFanout("config-fanout");
     return put;
@@ -330,7 +333,7 @@ export class TeamObject extends DurableObject<Env> {
     );
     const deliveriesDue = await this.deliverer.run();
     const scheduleDue = await this.schedules.run();
-    const stored = await this.ctx.storage.get<{ after: string; dueMs: number }>("liveness-refresh");
+    const stored = await getStored(this.ctx.storage, "liveness-refresh", LivenessRefresh);
     let refresh = stored ?? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS };
     if (refresh.dueMs <= Date.now()) {
       const ids = this.machines.connectedAfter(refresh.after, FANOUT_BATCH);

@@ -20,8 +20,18 @@ import { ScheduleTask } from "@agent-runtime/protocol/schedules";
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
 import { deliveryContext, fillTemplate } from "./github-events";
+import { firstRow, rows } from "../storage/stored";
 
-type Row = { id: string; secret: string; events: string; task: string; created_by: string; created_at: number; last_delivery: string | null };
+const Row = z.object({
+  id: z.string(),
+  secret: z.string(),
+  events: z.string(),
+  task: z.string(),
+  created_by: z.string(),
+  created_at: z.number(),
+  last_delivery: z.string().nullable(),
+});
+type Row = z.output<typeof Row>;
 
 export interface TriggerHost {
   /** Start the task a delivery asks for on its machine; its id, or why not. */
@@ -72,7 +82,7 @@ export class TriggerBook {
   }
 
   list(): Trigger[] {
-    return this.sql.exec<Row>(`SELECT * FROM triggers ORDER BY created_at, id`).toArray().map(toTrigger);
+    return rows(this.sql, Row, `SELECT * FROM triggers ORDER BY created_at, id`).map(toTrigger);
   }
 
   get(id: string): Trigger | null {
@@ -125,7 +135,7 @@ export class TriggerBook {
   }
 
   private row(id: string): Row | null {
-    return this.sql.exec<Row>(`SELECT * FROM triggers WHERE id = ?`, id).toArray()[0] ?? null;
+    return firstRow(this.sql, Row, `SELECT * FROM triggers WHERE id = ?`, id);
   }
 }
 
