@@ -128,7 +128,20 @@ export const SessionList = z
   .meta({ id: "SessionList" });
 export type SessionList = z.infer<typeof SessionList>;
 
-export const TranscriptEntryKind = z.enum(["prompt", "text", "thought", "tool_call", "plan", "permission", "permission_answer", "stop", "error", "notice"]);
+/** `sandbox`: something the machine's sandbox refused (`data`: `{kind: "network" | "read" | "write", target, detail?}`). */
+export const TranscriptEntryKind = z.enum([
+  "prompt",
+  "text",
+  "thought",
+  "tool_call",
+  "plan",
+  "permission",
+  "permission_answer",
+  "stop",
+  "error",
+  "notice",
+  "sandbox",
+]);
 export type TranscriptEntryKind = z.infer<typeof TranscriptEntryKind>;
 
 /**

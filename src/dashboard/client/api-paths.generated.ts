@@ -10342,7 +10342,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            kind: "prompt" | "text" | "thought" | "tool_call" | "plan" | "permission" | "permission_answer" | "stop" | "error" | "notice";
+            kind: "prompt" | "text" | "thought" | "tool_call" | "plan" | "permission" | "permission_answer" | "stop" | "error" | "notice" | "sandbox";
             seq: number;
             text?: string;
         };
