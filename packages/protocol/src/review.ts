@@ -205,6 +205,12 @@ export const WorktreeRequest = z
       .optional()
       .describe("default: the repository's HEAD"),
     name: z.string().max(64).optional().describe("words for the branch's name (agent/<slug>-<short id>)"),
+    branch: z
+      .string()
+      .max(128)
+      .regex(/^agent\/[a-z0-9][a-z0-9-]*$/, "agent/<lowercase words>")
+      .optional()
+      .describe("the new branch's exact name (an attempt's: agent/<group>-<n>-<agent>); refused when it exists"),
   })
   .strict();
 export type WorktreeRequest = z.infer<typeof WorktreeRequest>;

@@ -7,12 +7,14 @@ import { z } from "zod";
 import { JsonRpcId } from "./acp";
 import { SessionWorktree, TurnChanges } from "./review";
 import { SessionSandbox } from "./sandbox-rules";
+import { LoginMethod } from "./logins";
+import { SessionUsage } from "./usage";
 import { AgentId } from "./values";
 
 export const SessionState = z
-  .enum(["running", "waiting", "idle", "offline", "failed", "closed"])
+  .enum(["running", "waiting", "idle", "offline", "failed", "closed", "needs_login"])
   .describe(
-    "running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed",
+    "running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed; needs_login: the agent refused to start it until it is logged in (see `login`; it starts once it is)",
   )
   .meta({ id: "SessionState" });
 export type SessionState = z.infer<typeof SessionState>;
@@ -78,6 +80,17 @@ export const Session = z
       "the sandbox its agent runs in: what the team's rules asked (and which rule), and what the machine enforces; null: recorded before sandboxes",
     ),
     queued: z.array(QueuedPrompt).describe("prompts waiting to be sent, in order (POST /v1/sessions/{id}/prompt while the machine is away or a turn runs)"),
+    waiting: z
+      .object({ kind: z.enum(["permission", "elicitation", "login"]) })
+      .nullable()
+      .optional()
+      .describe("what the session waits for from a person: a permission or a question (`pending`), or its agent's login (`login`)"),
+    login: z
+      .object({ methods: z.array(LoginMethod) })
+      .nullable()
+      .optional()
+      .describe("needs_login: how its agent can be logged in (POST /v1/agents/{agent}/login)"),
+    usage: SessionUsage.nullable().optional().describe("what its turns used, as the agent reported it (null: it reported nothing)"),
   })
   .meta({ id: "Session" });
 
@@ -137,6 +150,8 @@ export const TranscriptEntryKind = z.enum([
   "plan",
   "permission",
   "permission_answer",
+  "elicitation",
+  "elicitation_answer",
   "stop",
   "error",
   "notice",

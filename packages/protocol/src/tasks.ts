@@ -6,7 +6,7 @@ import { z } from "zod";
 import { PermissionPolicy } from "./policy";
 import { WorkOrigin } from "./sandbox";
 import { SessionId } from "./sessions";
-import { TurnChanges } from "./review";
+import { TurnChanges, WorktreeRequest } from "./review";
 import { AgentId, Identifier } from "./values";
 
 export const TaskId = z
@@ -48,7 +48,7 @@ export const TaskRequest = z
       ])
       .describe("what to do: text, or ACP ContentBlocks"),
     worktree: z
-      .object({ base: z.string().min(1).max(256).optional(), name: z.string().min(1).max(64).optional() })
+      .object({ base: z.string().min(1).max(256).optional(), name: z.string().min(1).max(64).optional(), branch: WorktreeRequest.shape.branch })
       .strict()
       .optional()
       .describe("run in a new git worktree of the folder's repository, on its own branch (from base)"),

@@ -1037,6 +1037,670 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempt groups whose every machine is in the token's scope, newest first
+         * @description Needs the role `viewer`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description groups (default 50) */
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the groups */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroupList"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Start one prompt as 2–8 attempts (agents × machines), each a task in its own worktree on agent/<group>-<n>-<agent> from one base commit, each checked when its turn ends
+         * @description Needs the role `member`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AttemptGroupRequest"];
+                };
+            };
+            responses: {
+                /** @description the group, its attempts queued or running */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroup"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description git_failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A group's attempts side by side: state, agent, machine, duration, cost, files changed (+/−), check, branch
+         * @description Needs the role `viewer`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the group */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroup"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel every attempt still going: a queued one never runs, a turn is cancelled, a check is stopped
+         * @description Needs the role `member`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the group, cancelled */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroup"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An attempt's branch against the base commit, or against another attempt's branch on the same machine (computed by that machine's git)
+         * @description Needs the role `viewer`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description base (default), or another attempt's number */
+                    against?: "base" | number;
+                    n: number;
+                };
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the files and git's unified diff */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptDiff"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Discard one attempt, or every attempt not picked: its worktree and branch removed, its checkpoints dropped (each said in the answer)
+         * @description Needs the role `member`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AttemptDiscardRequest"];
+                };
+            };
+            responses: {
+                /** @description what was removed, and the group */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptDiscardResult"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description git_failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}/pick": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pick an attempt: merge its branch into the base branch (fast-forward or a merge commit; a conflict is refused in git's words), or open a pull request from it
+         * @description Needs the role `member`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AttemptPickRequest"];
+                };
+            };
+            responses: {
+                /** @description the group, with what was picked */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroup"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description git_failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -6627,7 +7291,7 @@ export interface paths {
                     limit?: number;
                     /** @description only this machine's sessions */
                     machine?: string;
-                    /** @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed */
+                    /** @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed; needs_login: the agent refused to start it until it is logged in (see `login`; it starts once it is) */
                     state?: components["schemas"]["SessionState"];
                 };
                 header?: never;
@@ -7738,7 +8402,7 @@ export interface paths {
         };
         /**
          * Changes to the sessions of the machines in the token's scope, live (text/event-stream)
-         * @description `event: session` with `{id, machine, state}` when a session's state or queue changes, `event: machine` with `{machine}` when it comes or goes (and once per machine when the stream opens). The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most 20 machines (the first by name); the rest show in the list as it is read.
+         * @description `event: session` with `{id, machine, state}` when a session's state or queue changes, `event: machine` with `{machine}` when it comes or goes (and once per machine when the stream opens), `event: ports` with `{machine}` when what listens on it changes (read it with `GET /v1/ports`). Machines watched: those with sessions and those connected when it opens. The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most 20 machines (the first by name); the rest show in the list as it is read.
          *
          *     Needs the role `viewer`.
          */
@@ -9135,6 +9799,19 @@ export interface components {
             installed: boolean;
             /** @description the version installed, as recorded when it was */
             installedVersion?: string | null;
+            /** @description whether the agent is logged in on this machine and how it can be (asked of the agent once, then kept) */
+            login?: {
+                /** @description the agent can log out (ACP's `logout`) */
+                logout: boolean;
+                methods: components["schemas"]["LoginMethod"][];
+                /**
+                 * @description unknown: not asked of the agent yet, or it did not say
+                 * @enum {string}
+                 */
+                state: "logged_in" | "needs_login" | "unknown";
+                /** @description the names of the values kept on this machine for this agent (never the values) */
+                stored: string[];
+            };
             name?: string;
             path?: string | null;
             /** @description the registry's entry, when the registry lists this agent */
@@ -9213,6 +9890,157 @@ export interface components {
             source: "npm" | "builtin" | "local_path" | "binary" | "uvx";
             version: string;
         };
+        Attempt: {
+            agent: components["schemas"]["AgentId"];
+            /** @description agent/<group>-<n>-<agent> */
+            branch: string;
+            changes: components["schemas"]["AttemptChanges"];
+            check: components["schemas"]["AttemptCheck"];
+            /** @description what its agent reported it cost; null when it reports none */
+            costUsd: number | null;
+            /** @description its worktree and branch were removed on request */
+            discarded: boolean;
+            /** @description from its start to its end (turn and check) */
+            durationMs: number | null;
+            endedAtMs: number | null;
+            /** @description why it failed */
+            error: string | null;
+            machine: string;
+            n: number;
+            startedAtMs: number | null;
+            state: components["schemas"]["AttemptState"];
+            /** @description its task, once its machine took it */
+            task: string | null;
+            /**
+             * @description once done: the check's word (exit 0 passes), or no_check
+             * @enum {string|null}
+             */
+            verdict: "passed" | "failed" | "no_check" | null;
+        };
+        /** @description the attempt's branch against the base commit */
+        AttemptChanges: {
+            added: number;
+            files: number;
+            removed: number;
+        } | null;
+        AttemptCheck: {
+            durationMs: number;
+            /** @description null: it did not exit by itself (timed out, cancelled) */
+            exitCode: number | null;
+            /** @description the last 4096 bytes of its output (stdout and stderr, as written) */
+            tail: string;
+            timedOut: boolean;
+        } | null;
+        AttemptCheckSpec: {
+            /** @description run with `sh -c` in the attempt's worktree once its agent's turn ended (npm test, pytest -q) */
+            command: string;
+            /** @description default 600; never past the attempt's deadline */
+            timeoutSeconds?: number;
+        } | null;
+        AttemptDiff: {
+            against: "base" | number;
+            /** @description git's unified diff */
+            diff: string;
+            files: {
+                added: number | null;
+                path: string;
+                removed: number | null;
+                status: string;
+            }[];
+            /** @description the commit or branch diffed from */
+            from: string;
+            n: number;
+            /** @description the branch diffed to */
+            to: string;
+            /** @description the diff was longer than the bound and is cut */
+            truncated: boolean;
+        };
+        AttemptDiscardRequest: {
+            /** @description one attempt; default: every attempt not picked */
+            n?: number;
+        };
+        AttemptDiscardResult: {
+            discarded: {
+                /** @description its branch was deleted */
+                branch: boolean;
+                /** @description its session's checkpoints were dropped */
+                checkpoints: boolean;
+                n: number;
+                /** @description its worktree was removed (false: there was none) */
+                worktree: boolean;
+            }[];
+            group: components["schemas"]["AttemptGroup"];
+        };
+        AttemptGroup: {
+            attempts: components["schemas"]["Attempt"][];
+            base: components["schemas"]["AttemptGroupBase"];
+            check: components["schemas"]["AttemptCheckSpec"];
+            createdAtMs: number;
+            createdBy: string;
+            cwd: string;
+            deadlineSeconds: number;
+            id: components["schemas"]["AttemptGroupId"];
+            picked: components["schemas"]["AttemptPick"];
+            /**
+             * @description running while an attempt is not finished; then finished (or cancelled)
+             * @enum {string}
+             */
+            state: "running" | "finished" | "cancelled";
+            /** @description the first line of its prompt */
+            title: string;
+        };
+        AttemptGroupBase: {
+            /** @description the machine that resolved the base to its commit */
+            agreedOn: string;
+            /** @description the branch a pick merges into; null when the base was a bare commit */
+            branch: string | null;
+            commit: string;
+        };
+        AttemptGroupId: string;
+        AttemptGroupList: {
+            groups: components["schemas"]["AttemptGroup"][];
+        };
+        AttemptGroupRequest: {
+            attempts: {
+                agent: components["schemas"]["AgentId"];
+                /** @description default: the machine the path names, or DEFAULT_MACHINE */
+                machine?: string;
+            }[];
+            /** @description the branch (or commit) every attempt starts from; default: the folder's current branch on the first machine. With several machines, every machine must hold the commit it names on the first */
+            base?: string;
+            check?: components["schemas"]["AttemptCheckSpec"];
+            /** @description a folder of the repository, the same path on every machine named */
+            cwd: string;
+            /** @description each attempt's deadline once started (its turn and its check), as a task's */
+            deadlineSeconds?: number;
+            /** @description what each attempt's agent is asked */
+            prompt: string;
+        };
+        AttemptPick: {
+            /** @enum {string} */
+            action: "merge" | "pull-request";
+            atMs: number;
+            by: string;
+            /** @description the base branch's commit after a merge */
+            commit: string | null;
+            /** @description fast-forward or merge commit; for a pull request, opened or the page that opens one */
+            how: string;
+            n: number;
+            /** @description the pull request, or the page that opens one */
+            url: string | null;
+        } | null;
+        AttemptPickRequest: {
+            /** @enum {string} */
+            action: "merge" | "pull-request";
+            n: number;
+            /** @description the merge commit's or pull request's title (default: the group's title) */
+            title?: string;
+        };
+        /**
+         * @description queued (its machine is away or busy), running (its agent's turn), checking (the check runs), then done (the turn ended: see check for passed or failed), failed, cancelled or timed_out
+         * @enum {string}
+         */
+        AttemptState: "queued" | "running" | "checking" | "done" | "failed" | "cancelled" | "timed_out";
         AuditEntry: {
             atMs: number;
             machine: string | null;
@@ -9269,6 +10097,10 @@ export interface components {
             deletions: number;
             files: number;
         };
+        Cost: {
+            amount: number;
+            currency: string;
+        } | null;
         DeliveryAttempt: {
             atMs: number;
             attempt: number;
@@ -9475,6 +10307,18 @@ export interface components {
             /** @enum {string} */
             stream: "stdout" | "stderr" | "pty";
             timestampMs: number;
+        };
+        LoginMethod: {
+            description?: string;
+            id: string;
+            name: string;
+            /**
+             * @description terminal: a login command run in a terminal; env_var: values kept on the machine; agent: the agent's own flow
+             * @enum {string}
+             */
+            type: "terminal" | "env_var" | "agent";
+            /** @description env_var: the variables the method needs */
+            vars?: string[];
         };
         Machine: {
             connected: boolean;
@@ -10028,6 +10872,8 @@ export interface components {
             /** @description run in a new git worktree of the folder's repository, on its own branch (from base) */
             worktree?: {
                 base?: string;
+                /** @description the new branch's exact name (an attempt's: agent/<group>-<n>-<agent>); refused when it exists */
+                branch?: string;
                 name?: string;
             };
         };
@@ -10059,6 +10905,10 @@ export interface components {
                 deletions: number;
                 files: number;
                 turn: number;
+            } | null;
+            /** @description needs_login: how its agent can be logged in (POST /v1/agents/{agent}/login) */
+            login?: {
+                methods: components["schemas"]["LoginMethod"][];
             } | null;
             machine: string;
             pending: components["schemas"]["PendingRequest"];
@@ -10101,6 +10951,35 @@ export interface components {
             state: components["schemas"]["SessionState"];
             /** @description the first prompt's text, until the agent names the session */
             title: string | null;
+            /** @description what its turns used, as the agent reported it (null: it reported nothing) */
+            usage?: {
+                /** @description read from or written to the model's cache */
+                cachedTokens: number;
+                /** @description the context window's size */
+                contextSize: number | null;
+                /** @description tokens in the agent's context now */
+                contextUsed: number | null;
+                cost: components["schemas"]["Cost"];
+                /** @description the same totals by UTC day (YYYY-MM-DD) of each turn's end */
+                days: {
+                    [key: string]: {
+                        /** @description read from or written to the model's cache */
+                        cachedTokens: number;
+                        cost: components["schemas"]["Cost"];
+                        inputTokens: number;
+                        outputTokens: number;
+                        turns: number;
+                    };
+                };
+                inputTokens: number;
+                outputTokens: number;
+                turns: number;
+            } | null;
+            /** @description what the session waits for from a person: a permission or a question (`pending`), or its agent's login (`login`) */
+            waiting?: {
+                /** @enum {string} */
+                kind: "permission" | "elicitation" | "login";
+            } | null;
             /** @description the git worktree the session runs in, when it started in one */
             worktree: {
                 /** @description what it branched from, as named */
@@ -10120,10 +10999,10 @@ export interface components {
             sessions: components["schemas"]["Session"][];
         };
         /**
-         * @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed
+         * @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed; needs_login: the agent refused to start it until it is logged in (see `login`; it starts once it is)
          * @enum {string}
          */
-        SessionState: "running" | "waiting" | "idle" | "offline" | "failed" | "closed";
+        SessionState: "running" | "waiting" | "idle" | "offline" | "failed" | "closed" | "needs_login";
         SkillsConfig: {
             sources: components["schemas"]["SkillSource"][];
         };
@@ -10258,6 +11137,8 @@ export interface components {
             /** @description run in a new git worktree of the folder's repository, on its own branch (from base) */
             worktree?: {
                 base?: string;
+                /** @description the new branch's exact name (an attempt's: agent/<group>-<n>-<agent>); refused when it exists */
+                branch?: string;
                 name?: string;
             };
         };
@@ -10342,7 +11223,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            kind: "prompt" | "text" | "thought" | "tool_call" | "plan" | "permission" | "permission_answer" | "stop" | "error" | "notice" | "sandbox";
+            kind: "prompt" | "text" | "thought" | "tool_call" | "plan" | "permission" | "permission_answer" | "elicitation" | "elicitation_answer" | "stop" | "error" | "notice" | "sandbox";
             seq: number;
             text?: string;
         };
@@ -10398,6 +11279,8 @@ export interface components {
                 /** @description run in a new git worktree of the folder's repository, on its own branch (from base) */
                 worktree?: {
                     base?: string;
+                    /** @description the new branch's exact name (an attempt's: agent/<group>-<n>-<agent>); refused when it exists */
+                    branch?: string;
                     name?: string;
                 };
             };

@@ -5,7 +5,7 @@ import { summaryText } from "@agent-runtime/protocol/review-text";
 import { ago } from "./format";
 import { blockText } from "./sandbox-text";
 
-const STATE_RANK: Record<SessionState, number> = { waiting: 0, running: 1, failed: 2, idle: 3, offline: 4, closed: 5 };
+const STATE_RANK: Record<SessionState, number> = { waiting: 0, needs_login: 0, running: 1, failed: 2, idle: 3, offline: 4, closed: 5 };
 
 /** Waiting first (someone has to answer), then running, then the rest by their last activity. */
 export function sessionOrder(a: Session, b: Session): number {

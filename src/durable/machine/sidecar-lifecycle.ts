@@ -45,7 +45,8 @@ export class SidecarLifecycle {
     this.parts.floor.keep(hello.sandbox ?? null); // before any task or restore starts an agent below
     // One call to the team per connect (it records the machine, answers the team's documents), then the welcome.
     const registered = await team.connected(attachment, hello);
-    sendFrame(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
+    // `ports`: the sidecar says when what listens changes, which the sessions' watchers hear (sessions-watch.ts).
+    sendFrame(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion), ports: true });
     if (registered) await notifications.keep(registered.subscriptions);
     // Back after people were told it went away: they are told it is back.
     await notifications.cameBack(attachment.machine);

@@ -43,6 +43,8 @@ export interface SessionsWatcher {
   record(session: Session): void;
   /** The machine came or went: every session reads differently. */
   machineChanged(): void;
+  /** What listens on the machine changed (its sidecar said so). */
+  portsChanged(): void;
 }
 
 const ACTIVE: ReadonlySet<string> = new Set(["running", "waiting", "idle"]);
@@ -232,6 +234,11 @@ export class LiveSessions {
       const entries = session.tail.takeUnsent();
       if (entries.length) for (const l of listeners) l.entries(entries);
     }
+  }
+
+  /** What listens on the machine changed: its watchers are told (there is no record to write). */
+  notifyPorts(): void {
+    for (const w of this.watchers) w.portsChanged();
   }
 
   /** Every followed session's record again (the machine came or went: they read differently). */

@@ -17,6 +17,7 @@ import { SessionCalls } from "./session-calls";
 import { RecorderSubscriptions } from "./recorder-subscriptions";
 import { TaskRunner } from "../tasks/task-runner";
 import { ServerSandboxes } from "../sandbox/server-sandbox";
+import type { Task } from "@agent-runtime/protocol/tasks";
 
 export interface MachineSessionsHost {
   tunnel: Tunnel;
@@ -38,6 +39,8 @@ export interface MachineSessionsHost {
   promptTimeoutMs: number;
   /** How long a task's agent may take to start (an install, a worktree). */
   startTimeoutMs: number;
+  /** A task started, went back to the queue or ended (an attempt group's attempts report it). */
+  taskChanged?(task: Task): void;
 }
 
 export interface MachineSessions {
@@ -123,6 +126,7 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
     announce: host.announce,
     wake: host.wake,
     startTimeoutMs: host.startTimeoutMs,
+    ...(host.taskChanged ? { changed: host.taskChanged } : {}),
   });
   return { recorder, calls, gate, tasks, subscriptions };
 }

@@ -8,6 +8,7 @@
  * this path.
  */
 import {
+  type AgentCapabilities,
   agentCapabilitiesOf,
   answerOf,
   exitDescription,
@@ -33,6 +34,9 @@ import type { Ruled } from "../policy/permission-gate";
 import { recordClientAnswer, recordRuled, recordWaiting } from "./permission-records";
 
 export type { SessionListener } from "./live-sessions";
+
+/** The requests whose answers the recorder reads (`answered`). */
+const RECORDED_ANSWERS = new Set(["initialize", "authenticate", "session/new", "session/load", "session/resume", "session/prompt", "session/close"]);
 export type { RestorePlan } from "./session-reads";
 
 export interface RecorderHost {
@@ -56,6 +60,8 @@ export class SessionRecorder {
 
   private readonly events: (event: RuntimeEvent) => void;
   private readonly judge: RecorderHost["judge"];
+  /** Per server, the last error-free answer to `initialize` and what it said (one entry per server id). */
+  private readonly initializeAnswers = new Map<string, { body: string; caps: AgentCapabilities }>();
 
   constructor(storage: DurableObjectStorage, host: RecorderHost) {
     this.sessions = new LiveSessions(new SessionStore(storage), host.machine, host.online, host.firstSession, host.queuedOf);
@@ -142,11 +148,16 @@ export class SessionRecorder {
 
   /** The agent answered a client's request (or the runtime's own). */
   answered(serverId: string, request: JsonRpcMessage, body: string, who: string, now = Date.now()): void {
-    const params = paramsOf(request);
-    const answer = answerOf(body);
     const method = request.method;
-    if (method === "initialize") this.initialized(serverId, params, answer);
-    else if (method === "authenticate") {
+    // Only these answers change a record: any other is relayed without the recorder parsing it.
+    if (typeof method !== "string" || !RECORDED_ANSWERS.has(method)) return;
+    const params = paramsOf(request);
+    if (method === "initialize") {
+      this.initialized(serverId, params, body);
+      return;
+    }
+    const answer = answerOf(body);
+    if (method === "authenticate") {
       const server = this.sessions.server(serverId);
       if (server && answer.error === undefined && typeof params.methodId === "string") this.sessions.serverChanged({ ...server, auth_method: params.methodId });
     } else if (method === "session/new" || method === "session/load" || method === "session/resume")
@@ -158,10 +169,21 @@ export class SessionRecorder {
     }
   }
 
-  private initialized(serverId: string, params: Record<string, unknown>, answer: { result?: unknown; error?: string }): void {
+  private initialized(serverId: string, params: Record<string, unknown>, body: string): void {
     const server = this.sessions.server(serverId);
-    if (!server || answer.error !== undefined) return;
-    const caps = agentCapabilitiesOf(answer.result);
+    if (!server) return;
+    // The same answer text as last time on this server reads the same: its parse is kept, not redone (a
+    // client that initializes again, a health check). What it says is still compared with the record below.
+    const known = this.initializeAnswers.get(serverId);
+    let caps: AgentCapabilities;
+    if (known?.body === body) caps = known.caps;
+    else {
+      const answer = answerOf(body);
+      if (answer.error !== undefined) return;
+      caps = agentCapabilitiesOf(answer.result);
+      if (this.initializeAnswers.size >= 1000) this.initializeAnswers.clear(); // bounded: a memo, not a record
+      this.initializeAnswers.set(serverId, { body, caps });
+    }
     const learned = {
       initialize: JSON.stringify(params),
       can_load: caps.load ? 1 : 0,
@@ -356,6 +378,11 @@ export class SessionRecorder {
   /** The machine came or went: every followed session's record reads differently (offline, or back). */
   machineChanged(): void {
     this.sessions.notifyFollowed();
+  }
+
+  /** What listens on the machine changed: the watchers of its sessions are told (the dashboard reads its ports again). */
+  portsChanged(): void {
+    this.sessions.notifyPorts();
   }
 
   listen(id: string, listener: SessionListener): () => void {

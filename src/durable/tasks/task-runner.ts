@@ -50,6 +50,8 @@ export interface TaskHost {
   wake(atMs: number): Promise<void>;
   /** How long `session/new` may take (an install, a worktree). */
   startTimeoutMs: number;
+  /** A task started, went back to the queue or ended. */
+  changed?(task: Task): void;
 }
 
 const END_KEY = "task-end:";
@@ -131,6 +133,7 @@ export class TaskRunner {
       next.state = "running";
       next.started_at = Date.now();
       this.store.put(next);
+      this.host.changed?.(this.toTask(next));
       this.endAt(next.id, next.started_at + next.deadline_s * 1000);
       void this.run(next);
     }
@@ -165,6 +168,13 @@ export class TaskRunner {
       return this.notStarted(row, created.ok ? { code: "stream_error", detail: `the agent did not start a session: ${why}` } : created.problem);
     }
     const session = this.host.recordOf(serverId, sessionId);
+    // Cancelled (or timed out) while its agent started: its prompt is never sent, and its row stays as it ended.
+    const current = this.store.get(row.id);
+    if (!current || FINISHED_TASK_STATES.has(current.state)) {
+      if (current) this.store.put({ ...current, session_id: session?.id ?? null, acp_session_id: sessionId });
+      await this.host.call("acp.delete", { serverId }, 30_000).catch(() => undefined);
+      return this.drain();
+    }
     row.session_id = session?.id ?? null;
     row.acp_session_id = sessionId;
     this.store.put(row);
@@ -187,7 +197,11 @@ export class TaskRunner {
   private notStarted(row: TaskRow, problem: ProblemInit): Promise<void> {
     if (problem.code === "machine_offline" || problem.code === "machine_restarted") {
       const current = this.store.get(row.id);
-      if (current?.state === "running") this.store.put({ ...current, state: "queued", started_at: null });
+      if (current?.state === "running") {
+        const queued = { ...current, state: "queued" as const, started_at: null };
+        this.store.put(queued);
+        this.host.changed?.(this.toTask(queued));
+      }
       return Promise.resolve();
     }
     this.finish(row.id, "failed", { stopReason: null, error: problem.detail });
@@ -205,6 +219,7 @@ export class TaskRunner {
     const ended = { ...row, state, ended_at: Date.now(), result: JSON.stringify(result) };
     this.store.put(ended);
     this.storage.kv.delete(`${END_KEY}${id}`);
+    this.host.changed?.(this.toTask(ended));
     if (row.report) void this.reportOn(ended, IssueRef.parse(JSON.parse(row.report)), result);
   }
 

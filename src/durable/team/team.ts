@@ -33,6 +33,8 @@ import { type Delivery, TriggerBook } from "../triggers/trigger-book";
 import { type DeliveryOutcome, type Trigger, TriggerRequest } from "@agent-runtime/protocol/triggers";
 import { type Schedule, ScheduleRequest } from "@agent-runtime/protocol/schedules";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import { GroupCall, type GroupAnswer } from "@agent-runtime/protocol/attempts";
+import { AttemptGroups } from "../attempts/attempt-groups";
 
 export { AUDIT_KEEP_ENTRIES, AUDIT_KEEP_MS } from "./audit-log";
 export { MAX_TOKENS } from "./token-index";
@@ -56,6 +58,7 @@ export class TeamObject extends DurableObject<Env> {
   private readonly fanouts: Fanouts;
   private readonly schedules: ScheduleBook;
   private readonly triggers: TriggerBook;
+  private readonly groups: AttemptGroups;
   /** Test notifications (`POST /v1/notifications/subscriptions/{id}/test`) are sent from here; all others from machines. */
   private readonly deliverer: Deliverer;
 
@@ -71,6 +74,7 @@ export class TeamObject extends DurableObject<Env> {
     this.fanouts = new Fanouts(ctx.storage, (after, limit) => this.machines.connectedAfter(after, limit));
     this.schedules = new ScheduleBook(sql, scheduleTasks(env));
     this.triggers = new TriggerBook(sql, triggerTasks(env));
+    this.groups = new AttemptGroups(ctx.storage, { attemptCall: (machine, call) => machineObject(env, machine).attemptCall(call) });
     this.deliverer = new Deliverer(ctx.storage, {
       wake: (at) => alarmBy(ctx.storage, at),
       gone: (id) => this.dropSubscription(id),
@@ -135,6 +139,10 @@ export class TeamObject extends DurableObject<Env> {
 
   machinesWithSessions(scope: "*" | string[]): string[] {
     return this.machines.withSessions(scope);
+  }
+
+  machinesToWatch(scope: "*" | string[]): string[] {
+    return this.machines.toWatch(scope);
   }
 
   listMachines(page: { limit?: number; after?: string } = {}): { machines: Machine[]; nextAfter: string | null } {
@@ -273,6 +281,12 @@ export class TeamObject extends DurableObject<Env> {
   /** A delivery, checked here where the secret is: null when its signature is not the trigger's. */
   githubDelivery(id: string, delivery: Delivery): Promise<DeliveryOutcome | null> {
     return this.triggers.deliver(id, delivery);
+  }
+
+  // ---------- attempt groups (docs/architecture.md, "Attempt groups"): the record of each; its machines report ----------
+
+  groupCall(call: GroupCall): Promise<Outcome<GroupAnswer>> {
+    return this.groups.handle(GroupCall.parse(call));
   }
 
   // ---------- batched work: fan-outs and the six-hourly liveness refresh, one alarm ----------

@@ -295,7 +295,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         {liveEdits.map((edit) => (
           <div key={edit.toolCallId} class="entry live-edit" data-kind="edit">
             <div class="muted">{edit.title}</div>
-            <ToolCallDiff path={edit.path} oldText={edit.oldText} newText={edit.newText} />
+            <ToolCallDiff path={edit.path} cwd={record?.cwd ?? ""} oldText={edit.oldText} newText={edit.newText} />
           </div>
         ))}
       </div>
