@@ -3,7 +3,9 @@
  * bubblewrap: the worker decides by the origin of the work, the sidecar encloses the agent. A GitHub
  * trigger's task runs under its rule (`workspace`, no network) and its mock agent cannot read a planted
  * `~/.ssh/id_ed25519`; a person's session on the same machine, with no rule for it, runs as `full` (the
- * default for people, said on its record) and reads it.
+ * default for people, said on its record) and reads it. A session started under a rule comes back after
+ * a sidecar SIGKILL in the same sandbox, though the rules changed since (it never loses its sandbox on a
+ * resume).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createHmac, randomBytes } from "node:crypto";
@@ -103,5 +105,42 @@ describe("the sandbox of each origin, enforced", () => {
     const person = listed.sessions.find((s) => s.serverId === "origins-person")!;
     expect(person.sandbox).toMatchObject({ origin: "session", requested: { profile: "full" } });
     await waitFor(async () => (await transcriptText(person.id)).includes(KEY), "the person's session to read the key");
+  });
+
+  it("a session comes back after a sidecar SIGKILL in the sandbox it was started in, though the rules changed since", async () => {
+    const put = await rt.api(
+      "/v1/config/policy",
+      json("PUT", { rules: [], sandbox: [{ name: "people", match: { origins: ["session"] }, profile: "workspace", network: { mode: "none" } }] }),
+    );
+    expect(put.status).toBe(200);
+    await waitFor(async () => {
+      const status = (await (await rt.api("/v1/config/policy/status")).json()) as { machines: { machine: string; version: string | null }[] };
+      return status.machines.some((m) => m.machine === "local" && m.version === put.headers.get("etag"));
+    }, "the machine to hold the policy");
+    const acpId = await openSession(rt, "origins-restored");
+    const prompt = (id: number) =>
+      rpc(rt, "origins-restored", {
+        jsonrpc: "2.0",
+        id,
+        method: "session/prompt",
+        params: { sessionId: acpId, prompt: [{ type: "text", text: "/sh cat ~/.ssh/id_ed25519" }] },
+      });
+    expect((await prompt(3)).status).toBe(200);
+    const listed = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; serverId: string }[] };
+    const session = listed.sessions.find((s) => s.serverId === "origins-restored")!.id;
+    await waitFor(async () => /Ran cat ~\/.ssh\/id_ed25519: exit code [1-9]/.test(await transcriptText(session)), "the first turn to fail to read");
+
+    // The rules now leave people's sessions as full; the sidecar dies and comes back.
+    expect((await rt.api("/v1/config/policy", json("PUT", { rules: [] }))).status).toBe(200);
+    await rt.sidecars.get("local")!.stop("SIGKILL");
+    await rt.addSidecar("local", { HOME: home });
+    expect((await prompt(4)).status).toBe(200);
+    await waitFor(
+      async () => ((await transcriptText(session)).match(/Ran cat ~\/.ssh\/id_ed25519: exit code [1-9]/g) ?? []).length === 2,
+      "the second turn to end",
+    );
+    expect(await transcriptText(session)).not.toContain(KEY);
+    const record = (await (await rt.api(`/v1/sessions/${session}`)).json()) as { sandbox: unknown };
+    expect(record.sandbox).toMatchObject({ origin: "session", requested: { profile: "workspace", network: { mode: "none" } }, ruleName: "people" });
   });
 });
