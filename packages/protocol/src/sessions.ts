@@ -141,6 +141,7 @@ export const SessionList = z
   .meta({ id: "SessionList" });
 export type SessionList = z.infer<typeof SessionList>;
 
+/** `sandbox`: something the machine's sandbox refused (`data`: `{kind: "network" | "read" | "write", target, detail?}`). */
 export const TranscriptEntryKind = z.enum([
   "prompt",
   "text",
@@ -154,6 +155,7 @@ export const TranscriptEntryKind = z.enum([
   "stop",
   "error",
   "notice",
+  "sandbox",
 ]);
 export type TranscriptEntryKind = z.infer<typeof TranscriptEntryKind>;
 

@@ -7291,7 +7291,7 @@ export interface paths {
                     limit?: number;
                     /** @description only this machine's sessions */
                     machine?: string;
-                    /** @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed */
+                    /** @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed; needs_login: the agent refused to start it until it is logged in (see `login`; it starts once it is) */
                     state?: components["schemas"]["SessionState"];
                 };
                 header?: never;
@@ -9799,6 +9799,19 @@ export interface components {
             installed: boolean;
             /** @description the version installed, as recorded when it was */
             installedVersion?: string | null;
+            /** @description whether the agent is logged in on this machine and how it can be (asked of the agent once, then kept) */
+            login?: {
+                /** @description the agent can log out (ACP's `logout`) */
+                logout: boolean;
+                methods: components["schemas"]["LoginMethod"][];
+                /**
+                 * @description unknown: not asked of the agent yet, or it did not say
+                 * @enum {string}
+                 */
+                state: "logged_in" | "needs_login" | "unknown";
+                /** @description the names of the values kept on this machine for this agent (never the values) */
+                stored: string[];
+            };
             name?: string;
             path?: string | null;
             /** @description the registry's entry, when the registry lists this agent */
@@ -10084,6 +10097,10 @@ export interface components {
             deletions: number;
             files: number;
         };
+        Cost: {
+            amount: number;
+            currency: string;
+        } | null;
         DeliveryAttempt: {
             atMs: number;
             attempt: number;
@@ -10290,6 +10307,18 @@ export interface components {
             /** @enum {string} */
             stream: "stdout" | "stderr" | "pty";
             timestampMs: number;
+        };
+        LoginMethod: {
+            description?: string;
+            id: string;
+            name: string;
+            /**
+             * @description terminal: a login command run in a terminal; env_var: values kept on the machine; agent: the agent's own flow
+             * @enum {string}
+             */
+            type: "terminal" | "env_var" | "agent";
+            /** @description env_var: the variables the method needs */
+            vars?: string[];
         };
         Machine: {
             connected: boolean;
@@ -10877,6 +10906,10 @@ export interface components {
                 files: number;
                 turn: number;
             } | null;
+            /** @description needs_login: how its agent can be logged in (POST /v1/agents/{agent}/login) */
+            login?: {
+                methods: components["schemas"]["LoginMethod"][];
+            } | null;
             machine: string;
             pending: components["schemas"]["PendingRequest"];
             /** @description prompts waiting to be sent, in order (POST /v1/sessions/{id}/prompt while the machine is away or a turn runs) */
@@ -10918,6 +10951,35 @@ export interface components {
             state: components["schemas"]["SessionState"];
             /** @description the first prompt's text, until the agent names the session */
             title: string | null;
+            /** @description what its turns used, as the agent reported it (null: it reported nothing) */
+            usage?: {
+                /** @description read from or written to the model's cache */
+                cachedTokens: number;
+                /** @description the context window's size */
+                contextSize: number | null;
+                /** @description tokens in the agent's context now */
+                contextUsed: number | null;
+                cost: components["schemas"]["Cost"];
+                /** @description the same totals by UTC day (YYYY-MM-DD) of each turn's end */
+                days: {
+                    [key: string]: {
+                        /** @description read from or written to the model's cache */
+                        cachedTokens: number;
+                        cost: components["schemas"]["Cost"];
+                        inputTokens: number;
+                        outputTokens: number;
+                        turns: number;
+                    };
+                };
+                inputTokens: number;
+                outputTokens: number;
+                turns: number;
+            } | null;
+            /** @description what the session waits for from a person: a permission or a question (`pending`), or its agent's login (`login`) */
+            waiting?: {
+                /** @enum {string} */
+                kind: "permission" | "elicitation" | "login";
+            } | null;
             /** @description the git worktree the session runs in, when it started in one */
             worktree: {
                 /** @description what it branched from, as named */
@@ -10937,10 +10999,10 @@ export interface components {
             sessions: components["schemas"]["Session"][];
         };
         /**
-         * @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed
+         * @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed; needs_login: the agent refused to start it until it is logged in (see `login`; it starts once it is)
          * @enum {string}
          */
-        SessionState: "running" | "waiting" | "idle" | "offline" | "failed" | "closed";
+        SessionState: "running" | "waiting" | "idle" | "offline" | "failed" | "closed" | "needs_login";
         SkillsConfig: {
             sources: components["schemas"]["SkillSource"][];
         };
@@ -11161,7 +11223,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            kind: "prompt" | "text" | "thought" | "tool_call" | "plan" | "permission" | "permission_answer" | "stop" | "error" | "notice";
+            kind: "prompt" | "text" | "thought" | "tool_call" | "plan" | "permission" | "permission_answer" | "elicitation" | "elicitation_answer" | "stop" | "error" | "notice" | "sandbox";
             seq: number;
             text?: string;
         };

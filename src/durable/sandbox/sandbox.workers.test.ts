@@ -225,4 +225,42 @@ describe("the sandbox asked for", () => {
     });
     expect(refused.status).toBe(400);
   });
+
+  it("a session's or a task's own policy cannot name a sandbox; a kept policy that does not read refuses the start", async () => {
+    const machine = "sandboxed-refusals";
+    const sidecar = await connect(machine);
+    await policyReached(machine);
+    const ownSandbox = { rules: [], sandbox: [{ profile: "full", network: { mode: "open" } }] };
+    const task = await api("/v1/tasks", { method: "POST", body: JSON.stringify({ machine, agent: "mock", cwd: "/srv", prompt: "x", policy: ownSandbox }) });
+    expect(task.status).toBe(400);
+
+    const post = (body: unknown, query = "") => api(`/machines/${machine}/v1/acp/r1${query}`, { method: "POST", body: JSON.stringify(body) });
+    const initializing = post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=mock");
+    const init = await sidecar.call("acp.post");
+    sidecar.answer(init, { status: 200, body: JSON.stringify({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1 } }) });
+    expect((await initializing).status).toBe(200);
+    const own = await post({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "session/new",
+      params: { cwd: "/w", mcpServers: [], _meta: { "agent-runtime/policy": ownSandbox } },
+    });
+    expect(own.status).toBe(400);
+    expect(await own.text()).toContain("sandbox");
+
+    // The policy this machine's object keeps no longer reads as one: nothing starts.
+    const stub = env.MACHINE.get(env.MACHINE.idFromName(machine));
+    await runInDurableObject(stub, (instance, state) => {
+      state.storage.kv.put("policy", { version: 99, config: { rules: [], sandbox: [{ profile: "sideways" }] }, updatedAtMs: 1 });
+      // The gate holds what it read in memory: forgotten, as a restarted object would, it reads storage again.
+      (instance as unknown as { gate: { policy: unknown } }).gate.policy = null;
+    });
+    const refused = await api(`/machines/${machine}/v1/acp/r2?agent=mock`, {
+      method: "POST",
+      body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }),
+    });
+    expect(refused.status).toBe(500);
+    expect(await refused.text()).toContain("cannot be read");
+    expect(sidecar.received.filter((f) => f.t === "req" && f.op === "acp.post")).toHaveLength(1);
+  });
 });

@@ -9,6 +9,7 @@ import { type AgentRequest, answerFileRequest, isFileRequest } from "../file-req
 import { renderMarkdown } from "../markdown";
 import { href, navigate } from "../router";
 import { useCan } from "../session-context";
+import { SessionSandboxPanel } from "./sandbox";
 import { deadlineText, entryClass, entryText, turnChangesOf, withEntry } from "../transcript";
 import { lazyView } from "../lazy";
 import { summaryText } from "@agent-runtime/protocol/review-text";
@@ -221,6 +222,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         </p>
       ) : null}
       {record ? <SessionPorts machine={record.machine} serverId={record.serverId} state={record.state} /> : null}
+      {record ? <SessionSandboxPanel sandbox={record.sandbox} entries={entries} /> : null}
       {record ? (
         <p id="session-meta" class="muted">
           {record.machine} · {record.agent}
