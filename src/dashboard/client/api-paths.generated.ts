@@ -9814,8 +9814,8 @@ export interface components {
             state: "queued" | "sent" | "cancelled";
         };
         PromptRequest: {
-            /** @description ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}] */
-            prompt: ({
+            /** @description what to say: text ("…"), or ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}] */
+            prompt: string | ({
                 type: string;
             } & {
                 [key: string]: unknown;
