@@ -202,4 +202,32 @@ describe("the dashboard on a phone", () => {
     await page.waitForSelector("#session-ports", { state: "detached", timeout: 3000 });
     console.log(`a session's app line gone ${Date.now() - t0} ms after the app died`);
   });
+
+  it("says once what offline means and what happens to what is sent, and clears it when it no longer holds", async () => {
+    const { id } = await mockSession("away", rt.dir);
+    await open(page, `/sessions/${id}`, "#session-input:not([disabled])");
+    await rt.sidecars.get("local")!.stop("SIGKILL");
+    await page.waitForSelector("#session-offline");
+    expect(await page.textContent("#session-offline")).toContain("local is offline");
+    await page.fill("#session-input", "sent while away");
+    await page.click("#session-send");
+    await page.waitForSelector("#session-queued [data-queued]");
+    // Outside the transcript (its history), the page says it once.
+    const outside = () =>
+      page.evaluate(() => {
+        const view = document.querySelector("#session-view")!.cloneNode(true) as HTMLElement;
+        view.querySelector("#session-transcript")?.remove();
+        return view.textContent ?? "";
+      });
+    expect((await outside()).match(/is back/g)).toHaveLength(1);
+    expect((await page.textContent("#session-msg"))?.trim()).toBe("");
+    await shot(page, "session-offline");
+    await accessible(page);
+    await fits(page, 390, true);
+    await rt.addSidecar("local");
+    await expect.poll(() => page.textContent("#session-transcript"), { timeout: 20_000 }).toContain("You said: sent while away");
+    await page.waitForSelector("#session-offline", { state: "detached" });
+    await page.waitForSelector("#session-queued", { state: "detached" });
+    expect(await outside()).not.toMatch(/is back|Queued|offline/);
+  });
 });

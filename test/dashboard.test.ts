@@ -956,7 +956,7 @@ describe("the dashboard", () => {
     await expect.poll(() => page.textContent("#session-state")).toBe("offline");
     await page.fill("#session-input", "sent while away");
     await page.click("#session-send");
-    await expect.poll(() => page.textContent("#session-msg")).toContain("Queued until local is back");
+    await expect.poll(() => page.textContent("#session-offline")).toContain("goes to the agent, in order, when local is back");
     await page.waitForSelector("#session-queued [data-queued]");
     await rt.addSidecar("local");
     await expect.poll(() => page.textContent("#session-transcript"), { timeout: 20_000 }).toContain("You said: sent while away");
