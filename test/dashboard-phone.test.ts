@@ -4,7 +4,7 @@
  * that asks and a page that follows, a commit that lists what it takes. Each view touched is checked by axe.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -229,5 +229,53 @@ describe("the dashboard on a phone", () => {
     await page.waitForSelector("#session-offline", { state: "detached" });
     await page.waitForSelector("#session-queued", { state: "detached" });
     expect(await outside()).not.toMatch(/is back|Queued|offline/);
+  });
+
+  it("asks before a revert with what will change, then follows it; a commit lists what it takes and says git's refusals with what to do", async () => {
+    const { dir, git } = repository("ship");
+    writeFileSync(join(dir, "stray.txt"), "not the session's\n");
+    const { id, say } = await mockSession("ship", dir);
+    await say("/write app.js let a = 2;");
+    await say("/write notes/todo.md remember the milk");
+    await open(page, `/sessions/${id}/changes?turn=2`, '#changes-files li[data-path="notes/todo.md"]');
+    await expect.poll(() => page.textContent("#git-status")).toContain("3 uncommitted files");
+
+    // Revert asks first, saying what it does; nothing is touched until it is confirmed.
+    await page.click("#changes-revert");
+    await page.waitForSelector("#changes-revert-confirm");
+    expect(await page.textContent("#changes-revert-confirm")).toContain("notes/todo.md: removed");
+    expect(existsSync(join(dir, "notes/todo.md"))).toBe(true);
+    await accessible(page);
+    await page.click("#changes-revert-yes");
+    await page.waitForSelector("#changes-reverted");
+    expect(existsSync(join(dir, "notes/todo.md"))).toBe(false);
+    // The page follows: no second revert offered, and the git status read again.
+    expect(await page.locator("#changes-revert").count()).toBe(0);
+    await expect.poll(() => page.textContent("#git-status")).toContain("2 uncommitted files");
+
+    // The commit lists the files: the session's chosen, the stray one not; the message says what changed.
+    expect(await page.isChecked('#commit-files [data-path="app.js"] input')).toBe(true);
+    expect(await page.isChecked('#commit-files [data-path="stray.txt"] input')).toBe(false);
+    expect(await page.inputValue("#commit-message")).toBe("Change app.js");
+    // No remote: no Push, no pull request, and why.
+    expect(await page.locator("#git-push, #git-pr").count()).toBe(0);
+    await page.waitForSelector("#git-no-remote");
+    await fits(page, 390, true);
+    await accessible(page);
+    await shot(page, "ship");
+    await page.click("#git-commit");
+    await expect.poll(() => page.textContent("#ship-msg")).toContain("Committed");
+    expect(git("log", "-1", "--format=%s").trim()).toBe("Change app.js");
+    expect(git("status", "--porcelain").trim()).toBe("?? stray.txt");
+
+    // With a remote that refuses, git's words show as an error, with what to do.
+    git("remote", "add", "origin", join(rt.dir, "no-such-remote"));
+    await open(page, `/sessions/${id}/changes`, "#git-push");
+    await page.click("#git-push");
+    await page.waitForSelector("#ship-msg.error");
+    const said = await page.textContent("#ship-msg");
+    expect(said).toContain("does not appear to be a git repository");
+    expect(said).toContain("git remote add");
+    await shot(page, "ship-refused");
   });
 });

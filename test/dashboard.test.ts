@@ -660,6 +660,7 @@ describe("the dashboard", () => {
         await p.click('#changes-turns a:has-text("Turn 2")');
         await p.waitForSelector('#changes-files li[data-path="notes/todo.md"]');
         await p.click("#changes-revert");
+        await p.click("#changes-revert-yes");
         await expect.poll(() => p.textContent("#changes-msg")).toContain("Turn 2 reverted");
         expect(existsSync(join(repo, "notes/todo.md"))).toBe(false);
         await p.fill("#commit-message", "Make a two");

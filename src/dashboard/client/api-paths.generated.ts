@@ -9412,6 +9412,8 @@ export interface components {
             }[];
             /** @description the commit HEAD names; null before the first commit */
             head: string | null;
+            /** @description the repository's remotes by name (none: nothing to push to); absent from an older sidecar */
+            remotes?: string[];
             /** @description the repository's top folder */
             root: string;
             truncated: boolean;
