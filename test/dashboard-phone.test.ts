@@ -278,4 +278,39 @@ describe("the dashboard on a phone", () => {
     expect(said).toContain("git remote add");
     await shot(page, "ship-refused");
   });
+
+  it("starts a task from what the machine has: its installed agents, its recent folders, and why it cannot start before it is queued", async () => {
+    const folder = join(rt.dir, "task-folder");
+    mkdirSync(folder);
+    await mockSession("task-folder", folder);
+    await open(page, "/tasks", "#new-task");
+    expect((await page.locator("#new-task summary").boundingBox())!.height).toBeGreaterThanOrEqual(44);
+    await page.click("#new-task summary");
+    await page.selectOption('#new-task [name="machine"]', "local");
+    await expect
+      .poll(() => page.locator('#new-task [name="agent"] option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)))
+      .toContain("mock");
+    const offered = await page.locator('#new-task [name="agent"] option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(offered).not.toContain("claude"); // not installed on local: offered to install instead
+    await expect.poll(() => page.locator("#task-install option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).toContain("claude");
+    // The folders of the machine's recent sessions, one tap each.
+    await page.click('#task-recent-folders button:has-text("task-folder")');
+    expect(await page.inputValue('#new-task [name="cwd"]')).toBe(folder);
+    await fits(page, 390, true);
+    await accessible(page);
+    await shot(page, "task-form");
+    // A machine that is away, of which no agent is known: said before anything is queued, and Start waits.
+    await rt.sidecars.get("laptop")!.stop("SIGKILL");
+    await page.waitForSelector('#new-task [name="machine"] option[value="laptop"]:has-text("away")', { state: "attached" });
+    await page.selectOption('#new-task [name="machine"]', "laptop");
+    await expect.poll(() => page.textContent("#task-blocker")).toContain("laptop is away");
+    expect(await page.isDisabled("#task-start")).toBe(true);
+    // On local, with mock, it starts and runs (no "install first" after Start said "started").
+    await page.selectOption('#new-task [name="machine"]', "local");
+    await page.selectOption('#new-task [name="agent"]', "mock");
+    await page.fill('#new-task [name="prompt"]', "/write from-task.txt done");
+    await page.click("#task-start");
+    await expect.poll(() => page.textContent("#new-task-msg")).toContain("started");
+    await page.waitForSelector('#tasks [data-state="succeeded"]', { timeout: 30_000 });
+  });
 });

@@ -860,7 +860,7 @@ describe("the dashboard", () => {
       await signIn(p, rt.token);
       await open(p, "/tasks", "#new-task");
       await p.click("#new-task summary");
-      await p.fill('#new-task [name="agent"]', "mock");
+      await p.selectOption('#new-task [name="agent"]', "mock");
       await p.fill('#new-task [name="cwd"]', rt.dir);
       await p.fill('#new-task [name="prompt"]', "/write dash-task.txt from a task");
       await p.click("#task-start");
@@ -885,7 +885,7 @@ describe("the dashboard", () => {
       expect(trigger.status).toBe(201);
       await open(p, "/tasks", "#new-task");
       await p.click("#new-task summary");
-      await p.fill('#new-task [name="agent"]', "mock");
+      await p.selectOption('#new-task [name="agent"]', "mock");
       await p.fill('#new-task [name="cwd"]', rt.dir);
       await p.fill('#new-task [name="prompt"]', "nightly");
       await p.check('#new-task [name="repeat"]');
