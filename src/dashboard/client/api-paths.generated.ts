@@ -10244,6 +10244,8 @@ export interface components {
             }[];
             /** @description the commit HEAD names; null before the first commit */
             head: string | null;
+            /** @description the repository's remotes by name (none: nothing to push to); absent from an older sidecar */
+            remotes?: string[];
             /** @description the repository's top folder */
             root: string;
             truncated: boolean;
@@ -10681,8 +10683,8 @@ export interface components {
             state: "queued" | "sent" | "cancelled";
         };
         PromptRequest: {
-            /** @description ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}] */
-            prompt: ({
+            /** @description what to say: text ("…"), or ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}] */
+            prompt: string | ({
                 type: string;
             } & {
                 [key: string]: unknown;
