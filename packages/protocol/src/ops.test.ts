@@ -44,7 +44,19 @@ describe("the operation table", () => {
       ].sort(),
     );
     // What changes the machine is remembered, so a call re-sent after a reconnect is never run twice.
-    for (const op of ["acp.post", "processes.spawn", "fs.commit", "fs.upload", "agents.install", "checkpoints.revert", "git.commit", "git.push", "attempts.settle", "attempts.merge", "attempts.check"] as const)
+    for (const op of [
+      "acp.post",
+      "processes.spawn",
+      "fs.commit",
+      "fs.upload",
+      "agents.install",
+      "checkpoints.revert",
+      "git.commit",
+      "git.push",
+      "attempts.settle",
+      "attempts.merge",
+      "attempts.check",
+    ] as const)
       expect(isReadOnly(op), op).toBe(false);
   });
 });
