@@ -36,6 +36,7 @@ import { type Schedule, ScheduleRequest } from "@agent-runtime/protocol/schedule
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import { GroupCall, type GroupAnswer } from "@agent-runtime/protocol/attempts";
 import { AttemptGroups } from "../attempts/attempt-groups";
+import { attemptTriggers } from "../attempts/trigger-groups";
 
 export { AUDIT_KEEP_ENTRIES, AUDIT_KEEP_MS } from "./audit-log";
 export { MAX_TOKENS } from "./token-index";
@@ -76,8 +77,13 @@ export class TeamObject extends DurableObject<Env> {
     this.documents = new TeamDocumentStore(ctx.storage);
     this.fanouts = new Fanouts(ctx.storage, (after, limit) => this.machines.connectedAfter(after, limit));
     this.schedules = new ScheduleBook(sql, scheduleTasks(env));
-    this.triggers = new TriggerBook(sql, triggerTasks(env));
-    this.groups = new AttemptGroups(ctx.storage, { attemptCall: (machine, call) => machineObject(env, machine).attemptCall(call) });
+    this.groups = new AttemptGroups(ctx.storage, {
+      attemptCall: (machine, call) => machineObject(env, machine).attemptCall(call),
+      base: (machine, args) => machineObject(env, machine).call("attempts.base", args),
+      comment: (machine, args) => machineObject(env, machine).call("gh.comment", args),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
+    this.triggers = new TriggerBook(sql, attemptTriggers(triggerTasks(env), this.groups));
     this.deliverer = new Deliverer(ctx.storage, {
       wake: (at) => alarmBy(ctx.storage, at),
       gone: (id) => this.dropSubscription(id),
@@ -266,18 +272,23 @@ export class TeamObject extends DurableObject<Env> {
   // ---------- GitHub triggers (docs/architecture.md, "GitHub triggers") ----------
 
   createTrigger(request: TriggerRequest, who: string): Outcome<Trigger> {
-    return this.triggers.create(TriggerRequest.parse(request), who);
+    const parsed = TriggerRequest.parse(request);
+    const created = this.triggers.create(parsed, who);
+    if (created.ok) this.groups.keepTriggerAttempts(created.value.id, parsed.attempts ?? null);
+    return created.ok ? { ok: true, value: { ...created.value, attempts: parsed.attempts ?? null } } : created;
   }
 
   listTriggers(): Trigger[] {
-    return this.triggers.list();
+    return this.triggers.list().map((t) => ({ ...t, attempts: this.groups.triggerAttempts(t.id) }));
   }
 
   getTrigger(id: string): Trigger | null {
-    return this.triggers.get(id);
+    const trigger = this.triggers.get(id);
+    return trigger ? { ...trigger, attempts: this.groups.triggerAttempts(id) } : null;
   }
 
   deleteTrigger(id: string): boolean {
+    this.groups.keepTriggerAttempts(id, null);
     return this.triggers.delete(id);
   }
 

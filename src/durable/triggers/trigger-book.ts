@@ -34,8 +34,8 @@ const Row = z.object({
 type Row = z.output<typeof Row>;
 
 export interface TriggerHost {
-  /** Start the task a delivery asks for on its machine; its id, or why not. */
-  start(task: z.output<typeof ScheduleTask>, who: string, report: IssueRef): Promise<Outcome<{ id: string }>>;
+  /** Start the task a delivery asks for on its machine (or the trigger's attempt group); its id, or why not. */
+  start(task: z.output<typeof ScheduleTask>, who: string, report: IssueRef, trigger: string): Promise<Outcome<{ id: string }>>;
 }
 
 /** A delivery as the route hands it over: the headers that matter and the raw body (the signature covers its bytes). */
@@ -128,10 +128,11 @@ export class TriggerBook {
     const task = ScheduleTask.parse(JSON.parse(row.task));
     const prompt = typeof task.prompt === "string" ? fillTemplate(task.prompt, matched.value.fields) : task.prompt;
     const started = await this.host
-      .start({ ...task, prompt }, `trigger ${row.id} (${matched.value.fields.author || "github"})`, matched.value.issue)
+      .start({ ...task, prompt }, `trigger ${row.id} (${matched.value.fields.author || "github"})`, matched.value.issue, row.id)
       .catch((err: unknown): Outcome<{ id: string }> => ({ ok: false, problem: { code: "internal", detail: String(err) } }));
     if (!started.ok) return { outcome: "failed", detail: started.problem.detail, task: null };
-    return { outcome: "started", detail: `task ${started.value.id} started on ${task.machine}`, task: started.value.id };
+    const what = started.value.id.startsWith("grp-") ? "attempt group" : "task";
+    return { outcome: "started", detail: `${what} ${started.value.id} started on ${task.machine}`, task: started.value.id };
   }
 
   private row(id: string): Row | null {
