@@ -209,7 +209,13 @@ export class SessionRecorder {
       agent_version: caps.version,
     };
     // A client that initializes again as before (a reconnect, a health check) writes nothing.
-    if (Object.entries(learned).every(([key, value]) => server[key as keyof typeof learned] === value)) return;
+    const same =
+      server.initialize === learned.initialize &&
+      server.can_load === learned.can_load &&
+      server.can_resume === learned.can_resume &&
+      server.can_close === learned.can_close &&
+      server.agent_version === learned.agent_version;
+    if (same) return;
     this.sessions.serverChanged({ ...server, ...learned });
   }
 
@@ -226,8 +232,9 @@ export class SessionRecorder {
       if (known) known.replaying = false;
       return;
     }
-    const result = answer.result as { sessionId?: unknown } | undefined;
-    const acpId = method === "session/new" ? result?.sessionId : params.sessionId;
+    const result = answer.result;
+    const acpId =
+      method === "session/new" ? (typeof result === "object" && result !== null && "sessionId" in result ? result.sessionId : undefined) : params.sessionId;
     if (typeof acpId !== "string" || typeof params.cwd !== "string") return;
     const known = this.sessions.byAcpId(serverId, acpId);
     if (known) {

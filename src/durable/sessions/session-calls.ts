@@ -102,7 +102,7 @@ export class SessionCalls {
       this.sessions.serverStarted(serverId, agent, sandbox.value);
     }
     const message = this.sessions.clientMessage(serverId, req.message);
-    const awaitId = isJsonRpcRequest(message) ? (message.id as string | number) : null;
+    const awaitId = isJsonRpcRequest(message) ? message.id : null;
     const target = sessionIdIn(message.params);
     if (message.method === "session/load" && target) this.sessions.loading(serverId, target);
     const firstSeq = agent ? this.sessions.firstSeqOf(serverId) : undefined;
