@@ -13,8 +13,12 @@ export const TriggerId = z
   .regex(/^trg-[0-9a-f]{16}$/, "a trigger id as the runtime hands it out (trg-<16 hex>)")
   .meta({ id: "TriggerId" });
 
-/** Triggers a deployment keeps. */
-export const MAX_TRIGGERS = 200;
+/**
+ * Triggers a machine's tasks may have: counted per machine, so a member of one machine cannot use up what
+ * members of others need. The team's ceiling is only far above what teams reach (the team object's storage).
+ */
+export const MAX_TRIGGERS_PER_MACHINE = 200;
+export const MAX_TRIGGERS = 10_000;
 /**
  * How long a delivery is remembered, by its id and by a digest of its exact body (what the signature covers):
  * the same body again within it, under any delivery id, is a replay and starts nothing. A comment older than

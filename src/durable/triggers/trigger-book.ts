@@ -15,6 +15,7 @@ import {
   GithubEvent,
   type IssueRef,
   MAX_TRIGGERS,
+  MAX_TRIGGERS_PER_MACHINE,
   type Trigger,
   Trigger as TriggerSchema,
   TriggerAuthors,
@@ -60,6 +61,17 @@ export class TriggerBook {
   ) {}
 
   create(request: TriggerRequest, who: string, now = Date.now()): Outcome<Trigger> {
+    const machine = request.task.machine;
+    const onMachine = Number(this.sql.exec(`SELECT COUNT(*) AS n FROM triggers WHERE json_extract(task, '$.machine') = ?`, machine).one().n);
+    if (onMachine >= MAX_TRIGGERS_PER_MACHINE) {
+      return {
+        ok: false,
+        problem: {
+          code: "conflict",
+          detail: `machine '${machine}' has ${MAX_TRIGGERS_PER_MACHINE} triggers: a member of it deletes one first (GET /v1/triggers lists them)`,
+        },
+      };
+    }
     if (Number(this.sql.exec(`SELECT COUNT(*) AS n FROM triggers`).one().n) >= MAX_TRIGGERS) {
       return { ok: false, problem: { code: "conflict", detail: `the team has ${MAX_TRIGGERS} triggers: delete one first` } };
     }
