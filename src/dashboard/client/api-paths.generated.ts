@@ -9471,7 +9471,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied */
+                /** @description permission_denied; permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10128,7 +10128,7 @@ export interface components {
         DeliveryOutcome: {
             detail: string;
             /** @enum {string} */
-            outcome: "started" | "ignored" | "replayed" | "failed";
+            outcome: "started" | "ignored" | "replayed" | "refused" | "failed";
             task: string | null;
         };
         DiscoveredSession: {
@@ -11241,6 +11241,22 @@ export interface components {
             /** @description pass as ?after= for the next page; null when this page reaches the end */
             nextAfter: number | null;
         };
+        TriggerAuthors: {
+            /**
+             * @description a comment's author_association that may fire it (default OWNER, MEMBER, COLLABORATOR; [] for none)
+             * @default [
+             *       "OWNER",
+             *       "MEMBER",
+             *       "COLLABORATOR"
+             *     ]
+             */
+            associations: ("OWNER" | "MEMBER" | "COLLABORATOR" | "CONTRIBUTOR" | "FIRST_TIME_CONTRIBUTOR" | "FIRST_TIMER" | "MANNEQUIN" | "NONE")[];
+            /**
+             * @description GitHub logins that may fire it whatever their association
+             * @default []
+             */
+            logins: string[];
+        };
         TriggerId: string;
         TriggerList: {
             triggers: components["schemas"]["TriggerView"][];
@@ -11255,6 +11271,26 @@ export interface components {
                 }[];
                 base?: string;
                 check?: components["schemas"]["AttemptCheckSpec"];
+            };
+            /**
+             * @description who may fire its comment events (a label needs triage rights on GitHub already); anyone else's comment is refused and starts nothing
+             * @default {}
+             */
+            authors: {
+                /**
+                 * @description a comment's author_association that may fire it (default OWNER, MEMBER, COLLABORATOR; [] for none)
+                 * @default [
+                 *       "OWNER",
+                 *       "MEMBER",
+                 *       "COLLABORATOR"
+                 *     ]
+                 */
+                associations: ("OWNER" | "MEMBER" | "COLLABORATOR" | "CONTRIBUTOR" | "FIRST_TIME_CONTRIBUTOR" | "FIRST_TIMER" | "MANNEQUIN" | "NONE")[];
+                /**
+                 * @description GitHub logins that may fire it whatever their association
+                 * @default []
+                 */
+                logins: string[];
             };
             events: ({
                 /** @description the label that starts a task */
@@ -11313,6 +11349,7 @@ export interface components {
                 base?: string;
                 check?: components["schemas"]["AttemptCheckSpec"];
             } | null;
+            authors: components["schemas"]["TriggerAuthors"];
             createdAtMs: number;
             createdBy: string;
             /** @description where GitHub sends deliveries, under the deployment's URL: /v1/triggers/{id}/github */
