@@ -36,6 +36,7 @@ import { SIDECAR_VERSION } from "./version";
 import { Sandboxes } from "./sandbox/sandboxes";
 import { guardHandlers } from "./sandbox/guard";
 import type { OwnerLimits } from "./sandbox/owner-limits";
+import type { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import { defaultConfigDir } from "./credentials";
 
 const log = logger("sidecar");
@@ -166,6 +167,7 @@ export class Sidecar {
       uploadWindow: UPLOAD_WINDOW,
       streams: this.streams(),
       previews: (send) => new PreviewProxy(this.exposed, send),
+      sandbox: () => this.sandboxes.describe(),
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),
       onState: (change) => this.recordState(change),
@@ -183,6 +185,7 @@ export class Sidecar {
       sinceMs: change.state === this.status.state ? this.status.sinceMs : now,
       lastError: change.error ? { message: change.error, atMs: now } : this.status.lastError,
       upgrade: change.upgrade !== undefined ? change.upgrade : this.status.upgrade,
+      ...sandboxField(this.sandboxes.describe()),
     };
     const snapshot = this.status;
     this.statusWrites = this.statusWrites
@@ -266,4 +269,9 @@ export class Sidecar {
     if (this.status.state !== "refused" && this.status.state !== "replaced") this.recordState({ state: "stopped" });
     await this.statusWrites;
   }
+}
+
+/** The status file's `sandbox`, once the machine's sandbox was probed. */
+function sandboxField(sandbox: MachineSandbox | null): { sandbox?: MachineSandbox } {
+  return sandbox ? { sandbox } : {};
 }

@@ -66,6 +66,7 @@ export class AcpServers {
     /** The machine's sandboxes (sidecar/sandbox/sandboxes.ts): every agent process starts inside one. */
     private readonly sandboxes: Sandboxes | null = null,
   ) {
+    sandboxes?.onBlock(({ serverId, ...block }) => this.live.get(serverId)?.sandboxBlocked(block));
     const every = Math.min(60_000, Math.max(250, Math.floor(limits.idleStopMs / 4)));
     this.idleTimer = limits.idleStopMs > 0 ? setInterval(() => this.stopIdle(), every) : null;
     this.idleTimer?.unref();

@@ -65,7 +65,7 @@ export function bwrapArgs(spec: SandboxSpec, paths: EnclosurePaths, command: str
     ...(writes ? paths.writable.map((d) => ({ path: d, rank: 0, args: ["--bind-try", d, d] })) : []),
     ...(writes ? paths.writableFiles.map((f) => ({ path: f, rank: 0, args: ["--bind-try", f, f] })) : []),
     ...paths.reveal.map((d) => ({ path: d, rank: 1, args: ["--ro-bind-try", d, d] })),
-    ...paths.hiddenDirs.map((d) => ({ path: d, rank: 2, args: ["--perms", shownInside(d) ? "0711" : "0000", "--tmpfs", d] })),
+    ...paths.hiddenDirs.map((d) => ({ path: d, rank: 2, args: ["--perms", shownInside(d) ? "0111" : "0000", "--tmpfs", d] })),
     ...paths.hiddenFiles.map((f) => ({ path: f, rank: 2, args: ["--ro-bind", paths.standIn, f] })),
     ...paths.readOnlyInside.map((p) => ({ path: p, rank: 3, args: ["--ro-bind-try", p, p] })),
   ];

@@ -16,7 +16,7 @@ const log = logger("sandbox");
 /** Something the sandbox refused, for the session's transcript, the audit log and notifications. */
 export interface SandboxBlock {
   serverId: string;
-  kind: "network";
+  kind: "network" | "file";
   /** What was refused, e.g. `CONNECT 127.0.0.1:9` or `GET example.com:80`. */
   target: string;
   reason: string;

@@ -18,6 +18,7 @@
  * Every frame is a zod schema, parsed (never cast) by whichever end receives it; every operation has
  * a schema for its arguments (parsed by the sidecar) and for its result (parsed by the worker).
  */
+import { MachineSandbox } from "./sandbox";
 import { z } from "zod";
 import { PROBLEMS, type ProblemCode } from "./problems";
 import { OpNameSchema } from "./ops";
@@ -126,6 +127,8 @@ export const SidecarFrame = z.discriminatedUnion("t", [
     uploadWindow: z.number().int().min(1).max(64).optional(),
     /** It serves previews of the machine's ports (preview.ts); without it, a preview is refused as "upgrade the sidecar". */
     preview: PreviewOffer.optional(),
+    /** What its agents are enclosed in and what its owner set (docs/architecture.md, "Sandboxes"); without it, nothing said. */
+    sandbox: MachineSandbox.optional(),
   }),
   z.object({ t: z.literal("res"), id: Id, ok: z.literal(true), value: z.unknown() }),
   z.object({ t: z.literal("err"), id: Id, problem: ProblemInitSchema }),

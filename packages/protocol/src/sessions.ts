@@ -124,7 +124,19 @@ export const SessionList = z
   .meta({ id: "SessionList" });
 export type SessionList = z.infer<typeof SessionList>;
 
-export const TranscriptEntryKind = z.enum(["prompt", "text", "thought", "tool_call", "plan", "permission", "permission_answer", "stop", "error", "notice"]);
+export const TranscriptEntryKind = z.enum([
+  "prompt",
+  "text",
+  "thought",
+  "tool_call",
+  "plan",
+  "permission",
+  "permission_answer",
+  "stop",
+  "error",
+  "notice",
+  "sandbox",
+]);
 export type TranscriptEntryKind = z.infer<typeof TranscriptEntryKind>;
 
 /**

@@ -4,6 +4,7 @@
  * once per machine), which lists of sessions and deliveries ask.
  */
 import type { Machine } from "@agent-runtime/protocol/machines";
+import { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 
 type MachineRow = {
@@ -13,7 +14,19 @@ type MachineRow = {
   last_seen_ms: number | null;
   sidecar_version: string | null;
   platform: string | null;
+  sandbox: string | null;
 };
+
+/** The stored hello's sandbox, parsed (what storage holds is read back through its schema). */
+function sandboxOf(json: string | null): MachineSandbox | null {
+  if (json === null) return null;
+  try {
+    const parsed = MachineSandbox.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
 
 function machineOf(r: MachineRow): Machine {
   return {
@@ -24,22 +37,24 @@ function machineOf(r: MachineRow): Machine {
     sidecarVersion: r.sidecar_version,
     sidecarOutdated: r.sidecar_version !== null && sidecarVersionAdvice(r.sidecar_version).outdated,
     platform: r.platform,
+    sandbox: sandboxOf(r.sandbox),
   };
 }
 
 export class MachineRegistry {
   constructor(private readonly sql: SqlStorage) {}
 
-  connected(m: { id: string; connectedAtMs: number; sidecarVersion: string; platform: string }): void {
+  connected(m: { id: string; connectedAtMs: number; sidecarVersion: string; platform: string; sandbox?: MachineSandbox | null }): void {
     this.sql.exec(
-      `INSERT INTO machines (id, connected, connected_at_ms, last_seen_ms, sidecar_version, platform) VALUES (?, 1, ?, ?, ?, ?)
+      `INSERT INTO machines (id, connected, connected_at_ms, last_seen_ms, sidecar_version, platform, sandbox) VALUES (?, 1, ?, ?, ?, ?, ?)
        ON CONFLICT(id) DO UPDATE SET connected = 1, connected_at_ms = excluded.connected_at_ms, last_seen_ms = excluded.last_seen_ms,
-         sidecar_version = excluded.sidecar_version, platform = excluded.platform`,
+         sidecar_version = excluded.sidecar_version, platform = excluded.platform, sandbox = excluded.sandbox`,
       m.id,
       m.connectedAtMs,
       Date.now(),
       m.sidecarVersion,
       m.platform,
+      m.sandbox ? JSON.stringify(m.sandbox) : null,
     );
   }
 

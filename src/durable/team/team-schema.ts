@@ -58,4 +58,11 @@ export const TEAM_MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 4,
+    does: "machines: what each one's sandbox can enforce and its owner's limits, as its sidecar said in its hello (JSON)",
+    up(sql) {
+      sql.exec(`ALTER TABLE machines ADD COLUMN sandbox TEXT`);
+    },
+  },
 ];
