@@ -35,6 +35,7 @@ import { TunnelClient, type OpHandlers, type TunnelStateChange } from "./tunnel"
 import { SIDECAR_VERSION } from "./version";
 import { Sandboxes } from "./sandbox/sandboxes";
 import { guardHandlers } from "./sandbox/guard";
+import { connectInside } from "./sandbox/ingress";
 import type { OwnerLimits } from "./sandbox/owner-limits";
 import type { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import { defaultConfigDir } from "./credentials";
@@ -166,7 +167,13 @@ export class Sidecar {
       handlers: this.handlers(),
       uploadWindow: UPLOAD_WINDOW,
       streams: this.streams(),
-      previews: (send) => new PreviewProxy(this.exposed, send),
+      previews: (send) =>
+        new PreviewProxy(this.exposed, send, {
+          inside: async (port) => {
+            const socket = await this.sandboxes.inside(port);
+            return socket ? () => connectInside(socket, port) : null;
+          },
+        }),
       sandbox: () => this.sandboxes.describe(),
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),

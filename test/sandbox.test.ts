@@ -10,6 +10,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
@@ -141,6 +142,42 @@ describe("an owner's workspace floor with one loopback port allowed", () => {
     await checkWalls("walls", sessionId, "second");
     expect((await blocks()).length).toBe(2);
     await waitFor(async () => (await audited()).length === 2, "the second refusal in the audit log");
+  });
+});
+
+describe("previews of an app served inside a sandbox", () => {
+  it("reach the agent's app on the sandbox's own loopback, which the machine's loopback does not have", { timeout: 60_000 }, async () => {
+    const port = await new Promise<number>((ok) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => ok(port));
+      });
+    });
+    await rt.addSidecar("previewing", { ...ownerEnv(), AGENT_RUNTIME_ALLOW_NETWORK: "none", AGENT_RUNTIME_EXPOSE_PORTS: String(port) });
+    expect((await post("served", "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock", "previewing")).status).toBe(200);
+    const created = (await (await post("served", "session/new", { cwd: work, mcpServers: [] }, "", "previewing")).json()) as { result: { sessionId: string } };
+    const prompt = await post(
+      "served",
+      "session/prompt",
+      { sessionId: created.result.sessionId, prompt: [{ type: "text", text: `/serve ${port}` }] },
+      "",
+      "previewing",
+    );
+    expect(prompt.status).toBe(200);
+    const opened = await rt.api(`/machines/previewing/v1/ports/${port}/preview`, { method: "POST" });
+    expect(opened.status).toBe(201);
+    const { url } = (await opened.json()) as { url: string };
+    const body = await waitFor(async () => {
+      const res = await fetch(url);
+      return res.status === 200 && (await res.text());
+    }, "the app inside the sandbox through the preview");
+    expect(body).toBe("served by the mock agent's app");
+    // Not on the machine's loopback: the app is inside the sandbox's network namespace.
+    const direct = await new Promise<string>((ok) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.on("connect", () => ok("connected")).on("error", (err: NodeJS.ErrnoException) => ok(err.code ?? "error"));
+    });
+    expect(direct).toBe("ECONNREFUSED");
   });
 });
 

@@ -262,7 +262,9 @@ export class AcpServers {
 
   /** An agent's process inside `enclosure`: its launch, wrapped. */
   private async spawnIn(enclosure: Enclosure, agent: AgentId, serverId: string): Promise<ManagedProcess> {
-    return spawnAgentProcess(this.processes, await enclosure.wrap(agent, await this.launch(agent)), `acp:${serverId}`);
+    const proc = await spawnAgentProcess(this.processes, await enclosure.wrap(agent, await this.launch(agent)), `acp:${serverId}`);
+    enclosure.started(proc.info.pid);
+    return proc;
   }
 
   private async start(serverId: string, agent: AgentId, firstSeq = 1, sandbox?: SandboxSpec, folders: string[] = []): Promise<AcpServer> {
