@@ -119,6 +119,25 @@ describe("an owner's workspace floor with one loopback port allowed", () => {
       floor: { profile: "workspace", network: { mode: "allowlist", allow: [`127.0.0.1:${listed}`] } },
     });
 
+    // Someone away hears of refusals by webhook.
+    const hooks: { event: string; sandbox?: { target: string }; text: string }[] = [];
+    const hookServer = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        hooks.push(JSON.parse(body));
+        res.end();
+      });
+    });
+    servers.push(hookServer);
+    const hookPort = await new Promise<number>((ok) => hookServer.listen(0, "127.0.0.1", () => ok((hookServer.address() as { port: number }).port)));
+    const subscribed = await rt.api("/v1/notifications/subscriptions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ kind: "webhook", url: `http://127.0.0.1:${hookPort}/hook`, secret: "whsec-0123456789abcdef", events: ["sandbox.blocked"] }),
+    });
+    expect(subscribed.status, await subscribed.clone().text()).toBe(201);
+
     expect((await post("walls", "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock")).status).toBe(200);
     const created = (await (await post("walls", "session/new", { cwd: work, mcpServers: [] })).json()) as { result: { sessionId: string } };
     const sessionId = created.result.sessionId;
@@ -135,6 +154,10 @@ describe("an owner's workspace floor with one loopback port allowed", () => {
     expect(first[0]).toMatchObject({ token: "sandbox", status: 403 });
     expect(first[0]!.route).toContain(`127.0.0.1:${unlisted}`);
     expect(first[0]!.route).toContain(record);
+
+    const told = await waitFor(async () => hooks.length > 0 && hooks, "the sandbox.blocked webhook", 15_000);
+    expect(told[0]).toMatchObject({ event: "sandbox.blocked", sandbox: { target: `GET 127.0.0.1:${unlisted}` } });
+    expect(told[0]!.text).toContain("sandbox refused");
 
     // Killed outright: the next prompt brings the agent back (acp.restore), inside the same walls.
     await rt.sidecars.get("local")!.stop("SIGKILL");

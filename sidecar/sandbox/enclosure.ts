@@ -5,7 +5,7 @@
  * bubblewrap; everything the agent starts (shells, tools, MCP servers) is inside with it.
  */
 import { existsSync, statSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
@@ -86,6 +86,21 @@ function kindOf(path: string): "dir" | "file" | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * A worktree's `.git` is a file naming its git folder inside the repository's: to commit there an agent
+ * writes that folder and the repository's objects, refs and logs (never its hooks or config).
+ */
+async function worktreeGitDirs(folder: string): Promise<string[]> {
+  const pointer = await readFile(join(folder, ".git"), "utf8").catch(() => null);
+  const gitDir = pointer === null ? null : /^gitdir:\s*(.+)$/m.exec(pointer)?.[1]?.trim();
+  if (!gitDir) return [];
+  const own = resolve(folder, gitDir);
+  const common = await readFile(join(own, "commondir"), "utf8").catch(() => null);
+  if (common === null) return [own];
+  const root = resolve(own, common.trim());
+  return [own, ...["objects", "refs", "logs"].map((d) => join(root, d)).filter((d) => existsSync(d))];
 }
 
 export class Enclosure {
@@ -208,6 +223,7 @@ export class Enclosure {
       }
       for (const folder of this.folders) {
         for (const inner of [".git/hooks", ".git/config"]) if (existsSync(join(folder, inner))) readOnlyInside.push(join(folder, inner));
+        if (this.spec.profile === "workspace") writable.push(...(await worktreeGitDirs(folder)));
       }
     } else {
       for (const path of this.spec.denyRead.map((p) => expand(home, p))) {
