@@ -22,6 +22,7 @@ import { SIDECAR_VERSION } from "./version";
 import { ExposedPorts } from "./preview/exposed-ports";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import type { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import { ownerLimits, OwnerLimitsError, readOwnerLimitsFile, type OwnerLimits } from "./sandbox/owner-limits";
 
 const log = logger("sidecar");
@@ -250,6 +251,7 @@ async function statusReport(configDir: string, dataDir: string): Promise<string>
     lines.push(`sidecar:    ${state} since ${new Date(status.sinceMs).toISOString()}${running ? ` (pid ${status.pid})` : ""}`);
     lines.push(`connected:  ${running && status.state === "connected" ? `yes, to ${status.url} as '${status.machine}'` : "no"}`);
     lines.push(`version:    ${status.sidecarVersion}${status.upgrade ? ` (outdated: ${status.upgrade})` : ""}`);
+    if (status.sandbox) lines.push(...sandboxLines(status.sandbox));
     lines.push(`last error: ${status.lastError ? `${status.lastError.message} (${new Date(status.lastError.atMs).toISOString()})` : "none"}`);
   }
   const agents: string[] = [];
@@ -261,6 +263,18 @@ async function statusReport(configDir: string, dataDir: string): Promise<string>
   for (const installed of await listRegistryInstalled(dataDir)) agents.push(`${installed.id} ${installed.version} (${installed.kind})`);
   lines.push(`agents:     mock (built in)${agents.length ? `, ${agents.join(", ")}` : ""}`);
   return `${lines.join("\n")}\n`;
+}
+
+/** What `status` says of the machine's sandbox: what it can enforce, what is missing, the owner's limits. */
+function sandboxLines(sandbox: MachineSandbox): string[] {
+  const { floor } = sandbox;
+  const network = floor.network.mode === "allowlist" ? `allowlist ${floor.network.allow.join(",") || "(empty)"}` : floor.network.mode;
+  return [
+    `sandbox:    ${sandbox.platform}; can enforce ${sandbox.enforceable.join(", ")}${sandbox.missing ? ` (missing: ${sandbox.missing})` : ""}`,
+    `floor:      ${floor.profile}, network ${network}${floor.denyRead.length ? `, never readable ${floor.denyRead.join(",")}` : ""}`,
+    `denied:     ${sandbox.deny.length ? sandbox.deny.join(", ") : "nothing"}`,
+    `roots:      ${sandbox.roots.length ? sandbox.roots.join(", ") : "any folder"}`,
+  ];
 }
 
 async function serviceCommand(action: "install" | "uninstall" | "status", spec: ServiceSpec): Promise<string> {

@@ -40,7 +40,9 @@ import { TunnelClient, type OpHandlers, type TunnelStateChange } from "./tunnel"
 import { SIDECAR_VERSION } from "./version";
 import { Sandboxes } from "./sandbox/sandboxes";
 import { guardHandlers } from "./sandbox/guard";
+import { connectInside } from "./sandbox/ingress";
 import type { OwnerLimits } from "./sandbox/owner-limits";
+import type { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import { defaultConfigDir } from "./credentials";
 
 const log = logger("sidecar");
@@ -180,8 +182,15 @@ export class Sidecar {
       handlers: this.handlers(),
       uploadWindow: UPLOAD_WINDOW,
       streams: this.streams(),
-      previews: (send) => new PreviewProxy(this.exposed, send),
+      previews: (send) =>
+        new PreviewProxy(this.exposed, send, {
+          inside: async (port) => {
+            const socket = await this.sandboxes.inside(port);
+            return socket ? () => connectInside(socket, port) : null;
+          },
+        }),
       watchPorts,
+      sandbox: () => this.sandboxes.describe(),
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),
       onState: (change) => this.recordState(change),
@@ -199,6 +208,7 @@ export class Sidecar {
       sinceMs: change.state === this.status.state ? this.status.sinceMs : now,
       lastError: change.error ? { message: change.error, atMs: now } : this.status.lastError,
       upgrade: change.upgrade !== undefined ? change.upgrade : this.status.upgrade,
+      ...sandboxField(this.sandboxes.describe()),
     };
     const snapshot = this.status;
     this.statusWrites = this.statusWrites
@@ -295,4 +305,9 @@ export class Sidecar {
     if (this.status.state !== "refused" && this.status.state !== "replaced") this.recordState({ state: "stopped" });
     await this.statusWrites;
   }
+}
+
+/** The status file's `sandbox`, once the machine's sandbox was probed. */
+function sandboxField(sandbox: MachineSandbox | null): { sandbox?: MachineSandbox } {
+  return sandbox ? { sandbox } : {};
 }

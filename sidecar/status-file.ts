@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "./atomic-file";
 import { errnoCode } from "./log";
+import { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 
 export const TunnelState = z.enum(["connecting", "connected", "reconnecting", "refused", "replaced", "stopped"]);
 export type TunnelState = z.infer<typeof TunnelState>;
@@ -22,6 +23,8 @@ export const SidecarStatus = z.object({
   lastError: z.object({ message: z.string(), atMs: z.number().int() }).nullable(),
   /** What the worker said about this sidecar's version, when it is outdated. */
   upgrade: z.string().nullable(),
+  /** What its sandbox can enforce and what its owner set (docs/architecture.md, "Sandboxes"). */
+  sandbox: MachineSandbox.optional(),
 });
 export type SidecarStatus = z.infer<typeof SidecarStatus>;
 

@@ -3,6 +3,7 @@
  * token, greets, serves calls and stream subscriptions, and comes back by itself with
  * backoff whenever the connection drops.
  */
+import type { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import { z } from "zod";
@@ -42,6 +43,8 @@ export interface CallContext {
 export type OpHandlers = { [N in OpName]: (args: OpArgs<N>, ctx: CallContext) => Promise<OpResult<N>> };
 
 export interface TunnelOptions {
+  /** What the machine's sandbox can enforce and its owner set, for the hello (null: not probed yet). */
+  sandbox?: () => MachineSandbox | null;
   url: string;
   machine: string;
   token: string;
@@ -178,6 +181,7 @@ export class TunnelClient {
         bootId: this.bootId,
         ...(this.options.uploadWindow ? { uploadWindow: this.options.uploadWindow } : {}),
         ...(this.previews ? { preview: { expose: this.previews.exposed.spec } } : {}),
+        ...sandboxOf(this.options.sandbox?.() ?? null),
       });
     });
     ws.on("message", (data, isBinary) => {
@@ -379,4 +383,9 @@ function safeDetail(body: string): string | null {
 /** The masking key of every frame this sidecar sends (see `connect`). */
 function zeroMask(mask: Uint8Array): void {
   mask.fill(0);
+}
+
+/** The hello's `sandbox`, when the machine's sandbox was probed. */
+function sandboxOf(sandbox: MachineSandbox | null): { sandbox?: MachineSandbox } {
+  return sandbox ? { sandbox } : {};
 }

@@ -69,6 +69,7 @@ export class AcpServers {
     /** The machine's sandboxes (sidecar/sandbox/sandboxes.ts): every agent process starts inside one. */
     private readonly sandboxes: Sandboxes | null = null,
   ) {
+    sandboxes?.onBlock(({ serverId, ...block }) => this.live.get(serverId)?.sandboxBlocked(block));
     const every = Math.min(60_000, Math.max(250, Math.floor(limits.idleStopMs / 4)));
     this.idleTimer = limits.idleStopMs > 0 ? setInterval(() => this.stopIdle(), every) : null;
     this.idleTimer?.unref();
@@ -271,7 +272,9 @@ export class AcpServers {
 
   /** An agent's process inside `enclosure`: its launch (read again when not given), wrapped. */
   private async spawnIn(enclosure: Enclosure, agent: AgentId, serverId: string, launch?: AgentLaunch): Promise<ManagedProcess> {
-    return spawnAgentProcess(this.processes, await enclosure.wrap(agent, launch ?? (await this.launch(agent))), `acp:${serverId}`);
+    const proc = await spawnAgentProcess(this.processes, await enclosure.wrap(agent, launch ?? (await this.launch(agent))), `acp:${serverId}`);
+    enclosure.started(proc.info.pid);
+    return proc;
   }
 
   private async start(serverId: string, agent: AgentId, firstSeq = 1, sandbox?: SandboxSpec, folders: string[] = []): Promise<AcpServer> {

@@ -14,6 +14,7 @@ const JsonObject = z.record(z.string(), z.unknown());
 import { stderrCause } from "../scrub";
 import type { ManagedProcess, ProcessManager } from "../processes/processes";
 import type { Enclosure } from "../sandbox/enclosure";
+import { SANDBOX_BLOCKED_METHOD, type SandboxBlocked } from "@agent-runtime/protocol/sandbox";
 
 const log = logger("acp");
 
@@ -100,6 +101,14 @@ export class AcpServer {
     lines.on("line", (line) => {
       if (this.current === proc) this.onAgentLine(line);
     });
+  }
+
+  /** The sandbox refused something: said in the stream, once for each of its sessions, in order with what the agent wrote. */
+  sandboxBlocked(block: Omit<SandboxBlocked, "sessionId">): void {
+    const sessions = this.setup.sessions.size ? [...this.setup.sessions.keys()] : [undefined];
+    for (const sessionId of sessions) {
+      this.log.append(JSON.stringify({ jsonrpc: "2.0", method: SANDBOX_BLOCKED_METHOD, params: { ...(sessionId ? { sessionId } : {}), ...block } }));
+    }
   }
 
   /** From now on the server's agent is `proc`; the caller stops the earlier one. */

@@ -5,6 +5,7 @@
  * tunnel. A port its owner did not expose is refused before anything connects.
  */
 import http from "node:http";
+import type { Socket } from "node:net";
 import WebSocket from "ws";
 import type { SidecarFrame } from "@agent-runtime/protocol/frames";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
@@ -30,6 +31,7 @@ const LOOPBACKS = ["127.0.0.1", "::1"] as const;
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "host"]);
 
 type Send = (frame: SidecarFrame) => void;
+type Inside = (port: number) => Promise<(() => Socket) | null>;
 
 /** A Buffer Node read from a socket, as the frame's bytes (its memory is never shared between threads). */
 function bytesOf(buffer: Buffer): Uint8Array<ArrayBuffer> {
@@ -45,6 +47,11 @@ export interface PreviewOptions {
   /** Idle limits (tests shorten them). */
   httpIdleMs?: number;
   socketIdleMs?: number;
+  /**
+   * Nothing on the machine's loopback: a sandbox whose agent listens on the port on its own loopback, as a
+   * connection to it (sidecar/sandbox/ingress.ts); null when none does.
+   */
+  inside?: (port: number) => Promise<(() => Socket) | null>;
 }
 
 export class PreviewProxy {
@@ -80,9 +87,10 @@ export class PreviewProxy {
       return;
     }
     const done = () => this.streams.delete(frame.sid);
+    const inside = this.options.inside ?? (async () => null);
     const stream = frame.ws
-      ? new SocketStream(frame, this.send, done, this.options.socketIdleMs ?? PREVIEW_SOCKET_IDLE_MS)
-      : new HttpStream(frame, this.send, done, this.options.httpIdleMs ?? PREVIEW_HTTP_IDLE_MS);
+      ? new SocketStream(frame, this.send, done, this.options.socketIdleMs ?? PREVIEW_SOCKET_IDLE_MS, inside)
+      : new HttpStream(frame, this.send, done, this.options.httpIdleMs ?? PREVIEW_HTTP_IDLE_MS, inside);
     this.streams.set(frame.sid, stream);
   }
 }
@@ -134,6 +142,7 @@ class HttpStream implements Stream {
     private readonly send: Send,
     private readonly done: () => void,
     idleMs: number,
+    private readonly inside: Inside,
   ) {
     this.idle = new IdleTimer(idleMs, () =>
       this.fail({ code: "timeout", detail: `the preview of port ${open.port} sent no bytes either way for ${Math.round(idleMs / 1000)} s` }),
@@ -141,11 +150,11 @@ class HttpStream implements Stream {
     this.connect(0);
   }
 
-  private connect(attempt: number): void {
+  private connect(attempt: number, via?: () => Socket): void {
     const { open } = this;
     let connected = false;
     const req = http.request({
-      host: LOOPBACKS[attempt],
+      ...(via ? { createConnection: via } : { host: LOOPBACKS[attempt] }),
       port: open.port,
       method: open.method,
       path: open.path,
@@ -165,10 +174,20 @@ class HttpStream implements Stream {
     });
     req.on("error", (err) => {
       if (this.finished) return;
-      if (!connected && attempt + 1 < LOOPBACKS.length && errnoCode(err) === "ECONNREFUSED") return this.connect(attempt + 1);
+      const refused = !connected && errnoCode(err) === "ECONNREFUSED";
+      if (refused && !via && attempt + 1 < LOOPBACKS.length) return this.connect(attempt + 1);
+      if (refused && !via) return void this.tryInside(err);
       this.fail(unreachable(open.port, err));
     });
     req.on("response", (res) => this.respond(res));
+  }
+
+  /** Nothing on the machine's loopback: a sandboxed agent's app, if one listens on the port. */
+  private async tryInside(err: unknown): Promise<void> {
+    const via = await this.inside(this.open.port).catch(() => null);
+    if (this.finished) return;
+    if (via) this.connect(0, via);
+    else this.fail(unreachable(this.open.port, err));
   }
 
   /**
@@ -273,14 +292,15 @@ class SocketStream implements Stream {
     private readonly send: Send,
     private readonly done: () => void,
     idleMs: number,
+    private readonly inside: Inside,
   ) {
     this.idle = new IdleTimer(idleMs, () => this.close(1001, "the preview's socket was idle too long"));
     this.connect(0);
   }
 
-  private connect(attempt: number): void {
+  private connect(attempt: number, via?: () => Socket): void {
     const { open } = this;
-    const host = LOOPBACKS[attempt] === "::1" ? "[::1]" : LOOPBACKS[attempt];
+    const host = via ? "127.0.0.1" : LOOPBACKS[attempt] === "::1" ? "[::1]" : LOOPBACKS[attempt];
     const headers: Record<string, string> = {};
     for (const [name, value] of open.headers)
       if (!HOP_BY_HOP.has(name.toLowerCase()) && !name.toLowerCase().startsWith("sec-websocket-")) headers[name] = value;
@@ -289,6 +309,7 @@ class SocketStream implements Stream {
       headers: { ...headers, host: `localhost:${open.port}` },
       perMessageDeflate: false,
       maxPayload: PREVIEW_MESSAGE_MAX_BYTES,
+      ...(via ? { createConnection: via } : {}),
     });
     this.ws = ws;
     ws.on("open", () => {
@@ -305,7 +326,14 @@ class SocketStream implements Stream {
       this.end({ code: "stream_error", detail: `the app on port ${open.port} answered the WebSocket upgrade with HTTP ${res.statusCode}` });
     });
     ws.on("error", (err) => {
-      if (!opened && attempt + 1 < LOOPBACKS.length && errnoCode(err) === "ECONNREFUSED") return this.connect(attempt + 1);
+      const refused = !opened && errnoCode(err) === "ECONNREFUSED";
+      if (refused && !via && attempt + 1 < LOOPBACKS.length) return this.connect(attempt + 1);
+      if (refused && !via) {
+        void this.inside(open.port)
+          .catch(() => null)
+          .then((inner) => (this.closed ? undefined : inner ? this.connect(0, inner) : this.end(unreachable(open.port, err))));
+        return;
+      }
       if (!opened) this.end(unreachable(open.port, err));
     });
     ws.on("close", (code, reason) => {

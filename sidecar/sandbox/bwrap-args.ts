@@ -13,6 +13,14 @@ import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
 export const PROXY_PORT_INSIDE = 3128;
 /** Where the proxy's socket appears inside the sandbox. */
 export const PROXY_SOCKET_INSIDE = "/run/agent-runtime-egress.sock";
+/** Where the preview ingress lives inside (its socket, made by socat inside, is seen outside in the same folder). */
+export const INGRESS_DIR_INSIDE = "/run/agent-runtime-ingress";
+
+/** Run inside for each preview connection: the first line is the port, then the bytes go to the sandbox's loopback. */
+export const INGRESS_SCRIPT = `read -r port
+case "$port" in ""|*[!0-9]*) exit 1;; esac
+exec socat STDIO TCP4:127.0.0.1:"$port"
+`;
 
 export interface EnclosurePaths {
   /** Hidden folders: an empty folder nobody can open stands in for each. */
@@ -33,6 +41,8 @@ export interface EnclosurePaths {
   readOnlyInside: string[];
   /** The egress proxy's unix socket outside (allowlist only). */
   proxySocket: string | null;
+  /** A folder outside (holding INGRESS_SCRIPT as ingress.sh) where previews reach the sandbox's own loopback; null: none. */
+  ingressDir: string | null;
   cwd: string;
 }
 
@@ -65,26 +75,34 @@ export function bwrapArgs(spec: SandboxSpec, paths: EnclosurePaths, command: str
     ...(writes ? paths.writable.map((d) => ({ path: d, rank: 0, args: ["--bind-try", d, d] })) : []),
     ...(writes ? paths.writableFiles.map((f) => ({ path: f, rank: 0, args: ["--bind-try", f, f] })) : []),
     ...paths.reveal.map((d) => ({ path: d, rank: 1, args: ["--ro-bind-try", d, d] })),
-    ...paths.hiddenDirs.map((d) => ({ path: d, rank: 2, args: ["--perms", shownInside(d) ? "0711" : "0000", "--tmpfs", d] })),
+    ...paths.hiddenDirs.map((d) => ({ path: d, rank: 2, args: ["--perms", shownInside(d) ? "0111" : "0000", "--tmpfs", d] })),
     ...paths.hiddenFiles.map((f) => ({ path: f, rank: 2, args: ["--ro-bind", paths.standIn, f] })),
     ...paths.readOnlyInside.map((p) => ({ path: p, rank: 3, args: ["--ro-bind-try", p, p] })),
   ];
   const depth = (p: string) => p.split("/").filter(Boolean).length;
   rules.sort((a, b) => depth(a.path) - depth(b.path) || a.rank - b.rank);
   for (const rule of rules) out.push(...rule.args);
-  if (spec.network.mode === "allowlist" && paths.proxySocket) out.push("--bind", paths.proxySocket, PROXY_SOCKET_INSIDE);
+  const egress = spec.network.mode === "allowlist" && paths.proxySocket !== null;
+  const ingress = spec.network.mode !== "open" && paths.ingressDir !== null;
+  if (egress) out.push("--bind", paths.proxySocket!, PROXY_SOCKET_INSIDE);
+  if (ingress) out.push("--bind", paths.ingressDir!, INGRESS_DIR_INSIDE);
   out.push("--chdir", paths.cwd, "--");
-  if (spec.network.mode !== "allowlist") return [...out, command, ...args];
-  // socat listens on the sandbox's loopback and carries each connection to the proxy's socket; the agent
-  // starts once it listens (a client's first request must not find nothing there).
-  const port = PROXY_PORT_INSIDE.toString(16).toUpperCase().padStart(4, "0");
-  const script = [
-    `socat TCP-LISTEN:${PROXY_PORT_INSIDE},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${PROXY_SOCKET_INSIDE} &`,
-    "bridge=$!",
-    `until grep -q ':${port} 00000000:0000 0A' /proc/net/tcp; do kill -0 "$bridge" 2>/dev/null || { echo 'agent-runtime: the egress bridge (socat) did not start' >&2; exit 127; }; done`,
-    'exec "$@"',
-  ].join("\n");
-  return [...out, "/bin/sh", "-c", script, "agent-runtime-sandbox", command, ...args];
+  if (!egress && !ingress) return [...out, command, ...args];
+  const script: string[] = [];
+  // Previews: an app the agent serves on its own loopback is reached through this socket (sidecar/sandbox/ingress.ts).
+  if (ingress) script.push(`socat UNIX-LISTEN:${INGRESS_DIR_INSIDE}/sock,fork,unlink-early 'EXEC:/bin/sh ${INGRESS_DIR_INSIDE}/ingress.sh' &`);
+  if (egress) {
+    // socat listens on the sandbox's loopback and carries each connection to the proxy's socket; the agent
+    // starts once it listens (a client's first request must not find nothing there).
+    const port = PROXY_PORT_INSIDE.toString(16).toUpperCase().padStart(4, "0");
+    script.push(
+      `socat TCP-LISTEN:${PROXY_PORT_INSIDE},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${PROXY_SOCKET_INSIDE} &`,
+      "bridge=$!",
+      `until grep -q ':${port} 00000000:0000 0A' /proc/net/tcp; do kill -0 "$bridge" 2>/dev/null || { echo 'agent-runtime: the egress bridge (socat) did not start' >&2; exit 127; }; done`,
+    );
+  }
+  script.push('exec "$@"');
+  return [...out, "/bin/sh", "-c", script.join("\n"), "agent-runtime-sandbox", command, ...args];
 }
 
 /** The proxy variables an agent's HTTP clients honour; loopback goes through the proxy when the allowlist names a loopback port. */

@@ -5,13 +5,14 @@
  * bubblewrap; everything the agent starts (shells, tools, MCP servers) is inside with it.
  */
 import { existsSync, statSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { AgentLaunch } from "../acp/acp-server";
-import { bwrapArgs, proxyEnv, type EnclosurePaths } from "./bwrap-args";
+import { bwrapArgs, type EnclosurePaths, INGRESS_SCRIPT, proxyEnv } from "./bwrap-args";
+import { firstChild, listensIn } from "./ingress";
 import { type BlockedConnection, EgressProxy } from "./egress-proxy";
 import { needsEnclosure, type SandboxTools } from "./platform";
 
@@ -87,15 +88,33 @@ function kindOf(path: string): "dir" | "file" | null {
   }
 }
 
+/**
+ * A worktree's `.git` is a file naming its git folder inside the repository's: to commit there an agent
+ * writes that folder and the repository's objects, refs and logs (never its hooks or config).
+ */
+async function worktreeGitDirs(folder: string): Promise<string[]> {
+  const pointer = await readFile(join(folder, ".git"), "utf8").catch(() => null);
+  const gitDir = pointer === null ? null : /^gitdir:\s*(.+)$/m.exec(pointer)?.[1]?.trim();
+  if (!gitDir) return [];
+  const own = resolve(folder, gitDir);
+  const common = await readFile(join(own, "commondir"), "utf8").catch(() => null);
+  if (common === null) return [own];
+  const root = resolve(own, common.trim());
+  return [own, ...["objects", "refs", "logs"].map((d) => join(root, d)).filter((d) => existsSync(d))];
+}
+
 export class Enclosure {
   private readonly folders = new Set<string>();
   private privateDir: string | null = null;
   private proxy: EgressProxy | null = null;
+  /** The agent's process (bwrap's, outside): its first child is inside the sandbox's namespaces. */
+  private pid: number | null = null;
 
   constructor(
     readonly spec: SandboxSpec,
     private readonly ctx: EnclosureContext,
     private readonly onBlocked: (blocked: BlockedConnection) => void,
+    private readonly onDisposed: () => void = () => {},
   ) {}
 
   /** Whether anything is enforced at all (`full` with an open network runs as before). */
@@ -118,6 +137,24 @@ export class Enclosure {
     return [...this.folders];
   }
 
+  /** The agent's process now (bwrap, as started outside). */
+  started(pid: number | null): void {
+    this.pid = pid;
+  }
+
+  /** The socket outside through which a preview reaches this sandbox's loopback, when it has one of its own. */
+  get ingressSocket(): string | null {
+    return this.privateDir && this.enforced && this.spec.network.mode !== "open" && this.ctx.tools.socat ? join(this.privateDir, "ingress", "sock") : null;
+  }
+
+  /** Does something listen on `port` inside (on the sandbox's own loopback)? */
+  async listensInside(port: number): Promise<boolean> {
+    if (this.pid === null || this.ingressSocket === null) return false;
+    const inner = await firstChild(this.pid);
+    if (inner === null) return false;
+    return listensIn(inner, port);
+  }
+
   /** The launch inside the sandbox (unchanged when nothing is enforced). */
   async wrap(agent: AgentId, launch: AgentLaunch): Promise<AgentLaunch> {
     if (!this.enforced) return launch;
@@ -128,6 +165,12 @@ export class Enclosure {
       await chmod(this.privateDir, 0o700);
       await writeFile(join(this.privateDir, "unreadable"), "", { mode: 0o000 });
     }
+    let ingressDir: string | null = null;
+    if (this.spec.network.mode !== "open" && this.ctx.tools.socat) {
+      ingressDir = join(this.privateDir, "ingress");
+      await mkdir(ingressDir, { recursive: true });
+      await writeFile(join(ingressDir, "ingress.sh"), INGRESS_SCRIPT);
+    }
     let proxySocket: string | null = null;
     if (this.spec.network.mode === "allowlist") {
       proxySocket = join(this.privateDir, "egress.sock");
@@ -137,13 +180,18 @@ export class Enclosure {
       }
     }
     const env: Record<string, string> = { ...launch.env, ...proxyEnv(this.spec), TMPDIR: "/tmp" };
-    const paths = await this.paths(agent, launch, env, proxySocket);
+    const paths = { ...(await this.paths(agent, launch, env, proxySocket)), ingressDir };
     const args = bwrapArgs(this.spec, paths, launch.command, launch.args, this.ctx.isRoot);
     const unset = SESSION_SOCKET_VARS.flatMap((name) => ["--unsetenv", name]);
     return { command: bwrap, args: [...unset, ...args], cwd: launch.cwd, env };
   }
 
-  private async paths(agent: AgentId, launch: AgentLaunch, env: Record<string, string>, proxySocket: string | null): Promise<EnclosurePaths> {
+  private async paths(
+    agent: AgentId,
+    launch: AgentLaunch,
+    env: Record<string, string>,
+    proxySocket: string | null,
+  ): Promise<Omit<EnclosurePaths, "ingressDir">> {
     const { home, dataDir, configDir } = this.ctx;
     const hiddenDirs: string[] = [];
     const hiddenFiles: string[] = [];
@@ -175,6 +223,7 @@ export class Enclosure {
       }
       for (const folder of this.folders) {
         for (const inner of [".git/hooks", ".git/config"]) if (existsSync(join(folder, inner))) readOnlyInside.push(join(folder, inner));
+        if (this.spec.profile === "workspace") writable.push(...(await worktreeGitDirs(folder)));
       }
     } else {
       for (const path of this.spec.denyRead.map((p) => expand(home, p))) {
@@ -199,6 +248,7 @@ export class Enclosure {
   }
 
   async dispose(): Promise<void> {
+    this.onDisposed();
     const dir = this.privateDir;
     this.privateDir = null;
     await this.proxy?.close(null);

@@ -129,6 +129,34 @@ describe("an agent under workspace and an allowlist naming one loopback port", (
     }
   });
 
+  it("lets an agent commit in a worktree session, never touch the repository's hooks", { timeout: 60_000 }, async () => {
+    const repo = join(root, "repo");
+    const tree = join(root, "repo-tree");
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args]);
+    git("init", "-q", repo);
+    writeFileSync(join(repo, "a.txt"), "a\n");
+    git("-C", repo, "add", ".");
+    git("-C", repo, "commit", "-qm", "first");
+    git("-C", repo, "worktree", "add", "-q", "-b", "agent", tree);
+    const m = machine({ sandbox: "workspace", allowNetwork: "none" });
+    try {
+      await m.call("s3", "initialize", { protocolVersion: 1, clientCapabilities: {} }, { agent: "mock" });
+      const created = await m.call("s3", "session/new", { cwd: tree, mcpServers: [] }, { cwd: tree });
+      const sessionId = created.result!.sessionId as string;
+      const commit = await m.say(
+        "s3",
+        sessionId,
+        "/sh echo b > b.txt && git add b.txt && git -c user.name=a -c user.email=a@example.com commit -qm agent && git log --format=%s -1",
+      );
+      expect(commit).toMatch(/exit code 0[\s\S]*agent/);
+      expect(git("-C", repo, "log", "--format=%s", "-1", "agent").toString().trim()).toBe("agent");
+      expect(await m.say("s3", sessionId, `/sh echo evil > ${join(repo, ".git", "hooks", "post-commit")}`)).toContain("Read-only file system");
+      expect(await m.say("s3", sessionId, `/sh echo evil >> ${join(repo, ".git", "config")}`)).toContain("Read-only file system");
+    } finally {
+      await m.processes.stopAll();
+    }
+  });
+
   it("keeps the owner's floor when a looser sandbox is asked for", { timeout: 60_000 }, async () => {
     const m = machine({ sandbox: "workspace", allowNetwork: "none" });
     const full: SandboxSpec = { profile: "full", network: { mode: "open", allow: [] }, denyRead: [] };

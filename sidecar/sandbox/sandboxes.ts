@@ -16,7 +16,7 @@ const log = logger("sandbox");
 /** Something the sandbox refused, for the session's transcript, the audit log and notifications. */
 export interface SandboxBlock {
   serverId: string;
-  kind: "network";
+  kind: "network" | "file";
   /** What was refused, e.g. `CONNECT 127.0.0.1:9` or `GET example.com:80`. */
   target: string;
   reason: string;
@@ -43,6 +43,7 @@ export class Sandboxes {
   private tools: SandboxTools | null = null;
   private readonly listeners = new Set<(block: SandboxBlock) => void>();
   private readonly lastSaid = new Map<string, number>();
+  private readonly live = new Set<Enclosure>();
 
   constructor(private readonly options: SandboxesOptions) {
     this.limits = options.limits ?? NO_OWNER_LIMITS;
@@ -75,7 +76,23 @@ export class Sandboxes {
       configDir: this.options.configDir,
       isRoot: this.options.isRoot ?? process.getuid?.() === 0,
     };
-    return new Enclosure(spec, ctx, (blocked) => this.blocked(serverId, blocked));
+    const enclosure = new Enclosure(
+      spec,
+      ctx,
+      (blocked) => this.blocked(serverId, blocked),
+      () => this.live.delete(enclosure),
+    );
+    this.live.add(enclosure);
+    return enclosure;
+  }
+
+  /** The ingress socket of a sandbox where something listens on `port` (an agent's dev server); null: none does. */
+  async inside(port: number): Promise<string | null> {
+    for (const enclosure of this.live) {
+      const socket = enclosure.ingressSocket;
+      if (socket && (await enclosure.listensInside(port))) return socket;
+    }
+    return null;
   }
 
   onBlock(listener: (block: SandboxBlock) => void): () => void {

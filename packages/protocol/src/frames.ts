@@ -127,7 +127,7 @@ export const SidecarFrame = z.discriminatedUnion("t", [
     uploadWindow: z.number().int().min(1).max(64).optional(),
     /** It serves previews of the machine's ports (preview.ts); without it, a preview is refused as "upgrade the sidecar". */
     preview: PreviewOffer.optional(),
-    /** What it can enforce of sandboxes and its owner's floor (sandbox.ts); without it, the worker knows no floor. */
+    /** What its agents are enclosed in and what its owner set (docs/architecture.md, "Sandboxes"); without it, nothing said. */
     sandbox: MachineSandbox.optional(),
   }),
   z.object({ t: z.literal("res"), id: Id, ok: z.literal(true), value: z.unknown() }),

@@ -4,6 +4,7 @@
  * type, and the OpenAPI document is generated from it.
  */
 import { z } from "zod";
+import { MachineSandbox } from "./sandbox";
 
 export const Machine = z
   .object({
@@ -14,6 +15,7 @@ export const Machine = z
     sidecarVersion: z.string().nullable(),
     sidecarOutdated: z.boolean().describe("older than the sidecar released with this worker: upgrade it"),
     platform: z.string().nullable(),
+    sandbox: MachineSandbox.nullable().describe("what the machine can enforce and its owner's floor, --deny and --roots, as its sidecar last said"),
   })
   .meta({ id: "Machine" });
 export type Machine = z.infer<typeof Machine>;

@@ -9,7 +9,7 @@ import { AgentId, Identifier } from "./values";
 import { PermissionOption } from "./sessions";
 
 export const EventType = z
-  .enum(["permission.requested", "turn.finished", "turn.failed", "machine.offline", "machine.online", "test"])
+  .enum(["permission.requested", "turn.finished", "turn.failed", "sandbox.blocked", "machine.offline", "machine.online", "test"])
   .describe("test: only what POST …/subscriptions/{id}/test sends")
   .meta({ id: "NotificationEvent" });
 export type EventType = z.infer<typeof EventType>;
@@ -104,6 +104,10 @@ export const NotificationPayload = z
         changes: TurnChanges.nullable().optional().describe("what the turn changed in the session's folder"),
       })
       .optional(),
+    sandbox: z
+      .object({ kind: z.enum(["network", "file"]), target: z.string(), reason: z.string() })
+      .optional()
+      .describe("sandbox.blocked: what the agent's sandbox refused"),
     url: z.string().describe("the session (or the machine) in the dashboard"),
     text: z.string().describe("a one-line summary, usable as a Slack message"),
   })

@@ -111,3 +111,23 @@ export const MachineSandbox = z
   })
   .meta({ id: "MachineSandbox" });
 export type MachineSandbox = z.infer<typeof MachineSandbox>;
+
+/**
+ * What the sidecar writes into an agent's ACP stream when its sandbox refused something (an ACP extension
+ * notification: clients that do not know it ignore it). The machine's object turns it into a `sandbox`
+ * entry of the session's transcript, an audit line and a `sandbox.blocked` notification.
+ */
+export const SANDBOX_BLOCKED_METHOD = "_agent_runtime/sandbox_blocked";
+
+export const SandboxBlocked = z
+  .object({
+    /** The session the agent was in; absent when the agent had none yet. */
+    sessionId: z.string().max(1024).optional(),
+    kind: z.enum(["network", "file"]),
+    /** What was refused: `CONNECT host:port`, `GET host:port`, or a path. */
+    target: z.string().max(2048),
+    reason: z.string().max(2048),
+    atMs: z.number().int(),
+  })
+  .meta({ id: "SandboxBlocked" });
+export type SandboxBlocked = z.infer<typeof SandboxBlocked>;

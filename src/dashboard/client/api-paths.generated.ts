@@ -10334,6 +10334,32 @@ export interface components {
             /** @description when its sidecar last connected or disconnected */
             lastSeenMs: number | null;
             platform: string | null;
+            /** @description what the machine can enforce and its owner's floor, --deny and --roots, as its sidecar last said */
+            sandbox: {
+                /** @description capabilities the owner switched off (`--deny`): processes, terminal, files, agents-install */
+                deny: string[];
+                /** @description the profiles it can enforce now (`full` always) */
+                enforceable: components["schemas"]["SandboxProfile"][];
+                /** @description the owner's floor: nothing from the team loosens it */
+                floor: {
+                    /**
+                     * @description never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)
+                     * @default []
+                     */
+                    denyRead: string[];
+                    network: components["schemas"]["SandboxNetwork"];
+                    profile: components["schemas"]["SandboxProfile"];
+                };
+                /** @description when a profile cannot be enforced: what to install or switch on */
+                missing: string | null;
+                /**
+                 * @description how this machine encloses agents
+                 * @enum {string}
+                 */
+                platform: "linux-bwrap" | "macos-seatbelt" | "none";
+                /** @description folders sessions, worktrees, file and git routes may name (`--roots`); empty: any */
+                roots: string[];
+            } | null;
             /** @description older than the sidecar released with this worker: upgrade it */
             sidecarOutdated: boolean;
             sidecarVersion: string | null;
@@ -10425,7 +10451,7 @@ export interface components {
          * @description test: only what POST …/subscriptions/{id}/test sends
          * @enum {string}
          */
-        NotificationEvent: "permission.requested" | "turn.finished" | "turn.failed" | "machine.offline" | "machine.online" | "test";
+        NotificationEvent: "permission.requested" | "turn.finished" | "turn.failed" | "sandbox.blocked" | "machine.offline" | "machine.online" | "test";
         PendingRequest: {
             atMs: number;
             /** @description a rule of the permission policy answers for the person at `atMs` if nobody did */

@@ -4,6 +4,7 @@
  * one when it goes, once in its life that it has records to list, and each document applied. Never per
  * request or per message.
  */
+import type { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { Env } from "../../env";
@@ -40,9 +41,18 @@ export class MachineTeam {
   constructor(private readonly host: MachineTeamHost) {}
 
   /** The sidecar said hello: the team records it and answers with its documents (null when the team could not be reached). */
-  async connected(tunnel: { machine: string; connectedAtMs: number }, hello: { sidecarVersion: string; platform: string }): Promise<Registered | null> {
+  async connected(
+    tunnel: { machine: string; connectedAtMs: number },
+    hello: { sidecarVersion: string; platform: string; sandbox?: MachineSandbox | undefined },
+  ): Promise<Registered | null> {
     return teamStub(this.host.env)
-      .machineConnected({ id: tunnel.machine, connectedAtMs: tunnel.connectedAtMs, sidecarVersion: hello.sidecarVersion, platform: hello.platform })
+      .machineConnected({
+        id: tunnel.machine,
+        connectedAtMs: tunnel.connectedAtMs,
+        sidecarVersion: hello.sidecarVersion,
+        platform: hello.platform,
+        sandbox: hello.sandbox ?? null,
+      })
       .catch((err: unknown) => {
         console.error(`machine '${tunnel.machine}' connected but the team did not record it:`, err);
         return null;

@@ -38,6 +38,7 @@ const PUSH_OPTIONS: Record<EventType, { ttl: number; urgency: "high" | "normal" 
   "permission.requested": { ttl: 3600, urgency: "high" },
   "turn.failed": { ttl: 86_400, urgency: "normal" },
   "turn.finished": { ttl: 86_400, urgency: "normal" },
+  "sandbox.blocked": { ttl: 86_400, urgency: "normal" },
   "machine.offline": { ttl: 3600, urgency: "low" },
   "machine.online": { ttl: 3600, urgency: "low" },
   test: { ttl: 600, urgency: "normal" },
@@ -278,11 +279,13 @@ export function pushMessage(payload: NotificationPayload): { title: string; body
         ? `${who} finished`
         : payload.event === "turn.failed"
           ? `${who} failed`
-          : payload.event === "machine.offline"
-            ? `${payload.machine} went offline`
-            : payload.event === "machine.online"
-              ? `${payload.machine} is back`
-              : "agent-runtime";
+          : payload.event === "sandbox.blocked"
+            ? `${who}: sandbox refused ${payload.sandbox?.target ?? "something"}`
+            : payload.event === "machine.offline"
+              ? `${payload.machine} went offline`
+              : payload.event === "machine.online"
+                ? `${payload.machine} is back`
+                : "agent-runtime";
   const body =
     payload.permission?.title ??
     payload.turn?.lastLine ??

@@ -18,6 +18,7 @@ export type RuntimeEvent =
       changes?: TurnChanges | null;
     }
   | { type: "turn.failed"; machine: string; session: Session; message: string }
+  | { type: "sandbox.blocked"; machine: string; session: Session; kind: "network" | "file"; target: string; reason: string }
   | { type: "machine.offline" | "machine.online"; machine: string };
 
 /** Does this subscription hear of this event? */
@@ -88,5 +89,11 @@ export function payloadOf(event: RuntimeEvent, baseUrl: string, id: string, atMs
       };
     case "turn.failed":
       return { ...base, text: `${who} failed${named}: ${quote(event.message)} ${link(url, "Open")}` };
+    case "sandbox.blocked":
+      return {
+        ...base,
+        sandbox: { kind: event.kind, target: event.target, reason: event.reason },
+        text: `${who}: its sandbox refused ${quote(event.target)}${named} ${link(url, "Open")}`,
+      };
   }
 }

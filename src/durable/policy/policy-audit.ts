@@ -19,8 +19,12 @@ export class PolicyAudit {
     },
   ) {}
 
-  add(entry: { route: string; status: number; machine: string }): void {
-    this.batch.push({ atMs: Date.now(), token: "permission policy", role: null, method: "POLICY", ...entry });
+  /** One line; `by` names who acted when it is not the permission policy (the sandbox: token "sandbox", method SANDBOX). */
+  add(
+    entry: { route: string; status: number; machine: string },
+    by: { token: string; method: string } = { token: "permission policy", method: "POLICY" },
+  ): void {
+    this.batch.push({ atMs: Date.now(), role: null, ...by, ...entry });
     if (this.batch.length >= MAX_BATCH) this.host.waitUntil(this.flush());
     else if (this.batch.length === 1) this.host.waitUntil(new Promise((resolve) => setTimeout(resolve, FLUSH_AFTER_MS)).then(() => this.flush()));
   }

@@ -9,6 +9,7 @@ import { policyOptionOf } from "@agent-runtime/protocol/policy-eval";
 import type { AuditEntry } from "@agent-runtime/protocol/trust";
 import { PermissionGate } from "../policy/permission-gate";
 import { PolicyAudit } from "../policy/policy-audit";
+import { SandboxNotices } from "./sandbox-notices";
 import type { RuntimeEvent } from "../notifications/events";
 import type { Tunnel } from "../machine/tunnel";
 import { PromptQueueStore } from "./prompt-queue-store";
@@ -56,14 +57,21 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
   const queued = new PromptQueueStore(storage);
   const online = () => tunnel.live() !== null;
   const audit = new PolicyAudit({ append: host.appendAudit, waitUntil: host.waitUntil });
+  const sandboxQuiet = new SandboxNotices();
   const recorder = new SessionRecorder(storage, {
     machine: host.machine,
     online,
     firstSession: host.announce,
     // A task's session is heard of as any session is, unless its task said not to notify.
     events: (event) => {
+      if (event.type === "sandbox.blocked" && !sandboxQuiet.mayTell(event.session.id)) return;
       if (tasks.event(event)) host.notify(event);
     },
+    sandboxAudit: (session, target, reason) =>
+      audit.add(
+        { route: `sandbox: refused ${target.slice(0, 200)} in session ${session.id} (${reason.slice(0, 200)})`, status: 403, machine: session.machine },
+        { token: "sandbox", method: "SANDBOX" },
+      ),
     queuedOf: (id) => queued.queuedOf(id),
     judge: (...request) => gate.judge(...request),
   });

@@ -22,6 +22,7 @@ import {
 } from "@agent-runtime/protocol/acp-meaning";
 import { isJsonRpcRequest, type JsonRpcId, type JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
+import { SANDBOX_BLOCKED_METHOD, SandboxBlocked } from "@agent-runtime/protocol/sandbox";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { PendingRequest, QueuedPrompt, Session } from "@agent-runtime/protocol/sessions";
 import type { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
@@ -64,6 +65,8 @@ export interface RecorderHost {
   events(event: RuntimeEvent): void;
   /** A session's queued prompts, as its record shows them. */
   queuedOf(id: string): QueuedPrompt[];
+  /** A line of the team's audit log for what a session's sandbox refused. */
+  sandboxAudit?(session: Session, target: string, reason: string): void;
   /** The permission policy's word on an agent's request (policy/permission-gate.ts); null: a person is asked. */
   judge(serverId: string, seq: number, session: Session, id: JsonRpcId, params: Record<string, unknown>, pending: PendingRequest): Ruled | null;
 }
@@ -74,6 +77,7 @@ export class SessionRecorder {
   readonly reads: SessionReads;
 
   private readonly events: (event: RuntimeEvent) => void;
+  private readonly sandboxAudit: RecorderHost["sandboxAudit"];
   private readonly judge: RecorderHost["judge"];
   /** Per server, the last error-free answer to `initialize` and what it said (one entry per server id). */
   private readonly initializeAnswers = new Map<string, { key: string; caps: AgentCapabilities }>();
@@ -82,6 +86,7 @@ export class SessionRecorder {
     this.sessions = new LiveSessions(new SessionStore(storage), host.machine, host.online, host.firstSession, host.queuedOf);
     this.reads = new SessionReads(this.sessions);
     this.events = host.events;
+    this.sandboxAudit = host.sandboxAudit?.bind(host);
     this.judge = host.judge;
   }
 
@@ -322,6 +327,10 @@ export class SessionRecorder {
       if (typeof params.sessionId !== "string") continue;
       const session = this.sessions.byAcpId(serverId, params.sessionId);
       if (!session || session.replaying) continue;
+      if (message.method === SANDBOX_BLOCKED_METHOD) {
+        this.sandboxBlocked(session, params, now);
+        continue;
+      }
       if (message.method === "session/update") {
         const effect = effectOf(params.update);
         if (effect.type === "ignore") continue;
@@ -350,6 +359,19 @@ export class SessionRecorder {
     if (server) this.sessions.serverChanged(server);
     this.sessions.deliver();
     this.sessions.scheduleFlush();
+  }
+
+  /** The agent's sandbox refused something: a `sandbox` entry, an audit line, a notification (docs/architecture.md, "Sandboxes"). */
+  private sandboxBlocked(session: LiveSession, params: Record<string, unknown>, now: number): void {
+    const parsed = SandboxBlocked.safeParse(params);
+    if (!parsed.success) return;
+    const { kind, target, reason } = parsed.data;
+    session.tail.add("sandbox", now, { text: `The sandbox refused ${target}: ${reason}`, data: { kind, target, reason } });
+    session.row.last_activity = now;
+    session.dirty = true;
+    const record = this.sessions.toSession(session.row);
+    this.sandboxAudit?.(record, target, reason);
+    this.events({ type: "sandbox.blocked", machine: record.machine, session: record, kind, target, reason });
   }
 
   /** The agent's process is gone (it exited, was stopped idle, or the sidecar restarted): its turns in progress failed. */

@@ -4,6 +4,7 @@
  * once per machine), which lists of sessions and deliveries ask.
  */
 import type { Machine } from "@agent-runtime/protocol/machines";
+import { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import { z } from "zod";
 import { rows } from "../storage/stored";
@@ -17,10 +18,23 @@ const MachineRow = z
     last_seen_ms: z.number().nullable(),
     sidecar_version: z.string().nullable(),
     platform: z.string().nullable(),
+    /** The hello's sandbox (JSON of MachineSandbox); null before sandboxes, or when it does not read. */
+    sandbox: z.string().nullable(),
   })
   .transform(machineOf);
 
 const IdRow = z.object({ id: z.string() });
+
+/** The stored hello's sandbox, parsed; one this release cannot read is shown as unknown (null), not as a failure of the list. */
+function sandboxOf(json: string | null): MachineSandbox | null {
+  if (json === null) return null;
+  try {
+    const parsed = MachineSandbox.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
 
 function machineOf(r: {
   id: string;
@@ -29,6 +43,7 @@ function machineOf(r: {
   last_seen_ms: number | null;
   sidecar_version: string | null;
   platform: string | null;
+  sandbox: string | null;
 }): Machine {
   return {
     id: r.id,
@@ -38,22 +53,24 @@ function machineOf(r: {
     sidecarVersion: r.sidecar_version,
     sidecarOutdated: r.sidecar_version !== null && sidecarVersionAdvice(r.sidecar_version).outdated,
     platform: r.platform,
+    sandbox: sandboxOf(r.sandbox),
   };
 }
 
 export class MachineRegistry {
   constructor(private readonly sql: SqlStorage) {}
 
-  connected(m: { id: string; connectedAtMs: number; sidecarVersion: string; platform: string }): void {
+  connected(m: { id: string; connectedAtMs: number; sidecarVersion: string; platform: string; sandbox?: MachineSandbox | null }): void {
     this.sql.exec(
-      `INSERT INTO machines (id, connected, connected_at_ms, last_seen_ms, sidecar_version, platform) VALUES (?, 1, ?, ?, ?, ?)
+      `INSERT INTO machines (id, connected, connected_at_ms, last_seen_ms, sidecar_version, platform, sandbox) VALUES (?, 1, ?, ?, ?, ?, ?)
        ON CONFLICT(id) DO UPDATE SET connected = 1, connected_at_ms = excluded.connected_at_ms, last_seen_ms = excluded.last_seen_ms,
-         sidecar_version = excluded.sidecar_version, platform = excluded.platform`,
+         sidecar_version = excluded.sidecar_version, platform = excluded.platform, sandbox = excluded.sandbox`,
       m.id,
       m.connectedAtMs,
       Date.now(),
       m.sidecarVersion,
       m.platform,
+      m.sandbox ? JSON.stringify(m.sandbox) : null,
     );
   }
 

@@ -67,4 +67,11 @@ export const TEAM_MIGRATIONS: readonly Migration[] = [
       sql.exec(`CREATE INDEX IF NOT EXISTS trigger_deliveries_by_body ON trigger_deliveries (trigger_id, body_sha256)`);
     },
   },
+  {
+    version: 5,
+    does: "machines: what each one's sandbox can enforce and its owner's limits, as its sidecar said in its hello (JSON)",
+    up(sql) {
+      sql.exec(`ALTER TABLE machines ADD COLUMN sandbox TEXT`);
+    },
+  },
 ];

@@ -12,6 +12,7 @@ import type { Env } from "../../env";
 import type { AppliedOutcome, DocumentConfigs, DocumentKind, MachineStatusOf, StoredDocument, TeamDocuments } from "../config/team-documents";
 import type { RecordedVersions } from "../config/config-apply";
 import { type FanoutKind, Fanouts } from "./fanouts";
+import type { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import { machineObject } from "../stubs";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import { AuditEntry, type AuditPage, type AuditQuery, type MachineScope, type TokenInfo } from "@agent-runtime/protocol/trust";
@@ -128,6 +129,7 @@ export class TeamObject extends DurableObject<Env> {
     connectedAtMs: number;
     sidecarVersion: string;
     platform: string;
+    sandbox?: MachineSandbox | null;
   }): Promise<{ documents: TeamDocuments; recorded: RecordedVersions; subscriptions: SubscriptionTarget[] }> {
     this.machines.connected(m);
     await this.ensureAlarm();
