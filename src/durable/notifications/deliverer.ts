@@ -33,6 +33,8 @@ type DeliveryRow = {
 /** How urgent a push is, and how long a push service should keep it for a phone that is off. */
 const PUSH_OPTIONS: Record<EventType, { ttl: number; urgency: "high" | "normal" | "low" }> = {
   "permission.requested": { ttl: 3600, urgency: "high" },
+  "elicitation.requested": { ttl: 3600, urgency: "high" },
+  "agent.login": { ttl: 3600, urgency: "high" },
   "turn.failed": { ttl: 86_400, urgency: "normal" },
   "turn.finished": { ttl: 86_400, urgency: "normal" },
   "machine.offline": { ttl: 3600, urgency: "low" },
@@ -266,19 +268,22 @@ type AttemptRow = {
 export function pushMessage(payload: NotificationPayload): { title: string; body: string; url: string; event: EventType; tag: string } {
   const who = payload.agent ? `${payload.agent} on ${payload.machine}` : payload.machine;
   const title =
-    payload.event === "permission.requested"
+    payload.event === "permission.requested" || payload.event === "elicitation.requested"
       ? `${who} needs you`
-      : payload.event === "turn.finished"
-        ? `${who} finished`
-        : payload.event === "turn.failed"
-          ? `${who} failed`
-          : payload.event === "machine.offline"
-            ? `${payload.machine} went offline`
-            : payload.event === "machine.online"
-              ? `${payload.machine} is back`
-              : "agent-runtime";
+      : payload.event === "agent.login"
+        ? `${who} needs a login`
+        : payload.event === "turn.finished"
+          ? `${who} finished`
+          : payload.event === "turn.failed"
+            ? `${who} failed`
+            : payload.event === "machine.offline"
+              ? `${payload.machine} went offline`
+              : payload.event === "machine.online"
+                ? `${payload.machine} is back`
+                : "agent-runtime";
   const body =
     payload.permission?.title ??
+    payload.question?.title ??
     payload.turn?.lastLine ??
     payload.session?.title ??
     (payload.event === "test" ? "Notifications reach this device." : payload.event.startsWith("machine.") ? "" : payload.text);

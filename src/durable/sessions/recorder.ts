@@ -30,6 +30,8 @@ import { SessionReads } from "./session-reads";
 import { SessionStore } from "./session-store";
 import type { Ruled } from "../policy/permission-gate";
 import { recordClientAnswer, recordRuled, recordWaiting } from "./permission-records";
+import { LoginRecords } from "./login-records";
+import { turnUsage, usageUpdated } from "./usage-records";
 
 export type { SessionListener } from "./live-sessions";
 export type { RestorePlan } from "./session-reads";
@@ -55,12 +57,17 @@ export class SessionRecorder {
 
   private readonly events: (event: RuntimeEvent) => void;
   private readonly judge: RecorderHost["judge"];
+  /** Sessions that wait for their agent's login (login-records.ts). */
+  readonly logins: LoginRecords;
+  /** Answers waiting for the stream to reach what the agent wrote before them (`reached`). */
+  private readonly catchingUp = new Map<string, { seq: number; resolve: () => void }[]>();
 
   constructor(storage: DurableObjectStorage, host: RecorderHost) {
     this.sessions = new LiveSessions(new SessionStore(storage), host.machine, host.online, host.firstSession, host.queuedOf);
     this.reads = new SessionReads(this.sessions);
     this.events = host.events;
     this.judge = host.judge;
+    this.logins = new LoginRecords(this.sessions, host.events);
   }
 
   private get store(): SessionStore {
@@ -81,8 +88,30 @@ export class SessionRecorder {
       can_resume: 0,
       can_load: 0,
       can_close: 0,
+      can_delete: 0,
       agent_version: null,
       cursor: server?.cursor ?? 0,
+    });
+  }
+
+  /**
+   * Resolves once the recorder has what the agent wrote up to `seq` of a server's stream (or after
+   * `timeoutMs`): a turn's end is recorded after its last updates (its usage_update, its last words).
+   */
+  reached(serverId: string, seq: number, timeoutMs = 1000): Promise<void> {
+    const server = this.sessions.server(serverId);
+    if (!server || server.cursor >= seq) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = { seq, resolve: () => resolve() };
+      const list = this.catchingUp.get(serverId) ?? [];
+      list.push(waiter);
+      this.catchingUp.set(serverId, list);
+      setTimeout(() => {
+        const left = this.catchingUp.get(serverId)?.filter((w) => w !== waiter) ?? [];
+        if (left.length) this.catchingUp.set(serverId, left);
+        else this.catchingUp.delete(serverId);
+        resolve();
+      }, timeoutMs);
     });
   }
 
@@ -118,13 +147,22 @@ export class SessionRecorder {
     return message;
   }
 
-  /** The agent answered a client's request (or the runtime's own). */
-  answered(serverId: string, request: JsonRpcMessage, body: string, who: string, now = Date.now()): void {
+  /**
+   * The agent answered a client's request (or the runtime's own). A session its agent refused for want of a
+   * login is recorded as one: its record is returned (the client's answer names it).
+   */
+  answered(serverId: string, request: JsonRpcMessage, body: string, who: string, now = Date.now()): Session | null {
     const params = paramsOf(request);
     const answer = answerOf(body);
     const method = request.method;
-    if (method === "initialize") this.initialized(serverId, params, answer);
-    else if (method === "authenticate") {
+    if (method === "session/new") {
+      const login = this.logins.answered(serverId, request, body, answer.result as { sessionId?: unknown } | undefined, who, now);
+      if (login.handled) return login.needsLogin ?? null;
+    }
+    if (method === "initialize") {
+      this.initialized(serverId, params, answer);
+      if (answer.error === undefined) this.logins.initialized(serverId, answer.result);
+    } else if (method === "authenticate") {
       const server = this.sessions.server(serverId);
       if (server && answer.error === undefined && typeof params.methodId === "string") this.sessions.serverChanged({ ...server, auth_method: params.methodId });
     } else if (method === "session/new" || method === "session/load" || method === "session/resume")
@@ -134,6 +172,7 @@ export class SessionRecorder {
       const session = this.sessions.byAcpId(serverId, String(params.sessionId));
       if (session && answer.error === undefined) this.sessions.setState(session, "closed", now);
     }
+    return null;
   }
 
   private initialized(serverId: string, params: Record<string, unknown>, answer: { result?: unknown; error?: string }): void {
@@ -145,6 +184,7 @@ export class SessionRecorder {
       can_load: caps.load ? 1 : 0,
       can_resume: caps.resume ? 1 : 0,
       can_close: caps.close ? 1 : 0,
+      can_delete: caps.delete ? 1 : 0,
       agent_version: caps.version,
     };
     // A client that initializes again as before (a reconnect, a health check) writes nothing.
@@ -192,15 +232,16 @@ export class SessionRecorder {
     const stopReason = answer.error === undefined ? stopReasonOf(answer.result) : null;
     const changes = answer.error === undefined ? turnChangesOf(answer.result) : null;
     const lastLine = session.tail.lastTextLine();
+    const usage = answer.error === undefined ? turnUsage(session, answer.result, now) : null;
     if (answer.error !== undefined) session.tail.add("error", now, { text: answer.error });
-    else session.tail.add("stop", now, { data: { stopReason, durationMs, ...(changes ? { changes } : {}) } });
+    else session.tail.add("stop", now, { data: { stopReason, durationMs, ...(changes ? { changes } : {}), ...(usage ? { usage } : {}) } });
     if (changes) session.row.last_changes = JSON.stringify(changes);
     session.row.pending = null;
     session.row.turn_started_at = null;
     this.sessions.setState(session, "idle", now);
     const record = this.sessions.toSession(session.row);
     if (answer.error !== undefined) this.events({ type: "turn.failed", machine: record.machine, session: record, message: answer.error });
-    else this.events({ type: "turn.finished", machine: record.machine, session: record, stopReason, durationMs, lastLine, changes });
+    else this.events({ type: "turn.finished", machine: record.machine, session: record, stopReason, durationMs, lastLine, changes, usage });
   }
 
   /** A client's `session/load` is on its way: a session recorded already does not get its history twice. */
@@ -253,6 +294,7 @@ export class SessionRecorder {
       const session = this.sessions.byAcpId(serverId, params.sessionId);
       if (!session || session.replaying) continue;
       if (message.method === "session/update") {
+        if (usageUpdated(session, params.update)) continue;
         const effect = effectOf(params.update);
         if (effect.type === "ignore") continue;
         if (effect.type === "title") {
@@ -280,6 +322,12 @@ export class SessionRecorder {
     if (server) this.sessions.serverChanged(server);
     this.sessions.deliver();
     this.sessions.scheduleFlush();
+    const waiting = server ? this.catchingUp.get(serverId) : undefined;
+    if (server && waiting) {
+      const left = waiting.filter((w) => (w.seq <= server.cursor ? (w.resolve(), false) : true));
+      if (left.length) this.catchingUp.set(serverId, left);
+      else this.catchingUp.delete(serverId);
+    }
   }
 
   /** The agent's process is gone (it exited, was stopped idle, or the sidecar restarted): its turns in progress failed. */

@@ -36,6 +36,10 @@ export type SessionRow = {
   worktree: string | null;
   /** The last turn's change summary (JSON of TurnChanges), as the machine reported it. */
   last_changes: string | null;
+  /** needs_login: how its agent can be logged in (JSON of LoginMethod[]). */
+  login: string | null;
+  /** What its turns used (JSON of SessionUsage), when the agent reported anything. */
+  usage: string | null;
 };
 
 export type ServerRow = {
@@ -46,6 +50,8 @@ export type ServerRow = {
   can_resume: number;
   can_load: number;
   can_close: number;
+  /** `session/delete`: a purge asks the agent to forget the session too. */
+  can_delete: number;
   agent_version: string | null;
   cursor: number;
 };
@@ -83,6 +89,15 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
     up(sql) {
       sql.exec(`ALTER TABLE sessions ADD COLUMN worktree TEXT`);
       sql.exec(`ALTER TABLE sessions ADD COLUMN last_changes TEXT`);
+    },
+  },
+  {
+    version: 3,
+    does: "logins and usage: how a session's agent can be logged in while it waits for one, and what its turns used",
+    up(sql) {
+      sql.exec(`ALTER TABLE sessions ADD COLUMN login TEXT`);
+      sql.exec(`ALTER TABLE sessions ADD COLUMN usage TEXT`);
+      sql.exec(`ALTER TABLE acp_servers ADD COLUMN can_delete INTEGER NOT NULL DEFAULT 0`);
     },
   },
 ];
@@ -132,7 +147,7 @@ export class SessionStore {
   resumableOf(serverId: string, limit = 256): SessionRow[] {
     return this.sql
       .exec<SessionRow>(
-        `SELECT * FROM sessions WHERE server_id = ? AND state != 'closed' AND resumable = 1 ORDER BY last_activity DESC LIMIT ?`,
+        `SELECT * FROM sessions WHERE server_id = ? AND state NOT IN ('closed', 'needs_login') AND resumable = 1 ORDER BY last_activity DESC LIMIT ?`,
         serverId,
         limit,
       )
@@ -146,6 +161,21 @@ export class SessionStore {
         .exec<SessionRow>(`SELECT * FROM sessions WHERE agent = ? AND acp_session_id = ? ORDER BY last_activity DESC LIMIT 1`, agent, acpId)
         .toArray()[0] ?? null
     );
+  }
+
+  /** The sessions that wait for their agent's login (the agent's, or every agent's). */
+  needingLogin(agent: string | null): SessionRow[] {
+    return agent
+      ? this.sql.exec<SessionRow>(`SELECT * FROM sessions WHERE state = 'needs_login' AND agent = ?`, agent).toArray()
+      : this.sql.exec<SessionRow>(`SELECT * FROM sessions WHERE state = 'needs_login'`).toArray();
+  }
+
+  /** Sessions with usage active since `sinceMs` (their usage says by day what falls in a period), optionally one token's. */
+  withUsage(sinceMs: number, createdBy: string | null): SessionRow[] {
+    const where = createdBy ? "AND created_by = ?" : "";
+    return this.sql
+      .exec<SessionRow>(`SELECT * FROM sessions WHERE usage IS NOT NULL AND last_activity >= ? ${where}`, ...(createdBy ? [sinceMs, createdBy] : [sinceMs]))
+      .toArray();
   }
 
   count(): number {
@@ -190,13 +220,14 @@ export class SessionStore {
     this.sql.exec(
       `INSERT INTO sessions (id, acp_session_id, server_id, agent, agent_version, cwd, mcp_servers, title, title_from_agent, created_by,
          created_at, last_activity, state, pending, failure, resumable, continued_from, primer, next_seq, entries, bytes, compacted_through, turn_started_at,
-         worktree, last_changes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         worktree, last_changes, login, usage)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET agent_version = excluded.agent_version, cwd = excluded.cwd, title = excluded.title,
          title_from_agent = excluded.title_from_agent, last_activity = excluded.last_activity, state = excluded.state, pending = excluded.pending,
          failure = excluded.failure, resumable = excluded.resumable, continued_from = excluded.continued_from, primer = excluded.primer,
          next_seq = excluded.next_seq, entries = excluded.entries, bytes = excluded.bytes, compacted_through = excluded.compacted_through,
-         turn_started_at = excluded.turn_started_at, worktree = excluded.worktree, last_changes = excluded.last_changes`,
+         turn_started_at = excluded.turn_started_at, worktree = excluded.worktree, last_changes = excluded.last_changes,
+         acp_session_id = excluded.acp_session_id, login = excluded.login, usage = excluded.usage`,
       r.id,
       r.acp_session_id,
       r.server_id,
@@ -222,6 +253,8 @@ export class SessionStore {
       r.turn_started_at,
       r.worktree,
       r.last_changes,
+      r.login,
+      r.usage,
     );
   }
 
@@ -306,10 +339,10 @@ export class SessionStore {
 
   writeServer(s: ServerRow): void {
     this.sql.exec(
-      `INSERT INTO acp_servers (server_id, agent, initialize, auth_method, can_resume, can_load, can_close, agent_version, cursor)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO acp_servers (server_id, agent, initialize, auth_method, can_resume, can_load, can_close, can_delete, agent_version, cursor)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (server_id) DO UPDATE SET agent = excluded.agent, initialize = excluded.initialize, auth_method = excluded.auth_method,
-         can_resume = excluded.can_resume, can_load = excluded.can_load, can_close = excluded.can_close,
+         can_resume = excluded.can_resume, can_load = excluded.can_load, can_close = excluded.can_close, can_delete = excluded.can_delete,
          agent_version = excluded.agent_version, cursor = excluded.cursor`,
       s.server_id,
       s.agent,
@@ -318,6 +351,7 @@ export class SessionStore {
       s.can_resume,
       s.can_load,
       s.can_close,
+      s.can_delete,
       s.agent_version,
       s.cursor,
     );
