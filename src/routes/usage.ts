@@ -16,7 +16,10 @@ import { sumUsage, UsageGroupBy, UsageReport, UsageRow } from "@agent-runtime/pr
 const Day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, "a UTC day: YYYY-MM-DD")
-  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), "a real day");
+  .refine((d) => {
+    const at = Date.parse(`${d}T00:00:00Z`);
+    return !Number.isNaN(at) && new Date(at).toISOString().startsWith(d);
+  }, "a real day");
 
 const report = createRoute(
   declare(

@@ -5,12 +5,13 @@ import { AGENT_OPS } from "./ops/agents";
 import { CONFIG_OPS } from "./ops/config";
 import { FILE_OPS } from "./ops/files";
 import { PORT_OPS } from "./ops/ports";
+import { LOGIN_OPS } from "./ops/logins";
 import { PROCESS_OPS } from "./ops/processes";
 import { REVIEW_OPS } from "./ops/review";
 
 describe("the operation table", () => {
   it("is every feature's operations, none declared by two features (a spread would silently keep one)", () => {
-    const features = [ACP_OPS, AGENT_OPS, PROCESS_OPS, CONFIG_OPS, FILE_OPS, REVIEW_OPS, PORT_OPS];
+    const features = [ACP_OPS, AGENT_OPS, PROCESS_OPS, CONFIG_OPS, FILE_OPS, REVIEW_OPS, PORT_OPS, LOGIN_OPS];
     const names = features.flatMap((table) => Object.keys(table));
     expect(new Set(names).size).toBe(names.length);
     expect(names.sort()).toEqual(Object.keys(OPS).sort());
@@ -38,6 +39,7 @@ describe("the operation table", () => {
         "git.status",
         "worktrees.list",
         "ports.list",
+        "logins.get",
       ].sort(),
     );
     // What changes the machine is remembered, so a call re-sent after a reconnect is never run twice.
