@@ -162,6 +162,24 @@ describe("usage", () => {
     expect((await rt.api("/v1/usage?from=2026-02-30")).status).toBe(400);
   });
 
+  it("cancels a task whose reported cost passes its maxCostUsd, saying why; one within it succeeds", async () => {
+    rt = await startRuntime({ machines: ["local"] });
+    const task = (body: Record<string, unknown>) =>
+      json<{ id: string }>(post(rt!, "/v1/tasks", { machine: "local", agent: "mock", cwd: rt!.dir, ...body }), 201);
+    type Task = { state: string; result: { error: string | null } | null };
+    const ended = (id: string) =>
+      waitFor(async () => {
+        const t = await json<Task>(rt!.api(`/v1/tasks/${id}`));
+        return ["succeeded", "failed", "cancelled", "timed_out"].includes(t.state) ? t : null;
+      }, `task ${id} to end`);
+    // "/slow 3 200" (11 characters) answers "tick 1 tick 2 tick 3 " (21): $0.000032 in all, reported at the turn's end.
+    const over = await task({ prompt: "/slow 3 200", maxCostUsd: 0.00001 });
+    expect(await ended(over.id)).toMatchObject({ state: "cancelled", result: { error: expect.stringContaining("passed its maxCostUsd ($0.00001)") } });
+    const within = await task({ prompt: "/slow 3 200", maxCostUsd: 0.01 });
+    expect(await ended(within.id)).toMatchObject({ state: "succeeded" });
+    expect((await post(rt, "/v1/tasks", { machine: "local", agent: "mock", cwd: rt.dir, prompt: "x", maxCostUsd: -1 })).status).toBe(400);
+  });
+
   it("a purge asks the agent to delete the session (session/delete), where it can", async () => {
     rt = await startRuntime({ machines: ["local"] });
     const s = await open(rt, "forget");

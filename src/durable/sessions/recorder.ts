@@ -31,7 +31,9 @@ import { SessionStore } from "./session-store";
 import type { Ruled } from "../policy/permission-gate";
 import { recordClientAnswer, recordRuled, recordWaiting } from "./permission-records";
 import { LoginRecords } from "./login-records";
+import { CatchUp } from "./catch-up";
 import { turnUsage, usageUpdated } from "./usage-records";
+import type { Cost } from "@agent-runtime/protocol/usage";
 
 export type { SessionListener } from "./live-sessions";
 export type { RestorePlan } from "./session-reads";
@@ -46,6 +48,8 @@ export interface RecorderHost {
   events(event: RuntimeEvent): void;
   /** A session's queued prompts, as its record shows them. */
   queuedOf(id: string): QueuedPrompt[];
+  /** The agent reported its session's cost so far (a task holds it against its `maxCostUsd`). */
+  costReported(session: string, cost: Cost): void;
   /** The permission policy's word on an agent's request (policy/permission-gate.ts); null: a person is asked. */
   judge(serverId: string, seq: number, session: Session, id: JsonRpcId, params: Record<string, unknown>, pending: PendingRequest): Ruled | null;
 }
@@ -57,16 +61,18 @@ export class SessionRecorder {
 
   private readonly events: (event: RuntimeEvent) => void;
   private readonly judge: RecorderHost["judge"];
+  private readonly costReported: RecorderHost["costReported"];
   /** Sessions that wait for their agent's login (login-records.ts). */
   readonly logins: LoginRecords;
   /** Answers waiting for the stream to reach what the agent wrote before them (`reached`). */
-  private readonly catchingUp = new Map<string, { seq: number; resolve: () => void }[]>();
+  private readonly catchingUp = new CatchUp();
 
   constructor(storage: DurableObjectStorage, host: RecorderHost) {
     this.sessions = new LiveSessions(new SessionStore(storage), host.machine, host.online, host.firstSession, host.queuedOf);
     this.reads = new SessionReads(this.sessions);
     this.events = host.events;
     this.judge = host.judge;
+    this.costReported = host.costReported;
     this.logins = new LoginRecords(this.sessions, host.events);
   }
 
@@ -99,20 +105,7 @@ export class SessionRecorder {
    * `timeoutMs`): a turn's end is recorded after its last updates (its usage_update, its last words).
    */
   reached(serverId: string, seq: number, timeoutMs = 1000): Promise<void> {
-    const server = this.sessions.server(serverId);
-    if (!server || server.cursor >= seq) return Promise.resolve();
-    return new Promise((resolve) => {
-      const waiter = { seq, resolve: () => resolve() };
-      const list = this.catchingUp.get(serverId) ?? [];
-      list.push(waiter);
-      this.catchingUp.set(serverId, list);
-      setTimeout(() => {
-        const left = this.catchingUp.get(serverId)?.filter((w) => w !== waiter) ?? [];
-        if (left.length) this.catchingUp.set(serverId, left);
-        else this.catchingUp.delete(serverId);
-        resolve();
-      }, timeoutMs);
-    });
+    return this.catchingUp.wait(serverId, seq, this.sessions.server(serverId)?.cursor ?? null, timeoutMs);
   }
 
   /** Where a server started again numbers its messages from (after everything recorded of it). */
@@ -294,7 +287,11 @@ export class SessionRecorder {
       const session = this.sessions.byAcpId(serverId, params.sessionId);
       if (!session || session.replaying) continue;
       if (message.method === "session/update") {
-        if (usageUpdated(session, params.update)) continue;
+        const usage = usageUpdated(session, params.update);
+        if (usage) {
+          if (usage.cost) this.costReported(session.row.id, usage.cost);
+          continue;
+        }
         const effect = effectOf(params.update);
         if (effect.type === "ignore") continue;
         if (effect.type === "title") {
@@ -322,12 +319,7 @@ export class SessionRecorder {
     if (server) this.sessions.serverChanged(server);
     this.sessions.deliver();
     this.sessions.scheduleFlush();
-    const waiting = server ? this.catchingUp.get(serverId) : undefined;
-    if (server && waiting) {
-      const left = waiting.filter((w) => (w.seq <= server.cursor ? (w.resolve(), false) : true));
-      if (left.length) this.catchingUp.set(serverId, left);
-      else this.catchingUp.delete(serverId);
-    }
+    if (server) this.catchingUp.reached(serverId, server.cursor);
   }
 
   /** The agent's process is gone (it exited, was stopped idle, or the sidecar restarted): its turns in progress failed. */

@@ -9,15 +9,15 @@ import { type LiveSession, parsedOr } from "./live-sessions";
 /** The cost the agent last reported for each session (its running total), until the turn's end takes its share. */
 const reported = new WeakMap<LiveSession, Cost>();
 
-/** A `session/update`: true when it was a usage_update (its context is on the record now, its cost waits for the turn's end). */
-export function usageUpdated(session: LiveSession, update: unknown): boolean {
+/** A `session/update` that was a usage_update: its context is on the record now, its cost (the session's so far) waits for the turn's end. */
+export function usageUpdated(session: LiveSession, update: unknown): { cost: Cost | null } | null {
   const said = usageUpdateOf(update);
-  if (!said) return false;
+  if (!said) return null;
   const usage = parsedOr(SessionUsage, session.row.usage) ?? emptyUsage();
   session.row.usage = JSON.stringify({ ...usage, contextUsed: said.used, contextSize: said.size });
   if (said.cost) reported.set(session, said.cost);
   session.dirty = true;
-  return true;
+  return { cost: said.cost };
 }
 
 /** A turn ended: its share (tokens from the answer, the cost the session grew by), added to the record; null when the agent said nothing. */
