@@ -12,6 +12,8 @@ import { LIMITS } from "@agent-runtime/protocol/limits";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { acpRoutes } from "./routes/acp";
 import { agentRoutes } from "./routes/agents";
+import { loginRoutes } from "./routes/logins";
+import { usageRoutes } from "./routes/usage";
 import { healthRoutes } from "./routes/health";
 import { machineRoutes } from "./routes/machines";
 import { processRoutes } from "./routes/processes";
@@ -76,6 +78,8 @@ export function v1App() {
   v1.route("/", processRoutes);
   v1.route("/", fileRoutes);
   v1.route("/", agentRoutes);
+  v1.route("/", loginRoutes);
+  v1.route("/", usageRoutes);
   v1.route("/", skillsRoutes);
   v1.route("/", mcpRoutes);
   v1.route("/", policyRoutes);

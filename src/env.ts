@@ -27,6 +27,8 @@ export type AppEnv = {
     auditQuiet: boolean;
     /** Set by a GET that acts on the machine (attaching a terminal): audited like a change. */
     auditRead: boolean;
+    /** What the audit line says beside the route (a login's agent and method: never a value a person typed). */
+    auditDetail: string;
     /** A bootstrap admin signed in with the cookie: the SHA-256 of the API_TOKEN its sign-in is bound to (http/signin.ts). */
     apiTokenHash: string;
   };

@@ -67,7 +67,7 @@ describe("agent info", () => {
   it("lists every agent with all 18 capability flags", async () => {
     const res = await rt.api("/v1/agents");
     const { agents } = (await res.json()) as { agents: Info[] };
-    expect(agents.map((a) => a.id)).toEqual(["claude", "codex", "gemini", "opencode", "pi", "amp", "mock"]);
+    expect(agents.map((a) => a.id)).toEqual(["claude", "codex", "gemini", "opencode", "pi", "amp", "mock", "mock-login"]);
     for (const agent of agents) expect(Object.keys(agent.capabilities).sort()).toEqual([...CAPABILITY_NAMES].sort());
     expect(agents.find((a) => a.id === "mock")).toMatchObject({ installed: true, credentialsAvailable: true });
     expect(agents.find((a) => a.id === "claude")).toMatchObject({ installed: false, credentialsAvailable: false });

@@ -24,7 +24,7 @@ export function recordAudit(c: Context<AppEnv>, who: { token: string; role: Audi
     token: who.token,
     role: who.role,
     method: c.req.method,
-    route: routeOf(c),
+    route: c.get("auditDetail") ? `${routeOf(c)} (${c.get("auditDetail")})` : routeOf(c),
     machine: typeof machine === "string" ? machine.slice(0, 128) : null,
     status: who.status,
   };

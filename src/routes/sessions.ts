@@ -19,6 +19,7 @@ import { settings } from "../settings";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { AgentId, Identifier } from "@agent-runtime/protocol/values";
 import {
+  ElicitationAnswer,
   machineOfSession,
   PermissionAnswer,
   PromptEntry,
@@ -147,6 +148,22 @@ const permission = createRoute(
   ),
 );
 
+const elicitation = createRoute(
+  declare(
+    { role: "member", machine: "session" },
+    {
+      method: "post",
+      path: "/sessions/{id}/elicitation",
+      summary: "Answer the question a session waits on (elicitation/create), as its client would: accept (with the form's content), decline or cancel",
+      request: { params: IdParams, body: jsonBody(ElicitationAnswer) },
+      responses: {
+        200: json(Session, "the record after the answer"),
+        ...errors("invalid_request", "not_found", "conflict", "machine_offline", "timeout"),
+      },
+    },
+  ),
+);
+
 const promptRoute = createRoute(
   declare(
     { role: "member", machine: "session" },
@@ -243,6 +260,10 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
   .openapi(permission, async function answerPermission(c) {
     const { id } = c.req.valid("param");
     return c.json(settled(await sessionStub(c, id).answerPermission(id, c.req.valid("json"), c.get("identity").name)), 200);
+  })
+  .openapi(elicitation, async function answerElicitation(c) {
+    const { id } = c.req.valid("param");
+    return c.json(settled(await sessionStub(c, id).answerElicitation(id, c.req.valid("json"), c.get("identity").name)), 200);
   })
   .openapi(promptRoute, async function queuePrompt(c) {
     const { id } = c.req.valid("param");

@@ -8,11 +8,18 @@ describe("agentCapabilitiesOf", () => {
       agentCapabilities: { loadSession: true, sessionCapabilities: { resume: {}, close: {} } },
       agentInfo: { name: "mock", version: "1.2.3" },
     });
-    expect(caps).toEqual({ resume: true, load: true, list: false, close: true, version: "1.2.3" });
+    expect(caps).toEqual({ resume: true, load: true, list: false, close: true, delete: false, version: "1.2.3" });
   });
 
   it("reads an answer it cannot parse as an agent that can do none of it", () => {
-    expect(agentCapabilitiesOf({ agentCapabilities: "nonsense" })).toEqual({ resume: false, load: false, list: false, close: false, version: null });
+    expect(agentCapabilitiesOf({ agentCapabilities: "nonsense" })).toEqual({
+      resume: false,
+      load: false,
+      list: false,
+      close: false,
+      delete: false,
+      version: null,
+    });
     expect(agentCapabilitiesOf(null).load).toBe(false);
     expect(agentCapabilitiesOf({ agentCapabilities: { sessionCapabilities: null } }).resume).toBe(false);
   });

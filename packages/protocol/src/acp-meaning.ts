@@ -7,14 +7,17 @@
  */
 import { CHANGES_META, SessionWorktree, TurnChanges, WORKTREE_META } from "./review";
 import { z } from "zod";
-import type { PendingRequest } from "./sessions";
+import type { ElicitationField, PendingRequest } from "./sessions";
 
 /** What the runtime reads of an agent's answer to `initialize`. */
 const InitializeAnswer = z.object({
   agentCapabilities: z
     .object({
       loadSession: z.boolean().optional(),
-      sessionCapabilities: z.object({ resume: z.unknown().optional(), list: z.unknown().optional(), close: z.unknown().optional() }).passthrough().nullish(),
+      sessionCapabilities: z
+        .object({ resume: z.unknown().optional(), list: z.unknown().optional(), close: z.unknown().optional(), delete: z.unknown().optional() })
+        .passthrough()
+        .nullish(),
     })
     .passthrough()
     .optional(),
@@ -30,6 +33,8 @@ export interface AgentCapabilities {
   list: boolean;
   /** `session/close`. */
   close: boolean;
+  /** `session/delete`. */
+  delete: boolean;
   /** The agent's own version, as it says it (at most 64 characters). */
   version: string | null;
 }
@@ -44,6 +49,7 @@ export function agentCapabilitiesOf(initializeResult: unknown): AgentCapabilitie
     load: caps?.loadSession === true,
     list: caps?.sessionCapabilities?.list != null,
     close: caps?.sessionCapabilities?.close != null,
+    delete: caps?.sessionCapabilities?.delete != null,
     version: answer.agentInfo?.version?.slice(0, 64) ?? null,
   };
 }
@@ -138,14 +144,61 @@ export function pendingRequestOf(method: string, id: string | number, params: un
   });
   const permission = method === "session/request_permission";
   const title = permission ? p.toolCall?.title : p.message;
+  const question = permission ? null : elicitationOf(params);
   return {
     requestId: id,
     kind: permission ? "permission" : "elicitation",
     title: String(title ?? (permission ? "Permission requested" : "The agent asks a question")).slice(0, 500),
-    toolCallId: typeof p.toolCall?.toolCallId === "string" ? p.toolCall.toolCallId : null,
+    toolCallId: typeof p.toolCall?.toolCallId === "string" ? p.toolCall.toolCallId : (question?.toolCallId ?? null),
     options,
     atMs,
+    ...(question ? { elicitation: question.elicitation } : {}),
   };
+}
+
+const ElicitationParams = z.discriminatedUnion("mode", [
+  z.object({ mode: z.literal("form"), message: z.string(), requestedSchema: z.unknown(), toolCallId: z.string().nullish() }).passthrough(),
+  z.object({ mode: z.literal("url"), message: z.string(), url: z.string(), elicitationId: z.string(), toolCallId: z.string().nullish() }).passthrough(),
+]);
+
+const Property = z
+  .object({
+    type: z.string(),
+    title: z.string().nullish(),
+    description: z.string().nullish(),
+    enum: z.array(z.string()).nullish(),
+    oneOf: z.array(z.object({ const: z.string() }).passthrough()).nullish(),
+    items: z
+      .object({ enum: z.array(z.string()).nullish(), anyOf: z.array(z.object({ const: z.string() }).passthrough()).nullish() })
+      .passthrough()
+      .nullish(),
+  })
+  .passthrough();
+const FormSchema = z.object({ properties: z.record(z.string(), z.unknown()).nullish(), required: z.array(z.string()).nullish() }).passthrough();
+
+/** A form's fields from its JSON schema (a property this runtime cannot read is left out). */
+export function fieldsOf(schema: unknown): ElicitationField[] {
+  const parsed = FormSchema.safeParse(schema);
+  if (!parsed.success) return [];
+  const required = new Set(parsed.data.required ?? []);
+  return Object.entries(parsed.data.properties ?? {}).flatMap(([name, raw]) => {
+    const p = Property.safeParse(raw);
+    if (!p.success) return [];
+    const d = p.data;
+    const options = d.enum ?? d.oneOf?.map((o) => o.const) ?? d.items?.enum ?? d.items?.anyOf?.map((o) => o.const) ?? null;
+    return [{ name, type: d.type, title: d.title ?? null, description: d.description ?? null, required: required.has(name), options }];
+  });
+}
+
+/** An `elicitation/create` as the session record keeps it (form: its schema; url: the page), or null when unreadable. */
+function elicitationOf(params: unknown): { elicitation: NonNullable<PendingRequest["elicitation"]>; toolCallId: string | null } | null {
+  const parsed = ElicitationParams.safeParse(params);
+  if (!parsed.success) return null;
+  const e = parsed.data;
+  const message = e.message.slice(0, 2000);
+  const toolCallId = e.toolCallId ?? null;
+  if (e.mode === "form") return { elicitation: { mode: "form", message, fields: fieldsOf(e.requestedSchema) }, toolCallId };
+  return { elicitation: { mode: "url", message, url: e.url.slice(0, 4096), elicitationId: e.elicitationId }, toolCallId };
 }
 
 const PermissionResult = z.object({ outcome: z.object({ outcome: z.string().optional(), optionId: z.string().optional() }).passthrough() }).passthrough();
@@ -164,6 +217,21 @@ export function permissionAnswerOf(
     optionId,
     name: pending.options.find((o) => o.optionId === optionId)?.name ?? null,
   };
+}
+
+const ElicitationResult = z.object({ action: z.string(), content: z.record(z.string(), z.unknown()).nullish() }).passthrough();
+
+/**
+ * How a question was answered: the action, and which fields were given. Never the values: a form may ask
+ * for anything, and the transcript is read by everyone who may read the session.
+ */
+export function elicitationAnswerOf(
+  pending: PendingRequest,
+  answer: { result?: unknown; error?: unknown },
+): { requestId: PendingRequest["requestId"]; action: string; fields: string[] } {
+  const parsed = ElicitationResult.safeParse(answer.result);
+  const action = answer.error !== undefined ? "error" : parsed.success ? parsed.data.action : "cancel";
+  return { requestId: pending.requestId, action, fields: parsed.success ? Object.keys(parsed.data.content ?? {}) : [] };
 }
 
 const ProcessEnd = z.object({ exitCode: z.number().nullish(), signal: z.string().nullish() }).passthrough();

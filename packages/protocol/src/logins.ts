@@ -64,6 +64,7 @@ export const LoginStarted = z
     type: LoginMethodType,
     state: LoginState.describe("the agent's login now (a terminal's or the agent's own flow is still going: needs_login until it ends)"),
     process: Process.optional().describe("terminal: the login's tty process (open its terminal, type with POST /v1/processes/{id}/input)"),
+    started: z.array(z.string()).optional().describe("the sessions that waited for this login and started (a terminal's start them when it exits 0)"),
   })
   .meta({ id: "LoginStarted" });
 export type LoginStarted = z.infer<typeof LoginStarted>;

@@ -7,9 +7,21 @@ import { z } from "zod";
 import { JsonRpcId } from "./acp";
 import { AgentId, Identifier } from "./values";
 import { PermissionOption } from "./sessions";
+import { LoginMethod } from "./logins";
+import { TurnUsage } from "./usage";
 
 export const EventType = z
-  .enum(["permission.requested", "turn.finished", "turn.failed", "sandbox.blocked", "machine.offline", "machine.online", "test"])
+  .enum([
+    "permission.requested",
+    "elicitation.requested",
+    "agent.login",
+    "turn.finished",
+    "turn.failed",
+    "sandbox.blocked",
+    "machine.offline",
+    "machine.online",
+    "test",
+  ])
   .describe("test: only what POST …/subscriptions/{id}/test sends")
   .meta({ id: "NotificationEvent" });
 export type EventType = z.infer<typeof EventType>;
@@ -102,12 +114,21 @@ export const NotificationPayload = z
         durationMs: z.number().nullable(),
         lastLine: z.string().nullable(),
         changes: TurnChanges.nullable().optional().describe("what the turn changed in the session's folder"),
+        usage: TurnUsage.nullable().optional().describe("what the turn used, as the agent reported it"),
       })
       .optional(),
     sandbox: z
       .object({ kind: z.enum(["network", "file"]), target: z.string(), reason: z.string() })
       .optional()
       .describe("sandbox.blocked: what the agent's sandbox refused"),
+    question: z
+      .object({ requestId: JsonRpcId, title: z.string(), mode: z.enum(["form", "url"]).nullable() })
+      .optional()
+      .describe("elicitation.requested: what the agent asks"),
+    login: z
+      .object({ methods: z.array(LoginMethod) })
+      .optional()
+      .describe("agent.login: how the agent can be logged in (POST /v1/agents/{agent}/login)"),
     url: z.string().describe("the session (or the machine) in the dashboard"),
     text: z.string().describe("a one-line summary, usable as a Slack message"),
   })

@@ -22,10 +22,25 @@ export type SessionState = z.infer<typeof SessionState>;
 export const PermissionOption = z.object({ optionId: z.string(), name: z.string(), kind: z.string() }).meta({ id: "PermissionOption" });
 export type PermissionOption = z.infer<typeof PermissionOption>;
 
+/** One field of an elicitation's form (ACP's ElicitationPropertySchema, flattened for a form on a phone). */
+export const ElicitationField = z
+  .object({
+    name: z.string(),
+    type: z.string().describe("string, number, integer, boolean or array (a multi-select)"),
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    required: z.boolean(),
+    options: z.array(z.string()).nullable().describe("the values to choose from, when the schema names them"),
+  })
+  .meta({ id: "ElicitationField" });
+export type ElicitationField = z.infer<typeof ElicitationField>;
+
 /** What the agent waits for: a permission (answered with one of `options`) or an elicitation. */
 export const PendingRequest = z
   .object({
-    requestId: JsonRpcId.describe("the JSON-RPC id of the agent's request; answer it with POST /v1/sessions/{id}/permission"),
+    requestId: JsonRpcId.describe(
+      "the JSON-RPC id of the agent's request; answer it with POST /v1/sessions/{id}/permission (a permission) or …/elicitation (a question)",
+    ),
     kind: z.enum(["permission", "elicitation"]),
     title: z.string(),
     toolCallId: z.string().nullable(),
@@ -35,6 +50,16 @@ export const PendingRequest = z
       .object({ atMs: z.number().int(), onTimeout: z.enum(["allow", "deny"]), rule: z.string() })
       .optional()
       .describe("a rule of the permission policy answers for the person at `atMs` if nobody did"),
+    elicitation: z
+      .object({
+        mode: z.enum(["form", "url"]),
+        message: z.string(),
+        fields: z.array(ElicitationField).optional().describe("form: the fields asked for, read from the agent's JSON schema"),
+        url: z.string().optional().describe("url: the page the person is asked to open"),
+        elicitationId: z.string().optional(),
+      })
+      .optional()
+      .describe("an elicitation: the question, as the agent asked it"),
   })
   .meta({ id: "PendingRequest" });
 export type PendingRequest = z.infer<typeof PendingRequest>;
@@ -200,6 +225,19 @@ export const PermissionAnswer = z
   .strict()
   .meta({ id: "PermissionAnswer" });
 export type PermissionAnswer = z.infer<typeof PermissionAnswer>;
+
+/** ACP's ElicitationContentValue: a string, a number, a boolean or a list of strings. */
+const ElicitationValue = z.union([z.string().max(65536), z.number(), z.boolean(), z.array(z.string().max(65536)).max(256)]);
+
+export const ElicitationAnswer = z
+  .object({
+    requestId: JsonRpcId.optional().describe("the pending request's id (default: the one the session waits on)"),
+    action: z.enum(["accept", "decline", "cancel"]),
+    content: z.record(z.string().max(256), ElicitationValue).optional().describe("accept, form mode: a value for each field of its schema"),
+  })
+  .strict()
+  .meta({ id: "ElicitationAnswer" });
+export type ElicitationAnswer = z.infer<typeof ElicitationAnswer>;
 
 /** Bounds of a transcript (docs/architecture.md, "Sessions"): past them the oldest entries are dropped. */
 export const TRANSCRIPT_LIMITS = {

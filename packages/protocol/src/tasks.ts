@@ -61,6 +61,12 @@ export const TaskRequest = z
       .optional()
       .describe(`how long it may run once started (default ${TASK_DEADLINE_DEFAULT_SECONDS}); past it the turn is cancelled: timed_out`),
     notify: z.boolean().optional().describe("whether its session's events (a question, its end) notify as any session's do (default true)"),
+    maxCostUsd: z
+      .number()
+      .positive()
+      .max(1_000_000)
+      .optional()
+      .describe("once the cost its agent reports (in USD) passes this, the task is cancelled, and its error says so"),
   })
   .strict()
   .meta({ id: "TaskRequest" });

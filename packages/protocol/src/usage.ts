@@ -70,7 +70,8 @@ export function promptUsageOf(result: unknown): Omit<TurnUsage, "cost"> | null {
 export function costGrowth(before: Cost | null, after: Cost | null): Cost | null {
   if (!after) return null;
   const base = before && before.currency === after.currency ? before.amount : 0;
-  return { amount: round(after.amount - base), currency: after.currency };
+  // A total below what was counted: the agent counts afresh (a new process that kept no total): all of it is new.
+  return { amount: round(after.amount >= base ? after.amount - base : after.amount), currency: after.currency };
 }
 
 function addCost(a: Cost | null, b: Cost | null): Cost | null {
@@ -130,3 +131,29 @@ export const UsageReport = z
   })
   .meta({ id: "UsageReport" });
 export type UsageReport = z.infer<typeof UsageReport>;
+
+/** Rows summed into groups (by agent, machine, token or day), each with its cost per currency, and the total. */
+export function sumUsage(rows: UsageRow[], groupBy: UsageGroupBy): Pick<UsageReport, "groups" | "total"> {
+  type Sum = { totals: UsageTotals; costs: Map<string, number>; sessions: Set<string> };
+  const zero = (): Sum => ({ totals: { inputTokens: 0, outputTokens: 0, cachedTokens: 0, cost: null, turns: 0 }, costs: new Map(), sessions: new Set() });
+  const groups = new Map<string, Sum>();
+  const total = zero();
+  for (const row of rows) {
+    const key = row[groupBy];
+    const group = groups.get(key) ?? zero();
+    groups.set(key, group);
+    for (const into of [group, total]) {
+      into.totals = addTotals(into.totals, { ...row.totals, cost: null }, row.totals.turns);
+      if (row.totals.cost) into.costs.set(row.totals.cost.currency, round((into.costs.get(row.totals.cost.currency) ?? 0) + row.totals.cost.amount));
+      into.sessions.add(row.session);
+    }
+  }
+  const shaped = (g: Sum) => {
+    const { cost: _cost, ...tokens } = g.totals;
+    return { ...tokens, costs: [...g.costs].map(([currency, amount]) => ({ amount, currency })), sessions: g.sessions.size };
+  };
+  return {
+    groups: [...groups].sort(([a], [b]) => a.localeCompare(b)).map(([key, g]) => ({ key, ...shaped(g) })),
+    total: shaped(total),
+  };
+}

@@ -1037,6 +1037,296 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{agent}/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the agent is logged in on the machine, the ways it can be, and the names of the values kept for it
+         * @description Needs the role `viewer` and the machine in the token's scope.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description ask the agent again */
+                    no_cache?: "0" | "1" | "true" | "false";
+                };
+                header?: never;
+                path: {
+                    /** @description claude, codex, gemini, opencode, pi, amp or mock, or any id of the ACP agent registry (claude-acp, codex-acp, …) */
+                    agent: components["schemas"]["AgentId"];
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description its login */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentLogin"];
+                    };
+                };
+                /** @description invalid_request; unsupported_agent */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Log the agent in on the machine by one of its methods: env_var keeps the values on the machine (200), terminal starts its login command in a tty process (201), agent runs its own flow (202). Sessions that waited for the login start when it succeeds
+         * @description Needs the role `member` and the machine in the token's scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claude, codex, gemini, opencode, pi, amp or mock, or any id of the ACP agent registry (claude-acp, codex-acp, …) */
+                    agent: components["schemas"]["AgentId"];
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LoginRequest"];
+                };
+            };
+            responses: {
+                /** @description the values are kept on the machine; `state` says whether the agent is logged in with them */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LoginStarted"];
+                    };
+                };
+                /** @description the login's terminal: open `process` in a terminal or type into it; its exit 0 ends the login */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LoginStarted"];
+                    };
+                };
+                /** @description the agent's own flow runs on the machine */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LoginStarted"];
+                    };
+                };
+                /** @description invalid_request; unsupported_agent */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Log the agent out on the machine (its `logout`, where it has one) and remove the values kept for it
+         * @description Needs the role `member` and the machine in the token's scope.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claude, codex, gemini, opencode, pi, amp or mock, or any id of the ACP agent registry (claude-acp, codex-acp, …) */
+                    agent: components["schemas"]["AgentId"];
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description what was removed, and its login now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LoginRemoved"];
+                    };
+                };
+                /** @description invalid_request; unsupported_agent */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/attempts": {
         parameters: {
             query?: never;
@@ -7879,6 +8169,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/elicitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the question a session waits on (elicitation/create), as its client would: accept (with the form's content), decline or cancel
+         * @description Needs the role `member` and the machine in the token's scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: components["schemas"]["SessionId"];
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ElicitationAnswer"];
+                };
+            };
+            responses: {
+                /** @description the record after the answer */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Session"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/permission": {
         parameters: {
             query?: never;
@@ -9497,6 +9895,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tokens and cost of the sessions' turns in a period (UTC days, inclusive), grouped: admins see everyone's, others their own
+         * @description Needs the role `member`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description first day (default: 30 days before `to`) */
+                    from?: string;
+                    /** @description agent (default), machine, token or day */
+                    groupBy?: "agent" | "machine" | "token" | "day";
+                    /** @description last day (default: today) */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the totals */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UsageReport"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/whoami": {
         parameters: {
             query?: never;
@@ -9844,6 +10315,18 @@ export interface components {
                 url: string;
             };
         };
+        AgentLogin: {
+            /** @description the agent can log out (ACP's `logout`) */
+            logout: boolean;
+            methods: components["schemas"]["LoginMethod"][];
+            /**
+             * @description unknown: not asked of the agent yet, or it did not say
+             * @enum {string}
+             */
+            state: "logged_in" | "needs_login" | "unknown";
+            /** @description the names of the values kept on this machine for this agent (never the values) */
+            stored: string[];
+        };
         AgentsConfig: {
             /** @description by agent id: a built-in name (claude) or an ACP registry id */
             agents: {
@@ -10140,6 +10623,26 @@ export interface components {
             title: string | null;
             updatedAt: string | null;
         };
+        ElicitationAnswer: {
+            /** @enum {string} */
+            action: "accept" | "decline" | "cancel";
+            /** @description accept, form mode: a value for each field of its schema */
+            content?: {
+                [key: string]: string | number | boolean | string[];
+            };
+            /** @description the pending request's id (default: the one the session waits on) */
+            requestId?: string | number | null;
+        };
+        ElicitationField: {
+            description: string | null;
+            name: string;
+            /** @description the values to choose from, when the schema names them */
+            options: string[] | null;
+            required: boolean;
+            title: string | null;
+            /** @description string, number, integer, boolean or array (a multi-select) */
+            type: string;
+        };
         FileChange: {
             additions: number;
             deletions: number;
@@ -10327,6 +10830,56 @@ export interface components {
             /** @description env_var: the variables the method needs */
             vars?: string[];
         };
+        /** @enum {string} */
+        LoginMethodType: "terminal" | "env_var" | "agent";
+        LoginRemoved: {
+            /** @description the agent was asked to log out (ACP's `logout`) and did */
+            loggedOut: boolean;
+            /** @description the names of the values removed from the machine */
+            removed: string[];
+            state: components["schemas"]["LoginState"];
+        };
+        LoginRequest: {
+            /** @description the id of one of the agent's login methods */
+            method: string;
+            /** @description env_var: a value for each of the method's variables (kept on the machine only) */
+            values?: {
+                [key: string]: string;
+            };
+        };
+        LoginStarted: {
+            method: string;
+            /** @description terminal: the login's tty process (open its terminal, type with POST /v1/processes/{id}/input) */
+            process?: {
+                args: string[];
+                command: string;
+                createdAtMs: number;
+                cwd: string;
+                exitCode?: number | null;
+                exitedAtMs?: number | null;
+                id: string;
+                interactive: boolean;
+                /** @description what the runtime started it for, e.g. 'acp:my-server' */
+                label?: string;
+                /** @enum {string} */
+                owner: "user" | "system";
+                pid: number | null;
+                signal?: string | null;
+                /** @enum {string} */
+                status: "running" | "exited";
+                tty: boolean;
+            };
+            /** @description the sessions that waited for this login and started (a terminal's start them when it exits 0) */
+            started?: string[];
+            /**
+             * @description the agent's login now (a terminal's or the agent's own flow is still going: needs_login until it ends)
+             * @enum {string}
+             */
+            state: "logged_in" | "needs_login" | "unknown";
+            type: components["schemas"]["LoginMethodType"];
+        };
+        /** @enum {string} */
+        LoginState: "logged_in" | "needs_login" | "unknown";
         Machine: {
             connected: boolean;
             connectedAtMs: number | null;
@@ -10451,7 +11004,7 @@ export interface components {
          * @description test: only what POST …/subscriptions/{id}/test sends
          * @enum {string}
          */
-        NotificationEvent: "permission.requested" | "turn.finished" | "turn.failed" | "sandbox.blocked" | "machine.offline" | "machine.online" | "test";
+        NotificationEvent: "permission.requested" | "elicitation.requested" | "agent.login" | "turn.finished" | "turn.failed" | "sandbox.blocked" | "machine.offline" | "machine.online" | "test";
         PendingRequest: {
             atMs: number;
             /** @description a rule of the permission policy answers for the person at `atMs` if nobody did */
@@ -10461,10 +11014,21 @@ export interface components {
                 onTimeout: "allow" | "deny";
                 rule: string;
             };
+            /** @description an elicitation: the question, as the agent asked it */
+            elicitation?: {
+                elicitationId?: string;
+                /** @description form: the fields asked for, read from the agent's JSON schema */
+                fields?: components["schemas"]["ElicitationField"][];
+                message: string;
+                /** @enum {string} */
+                mode: "form" | "url";
+                /** @description url: the page the person is asked to open */
+                url?: string;
+            };
             /** @enum {string} */
             kind: "permission" | "elicitation";
             options: components["schemas"]["PermissionOption"][];
-            /** @description the JSON-RPC id of the agent's request; answer it with POST /v1/sessions/{id}/permission */
+            /** @description the JSON-RPC id of the agent's request; answer it with POST /v1/sessions/{id}/permission (a permission) or …/elicitation (a question) */
             requestId: string | number | null;
             title: string;
             toolCallId: string | null;
@@ -10889,6 +11453,8 @@ export interface components {
             deadlineSeconds?: number;
             /** @description where each run's task runs */
             machine: string;
+            /** @description once the cost its agent reports (in USD) passes this, the task is cancelled, and its error says so */
+            maxCostUsd?: number;
             /** @description whether its session's events (a question, its end) notify as any session's do (default true) */
             notify?: boolean;
             /** @description the task's own permission policy, on top of the team's (it never loosens a team deny or ask) */
@@ -11154,6 +11720,8 @@ export interface components {
             deadlineSeconds?: number;
             /** @description where it runs (else the machine the path names, or DEFAULT_MACHINE) */
             machine?: string;
+            /** @description once the cost its agent reports (in USD) passes this, the task is cancelled, and its error says so */
+            maxCostUsd?: number;
             /** @description whether its session's events (a question, its end) notify as any session's do (default true) */
             notify?: boolean;
             /** @description the task's own permission policy, on top of the team's (it never loosens a team deny or ask) */
@@ -11342,6 +11910,8 @@ export interface components {
                 deadlineSeconds?: number;
                 /** @description where each run's task runs */
                 machine: string;
+                /** @description once the cost its agent reports (in USD) passes this, the task is cancelled, and its error says so */
+                maxCostUsd?: number;
                 /** @description whether its session's events (a question, its end) notify as any session's do (default true) */
                 notify?: boolean;
                 /** @description the task's own permission policy, on top of the team's (it never loosens a team deny or ask) */
@@ -11404,6 +11974,35 @@ export interface components {
                 task: string | null;
             } | null;
             task: components["schemas"]["ScheduleTask"];
+        };
+        UsageGroup: {
+            /** @description read from or written to the model's cache */
+            cachedTokens: number;
+            /** @description cost per currency (agents may report different ones) */
+            costs: components["schemas"]["Cost"][];
+            inputTokens: number;
+            /** @description the agent, machine, token name or day */
+            key: string;
+            outputTokens: number;
+            sessions: number;
+            turns: number;
+        };
+        UsageReport: {
+            from: string;
+            /** @enum {string} */
+            groupBy: "agent" | "machine" | "token" | "day";
+            groups: components["schemas"]["UsageGroup"][];
+            to: string;
+            total: {
+                /** @description read from or written to the model's cache */
+                cachedTokens: number;
+                /** @description cost per currency (agents may report different ones) */
+                costs: components["schemas"]["Cost"][];
+                inputTokens: number;
+                outputTokens: number;
+                sessions: number;
+                turns: number;
+            };
         };
         Whoami: {
             expiresAtMs: number | null;

@@ -16,7 +16,18 @@ import type { AcpServerList, JsonRpcMessage } from "@agent-runtime/protocol/acp"
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
-import type { DiscoveredSession, PermissionAnswer, PromptEntry, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import type {
+  DiscoveredSession,
+  ElicitationAnswer,
+  PermissionAnswer,
+  PromptEntry,
+  Session,
+  SessionFilter,
+  TranscriptPage,
+} from "@agent-runtime/protocol/sessions";
+import type { LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
+import type { UsageRow } from "@agent-runtime/protocol/usage";
+import { MachineLogins } from "../logins/machine-logins";
 import { attachmentOf, SIDECAR_TAG, Tunnel } from "./tunnel";
 import { teamStub, tokenStub } from "../stubs";
 import type { TeamDocuments } from "../config/team-documents";
@@ -74,6 +85,7 @@ export class MachineObject extends DurableObject<Env> {
   private readonly previews: MachinePreviews;
   private readonly lifecycle: SidecarLifecycle;
   private readonly attempts: MachineAttempts;
+  private readonly logins: MachineLogins;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -161,7 +173,13 @@ export class MachineObject extends DurableObject<Env> {
       waitUntil: (work) => ctx.waitUntil(work),
     });
     this.previews = new MachinePreviews({ tunnel, storage: ctx.storage, holders: this.holders, ...sockets });
-    this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions]);
+    this.logins = new MachineLogins(ctx.storage, {
+      call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
+      send: (frame) => tunnel.send(frame),
+      retry: (agent) => this.sessionCalls.retryLogins(agent, config.acpTimeoutMs),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
+    this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions, this.logins.watch]);
     this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs, this.previews.streams);
     this.lifecycle = new SidecarLifecycle({
       ...{ tunnel, team: this.team, notifications: this.notifications, sessions: this.sessions, tasks: this.tasks, floor },
@@ -361,6 +379,23 @@ export class MachineObject extends DurableObject<Env> {
 
   async answerPermission(id: string, answer: PermissionAnswer, who: string): Promise<CallOutcome<Session>> {
     return this.sessionCalls.answerPermission(id, answer, who);
+  }
+
+  async answerElicitation(id: string, answer: ElicitationAnswer, who: string): Promise<CallOutcome<Session>> {
+    return this.sessionCalls.answerElicitation(id, answer, who);
+  }
+
+  async agentLogin(agent: AgentId, request: LoginRequest): Promise<CallOutcome<LoginStarted>> {
+    return this.logins.start(agent, request);
+  }
+
+  async agentLogout(agent: AgentId): Promise<CallOutcome<LoginRemoved>> {
+    return this.logins.remove(agent);
+  }
+
+  /** Each session's usage by day within [fromDay, toDay] (GET /v1/usage sums them). */
+  usageRows(fromDay: string, toDay: string, createdBy: string | null): UsageRow[] {
+    return this.sessionCalls.usage(fromDay, toDay, createdBy);
   }
 
   /** A route's call on this machine's tasks (`TaskCall`: submit, get, list, cancel), parsed here. */

@@ -36,6 +36,8 @@ type DeliveryRow = z.output<typeof DeliveryRow>;
 /** How urgent a push is, and how long a push service should keep it for a phone that is off. */
 const PUSH_OPTIONS: Record<EventType, { ttl: number; urgency: "high" | "normal" | "low" }> = {
   "permission.requested": { ttl: 3600, urgency: "high" },
+  "elicitation.requested": { ttl: 3600, urgency: "high" },
+  "agent.login": { ttl: 3600, urgency: "high" },
   "turn.failed": { ttl: 86_400, urgency: "normal" },
   "turn.finished": { ttl: 86_400, urgency: "normal" },
   "sandbox.blocked": { ttl: 86_400, urgency: "normal" },
@@ -272,22 +274,21 @@ const AttemptRow = z
 /** What a phone shows: a title, a line, and where a tap goes (the session, at its question). Small: push payloads are capped near 4 KB. */
 export function pushMessage(payload: NotificationPayload): { title: string; body: string; url: string; event: EventType; tag: string } {
   const who = payload.agent ? `${payload.agent} on ${payload.machine}` : payload.machine;
-  const title =
-    payload.event === "permission.requested"
-      ? `${who} needs you`
-      : payload.event === "turn.finished"
-        ? `${who} finished`
-        : payload.event === "turn.failed"
-          ? `${who} failed`
-          : payload.event === "sandbox.blocked"
-            ? `${who}: sandbox refused ${payload.sandbox?.target ?? "something"}`
-            : payload.event === "machine.offline"
-              ? `${payload.machine} went offline`
-              : payload.event === "machine.online"
-                ? `${payload.machine} is back`
-                : "agent-runtime";
+  const titles: Record<EventType, string> = {
+    "permission.requested": `${who} needs you`,
+    "elicitation.requested": `${who} needs you`,
+    "agent.login": `${who} needs a login`,
+    "turn.finished": `${who} finished`,
+    "turn.failed": `${who} failed`,
+    "sandbox.blocked": `${who}: sandbox refused ${payload.sandbox?.target ?? "something"}`,
+    "machine.offline": `${payload.machine} went offline`,
+    "machine.online": `${payload.machine} is back`,
+    test: "agent-runtime",
+  };
+  const title = titles[payload.event];
   const body =
     payload.permission?.title ??
+    payload.question?.title ??
     payload.turn?.lastLine ??
     payload.session?.title ??
     (payload.event === "test" ? "Notifications reach this device." : payload.event.startsWith("machine.") ? "" : payload.text);

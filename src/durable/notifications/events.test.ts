@@ -91,6 +91,7 @@ describe("payloadOf", () => {
       durationMs: 1200,
       lastLine: "All tests pass.",
       changes: { turn: 2, files: 3, additions: 40, deletions: 2 },
+      usage: null,
     });
     expect(done.text).toContain("finished");
     expect(done.text).toContain("(3 files, +40 −2)");

@@ -5,9 +5,13 @@
 import type { EventType, NotificationPayload, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { summaryText, type TurnChanges } from "@agent-runtime/protocol/review";
 import type { PendingRequest, Session } from "@agent-runtime/protocol/sessions";
+import type { LoginMethod } from "@agent-runtime/protocol/logins";
+import type { TurnUsage } from "@agent-runtime/protocol/usage";
 
 export type RuntimeEvent =
   | { type: "permission.requested"; machine: string; session: Session; permission: PendingRequest }
+  | { type: "elicitation.requested"; machine: string; session: Session; question: PendingRequest }
+  | { type: "agent.login"; machine: string; session: Session; methods: LoginMethod[] }
   | {
       type: "turn.finished";
       machine: string;
@@ -16,6 +20,7 @@ export type RuntimeEvent =
       durationMs: number | null;
       lastLine: string | null;
       changes?: TurnChanges | null;
+      usage?: TurnUsage | null;
     }
   | { type: "turn.failed"; machine: string; session: Session; message: string }
   | { type: "sandbox.blocked"; machine: string; session: Session; kind: "network" | "file"; target: string; reason: string }
@@ -84,8 +89,26 @@ export function payloadOf(event: RuntimeEvent, baseUrl: string, id: string, atMs
     case "turn.finished":
       return {
         ...base,
-        turn: { stopReason: event.stopReason, durationMs: event.durationMs, lastLine: event.lastLine, changes: event.changes ?? null },
-        text: `${who} finished${named}${event.changes ? ` (${summaryText(event.changes)})` : ""}${event.lastLine ? `: ${quote(event.lastLine)}` : ""} ${link(url, "Open")}`,
+        turn: {
+          stopReason: event.stopReason,
+          durationMs: event.durationMs,
+          lastLine: event.lastLine,
+          changes: event.changes ?? null,
+          usage: event.usage ?? null,
+        },
+        text: `${who} finished${named}${event.changes ? ` (${summaryText(event.changes)})` : ""}${costText(event.usage)}${event.lastLine ? `: ${quote(event.lastLine)}` : ""} ${link(url, "Open")}`,
+      };
+    case "elicitation.requested":
+      return {
+        ...base,
+        question: { requestId: event.question.requestId, title: event.question.title, mode: event.question.elicitation?.mode ?? null },
+        text: `${who} asks: ${quote(event.question.title)}${named} ${link(url, "Answer")}`,
+      };
+    case "agent.login":
+      return {
+        ...base,
+        login: { methods: event.methods },
+        text: `${who} must be logged in before it starts${named} ${link(url, "Log in")}`,
       };
     case "turn.failed":
       return { ...base, text: `${who} failed${named}: ${quote(event.message)} ${link(url, "Open")}` };
@@ -96,4 +119,11 @@ export function payloadOf(event: RuntimeEvent, baseUrl: string, id: string, atMs
         text: `${who}: its sandbox refused ${quote(event.target)}${named} ${link(url, "Open")}`,
       };
   }
+}
+
+/** A turn's cost, as a notification's line says it: ` ($0.0042)`, nothing when the agent reported none. */
+function costText(usage: TurnUsage | null | undefined): string {
+  const cost = usage?.cost;
+  if (!cost) return "";
+  return cost.currency === "USD" ? ` ($${cost.amount.toFixed(4)})` : ` (${cost.amount} ${cost.currency})`;
 }

@@ -4,6 +4,8 @@
  * writes to the store. The recorder says what happened; this keeps it, tells the followers, and writes
  * what changed at most once per FLUSH_MS (at once when a state changes: a person may be waiting to see it).
  */
+import { LoginMethod } from "@agent-runtime/protocol/logins";
+import { SessionUsage } from "@agent-runtime/protocol/usage";
 import { machineOfSession, PendingRequest, type QueuedPrompt, Session, type SessionState, type TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { SessionWorktree, TurnChanges } from "@agent-runtime/protocol/review";
 import { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
@@ -143,7 +145,17 @@ export class LiveSessions {
   }
 
   /** A new session on `server`, written at once. */
-  create(server: ServerRow, acpId: string, cwd: string, mcpServers: unknown[], who: string, now: number, worktree: SessionWorktree | null): LiveSession {
+  create(
+    server: ServerRow,
+    acpId: string,
+    cwd: string,
+    mcpServers: unknown[],
+    who: string,
+    now: number,
+    worktree: SessionWorktree | null,
+    /** A session its agent refused for want of a login: how it can be logged in. */
+    needsLogin: LoginMethod[] | null = null,
+  ): LiveSession {
     const isFirst = this.store.count() === 0;
     const row: SessionRow = {
       id: newSessionId(this.machine()),
@@ -158,7 +170,7 @@ export class LiveSessions {
       created_by: who,
       created_at: now,
       last_activity: now,
-      state: "idle",
+      state: needsLogin ? "needs_login" : "idle",
       pending: null,
       failure: null,
       resumable: server.can_resume === 1 || server.can_load === 1 ? 1 : 0,
@@ -173,6 +185,8 @@ export class LiveSessions {
       turn_started_at: null,
       // The sandbox of the server it runs on, as that server was started (sandbox/server-sandbox.ts).
       sandbox: server.sandbox,
+      login: needsLogin ? JSON.stringify(needsLogin) : null,
+      usage: null,
     };
     const session: LiveSession = { row, tail: new TranscriptTail(1), dirty: true, replaying: false };
     session.tail.following = this.listeners.has(row.id);
@@ -181,6 +195,15 @@ export class LiveSessions {
     this.flush();
     if (isFirst) this.firstSession();
     return session;
+  }
+
+  /** A record takes the agent's id of a session started for it (after a login): found by that id from now on. */
+  adopt(session: LiveSession, serverId: string, acpId: string): void {
+    this.byAcp.delete(`${session.row.server_id}\n${session.row.acp_session_id}`);
+    session.row.server_id = serverId;
+    session.row.acp_session_id = acpId;
+    this.byAcp.set(`${serverId}\n${acpId}`, session.row.id);
+    session.dirty = true;
   }
 
   setState(session: LiveSession, state: SessionState, now: number): void {
@@ -331,6 +354,18 @@ export class LiveSessions {
       lastChanges: parsedOr(TurnChanges, r.last_changes),
       sandbox: parsedOr(SessionSandbox, r.sandbox),
       queued: this.queuedOf(r.id),
+      ...this.waitingOf(r),
+    };
+  }
+
+  /** What a person is waited for, how its agent logs in, what its turns used. */
+  private waitingOf(r: SessionRow): Pick<Session, "waiting" | "login" | "usage"> {
+    const pending = r.state === "waiting" ? parsedOr(PendingRequest, r.pending) : null;
+    const login = r.state === "needs_login" ? parsedOr(z.array(LoginMethod), r.login) : null;
+    return {
+      waiting: pending ? { kind: pending.kind } : r.state === "needs_login" ? { kind: "login" } : null,
+      login: r.state === "needs_login" ? { methods: login ?? [] } : null,
+      usage: parsedOr(SessionUsage, r.usage),
     };
   }
 

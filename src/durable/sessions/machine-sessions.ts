@@ -74,6 +74,7 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
       ),
     queuedOf: (id) => queued.queuedOf(id),
     judge: (...request) => gate.judge(...request),
+    costReported: (session, cost) => host.waitUntil(tasks.costReported(session, cost)),
   });
   const gate: PermissionGate = new PermissionGate({
     storage,

@@ -3,7 +3,7 @@
  * permission policy"): asked of a person (the session waits, people are told), answered by a rule of the
  * policy (the transcript says which; nobody is told), or answered by a client.
  */
-import { permissionAnswerOf } from "@agent-runtime/protocol/acp-meaning";
+import { elicitationAnswerOf, permissionAnswerOf } from "@agent-runtime/protocol/acp-meaning";
 import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { PendingRequest } from "@agent-runtime/protocol/sessions";
 import type { RuntimeEvent } from "../notifications/events";
@@ -12,11 +12,13 @@ import { type LiveSession, type LiveSessions, parsedOr } from "./live-sessions";
 
 /** A person is asked: the session waits for them, and people are told. */
 export function recordWaiting(sessions: LiveSessions, session: LiveSession, pending: PendingRequest, now: number, events: (event: RuntimeEvent) => void): void {
-  session.tail.add("permission", now, { data: { ...pending } });
+  const question = pending.kind === "elicitation";
+  session.tail.add(question ? "elicitation" : "permission", now, { data: { ...pending } });
   session.row.pending = JSON.stringify(pending);
   sessions.setState(session, "waiting", now);
   const record = sessions.toSession(session.row);
-  events({ type: "permission.requested", machine: record.machine, session: record, permission: pending });
+  if (question) events({ type: "elicitation.requested", machine: record.machine, session: record, question: pending });
+  else events({ type: "permission.requested", machine: record.machine, session: record, permission: pending });
 }
 
 /** A rule answered for the person: the request and its answer are in the transcript with the rule; the turn goes on. */
@@ -40,7 +42,8 @@ export function recordClientAnswer(sessions: LiveSessions, serverId: string, mes
   for (const session of sessions.turningOf(serverId)) {
     const pending = parsedOr(PendingRequest, session.row.pending);
     if (!pending || JSON.stringify(pending.requestId) !== JSON.stringify(message.id)) continue;
-    session.tail.add("permission_answer", now, { data: permissionAnswerOf(pending, message) });
+    if (pending.kind === "elicitation") session.tail.add("elicitation_answer", now, { data: elicitationAnswerOf(pending, message) });
+    else session.tail.add("permission_answer", now, { data: permissionAnswerOf(pending, message) });
     session.row.pending = null;
     sessions.setState(session, "running", now);
     return;

@@ -33,6 +33,10 @@ import { SessionReads } from "./session-reads";
 import { SessionStore } from "./session-store";
 import type { Ruled } from "../policy/permission-gate";
 import { recordClientAnswer, recordRuled, recordWaiting } from "./permission-records";
+import { LoginRecords } from "./login-records";
+import { CatchUp } from "./catch-up";
+import { turnUsage, usageUpdated } from "./usage-records";
+import type { Cost } from "@agent-runtime/protocol/usage";
 
 export type { SessionListener } from "./live-sessions";
 
@@ -67,6 +71,8 @@ export interface RecorderHost {
   queuedOf(id: string): QueuedPrompt[];
   /** A line of the team's audit log for what a session's sandbox refused. */
   sandboxAudit?(session: Session, target: string, reason: string): void;
+  /** The agent reported its session's cost so far (a task holds it against its `maxCostUsd`). */
+  costReported(session: string, cost: Cost): void;
   /** The permission policy's word on an agent's request (policy/permission-gate.ts); null: a person is asked. */
   judge(serverId: string, seq: number, session: Session, id: JsonRpcId, params: Record<string, unknown>, pending: PendingRequest): Ruled | null;
 }
@@ -79,6 +85,11 @@ export class SessionRecorder {
   private readonly events: (event: RuntimeEvent) => void;
   private readonly sandboxAudit: RecorderHost["sandboxAudit"];
   private readonly judge: RecorderHost["judge"];
+  private readonly costReported: RecorderHost["costReported"];
+  /** Sessions that wait for their agent's login (login-records.ts). */
+  readonly logins: LoginRecords;
+  /** Answers waiting for the stream to reach what the agent wrote before them (`reached`). */
+  private readonly catchingUp = new CatchUp();
   /** Per server, the last error-free answer to `initialize` and what it said (one entry per server id). */
   private readonly initializeAnswers = new Map<string, { key: string; caps: AgentCapabilities }>();
 
@@ -88,6 +99,8 @@ export class SessionRecorder {
     this.events = host.events;
     this.sandboxAudit = host.sandboxAudit?.bind(host);
     this.judge = host.judge;
+    this.costReported = host.costReported;
+    this.logins = new LoginRecords(this.sessions, host.events);
   }
 
   private get store(): SessionStore {
@@ -112,6 +125,7 @@ export class SessionRecorder {
       can_resume: 0,
       can_load: 0,
       can_close: 0,
+      can_delete: 0,
       agent_version: null,
       cursor: server?.cursor ?? 0,
       sandbox: kept,
@@ -132,6 +146,14 @@ export class SessionRecorder {
       this.sessions.notifyRecord(session);
     }
     this.sessions.scheduleFlush();
+  }
+
+  /**
+   * Resolves once the recorder has what the agent wrote up to `seq` of a server's stream (or after
+   * `timeoutMs`): a turn's end is recorded after its last updates (its usage_update, its last words).
+   */
+  reached(serverId: string, seq: number, timeoutMs = 1000): Promise<void> {
+    return this.catchingUp.wait(serverId, seq, this.sessions.server(serverId)?.cursor ?? null, timeoutMs);
   }
 
   /** Where a server started again numbers its messages from (after everything recorded of it). */
@@ -166,17 +188,25 @@ export class SessionRecorder {
     return message;
   }
 
-  /** The agent answered a client's request (or the runtime's own). */
-  answered(serverId: string, request: JsonRpcMessage, body: string, who: string, now = Date.now()): void {
+  /**
+   * The agent answered a client's request (or the runtime's own). A session its agent refused for want of a
+   * login is recorded as one: its record is returned (the client's answer names it).
+   */
+  answered(serverId: string, request: JsonRpcMessage, body: string, who: string, now = Date.now()): Session | null {
     const method = request.method;
     // Only these answers change a record: any other is relayed without the recorder parsing it.
-    if (typeof method !== "string" || !RECORDED_ANSWERS.has(method)) return;
+    if (typeof method !== "string" || !RECORDED_ANSWERS.has(method)) return null;
     const params = paramsOf(request);
     if (method === "initialize") {
       this.initialized(serverId, params, body);
-      return;
+      return null;
     }
     const answer = answerOf(body);
+    if (method === "session/new") {
+      const result = typeof answer.result === "object" && answer.result !== null ? answer.result : undefined;
+      const login = this.logins.answered(serverId, request, body, result, who, now);
+      if (login.handled) return login.needsLogin ?? null;
+    }
     if (method === "authenticate") {
       const server = this.sessions.server(serverId);
       if (server && answer.error === undefined && typeof params.methodId === "string") this.sessions.serverChanged({ ...server, auth_method: params.methodId });
@@ -187,6 +217,7 @@ export class SessionRecorder {
       const session = this.sessions.byAcpId(serverId, String(params.sessionId));
       if (session && answer.error === undefined) this.sessions.setState(session, "closed", now);
     }
+    return null;
   }
 
   private initialized(serverId: string, params: Record<string, unknown>, body: string): void {
@@ -203,6 +234,7 @@ export class SessionRecorder {
       const answer = answerOf(body);
       if (answer.error !== undefined) return;
       caps = agentCapabilitiesOf(answer.result);
+      this.logins.initialized(serverId, answer.result);
       if (this.initializeAnswers.size >= 1000) this.initializeAnswers.clear(); // bounded: a memo, not a record
       if (key !== null) this.initializeAnswers.set(serverId, { key, caps });
     }
@@ -211,6 +243,7 @@ export class SessionRecorder {
       can_load: caps.load ? 1 : 0,
       can_resume: caps.resume ? 1 : 0,
       can_close: caps.close ? 1 : 0,
+      can_delete: caps.delete ? 1 : 0,
       agent_version: caps.version,
     };
     // A client that initializes again as before (a reconnect, a health check) writes nothing.
@@ -219,6 +252,7 @@ export class SessionRecorder {
       server.can_load === learned.can_load &&
       server.can_resume === learned.can_resume &&
       server.can_close === learned.can_close &&
+      server.can_delete === learned.can_delete &&
       server.agent_version === learned.agent_version;
     if (same) return;
     this.sessions.serverChanged({ ...server, ...learned });
@@ -267,15 +301,16 @@ export class SessionRecorder {
     const stopReason = answer.error === undefined ? stopReasonOf(answer.result) : null;
     const changes = answer.error === undefined ? turnChangesOf(answer.result) : null;
     const lastLine = session.tail.lastTextLine();
+    const usage = answer.error === undefined ? turnUsage(session, answer.result, now) : null;
     if (answer.error !== undefined) session.tail.add("error", now, { text: answer.error });
-    else session.tail.add("stop", now, { data: { stopReason, durationMs, ...(changes ? { changes } : {}) } });
+    else session.tail.add("stop", now, { data: { stopReason, durationMs, ...(changes ? { changes } : {}), ...(usage ? { usage } : {}) } });
     if (changes) session.row.last_changes = JSON.stringify(changes);
     session.row.pending = null;
     session.row.turn_started_at = null;
     this.sessions.setState(session, "idle", now);
     const record = this.sessions.toSession(session.row);
     if (answer.error !== undefined) this.events({ type: "turn.failed", machine: record.machine, session: record, message: answer.error });
-    else this.events({ type: "turn.finished", machine: record.machine, session: record, stopReason, durationMs, lastLine, changes });
+    else this.events({ type: "turn.finished", machine: record.machine, session: record, stopReason, durationMs, lastLine, changes, usage });
   }
 
   /** A client's `session/load` is on its way: a session recorded already does not get its history twice. */
@@ -332,6 +367,11 @@ export class SessionRecorder {
         continue;
       }
       if (message.method === "session/update") {
+        const usage = usageUpdated(session, params.update);
+        if (usage) {
+          if (usage.cost) this.costReported(session.row.id, usage.cost);
+          continue;
+        }
         const effect = effectOf(params.update);
         if (effect.type === "ignore") continue;
         if (effect.type === "title") {
@@ -359,6 +399,7 @@ export class SessionRecorder {
     if (server) this.sessions.serverChanged(server);
     this.sessions.deliver();
     this.sessions.scheduleFlush();
+    if (server) this.catchingUp.reached(serverId, server.cursor);
   }
 
   /** The agent's sandbox refused something: a `sandbox` entry, an audit line, a notification (docs/architecture.md, "Sandboxes"). */

@@ -10,16 +10,18 @@ import type { PermissionPolicy } from "@agent-runtime/protocol/policy";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
-import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import type { DiscoveredSession, ElicitationAnswer, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import type { WorkOrigin } from "@agent-runtime/protocol/sandbox";
 import type { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import type { AgentId } from "@agent-runtime/protocol/values";
+import type { UsageRow } from "@agent-runtime/protocol/usage";
 import { answerOf } from "@agent-runtime/protocol/acp-meaning";
 import { problemResponse } from "../../lib/problem-response";
 import type { SseBody } from "../streams/sse-body";
 import { TranscriptFollower } from "./follower";
 import { SessionsWatch } from "./sessions-watch";
 import { PromptQueue } from "./prompt-queue";
+import { withLoginData } from "./login-records";
 import type { PromptQueueStore } from "./prompt-queue-store";
 import type { SessionRecorder } from "./recorder";
 import { policyAnswerRefusal, sessionPolicyIn, startedSessionId } from "./session-policy";
@@ -132,7 +134,14 @@ export class SessionCalls {
     }
     if (outcome.ok) {
       this.host.record(serverId);
-      if (awaitId !== null && outcome.value.status === 200) this.sessions.answered(serverId, message, outcome.value.body, who);
+      const answer = outcome.value;
+      if (awaitId !== null && answer.status === 200) {
+        // A turn's end is recorded after what the agent wrote before it (its usage, its last words).
+        if (message.method === "session/prompt" && answer.afterSeq !== undefined) await this.sessions.reached(serverId, answer.afterSeq);
+        const needsLogin = this.sessions.answered(serverId, message, answer.body, who);
+        // A session refused for want of a login is recorded: the client's answer says which, and how to log its agent in.
+        if (needsLogin) outcome = { ok: true, value: { ...answer, body: withLoginData(answer.body, needsLogin) } };
+      }
       const started = ownPolicy?.value ? startedSessionId(outcome.value) : null;
       if (ownPolicy?.value && started) this.host.keepSessionPolicy(serverId, started, ownPolicy.value);
     } else {
@@ -249,6 +258,10 @@ export class SessionCalls {
         await this.acpPost({ serverId: record.serverId, message: this.runtimeRequest("session/close", { sessionId: record.sessionId }), who }, 60_000);
       }
     }
+    // A purge asks the agent to forget it too, where the agent can (its own files of the conversation).
+    if (live && purge && record.state !== "needs_login" && this.sessions.reads.canDelete(record.serverId)) {
+      await this.acpPost({ serverId: record.serverId, message: this.runtimeRequest("session/delete", { sessionId: record.sessionId }), who }, 60_000, true);
+    }
     const closed = this.sessions.close(id, purge)!;
     if (live && this.sessions.reads.openSessionsOf(record.serverId) === 0) {
       const stopped = await this.host.call("acp.delete", { serverId: record.serverId });
@@ -309,6 +322,57 @@ export class SessionCalls {
     const sent = await this.acpPost({ serverId: record.serverId, message: { jsonrpc: "2.0", id: pending.requestId, result: { outcome } }, who }, 60_000);
     if (!sent.ok) return sent;
     return { ok: true, value: this.sessions.reads.get(id)! };
+  }
+
+  usage(fromDay: string, toDay: string, createdBy: string | null): UsageRow[] {
+    return this.sessions.reads.usage(fromDay, toDay, createdBy);
+  }
+
+  /** Answer a session's pending question (`POST /v1/sessions/{id}/elicitation`) as its client would. */
+  async answerElicitation(id: string, answer: ElicitationAnswer, who: string): Promise<Outcome<Session>> {
+    const record = this.sessions.reads.get(id);
+    if (!record) return notFound(id);
+    const pending = record.pending;
+    if (
+      !pending ||
+      pending.kind !== "elicitation" ||
+      (answer.requestId !== undefined && JSON.stringify(pending.requestId) !== JSON.stringify(answer.requestId))
+    ) {
+      return {
+        ok: false,
+        problem: { code: "conflict", detail: `session '${id}' is not waiting for an answer to a question (answered, cancelled or never asked)` },
+      };
+    }
+    if (answer.content && answer.action !== "accept") {
+      return { ok: false, problem: { code: "invalid_request", detail: "content goes with accept only" } };
+    }
+    const result = answer.action === "accept" ? { action: "accept", ...(answer.content ? { content: answer.content } : {}) } : { action: answer.action };
+    const sent = await this.acpPost({ serverId: record.serverId, message: { jsonrpc: "2.0", id: pending.requestId, result }, who }, 60_000);
+    if (!sent.ok) return sent;
+    return { ok: true, value: this.sessions.reads.get(id)! };
+  }
+
+  /**
+   * An agent was logged in: each session that waited for it is started now (its `session/new` sent again,
+   * its agent's process started afresh so that it reads the login), and becomes a session like any other.
+   */
+  async retryLogins(agent: AgentId | null, timeoutMs: number): Promise<Session[]> {
+    const started: Session[] = [];
+    for (const record of this.sessions.reads.needingLogin(agent)) {
+      // Only a server whose every session waits for the login is stopped: nothing of anyone's is cut short.
+      if (
+        this.sessions.reads.openSessionsOf(record.serverId) ===
+        this.sessions.reads.needingLogin(record.agent).filter((s) => s.serverId === record.serverId).length
+      ) {
+        await this.host.call("acp.delete", { serverId: record.serverId }, 30_000);
+      }
+      const message = this.runtimeRequest("session/new", this.sessions.reads.startParams(record.id)!);
+      this.sessions.logins.retrying(message.id!, record.id);
+      const sent = await this.acpPost({ serverId: record.serverId, message, who: record.createdBy }, timeoutMs, true);
+      const now = this.sessions.reads.get(record.id);
+      if (sent.ok && now?.state === "idle") started.push(now);
+    }
+    return started;
   }
 
   /** The sessions agents keep on this machine (`session/list`), with the runtime's record of each where it has one. */

@@ -3,7 +3,8 @@
  * records, pages of a transcript, and how to start a server's agent again. A read of the store writes what
  * is in memory first, so it sees what the live sessions hold. The recorder writes; this only reads.
  */
-import type { Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import { machineOfSession, type Session, type SessionFilter, type TranscriptPage } from "@agent-runtime/protocol/sessions";
+import { SessionUsage, type UsageRow } from "@agent-runtime/protocol/usage";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import { z } from "zod";
@@ -60,6 +61,29 @@ export class SessionReads {
 
   canClose(serverId: string): boolean {
     return this.sessions.server(serverId)?.can_close === 1;
+  }
+
+  canDelete(serverId: string): boolean {
+    return this.sessions.server(serverId)?.can_delete === 1;
+  }
+
+  /** The sessions waiting for their agent's login (one agent's, or all). */
+  needingLogin(agent: AgentId | null): Session[] {
+    this.sessions.flush();
+    return this.store.needingLogin(agent).map((r) => this.sessions.toSession(this.sessions.current(r)));
+  }
+
+  /** Each session's usage by day within [fromDay, toDay] (UTC days, inclusive): what GET /v1/usage sums. */
+  usage(fromDay: string, toDay: string, createdBy: string | null): UsageRow[] {
+    this.sessions.flush();
+    const since = Date.parse(`${fromDay}T00:00:00Z`);
+    return this.store.withUsage(since, createdBy).flatMap((r) => {
+      const usage = parsedOr(SessionUsage, this.sessions.current(r).usage);
+      if (!usage) return [];
+      return Object.entries(usage.days)
+        .filter(([day]) => day >= fromDay && day <= toDay)
+        .map(([day, totals]) => ({ session: r.id, machine: machineOfSession(r.id), agent: r.agent, token: r.created_by, day, totals }));
+    });
   }
 
   /** How to start a server's agent again as its client set it up, or null when it never got that far. */

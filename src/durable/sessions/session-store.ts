@@ -41,6 +41,10 @@ export const SessionRow = z.object({
   last_changes: z.string().nullable(),
   /** The sandbox its agent server runs in (JSON of SessionSandbox), null for a session recorded before sandboxes. */
   sandbox: z.string().nullable(),
+  /** needs_login: how its agent can be logged in (JSON of LoginMethod[]). */
+  login: z.string().nullable(),
+  /** What its turns used (JSON of SessionUsage), when the agent reported anything. */
+  usage: z.string().nullable(),
 });
 export type SessionRow = z.output<typeof SessionRow>;
 
@@ -52,6 +56,8 @@ export const ServerRow = z.object({
   can_resume: z.number(),
   can_load: z.number(),
   can_close: z.number(),
+  /** `session/delete`: a purge asks the agent to forget the session too. */
+  can_delete: z.number(),
   agent_version: z.string().nullable(),
   cursor: z.number(),
   /** The sandbox its agent was started in (JSON of SessionSandbox): a restart asks for the same one. */
@@ -100,6 +106,15 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
     up(sql) {
       sql.exec(`ALTER TABLE sessions ADD COLUMN sandbox TEXT`);
       sql.exec(`ALTER TABLE acp_servers ADD COLUMN sandbox TEXT`);
+    },
+  },
+  {
+    version: 4,
+    does: "logins and usage: how a session's agent can be logged in while it waits for one, and what its turns used",
+    up(sql) {
+      sql.exec(`ALTER TABLE sessions ADD COLUMN login TEXT`);
+      sql.exec(`ALTER TABLE sessions ADD COLUMN usage TEXT`);
+      sql.exec(`ALTER TABLE acp_servers ADD COLUMN can_delete INTEGER NOT NULL DEFAULT 0`);
     },
   },
 ];
@@ -151,7 +166,7 @@ export class SessionStore {
     return rows(
       this.sql,
       SessionRow,
-      `SELECT * FROM sessions WHERE server_id = ? AND state != 'closed' AND resumable = 1 ORDER BY last_activity DESC LIMIT ?`,
+      `SELECT * FROM sessions WHERE server_id = ? AND state NOT IN ('closed', 'needs_login') AND resumable = 1 ORDER BY last_activity DESC LIMIT ?`,
       serverId,
       limit,
     );
@@ -160,6 +175,24 @@ export class SessionStore {
   /** The newest session of this agent with that ACP id, on any server. */
   findByAcp(agent: string, acpId: string): SessionRow | null {
     return firstRow(this.sql, SessionRow, `SELECT * FROM sessions WHERE agent = ? AND acp_session_id = ? ORDER BY last_activity DESC LIMIT 1`, agent, acpId);
+  }
+
+  /** The sessions that wait for their agent's login (the agent's, or every agent's). */
+  needingLogin(agent: string | null): SessionRow[] {
+    return agent
+      ? rows(this.sql, SessionRow, `SELECT * FROM sessions WHERE state = 'needs_login' AND agent = ?`, agent)
+      : rows(this.sql, SessionRow, `SELECT * FROM sessions WHERE state = 'needs_login'`);
+  }
+
+  /** Sessions with usage active since `sinceMs` (their usage says by day what falls in a period), optionally one token's. */
+  withUsage(sinceMs: number, createdBy: string | null): SessionRow[] {
+    const where = createdBy ? "AND created_by = ?" : "";
+    return rows(
+      this.sql,
+      SessionRow,
+      `SELECT * FROM sessions WHERE usage IS NOT NULL AND last_activity >= ? ${where}`,
+      ...(createdBy ? [sinceMs, createdBy] : [sinceMs]),
+    );
   }
 
   count(): number {
@@ -204,13 +237,14 @@ export class SessionStore {
     this.sql.exec(
       `INSERT INTO sessions (id, acp_session_id, server_id, agent, agent_version, cwd, mcp_servers, title, title_from_agent, created_by,
          created_at, last_activity, state, pending, failure, resumable, continued_from, primer, next_seq, entries, bytes, compacted_through, turn_started_at,
-         worktree, last_changes, sandbox)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         worktree, last_changes, sandbox, login, usage)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET agent_version = excluded.agent_version, cwd = excluded.cwd, title = excluded.title,
          title_from_agent = excluded.title_from_agent, last_activity = excluded.last_activity, state = excluded.state, pending = excluded.pending,
          failure = excluded.failure, resumable = excluded.resumable, continued_from = excluded.continued_from, primer = excluded.primer,
          next_seq = excluded.next_seq, entries = excluded.entries, bytes = excluded.bytes, compacted_through = excluded.compacted_through,
-         turn_started_at = excluded.turn_started_at, worktree = excluded.worktree, last_changes = excluded.last_changes, sandbox = excluded.sandbox`,
+         turn_started_at = excluded.turn_started_at, worktree = excluded.worktree, last_changes = excluded.last_changes, sandbox = excluded.sandbox,
+         acp_session_id = excluded.acp_session_id, login = excluded.login, usage = excluded.usage`,
       r.id,
       r.acp_session_id,
       r.server_id,
@@ -237,6 +271,8 @@ export class SessionStore {
       r.worktree,
       r.last_changes,
       r.sandbox,
+      r.login,
+      r.usage,
     );
   }
 
@@ -330,10 +366,10 @@ export class SessionStore {
 
   writeServer(s: ServerRow): void {
     this.sql.exec(
-      `INSERT INTO acp_servers (server_id, agent, initialize, auth_method, can_resume, can_load, can_close, agent_version, cursor, sandbox)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO acp_servers (server_id, agent, initialize, auth_method, can_resume, can_load, can_close, can_delete, agent_version, cursor, sandbox)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (server_id) DO UPDATE SET agent = excluded.agent, initialize = excluded.initialize, auth_method = excluded.auth_method,
-         can_resume = excluded.can_resume, can_load = excluded.can_load, can_close = excluded.can_close,
+         can_resume = excluded.can_resume, can_load = excluded.can_load, can_close = excluded.can_close, can_delete = excluded.can_delete,
          agent_version = excluded.agent_version, cursor = excluded.cursor, sandbox = excluded.sandbox`,
       s.server_id,
       s.agent,
@@ -342,6 +378,7 @@ export class SessionStore {
       s.can_resume,
       s.can_load,
       s.can_close,
+      s.can_delete,
       s.agent_version,
       s.cursor,
       s.sandbox,

@@ -28,6 +28,7 @@ import {
 } from "@agent-runtime/protocol/tasks";
 import type { WorkOrigin } from "@agent-runtime/protocol/sandbox";
 import type { AgentId } from "@agent-runtime/protocol/values";
+import type { Cost } from "@agent-runtime/protocol/usage";
 import type { RuntimeEvent } from "../notifications/events";
 import { POLICY_META, startedSessionId } from "../sessions/session-policy";
 import { originOf, resultOf, type TaskRow, TaskStore } from "./task-store";
@@ -57,6 +58,8 @@ export interface TaskHost {
 }
 
 const END_KEY = "task-end:";
+/** A task's cost bound (its `maxCostUsd`), beside its row: the cost its agent reports is held against it. */
+const MAX_COST_KEY = "task-max-cost:";
 
 export class TaskRunner {
   private readonly store: TaskStore;
@@ -117,6 +120,7 @@ export class TaskRunner {
       origin,
     };
     this.store.put(row);
+    if (request.maxCostUsd !== undefined) this.storage.kv.put(`${MAX_COST_KEY}${row.id}`, request.maxCostUsd);
     this.store.trim();
     this.host.announce();
     void this.drain();
@@ -221,6 +225,7 @@ export class TaskRunner {
     const ended = { ...row, state, ended_at: Date.now(), result: JSON.stringify(result) };
     this.store.put(ended);
     this.storage.kv.delete(`${END_KEY}${id}`);
+    this.storage.kv.delete(`${MAX_COST_KEY}${id}`);
     this.host.changed?.(this.toTask(ended));
     if (row.report) void this.reportOn(ended, IssueRef.parse(JSON.parse(row.report)), result);
   }
@@ -241,14 +246,26 @@ export class TaskRunner {
     const row = this.store.get(id);
     if (!row) return notFound(id);
     if (FINISHED_TASK_STATES.has(row.state)) return { ok: true, value: this.toTask(row) };
-    await this.stop(row, "cancelled", "cancelled");
+    await this.stop(row, "cancelled", null);
     return { ok: true, value: this.toTask(this.store.get(id)!) };
   }
 
+  /**
+   * The cost a session's agent reported (its running total): a task whose total passes its `maxCostUsd` is
+   * cancelled, saying why.
+   */
+  async costReported(sessionId: string, cost: Cost): Promise<void> {
+    const row = this.store.bySession(sessionId);
+    if (!row || row.state !== "running") return;
+    const max = this.storage.kv.get<number>(`${MAX_COST_KEY}${row.id}`);
+    if (max === undefined || cost.currency !== "USD" || cost.amount <= max) return;
+    await this.stop(row, "cancelled", `its cost ($${cost.amount}) passed its maxCostUsd ($${max})`);
+  }
+
   /** End a task now: a queued one never runs; a running one's turn is cancelled (`session/cancel`). */
-  private async stop(row: TaskRow, state: "cancelled" | "timed_out", why: string): Promise<void> {
+  private async stop(row: TaskRow, state: "cancelled" | "timed_out", why: string | null): Promise<void> {
     const wasRunning = row.state === "running";
-    this.finish(row.id, state, { stopReason: null, error: state === "cancelled" ? null : why });
+    this.finish(row.id, state, { stopReason: null, error: why });
     if (wasRunning && row.acp_session_id) {
       await this.host.acpPost(
         { serverId: row.id, message: { jsonrpc: "2.0", method: "session/cancel", params: { sessionId: row.acp_session_id } }, who: row.created_by },

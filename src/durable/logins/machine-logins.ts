@@ -1,0 +1,48 @@
+/**
+ * Logging a machine's agents in, as its object does it (docs/architecture.md, "Logins"): the sidecar runs
+ * the login (`logins.start`); a value kept logs the agent in at once, a terminal login when its process
+ * exits 0 (watched by `LoginWatch`), and then each session that waited for the login is started. Values
+ * a person types pass through here once, in the call to the sidecar, and are never kept or logged.
+ */
+import type { WorkerFrame } from "@agent-runtime/protocol/frames";
+import type { LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
+import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import type { Session } from "@agent-runtime/protocol/sessions";
+import type { AgentId } from "@agent-runtime/protocol/values";
+import { LoginWatch } from "./login-watch";
+
+export interface LoginHost {
+  call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
+  send(frame: WorkerFrame): void;
+  /** Start the sessions that waited for an agent's login. */
+  retry(agent: AgentId): Promise<Session[]>;
+  waitUntil(work: Promise<unknown>): void;
+}
+
+export class MachineLogins {
+  readonly watch: LoginWatch;
+
+  constructor(
+    storage: DurableObjectStorage,
+    private readonly host: LoginHost,
+  ) {
+    this.watch = new LoginWatch(storage, (agent, ok) => {
+      if (ok) host.waitUntil(host.retry(agent));
+    });
+  }
+
+  /** POST /v1/agents/{agent}/login: the login's start, and for a value kept, the sessions that waited, started. */
+  async start(agent: AgentId, request: LoginRequest): Promise<Outcome<LoginStarted>> {
+    const outcome = await this.host.call("logins.start", { agent, ...request });
+    if (!outcome.ok) return outcome;
+    const login = outcome.value;
+    if (login.type === "terminal" && login.process) this.host.send(this.watch.watch(agent, login.process.id));
+    const started = login.type === "env_var" && login.state === "logged_in" ? await this.host.retry(agent) : [];
+    return { ok: true, value: { ...login, started: started.map((s) => s.id) } };
+  }
+
+  async remove(agent: AgentId): Promise<Outcome<LoginRemoved>> {
+    return this.host.call("logins.remove", { agent });
+  }
+}

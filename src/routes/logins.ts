@@ -1,0 +1,79 @@
+/**
+ * Logging agents in (docs/architecture.md, "Logins"; README "Logging agents in"): whether an agent is
+ * logged in on the machine and how it can be, a login by one of its methods (a value kept on the machine,
+ * a terminal, the agent's own flow), and logging out. Members of the machine may; the audit names the
+ * agent and the method, never a value.
+ */
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
+import type { AppEnv } from "../env";
+import { declare } from "../http/access";
+import { machineStub, relay, settled } from "../http/machine";
+import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
+import { AgentLogin, LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
+import { AgentId } from "@agent-runtime/protocol/values";
+
+const AgentParams = z.object({ agent: AgentId });
+
+const get = createRoute(
+  declare(
+    { role: "viewer", machine: true },
+    {
+      method: "get",
+      path: "/agents/{agent}/login",
+      summary: "Whether the agent is logged in on the machine, the ways it can be, and the names of the values kept for it",
+      request: { params: AgentParams, query: z.object({ no_cache: QueryFlag.describe("ask the agent again") }) },
+      responses: { 200: json(AgentLogin, "its login"), ...errors(...MACHINE_ERRORS, "unsupported_agent") },
+    },
+  ),
+);
+
+const start = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/agents/{agent}/login",
+      summary:
+        "Log the agent in on the machine by one of its methods: env_var keeps the values on the machine (200), terminal starts its login command in a tty process (201), agent runs its own flow (202). Sessions that waited for the login start when it succeeds",
+      request: { params: AgentParams, body: jsonBody(LoginRequest) },
+      responses: {
+        200: json(LoginStarted, "the values are kept on the machine; `state` says whether the agent is logged in with them"),
+        201: json(LoginStarted, "the login's terminal: open `process` in a terminal or type into it; its exit 0 ends the login"),
+        202: json(LoginStarted, "the agent's own flow runs on the machine"),
+        ...errors(...MACHINE_ERRORS, "unsupported_agent", "unsupported_media_type"),
+      },
+    },
+  ),
+);
+
+const remove = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "delete",
+      path: "/agents/{agent}/login",
+      summary: "Log the agent out on the machine (its `logout`, where it has one) and remove the values kept for it",
+      request: { params: AgentParams },
+      responses: { 200: json(LoginRemoved, "what was removed, and its login now"), ...errors(...MACHINE_ERRORS, "unsupported_agent") },
+    },
+  ),
+);
+
+export const loginRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(get, async function readLogin(c) {
+    const { agent } = c.req.valid("param");
+    return c.json(await relay(c, "logins.get", { agent, noCache: c.req.valid("query").no_cache }), 200);
+  })
+  .openapi(start, async function logIn(c) {
+    const { agent } = c.req.valid("param");
+    const request = c.req.valid("json");
+    c.set("auditDetail", `agent ${agent}, method ${request.method.slice(0, 64)}`);
+    const login = LoginStarted.parse(settled(await machineStub(c).agentLogin(agent, request)));
+    return c.json(login, login.type === "env_var" ? 200 : login.type === "terminal" ? 201 : 202);
+  })
+  .openapi(remove, async function logOut(c) {
+    const { agent } = c.req.valid("param");
+    c.set("auditDetail", `agent ${agent}`);
+    return c.json(LoginRemoved.parse(settled(await machineStub(c).agentLogout(agent))), 200);
+  });

@@ -1,0 +1,139 @@
+/**
+ * Agents that need a login (docs/architecture.md, "Logins"), with the built-in `mock-login`: a session it
+ * refuses is a record in `needs_login` with its methods; the terminal method typed through the API and the
+ * env_var method each log it in and start the session that waited; logout returns it to needs_login; the
+ * value typed is kept on the machine only.
+ */
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { rpc } from "./acp-helpers";
+import { startRuntime, waitFor, type Runtime } from "./harness";
+
+let rt: Runtime | null = null;
+afterEach(async () => {
+  await rt?.dispose();
+  rt = null;
+});
+
+type Session = {
+  id: string;
+  sessionId: string;
+  state: string;
+  waiting?: { kind: string } | null;
+  login?: { methods: { id: string; type: string; vars?: string[] }[] } | null;
+};
+
+async function json<T>(res: Response | Promise<Response>, status = 200): Promise<T> {
+  const r = await res;
+  const text = await r.text();
+  expect(r.status, text).toBe(status);
+  return JSON.parse(text) as T;
+}
+
+const post = (rt: Runtime, path: string, body: unknown) =>
+  rt.api(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+/** initialize and session/new on a fresh server of mock-login: the agent's answer to session/new. */
+async function startSession(
+  rt: Runtime,
+  serverId: string,
+): Promise<{ error?: { code: number; data?: Record<string, unknown> }; result?: { sessionId: string } }> {
+  const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: { auth: { terminal: true } } } };
+  await json(rpc(rt, serverId, init, "?agent=mock-login"));
+  return json(rpc(rt, serverId, { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } }));
+}
+
+const session = (rt: Runtime, id: string) => json<Session>(rt.api(`/v1/sessions/${id}`));
+
+/** Every file under a folder, as text (the worker's storage: SQLite files and whatever else workerd keeps). */
+async function allText(dir: string): Promise<string> {
+  let text = "";
+  for (const entry of await readdir(dir, { recursive: true })) {
+    const path = join(dir, entry);
+    if ((await stat(path)).isFile()) text += (await readFile(path)).toString("latin1");
+  }
+  return text;
+}
+
+describe("mock-login", () => {
+  it("is needs_login with its two methods; the terminal method, typed through the API, logs it in and the session starts", async () => {
+    rt = await startRuntime({ machines: ["local"] });
+    const info = await json<{ login: { state: string; methods: { id: string; type: string }[]; logout: boolean } }>(rt.api("/v1/agents/mock-login"));
+    expect(info.login).toMatchObject({ state: "needs_login", logout: true });
+    expect(info.login.methods.map((m) => [m.id, m.type])).toEqual([
+      ["mock-terminal", "terminal"],
+      ["mock-key", "env_var"],
+    ]);
+
+    const refused = await startSession(rt, "login-t");
+    expect(refused.error?.code).toBe(-32000);
+    const id = String(refused.error?.data?.["agent-runtime/session"]);
+    const waiting = await session(rt, id);
+    expect(waiting).toMatchObject({ state: "needs_login", waiting: { kind: "login" } });
+    expect(waiting.login?.methods.map((m) => m.type)).toEqual(["terminal", "env_var"]);
+
+    const started = await json<{ type: string; process: { id: string; tty: boolean } }>(
+      post(rt, "/v1/agents/mock-login/login", { method: "mock-terminal" }),
+      201,
+    );
+    expect(started).toMatchObject({ type: "terminal", process: { tty: true } });
+    const pid = started.process.id;
+    const code = await waitFor(async () => {
+      const logs = await json<{ entries: { data: string; encoding: string }[] }>(rt!.api(`/v1/processes/${pid}/logs`));
+      const out = logs.entries.map((e) => Buffer.from(e.data, e.encoding === "base64" ? "base64" : "utf8").toString()).join("");
+      return /code: (\d{6})/.exec(out)?.[1];
+    }, "the login's code on its terminal");
+    await json(post(rt, `/v1/processes/${pid}/input`, { data: `${code}\r`, encoding: "utf8" }));
+    const ready = await waitFor(
+      async () => {
+        const s = await session(rt!, id);
+        return s.state === "idle" ? s : null;
+      },
+      "the session that waited to start",
+      20_000,
+    );
+    expect(ready.sessionId).toMatch(/^mock-/);
+    expect(ready.waiting ?? null).toBeNull();
+    const prompted = await json<{ id: string }>(post(rt, `/v1/sessions/${id}/prompt`, { prompt: [{ type: "text", text: "hello after login" }] }), 202);
+    expect(prompted.id).toMatch(/^prm-/);
+    await waitFor(async () => {
+      const { entries } = await json<{ entries: { kind: string; text?: string }[] }>(rt!.api(`/v1/sessions/${id}/transcript`));
+      return entries.some((e) => e.kind === "text" && e.text?.includes("You said: hello after login"));
+    }, "the agent's answer");
+    expect((await json<{ login: { state: string } }>(rt.api("/v1/agents/mock-login"))).login.state).toBe("logged_in");
+
+    // Logging out returns it to needs_login.
+    const out = await json<{ loggedOut: boolean; state: string }>(rt.api("/v1/agents/mock-login/login", { method: "DELETE" }));
+    expect(out).toMatchObject({ loggedOut: true, state: "needs_login" });
+    expect((await startSession(rt, "login-t2")).error?.code).toBe(-32000);
+  });
+
+  it("keeps an env_var value on the machine only (0600), starts the waiting session with it, and forgets it on logout", async () => {
+    rt = await startRuntime({ machines: ["local"], persist: true });
+    const refused = await startSession(rt, "login-e");
+    const id = String(refused.error?.data?.["agent-runtime/session"]);
+    const secret = `mock-key-${crypto.randomUUID()}`;
+    const login = await json<{ state: string; started: string[] }>(
+      post(rt, "/v1/agents/mock-login/login", { method: "mock-key", values: { MOCK_AGENT_KEY: secret } }),
+    );
+    expect(login).toMatchObject({ state: "logged_in", started: [id] });
+    expect(await session(rt, id)).toMatchObject({ state: "idle" });
+    expect((await json<{ stored: string[] }>(rt.api("/v1/agents/mock-login/login"))).stored).toEqual(["MOCK_AGENT_KEY"]);
+
+    // Kept by the sidecar, readable by its user only; nowhere in the worker's storage or its audit.
+    const file = join(rt.dir, "data-local", "credentials", "agents", "mock-login.json");
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(await readFile(file, "utf8")).toContain(secret);
+    const audit = await json<{ entries: { route: string }[] }>(rt.api("/v1/audit?limit=50"));
+    expect(audit.entries.map((e) => e.route)).toContain("/v1/agents/{agent}/login (agent mock-login, method mock-key)");
+    expect(JSON.stringify(audit)).not.toContain(secret);
+    expect(await allText(join(rt.dir, "state"))).not.toContain(secret);
+
+    // A new session of the agent starts at once: its process is given the value.
+    expect((await startSession(rt, "login-e2")).result?.sessionId).toMatch(/^mock-/);
+    const out = await json<{ removed: string[]; state: string }>(rt.api("/v1/agents/mock-login/login", { method: "DELETE" }));
+    expect(out).toEqual({ removed: ["MOCK_AGENT_KEY"], loggedOut: true, state: "needs_login" });
+    await expect(stat(file)).rejects.toThrow();
+  });
+});
