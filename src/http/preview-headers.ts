@@ -108,6 +108,7 @@ export function browserLocation(location: string, place: PreviewPlace): string {
 }
 
 /** RFC 6265 §5.2's whitespace (SP and HTAB), and the control characters no browser keeps in a name. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: trimming control characters is the point
 const TRIMMED = /^[\s\x00-\x1f\x7f]+|[\s\x00-\x1f\x7f]+$/g;
 
 /**
@@ -152,6 +153,7 @@ export function appPathOf(pathname: string, search: string): string {
 }
 
 /** Backslashes (browsers read `/\\host` as `//host`) and control characters (they drop tabs and newlines). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const UNSAFE_TARGET = /[\\\x00-\x1f\x7f]/;
 
 /**
