@@ -27,6 +27,8 @@ export interface PolicyFigures {
 }
 
 const RUNS = 30;
+/** The most paths a request names (the schema's limit). */
+const PATHS = 64;
 
 /** CPU time (what the issue measured, and what a shared machine's load does not inflate as it does wall time). */
 function timed(run: (i: number) => unknown): [number, number] {
@@ -47,7 +49,7 @@ function timed(run: (i: number) => unknown): [number, number] {
  */
 function hostilePolicy(bytes: number, seed: number): unknown {
   const command = `${"*a".repeat(255)}!`;
-  const glob = (n: number) => `${"*a".repeat(240)}*${seed}x${n}!`.slice(-512);
+  const glob = (n: number) => `${"*a".repeat(240)}*b${seed}x${n}*!`.slice(-512);
   const globs = Math.floor(bytes / 520) - 200;
   return {
     rules: Array.from({ length: 200 }, (_, r) => {
@@ -58,20 +60,20 @@ function hostilePolicy(bytes: number, seed: number): unknown {
 }
 
 export async function benchPolicy(): Promise<PolicyFigures> {
-  const hostile = `${"*a".repeat(255)}!`;
-  const command = "a".repeat(8192);
-  const path = "a".repeat(4096);
+  // Its literal ends match, every star is alive to the end, and the `b` it needs is never there.
+  const hostile = `${"*a".repeat(254)}*b*!`;
+  const command = `${"a".repeat(8191)}!`;
+  const path = `${"a".repeat(4095)}!`;
   const commandMs = timed(() => compileCommandPattern(hostile)(command));
   const globMs = timed(() => compileGlob(hostile)(path));
   // The request's own part: long paths, 8,192 characters of command; the rest of the MiB is patterns, split between
   // the draft and the session's policy (each evaluated with its own allowance of work).
-  // Eight paths: 64 of them would use up the allowance on their own (working out where they are), and leave the
-  // globs nothing to spend.
+  // As many paths as the schema allows, each almost matched by every glob.
   const facts: PermissionFacts = {
     kind: "execute",
     title: "",
-    command: `${command.slice(1)}!`,
-    paths: Array.from({ length: 8 }, (_, k) => `${path.slice(2)}${k}!`),
+    command,
+    paths: Array.from({ length: PATHS }, (_, k) => `${"a".repeat(4093)}${String(k).padStart(2, "0")}!`),
   };
   const request = { agent: "claude", machine: "laptop", cwd: "/home/ada/app", ...facts };
   const context = { agent: request.agent, machine: request.machine, cwd: request.cwd };

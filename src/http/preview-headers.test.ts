@@ -29,16 +29,20 @@ describe("an app's Set-Cookie in host mode", () => {
 });
 
 describe("what the app receives", () => {
-  it("never the runtime's credentials: Authorization, Proxy-Authorization, its cookies", () => {
+  it("never the runtime's credentials: Authorization, Proxy-Authorization, its cookies, Access's", () => {
     const incoming = new Headers({
       authorization: "Bearer at_secret",
       "proxy-authorization": "Basic eDp5",
-      cookie: "__Host-ar_preview=laptop.0123; ar_signin=x; theme=dark",
+      "cf-access-client-id": "id.access",
+      "cf-access-client-secret": "secret",
+      cookie: "__Host-ar_preview=laptop.0123; ar_signin=x; CF_Authorization=eyJ.jwt; theme=dark",
       accept: "text/html",
     });
     const seen = appRequestHeaders(incoming, host);
     expect(seen.get("authorization")).toBeNull();
     expect(seen.get("proxy-authorization")).toBeNull();
+    expect(seen.get("cf-access-client-id")).toBeNull();
+    expect(seen.get("cf-access-client-secret")).toBeNull();
     expect(seen.get("cookie")).toBe("theme=dark");
     expect(seen.get("accept")).toBe("text/html");
   });

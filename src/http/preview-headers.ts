@@ -31,11 +31,16 @@ export const PREVIEW_COOKIE = "__Host-ar_preview";
 
 /** Cookies of the runtime (`ar_…`, `__Host-ar_…`: the sign-in, a preview's pass): the app never gets them, nor sets them. */
 const OWN_COOKIE = /^\s*(__Host-|__Secure-)?ar_/i;
+/** Cloudflare Access's own cookie, which carries the same signed assertion as its header. */
+const ACCESS_COOKIE = /^\s*CF_Authorization\s*=/i;
 const DROPPED_REQUEST = [
   // A token meant for the runtime (an API client's, a person's) is not the app's to see.
   "authorization",
   "proxy-authorization",
   "cf-access-jwt-assertion",
+  // A service token for Access, sent by a client that is not a browser.
+  "cf-access-client-id",
+  "cf-access-client-secret",
   "cf-connecting-ip",
   "cf-ipcountry",
   "cf-ray",
@@ -54,7 +59,7 @@ export function appRequestHeaders(incoming: Headers, place: PreviewPlace): Heade
   for (const name of DROPPED_REQUEST) headers.delete(name);
   const cookies = (incoming.get("cookie") ?? "")
     .split(";")
-    .filter((cookie) => cookie.trim() && !OWN_COOKIE.test(cookie))
+    .filter((cookie) => cookie.trim() && !OWN_COOKIE.test(cookie) && !ACCESS_COOKIE.test(cookie))
     .join(";")
     .trim();
   if (cookies) headers.set("cookie", cookies);
@@ -108,6 +113,7 @@ export function browserLocation(location: string, place: PreviewPlace): string {
 }
 
 /** RFC 6265 §5.2's whitespace (SP and HTAB), and the control characters no browser keeps in a name. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: trimming control characters is the point
 const TRIMMED = /^[\s\x00-\x1f\x7f]+|[\s\x00-\x1f\x7f]+$/g;
 
 /**
@@ -152,6 +158,7 @@ export function appPathOf(pathname: string, search: string): string {
 }
 
 /** Backslashes (browsers read `/\\host` as `//host`) and control characters (they drop tabs and newlines). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const UNSAFE_TARGET = /[\\\x00-\x1f\x7f]/;
 
 /**

@@ -113,8 +113,8 @@ describe("matching cannot be made slow", () => {
   const worst = (decision: string) =>
     policy(
       Array.from({ length: 200 }, (_, r) => ({
-        // The command matches, so the globs are tried: stars that almost match each path.
-        match: { commands: [`${"*a".repeat(255)}!`], paths: Array.from({ length: 64 }, (_, k) => `${"*a".repeat(240)}${r}x${k}!`) },
+        // The command matches, so the globs are tried: stars that almost match each path (its literal ends too).
+        match: { commands: [`${"*a".repeat(255)}!`], paths: Array.from({ length: 64 }, (_, k) => `${"*a".repeat(240)}*b${r}x${k}*!`) },
         decision,
       })),
     );

@@ -16,10 +16,20 @@
  * `spend` throws WorkExhausted and the evaluator judges the rule the stricter way (policy-eval.ts).
  */
 export class WorkBudget {
+  private readonly built = new Set<string>();
   constructor(public left: number) {}
   spend(steps: number): void {
     this.left -= steps;
     if (this.left < 0) throw new WorkExhausted();
+  }
+  /**
+   * Building a glob's automaton, paid once per evaluation whether or not it was built before (kept in the
+   * cache), so that a verdict never depends on what an earlier request left there.
+   */
+  build(glob: string): void {
+    if (this.built.has(glob)) return;
+    this.built.add(glob);
+    this.spend(BUILD_COST * glob.length);
   }
 }
 
@@ -31,6 +41,8 @@ export class WorkExhausted extends Error {
 
 /** A glob's state followed costs about four characters scanned (measured: bench/policy.ts). */
 const STATE_COST = 4;
+/** Building a glob's automaton costs about 32 characters scanned per character of the glob (measured alike). */
+const BUILD_COST = 32;
 
 /** A budget that never runs out (a single pattern's own tests). */
 const UNBOUNDED = new WorkBudget(Number.POSITIVE_INFINITY);
@@ -283,10 +295,34 @@ function consumes(f: Flat, at: number, code: number): boolean {
 }
 
 /** A path glob as a test; see GlobCompiler for the syntax. Every state is followed at once: no backtracking. */
+/** Characters that may make a glob's text other than itself. */
+const SPECIAL = new Set(["*", "?", "[", "]", "{", "}", ",", "\\"]);
+
+/**
+ * What every path a glob matches must start and end with: its text before the first special character and
+ * after the last, less a `/` next to them (`src/**` matches `src`; `**` then `/x` matches `x`). Most globs fail on
+ * these alone, for a few steps, before the automaton runs.
+ */
+export function literalEnds(glob: string): { prefix: string; suffix: string } {
+  let start = 0;
+  while (start < glob.length && !SPECIAL.has(glob[start]!)) start++;
+  if (start === glob.length) return { prefix: glob, suffix: "" };
+  let end = glob.length;
+  while (end > start && !SPECIAL.has(glob[end - 1]!)) end--;
+  return { prefix: glob.slice(0, start).replace(/\/$/, ""), suffix: glob.slice(end).replace(/^\//, "") };
+}
+
 export function compileGlob(glob: string): (path: string, budget?: WorkBudget) => boolean {
-  const f = flatten(new GlobCompiler(glob).compile());
-  const n = f.op.length;
+  const { prefix, suffix } = literalEnds(glob);
+  // The automaton is built only for a path its literal ends let through.
+  let built: Flat | null = null;
   return (path, budget = UNBOUNDED) => {
+    budget.spend(1 + prefix.length + suffix.length);
+    if (!path.startsWith(prefix) || !path.endsWith(suffix) || path.length < prefix.length + suffix.length) return false;
+    budget.build(glob);
+    built ??= flatten(new GlobCompiler(glob).compile());
+    const f = built;
+    const n = f.op.length;
     // Two state lists and a mark per instruction saying which step last reached it.
     let current = new Int32Array(n);
     let next = new Int32Array(n);
