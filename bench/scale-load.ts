@@ -102,8 +102,8 @@ async function waitUntil(check: () => boolean, what: string, timeoutMs: number):
 const TICK_MS = 20;
 
 /** The streaming machines' agents, writing: `updatesPerSecond` each, spread evenly over the second. */
-function startStreaming(load: Load): () => void {
-  const perTick = (load.updatesPerSecond * TICK_MS) / 1000;
+function startStreaming(load: Load, updatesPerSecond = load.updatesPerSecond): () => void {
+  const perTick = (updatesPerSecond * TICK_MS) / 1000;
   let owed = 0;
   const timer = setInterval(() => {
     owed += perTick;
@@ -282,6 +282,69 @@ export function readerTally(): { lost: number; repeated: number; reconnects: num
 
 export async function stopReaders(): Promise<void> {
   await Promise.all(readers.map((r) => r.stop()));
+}
+
+export interface RampStep {
+  /** Per streaming machine. */
+  updatesPerSecond: number;
+  /** Updates written in the step, per second, and the share of them the readers had by its end. */
+  writtenPerSecond: number;
+  deliveredShare: number;
+  workerdCpuPercent: number;
+  simulatorCpuPercent: number;
+  machineCpuPercent: number;
+  probeRttP50Ms: number;
+}
+
+/**
+ * Where the cores run out: the streams' rate doubled step by step (`seconds` each) until the readers fall
+ * behind (less than 95 % of a step's updates delivered by its end), the machine's cores are all busy, or
+ * the rate reaches 1,600 updates a second a stream. Each step says which process took the cores.
+ */
+export async function runRamp(load: Load, seconds: number): Promise<RampStep[]> {
+  const steps: RampStep[] = [];
+  const workerd = await findDescendant(process.pid, /workerd/);
+  const probe = new Probe(load.api, load.probe.machine);
+  const cores = (await import("node:os")).availableParallelism();
+  for (let rate = load.updatesPerSecond * 2; rate <= 1600; rate *= 2) {
+    load.log(`ramp: ${load.streaming.length} streams × ${rate} updates/s for ${seconds} s…`);
+    const written = () => sum(load.streaming.map((s) => s.appended));
+    const delivered = () => sum(readers.map((r) => r.received));
+    const before = { written: written(), delivered: delivered(), workerd: await cpuSeconds(workerd), self: process.cpuUsage(), machine: await machineCpu() };
+    const stop = startStreaming(load, rate);
+    const started = Date.now();
+    const times = await probe.run(Number.MAX_SAFE_INTEGER, () => Date.now() - started >= seconds * 1000, PROBE_PACE_MS);
+    stop();
+    const elapsed = (Date.now() - started) / 1000;
+    const after = {
+      written: written(),
+      delivered: delivered(),
+      workerd: await cpuSeconds(workerd),
+      self: process.cpuUsage(before.self),
+      machine: await machineCpu(),
+    };
+    const step: RampStep = {
+      updatesPerSecond: rate,
+      writtenPerSecond: Math.round((after.written - before.written) / elapsed),
+      deliveredShare: Math.round(((after.delivered - before.delivered) / Math.max(1, after.written - before.written)) * 1000) / 1000,
+      workerdCpuPercent: Math.round(((after.workerd - before.workerd) / elapsed) * 1000) / 10,
+      simulatorCpuPercent: Math.round(((after.self.user + after.self.system) / 1e6 / elapsed) * 1000) / 10,
+      machineCpuPercent: Math.round(((after.machine.busy - before.machine.busy) / (after.machine.total - before.machine.total)) * cores * 1000) / 10,
+      probeRttP50Ms: p50p99(times).p50,
+    };
+    steps.push(step);
+    // Let the readers catch up before the next step, so that each step starts from the same place.
+    await waitUntil(() => readers.every((r, i) => r.lastId >= load.streaming[i]!.appended), "the readers to catch up", 30_000).catch(() => undefined);
+    if (step.deliveredShare < 0.95 || step.machineCpuPercent >= cores * 95) break;
+  }
+  return steps;
+}
+
+export function rampRows(steps: RampStep[]): [string, string][] {
+  return steps.map((s) => [
+    `ramp: ${s.updatesPerSecond}/s a stream (${s.writtenPerSecond}/s in all): delivered in the step; CPU % workerd / simulators / machine; probe p50`,
+    `${s.deliveredShare}; ${s.workerdCpuPercent} / ${s.simulatorCpuPercent} / ${s.machineCpuPercent}; ${s.probeRttP50Ms} ms`,
+  ]);
 }
 
 export function busyRows(b: BusyFigures | null): [string, string][] {

@@ -80,11 +80,6 @@ export class SimSidecar {
     return this.options.machine;
   }
 
-  get connected(): boolean {
-    return this.ws?.readyState === WebSocket.OPEN && this.welcomedNow;
-  }
-  private welcomedNow = false;
-
   /** Dial; resolves at the worker's welcome (however many redials that takes). */
   connect(): Promise<void> {
     const done = new Promise<void>((resolve) => this.connectedWaiters.push(resolve));
@@ -125,7 +120,6 @@ export class SimSidecar {
     ws.on("error", () => undefined);
     ws.on("close", (code) => {
       if (this.ws !== ws) return;
-      this.welcomedNow = false;
       if (this.pinger) clearInterval(this.pinger);
       this.hub.clear();
       this.previews?.closeAll();
@@ -149,7 +143,6 @@ export class SimSidecar {
     switch (frame.t) {
       case "welcome": {
         this.welcomed++;
-        this.welcomedNow = true;
         this.attempt = 0;
         if (this.pinger) clearInterval(this.pinger);
         const ws = this.ws!;

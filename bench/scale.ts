@@ -10,6 +10,8 @@
  *     streamed update, a probe machine's relay round trip during the load against the same probe alone,
  *     storage writes per session-minute, team-object calls per message and per minute, memory per machine
  *     object, and how busy each process and the machine's cores were (bench/scale-busy.ts);
+ *   - where the cores run out: the streams' rate doubled step by step until the readers fall behind or the
+ *     cores are all busy, each process's share of them at each step;
  *   - a reconnect storm: the worker restarted (as in a deploy) while the streams run; the time until all N
  *     are connected, the streams resumed and calls made meanwhile answered, and whether any call or update
  *     was lost or repeated; the team object's calls and writes per reconnect.
@@ -17,8 +19,9 @@
  *
  * SCALE_QUICK=1: 100 machines, 10 s idle, 15 s busy (a minute in all). Each figure can be set on its own:
  * SCALE_MACHINES (1000), SCALE_STREAMING (a tenth), SCALE_PREVIEWS (a hundredth), SCALE_UPDATES_PER_SECOND
- * (50), SCALE_IDLE_SECONDS (60), SCALE_BUSY_SECONDS (60), SCALE_HEARTBEAT_MS (5000: the product pings every
- * 20 s; a shorter interval only makes the idle window see more pings).
+ * (50), SCALE_IDLE_SECONDS (60), SCALE_BUSY_SECONDS (60), SCALE_RAMP_SECONDS (10 a step; 0 for none),
+ * SCALE_HEARTBEAT_MS (5000: the product pings every 20 s; a shorter interval only makes the idle window see
+ * more pings).
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -30,7 +33,19 @@ import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import { cpuSeconds, findDescendant, percentile, rssMb } from "./proc";
 import { previewApp } from "./scale-busy";
 import { SimSidecar } from "./scale-sim";
-import { busyRows, readerTally, runBusy, runStorm, stopReaders, stormRows, type BusyFigures, type StormFigures } from "./scale-load";
+import {
+  busyRows,
+  type BusyFigures,
+  type RampStep,
+  rampRows,
+  readerTally,
+  runBusy,
+  runRamp,
+  runStorm,
+  stopReaders,
+  stormRows,
+  type StormFigures,
+} from "./scale-load";
 
 const QUICK = process.env.SCALE_QUICK === "1";
 const N = Number(process.env.SCALE_MACHINES ?? (QUICK ? 100 : 1000));
@@ -40,6 +55,8 @@ const UPDATES_PER_SECOND = Number(process.env.SCALE_UPDATES_PER_SECOND ?? 50);
 const IDLE_SECONDS = Number(process.env.SCALE_IDLE_SECONDS ?? (QUICK ? 10 : 60));
 const BUSY_SECONDS = Number(process.env.SCALE_BUSY_SECONDS ?? (QUICK ? 15 : 60));
 const HEARTBEAT_MS = Number(process.env.SCALE_HEARTBEAT_MS ?? 5000);
+/** Seconds per step of the ramp that finds where the cores run out (0: no ramp). */
+const RAMP_SECONDS = Number(process.env.SCALE_RAMP_SECONDS ?? (QUICK ? 4 : 10));
 const PRODUCT_HEARTBEAT_MS = 20_000;
 const CONNECT_CONCURRENCY = 50;
 
@@ -127,6 +144,7 @@ async function main(): Promise<void> {
   const figures: Record<string, number | string> = { machines: N, idleSeconds: IDLE_SECONDS, heartbeatMs: HEARTBEAT_MS };
   let busy: BusyFigures | null = null;
   let storm: StormFigures | null = null;
+  let ramp: RampStep[] = [];
   try {
     const workerd = await findDescendant(process.pid, /workerd/);
     const rssBeforeMb = await rssMb(workerd);
@@ -222,6 +240,7 @@ async function main(): Promise<void> {
     busy = await runBusy(load, async () => {
       storm = await runStorm(load);
     });
+    if (RAMP_SECONDS > 0) ramp = await runRamp(load, RAMP_SECONDS);
     const tally = readerTally();
     await stopReaders();
     const stormed = storm as StormFigures | null;
@@ -255,6 +274,7 @@ async function main(): Promise<void> {
     ["team calls / writes per reconnect", `${figures.teamCallsPerReconnect} / ${figures.teamWritesPerReconnect}`],
     ...busyRows(busy),
     ...stormRows(storm),
+    ...rampRows(ramp),
     ["load average (1 min) at the end: others' work on this machine shows here", loadavg()[0]!.toFixed(2)],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
@@ -262,7 +282,7 @@ async function main(): Promise<void> {
   await mkdir(join(ROOT, "bench", "results"), { recursive: true });
   await writeFile(
     join(ROOT, "bench", "results", "scale.json"),
-    `${JSON.stringify({ atIso: new Date().toISOString(), loadAverage1m: loadavg()[0], figures, busy, storm }, null, 2)}\n`,
+    `${JSON.stringify({ atIso: new Date().toISOString(), loadAverage1m: loadavg()[0], figures, busy, storm, ramp }, null, 2)}\n`,
   );
 }
 
