@@ -129,6 +129,21 @@ describe("the sandbox asked for", () => {
     expect(freshInit.args.sandbox).toEqual({ profile: "read-only", network: { mode: "none", allow: [] }, denyRead: [] });
     sidecar.answer(freshInit, { status: 200, body: JSON.stringify({ jsonrpc: "2.0", id: 5, result: { protocolVersion: 1 } }) });
     expect((await fresh).status).toBe(200);
+    // A session loaded or resumed on it gets that server's sandbox too.
+    const strict = { profile: "read-only", network: { mode: "none", allow: [] }, denyRead: [] };
+    for (const [id, method] of [
+      [6, "session/load"],
+      [7, "session/resume"],
+    ] as const) {
+      const loading = api(`/machines/${machine}/v1/acp/s2`, {
+        method: "POST",
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { sessionId: "acp-elsewhere", cwd: "/home/me/app", mcpServers: [] } }),
+      });
+      const load = await sidecar.call("acp.post");
+      expect(load.args).toMatchObject({ method, sandbox: strict });
+      sidecar.answer(load, { status: 200, body: JSON.stringify({ jsonrpc: "2.0", id, result: {} }) });
+      expect((await loading).status).toBe(200);
+    }
     await putPolicy(SESSIONS);
   });
 
