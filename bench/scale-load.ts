@@ -38,6 +38,8 @@ export interface BusyFigures {
   /** Updates the simulated agents wrote in the window, and what the readers received of them (all, after the window). */
   updatesWritten: number;
   updatesDelivered: number;
+  /** Frames the streaming sidecars sent per update (the hub gathers a stream in full flow): incoming WebSocket messages, as billed. */
+  framesPerUpdate: number;
   /** workerd's CPU in the window over the updates streamed in it (everything else it did in the window included). */
   workerdCpuUsPerUpdate: number;
   probeRttP50Ms: number;
@@ -96,16 +98,19 @@ async function waitUntil(check: () => boolean, what: string, timeoutMs: number):
   return Date.now() - started;
 }
 
-/** The streaming machines' agents, writing: `updatesPerSecond` each, in ticks of 100 ms. */
+/** How often the simulated agents write: 50 updates a second come one every 20 ms, as an agent's tokens would. */
+const TICK_MS = 20;
+
+/** The streaming machines' agents, writing: `updatesPerSecond` each, spread evenly over the second. */
 function startStreaming(load: Load): () => void {
-  const perTick = load.updatesPerSecond / 10;
+  const perTick = (load.updatesPerSecond * TICK_MS) / 1000;
   let owed = 0;
   const timer = setInterval(() => {
     owed += perTick;
     const now = Math.floor(owed);
     owed -= now;
     for (const sim of load.streaming) sim.stream(now);
-  }, 100);
+  }, TICK_MS);
   return () => clearInterval(timer);
 }
 
@@ -132,6 +137,7 @@ export async function runBusy(load: Load, during: () => Promise<void>): Promise<
   const workerd = await findDescendant(process.pid, /workerd/);
   const worker = load.worker();
   const written = () => sum(load.streaming.map((s) => s.appended));
+  const frames = () => sum(load.streaming.map((s) => s.framesSent));
   const before = {
     writes: (await load.machineTotals(worker, load.streaming)).writes,
     team: (await load.teamTotals(worker)).invocations,
@@ -139,6 +145,7 @@ export async function runBusy(load: Load, during: () => Promise<void>): Promise<
     self: process.cpuUsage(),
     machine: await machineCpu(),
     written: written(),
+    frames: frames(),
   };
   const stopStreaming = startStreaming(load);
   const started = Date.now();
@@ -166,6 +173,7 @@ export async function runBusy(load: Load, during: () => Promise<void>): Promise<
     self: process.cpuUsage(before.self),
     machine: await machineCpu(),
     written: written(),
+    frames: frames(),
   };
   const rss = await rssMb(workerd);
   const updates = after.written - before.written;
@@ -187,6 +195,7 @@ export async function runBusy(load: Load, during: () => Promise<void>): Promise<
     updatesPerSecond: load.updatesPerSecond,
     updatesWritten: sum(load.streaming.map((s) => s.appended)),
     updatesDelivered: sum(readers.map((r) => r.received)),
+    framesPerUpdate: Math.round(((after.frames - before.frames) / updates) * 1000) / 1000,
     workerdCpuUsPerUpdate: Math.round(((after.workerd - before.workerd) / updates) * 1e6 * 10) / 10,
     probeRttP50Ms: busy.p50,
     probeRttP99Ms: busy.p99,
@@ -280,7 +289,7 @@ export function busyRows(b: BusyFigures | null): [string, string][] {
   return [
     [`busy: ${b.streaming} streaming × ${b.updatesPerSecond}/s with a reader each, ${b.previews} previews, the rest idle`, `${b.machines} machines`],
     ["busy: updates written / delivered to readers", `${b.updatesWritten} / ${b.updatesDelivered}`],
-    ["busy: workerd CPU per streamed update (µs)", String(b.workerdCpuUsPerUpdate)],
+    ["busy: workerd CPU per streamed update (µs); tunnel frames per update", `${b.workerdCpuUsPerUpdate}; ${b.framesPerUpdate}`],
     [
       "busy: probe round trip p50 / p99 (ms), alone → during the load",
       `${b.probeAloneRttP50Ms} / ${b.probeAloneRttP99Ms} → ${b.probeRttP50Ms} / ${b.probeRttP99Ms}`,

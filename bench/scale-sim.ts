@@ -52,6 +52,8 @@ export class SimSidecar {
   readonly runs = new Map<string, number>();
   /** Updates appended to the busy server's log (what an agent wrote). */
   appended = 0;
+  /** Frames sent to the worker, pings not counted: each is one incoming WebSocket message the object is billed for. */
+  framesSent = 0;
   private readonly logs = new Map<string, EventLog>();
   private readonly hub: StreamHub;
   private readonly previews: PreviewProxy | null;
@@ -135,7 +137,9 @@ export class SimSidecar {
   }
 
   private send(frame: SidecarFrame | PackedEvents): void {
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(encodeFrame(frame));
+    if (this.ws?.readyState !== WebSocket.OPEN) return;
+    this.framesSent++;
+    this.ws.send(encodeFrame(frame));
   }
 
   private onFrame(message: string | Uint8Array): void {

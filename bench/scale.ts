@@ -63,11 +63,32 @@ async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
 }
 
+type StatsStub = { debugStats(): Promise<ObjectStats> };
+
+/**
+ * Each object's stub, made once per worker and kept: Miniflare's proxy frees a stub's handle in workerd when
+ * Node collects it, and with a thousand stubs made and dropped per reading, a call could reach a handle freed
+ * under it (an assertion in its proxy worker). Kept, the handles live as long as the worker.
+ */
+const stubs = new WeakMap<RunningWorker, Map<string, StatsStub>>();
+
+async function statsStub(worker: RunningWorker, binding: "MACHINE" | "TEAM", name: string): Promise<StatsStub> {
+  const byName = stubs.get(worker) ?? new Map<string, StatsStub>();
+  stubs.set(worker, byName);
+  const key = `${binding}/${name}`;
+  let stub = byName.get(key);
+  if (!stub) {
+    const ns = await worker.mf.getDurableObjectNamespace(binding);
+    stub = ns.get(ns.idFromName(name)) as unknown as StatsStub;
+    byName.set(key, stub);
+  }
+  return stub;
+}
+
 async function machineTotals(worker: RunningWorker, sims: SimSidecar[]): Promise<Totals & { fetch: number; message: number; close: number; rpc: number }> {
-  const ns = await worker.mf.getDurableObjectNamespace("MACHINE");
   const totals = { invocations: 0, writes: 0, fetch: 0, message: 0, close: 0, rpc: 0 };
-  await inBatches(sims, 100, async (sim) => {
-    const s = await (ns.get(ns.idFromName(sim.machine)) as unknown as { debugStats(): Promise<ObjectStats> }).debugStats();
+  await inBatches(sims, 50, async (sim) => {
+    const s = await (await statsStub(worker, "MACHINE", sim.machine)).debugStats();
     for (const key of ["fetch", "message", "close", "rpc"] as const) totals[key] += s.invocations[key];
     const sum = totalsOf(s);
     totals.invocations += sum.invocations;
@@ -77,8 +98,7 @@ async function machineTotals(worker: RunningWorker, sims: SimSidecar[]): Promise
 }
 
 async function teamTotals(worker: RunningWorker): Promise<Totals> {
-  const ns = await worker.mf.getDurableObjectNamespace("TEAM");
-  return totalsOf(await (ns.get(ns.idFromName("team")) as unknown as { debugStats(): Promise<ObjectStats> }).debugStats());
+  return totalsOf(await (await statsStub(worker, "TEAM", "team")).debugStats());
 }
 
 async function main(): Promise<void> {
@@ -168,7 +188,10 @@ async function main(): Promise<void> {
     figures.skillsReachAllMs = Date.now() - putStarted;
     await waitUntil(
       async () => {
-        const status = (await (await api("/v1/config/skills/status")).json()) as { machines: { version: string | null }[] };
+        // A reused keep-alive connection the runtime closed meanwhile (ECONNRESET) is asked again, not fatal.
+        const status = (await api("/v1/config/skills/status")
+          .then((res) => res.json())
+          .catch(() => ({ machines: [] }))) as { machines: { version: string | null }[] };
         return status.machines.filter((m) => m.version === `"${version}"`).length === N + 1;
       },
       "the skills status of every machine",

@@ -76,8 +76,17 @@ async function moduleLines(bundlePath: string): Promise<{ line: number; path: st
   const lines = (await readFile(bundlePath, "utf8")).split("\n");
   const starts: { line: number; path: string }[] = [];
   lines.forEach((text, i) => {
-    const m = /^\/\/ ((?:src|packages|node_modules|dev)\/\S+)$/.exec(text);
-    if (m) starts.push({ line: i, path: m[1]! });
+    // A module's path as esbuild wrote it; one reached through a symbolic link is written from where it
+    // really is (`../../elsewhere/node_modules/...`): kept from `node_modules/` on.
+    const m = /^\/\/ (\S+\.(?:[cm]?js|tsx?))$/.exec(text);
+    if (!m) return;
+    const path = m[1]!;
+    const at = path.lastIndexOf("node_modules/");
+    if (at >= 0) starts.push({ line: i, path: path.slice(at) });
+    else {
+      const ours = /(?:^|\/)((?:src|packages|dev)\/.*)$/.exec(path);
+      if (ours) starts.push({ line: i, path: ours[1]! });
+    }
   });
   return starts;
 }

@@ -3,8 +3,10 @@
  * the production modules of the worker, the sidecar and the protocol package; no production module
  * imports a test module; no production module longer than 400 lines (but any named in OVER_THE_LIMIT,
  * a debt written down while a file is split: a named file back under the limit fails the check until it
- * is taken off the list); and every route handler in `src/routes/` named (a stack trace or a reader can
- * say which route it is), never an anonymous arrow.
+ * is taken off the list); every route handler in `src/routes/` named (a stack trace or a reader can
+ * say which route it is), never an anonymous arrow; and in `src/durable/`, everything read back from
+ * storage parsed through its schema (durable/storage/stored.ts): no `get<T>`, `list<T>` or `exec<T>`
+ * naming the type a read is trusted to have, no `JSON.parse(…) as`.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -68,6 +70,14 @@ for (const file of files) {
       if (/\.(openapi|get|post|put|patch|delete|all)\([^)]*,\s*(async\s*)?\(c\)\s*=>/.test(line))
         problems.push(`${file}:${index + 1}: a route handler without a name: write it as \`async function whatItDoes(c) { … }\``);
   }
+  if (file.startsWith("src/durable/")) {
+    for (const [index, line] of text.split("\n").entries()) {
+      if (/\.(get|list|exec)<[^>(]+>\s*\(/.test(line))
+        problems.push(`${file}:${index + 1}: a stored read typed by a type argument: read it through its schema (durable/storage/stored.ts)`);
+      if (/JSON\.parse\([^;]*\)\)?\s+as\s+(?!const\b)/.test(line))
+        problems.push(`${file}:${index + 1}: JSON.parse(…) as …: parse it through its schema (durable/storage/stored.ts: jsonText)`);
+    }
+  }
   const edges: string[] = [];
   for (const specifier of runtimeImports(text)) {
     const target = resolveSpecifier(file, specifier);
@@ -106,5 +116,5 @@ if (problems.length) {
   process.exit(1);
 }
 console.log(
-  `check-architecture: ${files.length} production modules, no import cycle, no test import, none over ${MAX_LINES} lines, every route handler named${OVER_THE_LIMIT.size ? ` but ${OVER_THE_LIMIT.size} named` : ""}`,
+  `check-architecture: ${files.length} production modules, no import cycle, no test import, none over ${MAX_LINES} lines, every route handler named, every stored read parsed${OVER_THE_LIMIT.size ? ` but ${OVER_THE_LIMIT.size} named` : ""}`,
 );

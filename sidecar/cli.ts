@@ -11,7 +11,7 @@ import { setFlagsFromString } from "node:v8";
 import { defaultConfigDir, firstLine, loadCredentials, readPrivateFile, saveCredentials } from "./credentials";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import { Identifier } from "@agent-runtime/protocol/values";
-import { setLogLevel, logger } from "./log";
+import { errorText, levelNamed, logger, setLogLevel } from "./log";
 import { installService, serviceState, uninstallService, defaultServiceSpec, type ServiceSpec } from "./service";
 import { defaultDataDir, Sidecar, type SidecarOptions } from "./sidecar";
 import { isAlive, readStatus } from "./status-file";
@@ -84,6 +84,7 @@ function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer" | "
     if (!Number.isInteger(n) || n <= 0) fail(`${name} must be a positive whole number`);
     return n;
   };
+  // Object.fromEntries forgets the keys' types; only entries of `o` are kept, so each is of Partial<T>.
   const pick = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
   return {
     processLimits: pick({
@@ -195,8 +196,9 @@ async function main(): Promise<void> {
   else fail(`no machine token: pass --token-stdin or --token-file, or run 'login' first (nothing stored in ${configDir})`);
   const level = values["log-level"] ?? process.env.SIDECAR_LOG_LEVEL;
   if (level) {
-    if (!["debug", "info", "warn", "error"].includes(level)) fail("--log-level is debug, info, warn or error");
-    setLogLevel(level as "debug" | "info" | "warn" | "error");
+    const named = levelNamed(level);
+    if (!named) fail("--log-level is debug, info, warn or error");
+    setLogLevel(named);
   }
   const limits = await readOwnerLimits(configDir, values);
   const sidecar = new Sidecar({
@@ -317,7 +319,7 @@ function exposedPorts(value: string): ExposedPorts {
   try {
     return ExposedPorts.parse(value);
   } catch (err) {
-    return fail(`--expose-ports: ${(err as Error).message}`);
+    return fail(`--expose-ports: ${errorText(err)}`);
   }
 }
 

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { z } from "zod";
 import { writeFileAtomic } from "./atomic-file";
+import { errnoCode } from "./log";
 
 export const Credentials = z.object({ url: z.string().url(), machine: z.string().min(1), token: z.string().min(1) });
 export type Credentials = z.infer<typeof Credentials>;
@@ -44,7 +45,7 @@ export async function loadCredentials(dir: string): Promise<Credentials | null> 
   try {
     text = await readPrivateFile(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT" || /is not a file/.test(String(err))) return null;
+    if (errnoCode(err) === "ENOENT" || /is not a file/.test(String(err))) return null;
     throw err;
   }
   const parsed = Credentials.safeParse(JSON.parse(text));

@@ -1,8 +1,16 @@
 /** Plain, readable log lines on stderr: `17:50:01.123 info  tunnel  connected to ...`. */
-type Level = "debug" | "info" | "warn" | "error";
+import { type ProblemInit, ProblemError } from "@agent-runtime/protocol/problems";
+
+const LEVELS = ["debug", "info", "warn", "error"] as const;
+export type Level = (typeof LEVELS)[number];
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-let threshold: Level = (process.env.SIDECAR_LOG_LEVEL as Level | undefined) ?? "info";
+/** The level a setting names, or undefined when it names none. */
+export function levelNamed(name: string | undefined): Level | undefined {
+  return LEVELS.find((level) => level === name);
+}
+
+let threshold: Level = levelNamed(process.env.SIDECAR_LOG_LEVEL) ?? "info";
 
 export function setLogLevel(level: Level): void {
   threshold = level;
@@ -31,4 +39,14 @@ export function logger(scope: string): Logger {
 
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** The code of a Node system error (ENOENT, ECONNREFUSED, …); undefined for anything else. */
+export function errnoCode(err: unknown): string | undefined {
+  return err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
+}
+
+/** What failed, as a problem: a ProblemError's own, else an internal one saying what was being done. */
+export function problemOf(err: unknown, doing: string): ProblemInit {
+  return err instanceof ProblemError ? err.toInit() : { code: "internal", detail: `${doing}: ${errorText(err)}` };
 }

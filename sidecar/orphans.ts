@@ -7,13 +7,13 @@
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { logger } from "./log";
+import { z } from "zod";
+import { readJsonFileSync, UnreadableFile } from "./json-file";
 
 const log = logger("process");
 
-interface Entry {
-  pid: number;
-  startTime: string;
-}
+const Entry = z.object({ pid: z.number().int(), startTime: z.string() });
+type Entry = z.output<typeof Entry>;
 
 /** Fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses), or null. */
 function statFields(pid: number): string[] | null {
@@ -63,8 +63,10 @@ export class ChildRegistry {
   reapLeftovers(): number {
     let entries: Entry[] = [];
     try {
-      entries = JSON.parse(readFileSync(this.path, "utf8")) as Entry[];
-    } catch {
+      entries = readJsonFileSync(this.path, z.array(Entry));
+    } catch (err) {
+      // None written (a first start), or one this release cannot read: nothing is killed on a guess.
+      if (err instanceof UnreadableFile) log.warn(`${err.message}: no leftover children stopped`);
       return 0;
     }
     let reaped = 0;

@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { writeFileAtomic } from "./atomic-file";
+import { errnoCode } from "./log";
 
 export const TunnelState = z.enum(["connecting", "connected", "reconnecting", "refused", "replaced", "stopped"]);
 export type TunnelState = z.infer<typeof TunnelState>;
@@ -47,6 +48,6 @@ export function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
+    return errnoCode(err) === "EPERM";
   }
 }

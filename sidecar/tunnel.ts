@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
+import { z } from "zod";
 import {
   encodeFrame,
   parseWorkerFrame,
@@ -369,8 +370,7 @@ function toBuffer(data: WebSocket.RawData): Buffer {
 
 function safeDetail(body: string): string | null {
   try {
-    const parsed = JSON.parse(body) as { detail?: unknown };
-    return typeof parsed.detail === "string" ? parsed.detail : null;
+    return z.object({ detail: z.string() }).safeParse(JSON.parse(body)).data?.detail ?? null;
   } catch {
     return null;
   }

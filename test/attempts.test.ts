@@ -3,10 +3,12 @@
  * machines' real git: three attempts of one prompt in their own worktrees, each writing its own change,
  * a check (a script of the repository) failing for one; compared, diffed against the base and against
  * each other; the passing one merged into the base branch; the others discarded; an attempt on a machine
- * that is away runs when it is back; cancel stops every attempt; refusals.
+ * that is away runs when it is back; cancel stops every attempt; a GitHub trigger starts a group, whose
+ * summary goes on the issue through the machine's GitHub CLI (a fake `gh` on its PATH); refusals.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createHmac } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
@@ -208,7 +210,7 @@ describe("attempt groups", () => {
     const task = (id: string | null) => json<{ state: string; session: string | null }>(rt.api(`/v1/tasks/${id}`));
     const session = async (id: string) => (await json<{ state: string }>(rt.api(`/v1/sessions/${id}`))).state;
     // Both turns under way (their agents started, their prompts sent).
-    const sessions = await Promise.all(
+    await Promise.all(
       running.attempts.map((a) =>
         waitFor(async () => {
           const id = (await task(a.task)).session;
@@ -219,12 +221,65 @@ describe("attempt groups", () => {
     const cancelled = await json<Group>(post(`/v1/attempts/${created.id}/cancel`, {}));
     expect(cancelled.state).toBe("cancelled");
     expect(cancelled.attempts.map((a) => a.state)).toEqual(["cancelled", "cancelled"]);
-    for (const [i, a] of running.attempts.entries()) {
-      expect((await task(a.task)).state).toBe("cancelled");
-      await waitFor(async () => (await session(sessions[i]!)) !== "running", `attempt ${a.n}'s turn to stop`);
-    }
+    // Each attempt's task is cancelled on its machine (which sends its turn session/cancel: tasks.test.ts).
+    for (const a of running.attempts) expect((await task(a.task)).state).toBe("cancelled");
     // Still cancelled once the machines have had their say.
     expect((await read(created.id)).attempts.map((a) => a.state)).toEqual(["cancelled", "cancelled"]);
+  });
+
+  it("start from a GitHub trigger, and say on the issue how the attempts went", async () => {
+    // The machine's GitHub CLI: signed in, writing what it is asked to a file.
+    const bin = join(rt.dir, "fake-gh");
+    mkdirSync(bin);
+    const asked = join(bin, "asked.json");
+    writeFileSync(
+      join(bin, "gh"),
+      `#!/usr/bin/env node\nconst args = process.argv.slice(2);\nif (args[0] === "auth") process.exit(0);\nrequire("node:fs").writeFileSync(${JSON.stringify(asked)}, JSON.stringify(args));\nconsole.log("https://github.com/acme/app/issues/12#issuecomment-7");\n`,
+    );
+    chmodSync(join(bin, "gh"), 0o755);
+    await rt.addSidecar("hub", { PATH: `${bin}:${process.env.PATH}` });
+    const secret = "whsec-attempts-0123456789";
+    const trigger = await json<{ id: string; deliveryPath: string; attempts: unknown }>(
+      post("/v1/triggers", {
+        kind: "github",
+        secret,
+        events: [{ on: "issues.labeled", label: "race" }],
+        task: { machine: "hub", agent: "mock", cwd: repo, prompt: "/write notes.txt issue {{number}} by {{folder}}" },
+        attempts: { attempts: [{ agent: "mock" }, { agent: "mock" }], check: { command: "sh check.sh" } },
+      }),
+      201,
+    );
+    expect(trigger.attempts).toMatchObject({ attempts: [{ agent: "mock" }, { agent: "mock" }] });
+    const body = JSON.stringify({
+      action: "labeled",
+      label: { name: "race" },
+      issue: { number: 12, title: "Race them", body: "", html_url: "https://github.com/acme/app/issues/12" },
+      repository: { full_name: "acme/app" },
+      sender: { login: "ada" },
+    });
+    const delivered = await fetch(`${rt.url}${trigger.deliveryPath}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "issues",
+        "x-github-delivery": "delivery-attempts-1",
+        "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
+      },
+      body,
+    });
+    const outcome = (await delivered.json()) as { outcome: string; task: string };
+    expect(outcome).toMatchObject({ outcome: "started", task: expect.stringMatching(/^grp-/) });
+    const done = await until(outcome.task, (g) => g.state === "finished", "the trigger's group finished");
+    expect(done.attempts.map((a) => [a.machine, a.verdict])).toEqual([
+      ["hub", "passed"],
+      ["hub", "failed"],
+    ]);
+    const args = await waitFor(async () => (existsSync(asked) ? (JSON.parse(readFileSync(asked, "utf8")) as string[]) : null), "the summary to be posted");
+    expect(args.slice(0, 4)).toEqual(["issue", "comment", "12", "--repo"]);
+    const comment = args[args.indexOf("--body") + 1]!;
+    expect(comment).toContain(`Attempt group \`${done.id}\` finished: 2 attempts, 1 passed \`sh check.sh\``);
+    expect(comment).toContain(`| 1 | mock | hub | done | passed | 1 files, +1 −1 | \`${done.attempts[0]!.branch}\` |`);
+    expect(comment).toContain("| 2 | mock | hub | done | failed (exit 1) |");
   });
 
   it("refuse what they should", async () => {

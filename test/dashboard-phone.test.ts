@@ -4,7 +4,7 @@
  * that asks and a page that follows, a commit that lists what it takes. Each view touched is checked by axe.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -201,5 +201,116 @@ describe("the dashboard on a phone", () => {
     process.kill(pid!, "SIGKILL");
     await page.waitForSelector("#session-ports", { state: "detached", timeout: 3000 });
     console.log(`a session's app line gone ${Date.now() - t0} ms after the app died`);
+  });
+
+  it("says once what offline means and what happens to what is sent, and clears it when it no longer holds", async () => {
+    const { id } = await mockSession("away", rt.dir);
+    await open(page, `/sessions/${id}`, "#session-input:not([disabled])");
+    await rt.sidecars.get("local")!.stop("SIGKILL");
+    await page.waitForSelector("#session-offline");
+    expect(await page.textContent("#session-offline")).toContain("local is offline");
+    await page.fill("#session-input", "sent while away");
+    await page.click("#session-send");
+    await page.waitForSelector("#session-queued [data-queued]");
+    // Outside the transcript (its history), the page says it once.
+    const outside = () =>
+      page.evaluate(() => {
+        const view = document.querySelector("#session-view")!.cloneNode(true) as HTMLElement;
+        view.querySelector("#session-transcript")?.remove();
+        return view.textContent ?? "";
+      });
+    expect((await outside()).match(/is back/g)).toHaveLength(1);
+    expect((await page.textContent("#session-msg"))?.trim()).toBe("");
+    await shot(page, "session-offline");
+    await accessible(page);
+    await fits(page, 390, true);
+    await rt.addSidecar("local");
+    await expect.poll(() => page.textContent("#session-transcript"), { timeout: 20_000 }).toContain("You said: sent while away");
+    await page.waitForSelector("#session-offline", { state: "detached" });
+    await page.waitForSelector("#session-queued", { state: "detached" });
+    expect(await outside()).not.toMatch(/is back|Queued|offline/);
+  });
+
+  it("asks before a revert with what will change, then follows it; a commit lists what it takes and says git's refusals with what to do", async () => {
+    const { dir, git } = repository("ship");
+    writeFileSync(join(dir, "stray.txt"), "not the session's\n");
+    const { id, say } = await mockSession("ship", dir);
+    await say("/write app.js let a = 2;");
+    await say("/write notes/todo.md remember the milk");
+    await open(page, `/sessions/${id}/changes?turn=2`, '#changes-files li[data-path="notes/todo.md"]');
+    await expect.poll(() => page.textContent("#git-status")).toContain("3 uncommitted files");
+
+    // Revert asks first, saying what it does; nothing is touched until it is confirmed.
+    await page.click("#changes-revert");
+    await page.waitForSelector("#changes-revert-confirm");
+    expect(await page.textContent("#changes-revert-confirm")).toContain("notes/todo.md: removed");
+    expect(existsSync(join(dir, "notes/todo.md"))).toBe(true);
+    await accessible(page);
+    await page.click("#changes-revert-yes");
+    await page.waitForSelector("#changes-reverted");
+    expect(existsSync(join(dir, "notes/todo.md"))).toBe(false);
+    // The page follows: no second revert offered, and the git status read again.
+    expect(await page.locator("#changes-revert").count()).toBe(0);
+    await expect.poll(() => page.textContent("#git-status")).toContain("2 uncommitted files");
+
+    // The commit lists the files: the session's chosen, the stray one not; the message says what changed.
+    expect(await page.isChecked('#commit-files [data-path="app.js"] input')).toBe(true);
+    expect(await page.isChecked('#commit-files [data-path="stray.txt"] input')).toBe(false);
+    expect(await page.inputValue("#commit-message")).toBe("Change app.js");
+    // No remote: no Push, no pull request, and why.
+    expect(await page.locator("#git-push, #git-pr").count()).toBe(0);
+    await page.waitForSelector("#git-no-remote");
+    await fits(page, 390, true);
+    await accessible(page);
+    await shot(page, "ship");
+    await page.click("#git-commit");
+    await expect.poll(() => page.textContent("#ship-msg")).toContain("Committed");
+    expect(git("log", "-1", "--format=%s").trim()).toBe("Change app.js");
+    expect(git("status", "--porcelain").trim()).toBe("?? stray.txt");
+
+    // With a remote that refuses, git's words show as an error, with what to do.
+    git("remote", "add", "origin", join(rt.dir, "no-such-remote"));
+    await open(page, `/sessions/${id}/changes`, "#git-push");
+    await page.click("#git-push");
+    await page.waitForSelector("#ship-msg.error");
+    const said = await page.textContent("#ship-msg");
+    expect(said).toContain("does not appear to be a git repository");
+    expect(said).toContain("git remote add");
+    await shot(page, "ship-refused");
+  });
+
+  it("starts a task from what the machine has: its installed agents, its recent folders, and why it cannot start before it is queued", async () => {
+    const folder = join(rt.dir, "task-folder");
+    mkdirSync(folder);
+    await mockSession("task-folder", folder);
+    await open(page, "/tasks", "#new-task");
+    expect((await page.locator("#new-task summary").boundingBox())!.height).toBeGreaterThanOrEqual(44);
+    await page.click("#new-task summary");
+    await page.selectOption('#new-task [name="machine"]', "local");
+    await expect
+      .poll(() => page.locator('#new-task [name="agent"] option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)))
+      .toContain("mock");
+    const offered = await page.locator('#new-task [name="agent"] option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(offered).not.toContain("claude"); // not installed on local: offered to install instead
+    await expect.poll(() => page.locator("#task-install option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).toContain("claude");
+    // The folders of the machine's recent sessions, one tap each.
+    await page.click('#task-recent-folders button:has-text("task-folder")');
+    expect(await page.inputValue('#new-task [name="cwd"]')).toBe(folder);
+    await fits(page, 390, true);
+    await accessible(page);
+    await shot(page, "task-form");
+    // A machine that is away, of which no agent is known: said before anything is queued, and Start waits.
+    await rt.sidecars.get("laptop")!.stop("SIGKILL");
+    await page.waitForSelector('#new-task [name="machine"] option[value="laptop"]:has-text("away")', { state: "attached" });
+    await page.selectOption('#new-task [name="machine"]', "laptop");
+    await expect.poll(() => page.textContent("#task-blocker")).toContain("laptop is away");
+    expect(await page.isDisabled("#task-start")).toBe(true);
+    // On local, with mock, it starts and runs (no "install first" after Start said "started").
+    await page.selectOption('#new-task [name="machine"]', "local");
+    await page.selectOption('#new-task [name="agent"]', "mock");
+    await page.fill('#new-task [name="prompt"]', "/write from-task.txt done");
+    await page.click("#task-start");
+    await expect.poll(() => page.textContent("#new-task-msg")).toContain("started");
+    await page.waitForSelector('#tasks [data-state="succeeded"]', { timeout: 30_000 });
   });
 });

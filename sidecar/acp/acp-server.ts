@@ -6,8 +6,11 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AcpServer as AcpServerInfo } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { EventLog, type EventLogLimits } from "../streams/event-log";
-import { logger } from "../log";
+import { logger, problemOf } from "../log";
 import { envAuthMethod } from "../agents/auth";
+import { z } from "zod";
+
+const JsonObject = z.record(z.string(), z.unknown());
 import { stderrCause } from "../scrub";
 import type { ManagedProcess, ProcessManager } from "../processes/processes";
 import type { Enclosure } from "../sandbox/enclosure";
@@ -128,6 +131,7 @@ export class AcpServer {
     }
     if (typeof msg !== "object" || msg === null) return;
     this.lastActivityMs = Date.now();
+    // Not parsed: this runs for every line an agent writes; each field is checked where it is read.
     const m = msg as AgentAnswer & { id?: unknown; method?: unknown; params?: { sessionId?: unknown } };
     if (m.method === "session/update" && this.replaying.size > 0 && this.replaying.has(String(m.params?.sessionId))) return;
     if (m.method === undefined && m.id !== undefined) {
@@ -145,11 +149,11 @@ export class AcpServer {
    */
   private withCause(message: { error?: unknown }, line: string): string {
     const cause = stderrCause(this.process.outputText("stderr"));
-    const error = message.error;
-    if (!cause || typeof error !== "object" || error === null || Array.isArray(error)) return line;
-    const data = (error as { data?: unknown }).data;
-    if (data !== undefined && (typeof data !== "object" || data === null || Array.isArray(data))) return line;
-    return JSON.stringify({ ...message, error: { ...error, data: { ...(data as object | undefined), agentStderr: cause } } });
+    const error = JsonObject.safeParse(message.error).data;
+    if (!cause || !error) return line;
+    const data = error.data === undefined ? {} : JsonObject.safeParse(error.data).data;
+    if (!data) return line;
+    return JSON.stringify({ ...message, error: { ...error, data: { ...data, agentStderr: cause } } });
   }
 
   /**
@@ -175,7 +179,7 @@ export class AcpServer {
     try {
       await this.writeLine(message);
     } catch (err) {
-      this.waiting.settle(key, { ok: false, problem: (err as ProblemError).toInit() });
+      this.waiting.settle(key, { ok: false, problem: problemOf(err, "writing to the agent") });
     }
     const outcome = await answer;
     if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);
@@ -206,7 +210,7 @@ export class AcpServer {
     const key = JSON.stringify(id);
     const answer = this.waiting.wait(key, undefined, timeoutMs);
     await this.writeLine(JSON.stringify({ jsonrpc: "2.0", id, method, params })).catch((err: unknown) =>
-      this.waiting.settle(key, { ok: false, problem: (err as ProblemError).toInit() }),
+      this.waiting.settle(key, { ok: false, problem: problemOf(err, "writing to the agent") }),
     );
     const outcome = await answer;
     if (!outcome.ok) throw new ProblemError(outcome.problem.code, outcome.problem.detail, outcome.problem.extensions);

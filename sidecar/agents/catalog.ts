@@ -206,6 +206,7 @@ export class AgentCatalog {
     // Whichever loses the race below rejects later with nobody listening: that is expected, not an error.
     exited.catch(() => undefined);
     deadline.catch(() => undefined);
+    // Node's web streams typed as the DOM's the ACP SDK takes: the same objects, two typings.
     const stream = ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>);
     try {
       const session = await Promise.race([

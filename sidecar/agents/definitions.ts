@@ -3,7 +3,7 @@
  * is launched, what it can do (the 18 capability flags) and where its credentials live.
  */
 import { builtinName } from "@agent-runtime/protocol/registry";
-import type { Capabilities, CapabilityName } from "@agent-runtime/protocol/agents";
+import { Capabilities, type CapabilityName } from "@agent-runtime/protocol/agents";
 import type { BUILTIN_AGENT_IDS } from "@agent-runtime/protocol/values";
 import { CAPABILITY_NAMES } from "@agent-runtime/protocol/agents";
 
@@ -58,7 +58,7 @@ export interface AgentDefinition {
 }
 
 function caps(enabled: CapabilityName[]): Capabilities {
-  return Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, enabled.includes(n)])) as Capabilities;
+  return Capabilities.parse(Object.fromEntries(CAPABILITY_NAMES.map((n) => [n, enabled.includes(n)])));
 }
 
 /** What a coding agent's ACP side offers in full: all but asking questions (elicitation) and one process shared by sessions. */

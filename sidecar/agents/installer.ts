@@ -9,7 +9,7 @@
  * one after another. npm runs without a shell, as a tracked `system` process, and versions
  * are validated by the API schema before they get here.
  */
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Artifact, InstallRequest, InstallResult } from "@agent-runtime/protocol/agents";
@@ -23,23 +23,25 @@ import { satisfiesRange } from "./node-range";
 import { type NodeScript, nodeRunnerFor, relocated } from "./node-runner";
 import { RegistryInstaller } from "./registry-install";
 import { ensurePackageBoundary, exists, runTool } from "./install-tools";
+import { z } from "zod";
+import { readJsonFile } from "../json-file";
 
 const log = logger("install");
 
-export interface InstalledArtifact {
-  package: string;
-  version: string;
+export const InstalledArtifact = z.object({
+  package: z.string(),
+  version: z.string(),
   /** The bin that is run. */
-  path: string;
+  path: z.string(),
   /** A Node script: its real file, and the Node it needs when the sidecar's does not do (sidecar/agents/node-runner.ts). */
-  script?: string;
-  node?: string;
-}
+  script: z.string().optional(),
+  node: z.string().optional(),
+});
+export type InstalledArtifact = z.output<typeof InstalledArtifact>;
 
-export interface InstalledAgent {
-  native?: InstalledArtifact;
-  agentProcess?: InstalledArtifact;
-}
+/** `current.json`: which versions of an agent are in use. */
+export const InstalledAgent = z.object({ native: InstalledArtifact.optional(), agentProcess: InstalledArtifact.optional() });
+export type InstalledAgent = z.output<typeof InstalledAgent>;
 
 export class Installer {
   private readonly queues = new Map<string, Promise<unknown>>();
@@ -188,7 +190,7 @@ export class Installer {
     } catch {
       return undefined; // not said in a form we read: the agent's own default applies
     }
-    const range = typeof dependencies === "object" && dependencies !== null ? (dependencies as Record<string, unknown>)[dependency] : undefined;
+    const range = z.record(z.string(), z.unknown()).safeParse(dependencies).data?.[dependency];
     return typeof range === "string" && VersionSpec.safeParse(range).success ? range : undefined;
   }
 
@@ -241,7 +243,7 @@ export class Installer {
 /** What is installed of an agent in a data folder (also read by `agent-runtime-sidecar status`, with no sidecar running). */
 export async function readInstalled(dataDir: string, agent: AgentId): Promise<InstalledAgent | null> {
   try {
-    const current = JSON.parse(await readFile(join(dataDir, "agents", agent, "current.json"), "utf8")) as InstalledAgent;
+    const current = await readJsonFile(join(dataDir, "agents", agent, "current.json"), InstalledAgent);
     for (const artifact of [current.native, current.agentProcess]) {
       if (artifact && !(await exists(artifact.path))) return null; // removed behind our back
     }

@@ -8,7 +8,8 @@
  * whatever `node` comes first on PATH.
  */
 import { execFile } from "node:child_process";
-import { open, readFile, realpath } from "node:fs/promises";
+import { open, realpath } from "node:fs/promises";
+import { PackageJson, readJsonFile } from "../json-file";
 import { join } from "node:path";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { whichExecutable } from "../processes/processes";
@@ -35,7 +36,7 @@ export interface NodeChoiceOptions {
 export async function nodeRunnerFor(packageDir: string, bin: string, options: NodeChoiceOptions): Promise<NodeScript | null> {
   const script = await realpath(bin);
   if (!(await isNodeScript(script))) return null;
-  const manifest = JSON.parse(await readFile(join(packageDir, "package.json"), "utf8")) as { name?: string; engines?: { node?: string } };
+  const manifest = await readJsonFile(join(packageDir, "package.json"), PackageJson);
   const needs = manifest.engines?.node;
   if (satisfiesRange(process.version, needs)) return { script };
   const candidates = [options.agentNode, await whichExecutable("node", options.path ?? process.env.PATH ?? "")].filter(

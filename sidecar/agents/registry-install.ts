@@ -16,7 +16,8 @@
  */
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, readdir, rename, rm } from "node:fs/promises";
+import { PackageJson, readJsonFile } from "../json-file";
 import { join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -73,7 +74,7 @@ const recordFile = (dataDir: string, id: string) => join(dataDir, "agents", id, 
 /** What is installed of a registry agent, or null; a record whose program is gone counts as nothing. */
 export async function readRegistryInstalled(dataDir: string, id: string): Promise<RegistryInstalled | null> {
   try {
-    const record = RegistryInstalled.parse(JSON.parse(await readFile(recordFile(dataDir, id), "utf8")));
+    const record = await readJsonFile(recordFile(dataDir, id), RegistryInstalled);
     return (await exists(record.command)) ? record : null;
   } catch {
     return null;
@@ -82,7 +83,7 @@ export async function readRegistryInstalled(dataDir: string, id: string): Promis
 
 /** Every registry agent installed in the data folder. */
 export async function listRegistryInstalled(dataDir: string): Promise<RegistryInstalled[]> {
-  const ids = await readdir(join(dataDir, "agents")).catch(() => [] as string[]);
+  const ids = await readdir(join(dataDir, "agents")).catch((): string[] => []);
   const records = await Promise.all(ids.map((id) => readRegistryInstalled(dataDir, id)));
   return records.filter((r): r is RegistryInstalled => r !== null);
 }
@@ -192,12 +193,10 @@ export class RegistryInstaller {
       what: `npm install ${dist.package} failed for agent '${entry.id}'`,
     });
     // The spec may be a name@version or a tarball address: what npm saved names the package.
-    const saved = JSON.parse(await readFile(join(staging, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+    const saved = await readJsonFile(join(staging, "package.json"), PackageJson);
     const name = Object.keys(saved.dependencies ?? {})[0];
     if (!name) throw new ProblemError("install_failed", `npm installed nothing for ${dist.package}`);
-    const manifest = JSON.parse(await readFile(join(staging, "node_modules", name, "package.json"), "utf8")) as {
-      bin?: string | Record<string, string>;
-    };
+    const manifest = await readJsonFile(join(staging, "node_modules", name, "package.json"), PackageJson);
     const bins = typeof manifest.bin === "string" ? { [name.split("/").pop()!]: manifest.bin } : (manifest.bin ?? {});
     // As npx picks: the bin named like the package, else the only one.
     const binName = bins[name.split("/").pop()!] !== undefined ? name.split("/").pop()! : Object.keys(bins).length === 1 ? Object.keys(bins)[0]! : null;
@@ -241,6 +240,7 @@ async function fetchTo(url: string, file: string): Promise<string> {
   if (!res.ok || !res.body) throw new ProblemError("package_unavailable", `the archive at ${url} answered HTTP ${res.status}`, { archive: url });
   const hash = createHash("sha256");
   let bytes = 0;
+  // fetch's stream and node:stream/web's are the same object typed twice (DOM and Node typings).
   const counted = Readable.fromWeb(res.body as import("node:stream/web").ReadableStream<Uint8Array>).map((chunk: Buffer) => {
     bytes += chunk.length;
     if (bytes > MAX_ARCHIVE_BYTES) throw new ProblemError("package_unavailable", `the archive at ${url} is larger than ${MAX_ARCHIVE_BYTES} bytes`);

@@ -7,6 +7,7 @@
  * file (other keys, other servers, comments in TOML) stays untouched.
  */
 import type { McpServerConfig } from "@agent-runtime/protocol/mcp";
+import { z } from "zod";
 
 export type McpFormat = "claude" | "gemini" | "opencode" | "codex";
 
@@ -19,6 +20,7 @@ export interface McpFileUpdate {
 }
 
 type Json = Record<string, unknown>;
+const JsonObject = z.record(z.string(), z.unknown());
 
 /** An `Authorization` header naming an environment variable, in the `${VAR}` form the agents expand. */
 function headersOf(server: Extract<McpServerConfig, { type: "remote" }>): Record<string, string> | undefined {
@@ -48,13 +50,13 @@ function jsonEntry(format: Exclude<McpFormat, "codex">, server: McpServerConfig)
 const JSON_KEY: Record<Exclude<McpFormat, "codex">, string> = { claude: "mcpServers", gemini: "mcpServers", opencode: "mcp" };
 
 function updateJson(format: Exclude<McpFormat, "codex">, existing: string | null, previous: string[], servers: Record<string, McpServerConfig>): McpFileUpdate {
-  const doc: unknown = existing?.trim() ? JSON.parse(existing) : {};
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new Error("the file does not hold a JSON object");
-  const root = doc as Json;
+  const doc = JsonObject.safeParse(existing?.trim() ? JSON.parse(existing) : {});
+  if (!doc.success) throw new Error("the file does not hold a JSON object");
+  const root = doc.data;
   const key = JSON_KEY[format];
-  const current = root[key] ?? {};
-  if (typeof current !== "object" || current === null || Array.isArray(current)) throw new Error(`its "${key}" is not an object`);
-  const section = { ...(current as Json) };
+  const current = JsonObject.safeParse(root[key] ?? {});
+  if (!current.success) throw new Error(`its "${key}" is not an object`);
+  const section = { ...current.data };
   for (const name of previous) if (!(name in servers)) delete section[name];
   const written: string[] = [];
   const conflicts: string[] = [];

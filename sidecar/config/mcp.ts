@@ -14,7 +14,7 @@ import { z } from "zod";
 import { McpApplyResult, type McpApplyArgs } from "@agent-runtime/protocol/ops/config";
 import { writeFileAtomic } from "../atomic-file";
 import { AGENTS } from "../agents/definitions";
-import { errorText, logger } from "../log";
+import { errnoCode, errorText, logger } from "../log";
 import { type McpFormat, updateMcpFile } from "./mcp-formats";
 import { appliedRecord, ManifestFile } from "./manifest-file";
 import { ManifestApplier } from "./manifest-applier";
@@ -40,7 +40,7 @@ async function readText(path: string): Promise<{ text: string | null; mode: numb
     const [text, info] = await Promise.all([readFile(path, "utf8"), stat(path)]);
     return { text, mode: info.mode & 0o777 };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { text: null, mode: 0o600 };
+    if (errnoCode(err) === "ENOENT") return { text: null, mode: 0o600 };
     throw err;
   }
 }

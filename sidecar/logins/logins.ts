@@ -177,7 +177,15 @@ export class AgentLogins {
   private async withAgent<T>(agent: AgentId, timeoutMs: number, fn: (server: AcpServer, initialized: unknown) => Promise<T>): Promise<T> {
     const launch: AgentLaunch = await this.launch(agent);
     const proc = await spawnAgentProcess(this.processes, launch, `login:${agent}`);
-    const server = new AcpServer(`login-${agent}-${Date.now().toString(36)}`, agent, proc, { maxEvents: 100, maxBytes: 1024 * 1024 }, 1, null, launch.env ?? {});
+    const server = new AcpServer(
+      `login-${agent}-${Date.now().toString(36)}`,
+      agent,
+      proc,
+      { maxEvents: 100, maxBytes: 1024 * 1024 },
+      1,
+      null,
+      launch.env ?? {},
+    );
     try {
       const initialized = await server.request(
         "initialize",

@@ -124,13 +124,7 @@ async function permissionTurn(client: AgentContext, session: Session, signal: Ab
   const toolCallId = `mock-tool-${randomUUID().slice(0, 8)}`;
   const [kind = "edit", ...target] = args;
   const what = target.join(" ");
-  const toolKind = (["read", "edit", "delete", "execute", "fetch"].includes(kind) ? kind : "other") as
-    | "read"
-    | "edit"
-    | "delete"
-    | "execute"
-    | "fetch"
-    | "other";
+  const toolKind = (["read", "edit", "delete", "execute", "fetch"] as const).find((k) => k === kind) ?? "other";
   const path = args.length === 0 ? `${session.cwd}/hello.txt` : resolve(session.cwd, what);
   const title = args.length === 0 ? "Write hello.txt" : toolKind === "execute" ? `Run ${what}` : `${kind} ${what}`;
   const toolCall = {
@@ -394,6 +388,7 @@ const app = agent({ name: "mock" })
   });
 
 const connection = app.connect(
+  // Node's web streams typed as the DOM's the ACP SDK takes: the same objects, two typings.
   ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>),
 );
 void connection.closed.then(() => process.exit(0));

@@ -2,21 +2,25 @@
  * The mock's sessions on disk, as real agents keep theirs: one JSON file each under MOCK_AGENT_STATE_DIR
  * (default ~/.mock-agent/sessions), so that a new process can load, resume or list them.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { z } from "zod";
+import { readJsonFileSync } from "../json-file";
 
-export interface Session {
-  id: string;
-  cwd: string;
-  turn: AbortController | null;
-  /** What was said, in order: kept on disk after every turn. */
-  history: { role: "user" | "agent"; text: string }[];
-  title: string | null;
-  updatedAt: string;
+/** A session as it is kept on disk after every turn. */
+const StoredSession = z.object({
+  id: z.string(),
+  cwd: z.string(),
+  /** What was said, in order. */
+  history: z.array(z.object({ role: z.enum(["user", "agent"]), text: z.string() })),
+  title: z.string().nullable(),
+  updatedAt: z.string(),
   /** Tokens used so far (what its usage_update reports). */
-  tokens?: number;
-}
+  tokens: z.number().optional(),
+});
+
+export type Session = z.output<typeof StoredSession> & { turn: AbortController | null };
 
 const STATE_DIR = process.env.MOCK_AGENT_STATE_DIR ?? join(homedir(), ".mock-agent", "sessions");
 
@@ -32,7 +36,7 @@ export function save(session: Session): void {
 export function loadFromDisk(id: string): Session | null {
   if (!/^mock-[0-9a-f-]{36}$/.test(id)) return null;
   try {
-    const stored = JSON.parse(readFileSync(join(STATE_DIR, `${id}.json`), "utf8")) as Omit<Session, "turn">;
+    const stored = readJsonFileSync(join(STATE_DIR, `${id}.json`), StoredSession);
     return { ...stored, turn: null };
   } catch {
     return null;

@@ -108,10 +108,10 @@ function ipv6(hex: string): string {
 /** Which process holds each socket inode: this user's processes' fds, read once. */
 async function socketOwners(inodes: Set<string>): Promise<Map<string, number>> {
   const found = new Map<string, number>();
-  const pids = (await readdir("/proc").catch(() => [] as string[])).filter((name) => /^\d+$/.test(name));
+  const pids = (await readdir("/proc").catch((): string[] => [])).filter((name) => /^\d+$/.test(name));
   await Promise.all(
     pids.map(async (pid) => {
-      const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+      const fds = await readdir(`/proc/${pid}/fd`).catch((): string[] => []);
       for (const fd of fds) {
         const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => "");
         const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];

@@ -18,7 +18,7 @@ import {
   type PreviewHead,
   type PreviewOpen,
 } from "@agent-runtime/protocol/preview";
-import { errorText, logger } from "../log";
+import { errnoCode, errorText, logger } from "../log";
 import type { ExposedPorts } from "./exposed-ports";
 
 const log = logger("preview");
@@ -88,7 +88,7 @@ export class PreviewProxy {
 }
 
 function unreachable(port: number, err: unknown): ProblemInit {
-  const refused = (err as NodeJS.ErrnoException | null)?.code === "ECONNREFUSED";
+  const refused = errnoCode(err) === "ECONNREFUSED";
   return refused
     ? { code: "port_unreachable", detail: `nothing is listening on port ${port} of this machine` }
     : { code: "stream_error", detail: `the app on port ${port} failed: ${errorText(err)}` };
@@ -165,7 +165,7 @@ class HttpStream implements Stream {
     });
     req.on("error", (err) => {
       if (this.finished) return;
-      if (!connected && attempt + 1 < LOOPBACKS.length && (err as NodeJS.ErrnoException).code === "ECONNREFUSED") return this.connect(attempt + 1);
+      if (!connected && attempt + 1 < LOOPBACKS.length && errnoCode(err) === "ECONNREFUSED") return this.connect(attempt + 1);
       this.fail(unreachable(open.port, err));
     });
     req.on("response", (res) => this.respond(res));
@@ -305,7 +305,7 @@ class SocketStream implements Stream {
       this.end({ code: "stream_error", detail: `the app on port ${open.port} answered the WebSocket upgrade with HTTP ${res.statusCode}` });
     });
     ws.on("error", (err) => {
-      if (!opened && attempt + 1 < LOOPBACKS.length && (err as NodeJS.ErrnoException).code === "ECONNREFUSED") return this.connect(attempt + 1);
+      if (!opened && attempt + 1 < LOOPBACKS.length && errnoCode(err) === "ECONNREFUSED") return this.connect(attempt + 1);
       if (!opened) this.end(unreachable(open.port, err));
     });
     ws.on("close", (code, reason) => {

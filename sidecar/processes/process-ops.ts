@@ -2,8 +2,8 @@
 import { isAbsolute, resolve } from "node:path";
 import { homedir } from "node:os";
 import { ProblemError } from "@agent-runtime/protocol/problems";
-import type { LogEntry, ProcessRunRequest, ProcessRunResponse } from "@agent-runtime/protocol/processes";
-import type { ProcessManager } from "./processes";
+import type { ProcessRunRequest, ProcessRunResponse } from "@agent-runtime/protocol/processes";
+import { logEntryOf, type ProcessManager } from "./processes";
 import type { ResolvedStream } from "../streams/stream-hub";
 import type { OpHandlers } from "../tunnel";
 
@@ -71,7 +71,7 @@ export function processHandlers(processes: ProcessManager): Pick<OpHandlers, Pro
     },
     "processes.logs": async ({ id, after, tail, stream }) => {
       const proc = processes.get(id);
-      let entries = proc.output.since(after).events.map(([, json]) => JSON.parse(json) as LogEntry);
+      let entries = proc.output.since(after).events.map(([, json]) => logEntryOf(json));
       if (stream && stream !== "combined") entries = entries.filter((entry) => entry.stream === stream);
       if (tail !== undefined) entries = tail === 0 ? [] : entries.slice(-tail);
       return { processId: id, stream: stream ?? "combined", entries, nextSeq: proc.output.lastSeq + 1, droppedThrough: proc.output.droppedThrough };

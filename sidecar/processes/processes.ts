@@ -9,12 +9,12 @@ import { access, constants as fsConstants, stat } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import { spawn as spawnPty, type IPty } from "@lydell/node-pty";
-import type { LogEntry, ProcessConfig } from "@agent-runtime/protocol/processes";
+import { LogEntry, type ProcessConfig } from "@agent-runtime/protocol/processes";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Process } from "@agent-runtime/protocol/processes";
 import { EventLog } from "../streams/event-log";
 import type { ChildRegistry } from "../orphans";
-import { errorText, logger } from "../log";
+import { errnoCode, errorText, logger } from "../log";
 
 const log = logger("process");
 
@@ -147,7 +147,7 @@ export class ManagedProcess {
   outputText(stream?: LogEntry["stream"]): string {
     return this.output
       .since(0)
-      .events.map(([, json]) => JSON.parse(json) as LogEntry)
+      .events.map(([, json]) => logEntryOf(json))
       .filter((entry) => !stream || entry.stream === stream)
       .map((entry) => (entry.encoding === "base64" ? Buffer.from(entry.data, "base64").toString("utf8") : entry.data))
       .join("");
@@ -325,7 +325,7 @@ async function startPty(options: SpawnOptions): Promise<Backend> {
       cols: 120,
       rows: 40,
       cwd: options.cwd,
-      env: { ...process.env, ...options.env } as Record<string, string>,
+      env: { ...process.env, ...options.env },
     });
     return { kind: "pty", pty };
   } catch (err) {
@@ -338,7 +338,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ESRCH") log.warn(`could not signal process group ${pgid}: ${errorText(err)}`);
+    if (errnoCode(err) !== "ESRCH") log.warn(`could not signal process group ${pgid}: ${errorText(err)}`);
   }
 }
 
@@ -385,6 +385,14 @@ export async function whichExecutable(command: string, path: string): Promise<st
 }
 
 function signalName(signal: number): NodeJS.Signals | null {
-  const entry = Object.entries(osConstants.signals).find(([, n]) => n === signal);
-  return (entry?.[0] as NodeJS.Signals | undefined) ?? null;
+  return Object.keys(osConstants.signals).find((name): name is NodeJS.Signals => isSignal(name) && osConstants.signals[name] === signal) ?? null;
+}
+
+function isSignal(name: string): name is NodeJS.Signals {
+  return Object.hasOwn(osConstants.signals, name);
+}
+
+/** An entry of a process's output log, as this sidecar wrote it there. */
+export function logEntryOf(json: string): LogEntry {
+  return LogEntry.parse(JSON.parse(json));
 }

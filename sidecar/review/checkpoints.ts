@@ -312,7 +312,7 @@ export class Checkpoints {
   async sweep(now = Date.now()): Promise<number> {
     const cutoff = now - REVIEW_LIMITS.retentionDays * 86_400_000;
     let removed = 0;
-    for (const name of await readdir(this.states.root).catch(() => [] as string[])) {
+    for (const name of await readdir(this.states.root).catch((): string[] => [])) {
       const file = join(this.states.root, name, "state.json");
       const used = await stat(file)
         .then((s) => s.mtimeMs)

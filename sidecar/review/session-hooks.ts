@@ -56,7 +56,7 @@ function withMeta(answer: AcpPostResult, key: string, value: unknown): AcpPostRe
   const parsed = parsedAnswer(answer);
   if (answer.status !== 200 || !parsed) return answer;
   const { message, result } = parsed;
-  const meta = typeof result._meta === "object" && result._meta !== null ? (result._meta as Record<string, unknown>) : {};
+  const meta = z.record(z.string(), z.unknown()).safeParse(result._meta).data ?? {};
   return { ...answer, body: JSON.stringify({ ...message, result: { ...result, _meta: { ...meta, [key]: value } } }) };
 }
 

@@ -11,7 +11,8 @@ export interface EventLogLimits {
 }
 
 export class EventLog {
-  private items: { seq: number; json: string }[] = [];
+  /** Dropped entries below `head` are undefined until the array is compacted. */
+  private items: ({ seq: number; json: string } | undefined)[] = [];
   private head = 0; // index of the oldest kept item (shifting arrays is O(n); this is O(1))
   private bytes = 0;
   private next: number;
@@ -49,7 +50,7 @@ export class EventLog {
     this.bytes += json.length;
     while (this.items.length - this.head > this.limits.maxEvents || (this.bytes > this.limits.maxBytes && this.items.length - this.head > 1)) {
       this.bytes -= this.items[this.head]!.json.length;
-      this.items[this.head] = undefined as never;
+      this.items[this.head] = undefined;
       this.head++;
     }
     if (this.head > 1024 && this.head * 2 > this.items.length) {

@@ -6,6 +6,7 @@
  * survives isolates where the zone has a cache); never in the team object: nothing per request goes there.
  */
 import { parseRegistry, type RegistryAgent, RegistryAgent as RegistryAgentSchema } from "@agent-runtime/protocol/registry";
+import { z } from "zod";
 import { BUILTIN_CATALOG } from "./builtin";
 
 export const DEFAULT_REGISTRY_URL = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json";
@@ -34,6 +35,9 @@ interface Kept {
 /** The isolate's copy, per registry address. */
 const memory = new Map<string, Kept>();
 
+/** What the Cache API holds of a catalog (a copy of `Kept`). */
+const CachedCatalog = z.object({ etag: z.string().nullish(), fetchedAtMs: z.number().catch(0), agents: z.array(RegistryAgentSchema) });
+
 const cacheKey = (url: string) => new Request(`https://agent-runtime.internal/registry?url=${encodeURIComponent(url)}`);
 
 async function fromCache(cache: Cache | null, url: string): Promise<Kept | null> {
@@ -41,9 +45,9 @@ async function fromCache(cache: Cache | null, url: string): Promise<Kept | null>
   try {
     const hit = await cache.match(cacheKey(url));
     if (!hit) return null;
-    const kept = (await hit.json()) as Kept;
     // Parsed again: what the cache holds is data like any other.
-    return { url, etag: kept.etag ?? null, fetchedAtMs: Number(kept.fetchedAtMs) || 0, agents: kept.agents.map((a) => RegistryAgentSchema.parse(a)) };
+    const kept = CachedCatalog.parse(await hit.json());
+    return { url, etag: kept.etag ?? null, fetchedAtMs: kept.fetchedAtMs, agents: kept.agents };
   } catch {
     return null;
   }
@@ -83,4 +87,5 @@ export async function loadCatalog(url: string, cache: Cache | null, now = Date.n
 }
 
 /** The Cache API where the runtime has one (workerd), none elsewhere (in-process tests). */
+// Cast: the module also runs in Node (the in-process tests), whose globals have no `caches`.
 export const defaultCache = (): Cache | null => (globalThis as { caches?: { default?: Cache } }).caches?.default ?? null;

@@ -15,8 +15,9 @@ export function describeIssues(error: ZodError): { detail: string; errors: { fie
 // biome-ignore lint/suspicious/noExplicitAny: a hook shared by every route, whatever its input and path types
 export const validationHook: Hook<any, AppEnv, any, any> = (result) => {
   if (result.success) return;
-  const { detail, errors } = describeIssues(result.error as ZodError);
-  const agentIssue = (result.error as ZodError).issues.some((i) => i.path[0] === "agent");
+  const error: ZodError = result.error;
+  const { detail, errors } = describeIssues(error);
+  const agentIssue = error.issues.some((i) => i.path[0] === "agent");
   return problem(agentIssue ? "unsupported_agent" : "invalid_request", `${result.target}: ${detail}`, { errors });
 };
 

@@ -1,15 +1,17 @@
 /** Who a request is, as authentication found it (http/auth.ts) and a token's object records it (durable/tokens/token.ts). */
-import type { MachineScope, Role } from "@agent-runtime/protocol/trust";
+import { MachineScope, Role } from "@agent-runtime/protocol/trust";
+import { z } from "zod";
 
-export interface Identity {
+export const Identity = z.object({
   /** Shown in the audit log. */
-  name: string;
-  role: Role;
-  machines: MachineScope;
+  name: z.string(),
+  role: Role,
+  machines: MachineScope,
   /** The issued token's id; null for the bootstrap API_TOKEN and Cloudflare Access identities. */
-  tokenId: string | null;
-  expiresAtMs: number | null;
-}
+  tokenId: z.string().nullable(),
+  expiresAtMs: z.number().nullable(),
+});
+export type Identity = z.output<typeof Identity>;
 
 /** The bootstrap admin's name: whoever presents one of the worker's API_TOKEN values. */
 export const BOOTSTRAP_NAME = "API_TOKEN";

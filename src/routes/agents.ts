@@ -89,7 +89,8 @@ const catalog = createRoute(
 );
 
 /** Built-in names are not registry ids: an install of `claude` never looks the registry up. */
-const isBuiltin = (agent: string) => (BUILTIN_AGENT_IDS as readonly string[]).includes(builtinName(agent));
+const BUILTINS: ReadonlySet<string> = new Set(BUILTIN_AGENT_IDS);
+const isBuiltin = (agent: string) => BUILTINS.has(builtinName(agent));
 
 export const agentRoutes = new OpenAPIHono<AppEnv>()
   .openapi(catalog, async function readRegistryCatalog(c) {

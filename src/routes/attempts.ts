@@ -9,12 +9,10 @@ import { createRoute, OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
 import { machineObject, teamStub } from "../durable/stubs";
-import type { CallOutcome } from "../durable/machine/machine";
 import type { AppEnv } from "../env";
 import { declare, reachMachine, resolveMachine, scopeAllows } from "../http/access";
-import { parsedAnswer, settled } from "../http/machine";
+import { settled } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
-import { randomHex16 } from "../lib/ids";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import {
   AttemptDiff,
@@ -23,7 +21,6 @@ import {
   AttemptGroupRequest,
   DiscardRequest,
   DiscardResult,
-  type GroupBase,
   type GroupCall,
   GroupId,
   PickRequest,
@@ -149,36 +146,6 @@ async function visible(c: Context<AppEnv>, id: string): Promise<AttemptGroup> {
   return group;
 }
 
-/**
- * The base every attempt starts from, agreed by the machines that are here: the first resolves `base` (its
- * current branch by default) to a commit; each other must hold that commit. A machine that is away is
- * checked when its attempt starts (its worktree is made from that commit, or the attempt fails in git's words).
- */
-async function agreeBase(c: Context<AppEnv>, machines: string[], cwd: string, base: string | undefined): Promise<GroupBase> {
-  let agreed: GroupBase | null = null;
-  for (const machine of machines) {
-    const args = { cwd, ...(base ? { base } : {}), ...(agreed ? { commit: agreed.commit } : {}) };
-    const answer = await machineObject(c.env, machine).call("attempts.base", args);
-    if (away(answer)) continue;
-    const resolved = parsedAnswer("attempts.base", answer);
-    agreed ??= { branch: resolved.branch, commit: resolved.commit, agreedOn: machine };
-  }
-  if (!agreed)
-    throw new ProblemError(
-      "conflict",
-      `none of the machines named (${machines.join(", ")}) is connected to agree the base commit on: start the group when one is`,
-      {
-        machines,
-      },
-    );
-  return agreed;
-}
-
-/** A machine that is not connected (its answer is parsed by `parsedAnswer` otherwise: a generic method's type does not cross the RPC stub). */
-function away(answer: CallOutcome<unknown>): boolean {
-  return !answer.ok && answer.problem.code === "machine_offline";
-}
-
 const create: RouteHandler<typeof createGroupRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
   const fallback = request.attempts.some((a) => a.machine === undefined) ? await resolveMachine(c) : null;
@@ -186,9 +153,7 @@ const create: RouteHandler<typeof createGroupRoute, AppEnv> = async (c) => {
   const distinct = [...new Set(machines)];
   // Every machine named must be in the caller's scope; the audit line names the first.
   for (const machine of [...distinct].reverse()) await reachMachine(c, machine, true);
-  const base = await agreeBase(c, distinct, request.cwd, request.base);
-  const id = `grp-${randomHex16().slice(0, 12)}`;
-  const group = AttemptGroup.parse(await onGroups(c, { op: "create", id, request, machines, base, who: c.get("identity").name }));
+  const group = AttemptGroup.parse(await onGroups(c, { op: "create", request, machines, who: c.get("identity").name }));
   return c.json(group, 201);
 };
 

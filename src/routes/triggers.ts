@@ -108,6 +108,8 @@ async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
 
 const create: RouteHandler<typeof createTriggerRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
+  // A trigger's attempt group may name other machines: each must be in the caller's scope too.
+  for (const attempt of request.attempts?.attempts ?? []) if (attempt.machine) await reachMachine(c, attempt.machine, true);
   await reachMachine(c, request.task.machine, true);
   return c.json(view(c, Trigger.parse(settled(await teamStub(c.env).createTrigger(request, c.get("identity").name)))), 201);
 };

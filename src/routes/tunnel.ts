@@ -31,7 +31,7 @@ export const tunnelRoutes = new Hono<AppEnv>().get("/_tunnel/:machine", async fu
   headers.set("x-machine-id", machine);
   headers.set("x-token-generation", String(check.claims.generation));
   headers.delete("authorization"); // the Durable Object never needs the secret
-  const continent = (c.req.raw as Request & { cf?: { continent?: unknown } }).cf?.continent;
+  const continent = c.req.raw.cf?.continent;
   const res = await machineObject(c.env, machine, locationHintFor(continent)).fetch(new Request(c.req.url, { headers }));
   if (res.status === 401) recordAudit(c, { ...who, status: 401 }); // a revoked generation
   if (res.status === 101) rememberMachine(machine);

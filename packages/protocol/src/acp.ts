@@ -43,7 +43,7 @@ export function sessionIdIn(value: unknown): string | null {
 }
 
 /** A request expects an answer; notifications and responses do not. */
-export function isJsonRpcRequest(msg: JsonRpcMessage): boolean {
+export function isJsonRpcRequest(msg: JsonRpcMessage): msg is JsonRpcMessage & { method: string; id: string | number } {
   return msg.method !== undefined && msg.id !== undefined && msg.id !== null;
 }
 

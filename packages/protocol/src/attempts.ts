@@ -5,7 +5,7 @@
  * discarded on request. The group is a record of the team's; its attempts are tasks of their machines.
  */
 import { z } from "zod";
-import { TaskId } from "./tasks";
+import { IssueRef, TaskId } from "./tasks";
 import { AgentId, Identifier } from "./values";
 
 export const GroupId = z
@@ -147,6 +147,7 @@ export const AttemptGroup = z
     createdAtMs: z.number().int(),
     attempts: z.array(Attempt),
     picked: PickResult.nullable(),
+    issue: IssueRef.nullable().describe("a GitHub trigger's group: the issue its summary is posted on when every attempt finished"),
   })
   .meta({ id: "AttemptGroup" });
 export type AttemptGroup = z.infer<typeof AttemptGroup>;
@@ -228,7 +229,7 @@ export type AttemptRun = z.infer<typeof AttemptRun>;
 
 /** What the team's object is asked about groups (one RPC, parsed there). */
 export const GroupCall = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("create"), id: GroupId, request: AttemptGroupRequest, machines: z.array(Identifier), base: GroupBase, who: z.string().max(128) }),
+  z.object({ op: z.literal("create"), request: AttemptGroupRequest, machines: z.array(Identifier), who: z.string().max(128) }),
   z.object({ op: z.literal("get"), id: GroupId }),
   z.object({ op: z.literal("list"), scope: z.union([z.literal("*"), z.array(z.string())]), limit: z.number().int().min(1).max(200) }),
   z.object({ op: z.literal("report"), report: AttemptReport }),
@@ -268,3 +269,17 @@ export type GroupAnswer =
   | { groups: AttemptGroup[] }
   | { discarded: (z.infer<typeof AttemptDiscarded> & { n: number })[]; group: AttemptGroup }
   | null;
+
+/** A GitHub trigger's attempts: each delivery starts a group of its task's prompt (filled), cwd and deadline. */
+export const TriggerAttempts = z
+  .object({
+    attempts: z
+      .array(AttemptSpec.extend({ machine: Identifier.optional().describe("default: the trigger's task's machine") }))
+      .min(ATTEMPTS_MIN)
+      .max(ATTEMPTS_MAX),
+    check: CheckSpec.optional(),
+    base: GitRef.optional(),
+  })
+  .strict()
+  .meta({ id: "TriggerAttempts" });
+export type TriggerAttempts = z.infer<typeof TriggerAttempts>;

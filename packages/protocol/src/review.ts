@@ -120,6 +120,7 @@ export const GitStatus = z
     branch: z.string().nullable().describe("null: a detached HEAD"),
     head: z.string().nullable().describe("the commit HEAD names; null before the first commit"),
     upstream: z.string().nullable(),
+    remotes: z.array(z.string()).optional().describe("the repository's remotes by name (none: nothing to push to); absent from an older sidecar"),
     ahead: z.number().int().min(0),
     behind: z.number().int().min(0),
     files: z.array(GitFile),

@@ -97,14 +97,18 @@ export const Session = z
 /** Bounds of a session's prompt queue. */
 export const QUEUE_LIMITS = { maxQueued: 20, maxPromptBytes: 256 * 1024 } as const;
 
-/** `POST /v1/sessions/{id}/prompt`: ACP content blocks, as `session/prompt` takes them. */
+/** `POST /v1/sessions/{id}/prompt`: plain text (as a task's prompt), or ACP content blocks as `session/prompt` takes them. */
 export const PromptRequest = z
   .object({
     prompt: z
-      .array(z.object({ type: z.string().min(1).max(64) }).passthrough())
-      .min(1)
-      .max(64)
-      .describe('ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}]'),
+      .union([
+        z.string().min(1).max(QUEUE_LIMITS.maxPromptBytes),
+        z
+          .array(z.object({ type: z.string().min(1).max(64) }).passthrough())
+          .min(1)
+          .max(64),
+      ])
+      .describe('what to say: text ("…"), or ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}]'),
   })
   .strict()
   .meta({ id: "PromptRequest" });

@@ -9980,6 +9980,11 @@ export interface components {
             cwd: string;
             deadlineSeconds: number;
             id: components["schemas"]["AttemptGroupId"];
+            /** @description a GitHub trigger's group: the issue its summary is posted on when every attempt finished */
+            issue: {
+                issue: number;
+                repository: string;
+            } | null;
             picked: components["schemas"]["AttemptPick"];
             /**
              * @description running while an attempt is not finished; then finished (or cancelled)
@@ -10244,6 +10249,8 @@ export interface components {
             }[];
             /** @description the commit HEAD names; null before the first commit */
             head: string | null;
+            /** @description the repository's remotes by name (none: nothing to push to); absent from an older sidecar */
+            remotes?: string[];
             /** @description the repository's top folder */
             root: string;
             truncated: boolean;
@@ -10681,8 +10688,8 @@ export interface components {
             state: "queued" | "sent" | "cancelled";
         };
         PromptRequest: {
-            /** @description ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}] */
-            prompt: ({
+            /** @description what to say: text ("…"), or ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}] */
+            prompt: string | ({
                 type: string;
             } & {
                 [key: string]: unknown;
@@ -11239,6 +11246,16 @@ export interface components {
             triggers: components["schemas"]["TriggerView"][];
         };
         TriggerRequest: {
+            /** @description start an attempt group instead of one task: the task's prompt, folder and deadline as 2–8 attempts; its summary is posted on the issue when every attempt finished */
+            attempts?: {
+                attempts: {
+                    agent: components["schemas"]["AgentId"];
+                    /** @description default: the trigger's task's machine */
+                    machine?: string;
+                }[];
+                base?: string;
+                check?: components["schemas"]["AttemptCheckSpec"];
+            };
             events: ({
                 /** @description the label that starts a task */
                 label: string;
@@ -11286,6 +11303,16 @@ export interface components {
             };
         };
         TriggerView: {
+            /** @description the attempt group each delivery starts instead of one task */
+            attempts?: {
+                attempts: {
+                    agent: components["schemas"]["AgentId"];
+                    /** @description default: the trigger's task's machine */
+                    machine?: string;
+                }[];
+                base?: string;
+                check?: components["schemas"]["AttemptCheckSpec"];
+            } | null;
             createdAtMs: number;
             createdBy: string;
             /** @description where GitHub sends deliveries, under the deployment's URL: /v1/triggers/{id}/github */

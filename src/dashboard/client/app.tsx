@@ -173,7 +173,7 @@ function View(props: {
     case "machine":
       return <MachineView machine={route.machine} tab={route.tab} query={route.query} machines={props.machines} />;
     case "tasks":
-      return <TasksView machines={props.machines} />;
+      return <TasksView machines={props.machines} sessions={props.sessions ?? []} />;
     case "team":
       return <TeamView />;
     case "admin":

@@ -341,6 +341,7 @@ function unknownConnection(): ProblemInit {
 function parseObject(text: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(text);
+    // Checked by hand, not parsed: this runs for every message an agent writes to a connection.
     return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
   } catch {
     return null;

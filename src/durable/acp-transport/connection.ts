@@ -92,7 +92,8 @@ export class AcpConnection {
     }
     if (route !== null) this.sessions.add(route);
     if (key !== null && message.id !== null && message.id !== undefined) {
-      if (this.answerRoutes.size >= MAX_ROUTES) this.answerRoutes.delete(this.answerRoutes.keys().next().value as string);
+      const oldest = this.answerRoutes.size >= MAX_ROUTES ? this.answerRoutes.keys().next() : null;
+      if (oldest && !oldest.done) this.answerRoutes.delete(oldest.value);
       this.answerRoutes.set(key, { route: message.method === "session/load" ? null : route, session: route, method: message.method });
     }
     return { ok: true, route };

@@ -65,8 +65,9 @@ export class Mailbox {
   /** Hand the receiver what waits, as far as its buffer allows (the rest waits for its next pull). */
   private drain(): void {
     const receiver = this.receiver;
-    while (receiver && this.queue.length > 0 && receiver.room > 0) {
-      const json = this.queue.shift() as string;
+    while (receiver && receiver.room > 0) {
+      const json = this.queue.shift();
+      if (json === undefined) return;
       this.queued(-json.length);
       if (!receiver.write(`data: ${json}\n\n`)) return;
     }

@@ -20,17 +20,29 @@ import {
   type GroupCall,
   type MachineAttemptCall,
   type PickRequest,
+  type TriggerAttempts,
 } from "@agent-runtime/protocol/attempts";
+import type { OpArgs } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import { PROBLEMS, type ProblemCode } from "@agent-runtime/protocol/problems";
-import { TASK_DEADLINE_DEFAULT_SECONDS, TaskState } from "@agent-runtime/protocol/tasks";
+import { type IssueRef, TASK_DEADLINE_DEFAULT_SECONDS, TaskState } from "@agent-runtime/protocol/tasks";
 import { z } from "zod";
+import { randomHex16 } from "../../lib/ids";
 import { GroupBook } from "./group-book";
+import { summaryOf } from "./group-summary";
 
 export interface GroupHost {
   /** One call on a machine object's attempts; its answer is an Outcome, parsed here. */
   attemptCall(machine: string, call: MachineAttemptCall): Promise<unknown>;
+  /** `attempts.base` on a machine's sidecar (an Outcome, parsed here). */
+  base(machine: string, args: OpArgs<"attempts.base">): Promise<unknown>;
+  /** A finished group's summary on its issue, through a machine's GitHub CLI (`gh.comment`). */
+  comment(machine: string, args: OpArgs<"gh.comment">): Promise<unknown>;
+  waitUntil(work: Promise<unknown>): void;
 }
+
+const BaseAnswer = z.object({ branch: z.string().nullable(), commit: z.string().regex(/^[0-9a-f]{40}$/) });
+const Posted = z.object({ posted: z.boolean(), reason: z.string().nullable() });
 
 const Problem = z.object({
   code: z.enum(Object.keys(PROBLEMS) as [ProblemCode, ...ProblemCode[]]),
@@ -56,7 +68,7 @@ export class AttemptGroups {
   async handle(call: GroupCall): Promise<Outcome<GroupAnswer>> {
     switch (call.op) {
       case "create":
-        return { ok: true, value: await this.create(call.id, call.request, call.machines, call.base, call.who) };
+        return this.start(call.request, call.machines, call.who, null);
       case "get": {
         const group = this.book.get(call.id);
         return group ? { ok: true, value: group } : notFound(call.id);
@@ -75,7 +87,45 @@ export class AttemptGroups {
     }
   }
 
-  private async create(id: string, request: AttemptGroupRequest, machines: string[], base: GroupBase, who: string): Promise<AttemptGroup> {
+  /** A GitHub trigger's attempts (group-book.ts keeps them beside the team's trigger rows). */
+  keepTriggerAttempts(trigger: string, spec: TriggerAttempts | null): void {
+    this.book.keepTriggerAttempts(trigger, spec);
+  }
+
+  triggerAttempts(trigger: string): TriggerAttempts | null {
+    return this.book.triggerAttempts(trigger);
+  }
+
+  /**
+   * Agree the base, then start every attempt. The machines that are here agree it: the first resolves
+   * `base` (its current branch by default) to a commit, each other must hold that commit. A machine that is
+   * away is checked when its attempt starts (its worktree is made from that commit, or fails in git's words).
+   */
+  async start(request: AttemptGroupRequest, machines: string[], who: string, issue: IssueRef | null): Promise<Outcome<AttemptGroup>> {
+    let base: GroupBase | null = null;
+    for (const machine of [...new Set(machines)]) {
+      const args: OpArgs<"attempts.base"> = { cwd: request.cwd, ...(request.base ? { base: request.base } : {}), ...(base ? { commit: base.commit } : {}) };
+      const answer: Outcome<z.infer<typeof BaseAnswer>> = outcomeOf(BaseAnswer, await this.host.base(machine, args));
+      if (!answer.ok && answer.problem.code === "machine_offline") continue;
+      if (!answer.ok) return { ok: false, problem: { ...answer.problem, detail: `on machine '${machine}': ${answer.problem.detail}` } };
+      base ??= { ...answer.value, agreedOn: machine };
+    }
+    if (!base)
+      return conflict(
+        `none of the machines named (${[...new Set(machines)].join(", ")}) is connected to agree the base commit on: start the group when one is`,
+      );
+    const id = `grp-${randomHex16().slice(0, 12)}`;
+    return { ok: true, value: await this.create(id, request, machines, base, who, issue) };
+  }
+
+  private async create(
+    id: string,
+    request: AttemptGroupRequest,
+    machines: string[],
+    base: GroupBase,
+    who: string,
+    issue: IssueRef | null,
+  ): Promise<AttemptGroup> {
     const attempts: Attempt[] = request.attempts.map((a, i) => ({
       n: i + 1,
       agent: a.agent,
@@ -97,7 +147,7 @@ export class AttemptGroups {
     const deadlineSeconds = request.deadlineSeconds ?? TASK_DEADLINE_DEFAULT_SECONDS;
     const group: AttemptGroup = {
       ...{ id, state: "running", title, cwd: request.cwd, base, check: request.check ?? null, deadlineSeconds },
-      ...{ createdBy: who, createdAtMs: Date.now(), attempts, picked: null },
+      ...{ createdBy: who, createdAtMs: Date.now(), attempts, picked: null, issue },
     };
     this.book.put(group);
     this.book.trim();
@@ -160,8 +210,7 @@ export class AttemptGroups {
         Object.assign(attempt, { state: "cancelled", error: null });
         finished(attempt, Date.now());
       }
-    if (now.attempts.every((a) => FINISHED_ATTEMPT_STATES.has(a.state))) now.state = "cancelled";
-    this.save(now);
+    this.save(now, true);
     return refused && !refused.ok ? refused : { ok: true, value: now };
   }
 
@@ -211,10 +260,20 @@ export class AttemptGroups {
     return refusal ?? { ok: true, value: { discarded, group: now } };
   }
 
-  private save(group: AttemptGroup): AttemptGroup {
-    if (group.state === "running" && group.attempts.every((a) => FINISHED_ATTEMPT_STATES.has(a.state))) group.state = "finished";
+  private save(group: AttemptGroup, cancelling = false): AttemptGroup {
+    const ending = group.state === "running" && group.attempts.every((a) => FINISHED_ATTEMPT_STATES.has(a.state));
+    if (ending) group.state = cancelling ? "cancelled" : "finished";
     this.book.put(group);
+    // A trigger's group says how it went on its issue once: when it leaves running.
+    if (ending && group.issue) this.host.waitUntil(this.summarise(group, group.issue));
     return group;
+  }
+
+  private async summarise(group: AttemptGroup, issue: IssueRef): Promise<void> {
+    const machine = group.attempts[0]!.machine;
+    const answer = outcomeOf(Posted, await this.host.comment(machine, { ...issue, cwd: group.cwd, body: summaryOf(group) }));
+    const why = !answer.ok ? answer.problem.detail : answer.value.posted ? null : answer.value.reason;
+    if (why) console.error(`attempt group ${group.id}: its summary was not posted on ${issue.repository}#${issue.issue}: ${why}`);
   }
 }
 

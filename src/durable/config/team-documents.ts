@@ -4,12 +4,15 @@
  * every machine by the same fan-out (the sidecar applies the first three; the machine's object keeps the policy).
  * Shared by the team object, machine objects and routes.
  */
-import type { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
-import type { McpConfig, McpMachineStatus } from "@agent-runtime/protocol/mcp";
-import type { SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
-import type { PolicyMachineStatus, TeamPolicy } from "@agent-runtime/protocol/policy";
+import { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
+import { McpConfig, McpMachineStatus } from "@agent-runtime/protocol/mcp";
+import { SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
+import { PolicyMachineStatus, TeamPolicy } from "@agent-runtime/protocol/policy";
+import { z } from "zod";
 
-export type DocumentKind = keyof TeamDocuments;
+/** The kinds of document, in the order the team applies them. */
+export const DOCUMENT_KINDS = ["skills", "mcp", "agents", "policy"] as const;
+export type DocumentKind = (typeof DOCUMENT_KINDS)[number];
 
 export interface StoredDocument<T> {
   /** Increases with every change; the ETag is `"<version>"`. Version 0: never set. */
@@ -18,13 +21,21 @@ export interface StoredDocument<T> {
   updatedAtMs: number | null;
 }
 
-export interface TeamDocuments {
-  skills: StoredDocument<SkillsConfig>;
-  mcp: StoredDocument<McpConfig>;
-  agents: StoredDocument<AgentsConfig>;
-  /** Kept by each machine's object, never sent to a sidecar (docs/architecture.md, "The permission policy"). */
-  policy: StoredDocument<TeamPolicy>;
+/** A stored document read through the schema of its configuration. */
+export function storedDocument<T>(config: z.ZodType<T>): z.ZodType<StoredDocument<T>> {
+  return z.object({ version: z.number().int(), config, updatedAtMs: z.number().nullable() });
 }
+
+/** What each kind of document configures. */
+export interface DocumentConfigs {
+  skills: SkillsConfig;
+  mcp: McpConfig;
+  agents: AgentsConfig;
+  /** Kept by each machine's object, never sent to a sidecar (docs/architecture.md, "The permission policy"). */
+  policy: TeamPolicy;
+}
+
+export type TeamDocuments = { [K in DocumentKind]: StoredDocument<DocumentConfigs[K]> };
 
 /** What a machine last applied, per document kind. */
 export interface MachineStatusOf {
@@ -39,9 +50,11 @@ export type AppliedStatus = { machine: string; version: string | null; appliedAt
 /** A machine applied a document (its status, built by the machine object from the sidecar's answer), or could not. */
 export type AppliedOutcome<S extends AppliedStatus = AppliedStatus> = { applied: Omit<S, "machine" | "error"> } | { error: string; version: number };
 
-/** What the team keeps of one kind of document beside its schema: its empty form, and a status that applied nothing. */
+/** What the team keeps of one kind of document: its schemas (what is stored is read through them), its empty form, and a status that applied nothing. */
 interface DocumentKindSpec<K extends DocumentKind> {
-  empty: TeamDocuments[K]["config"];
+  config: z.ZodType<DocumentConfigs[K]>;
+  status: z.ZodType<MachineStatusOf[K]>;
+  empty: DocumentConfigs[K];
   nothingApplied: Omit<MachineStatusOf[K], keyof AppliedStatus>;
 }
 
@@ -50,15 +63,13 @@ interface DocumentKindSpec<K extends DocumentKind> {
  * storage, the status of each machine and the fan-out read this registry, never a list per kind.
  */
 export const DOCUMENT_REGISTRY: { [K in DocumentKind]: DocumentKindSpec<K> } = {
-  skills: { empty: { sources: [] }, nothingApplied: { skills: [], perAgent: {}, errors: [] } },
-  mcp: { empty: { servers: {} }, nothingApplied: { servers: [], perAgent: {}, errors: [] } },
-  agents: { empty: { agents: {} }, nothingApplied: { agents: {}, errors: [] } },
-  policy: { empty: { rules: [] }, nothingApplied: {} },
+  skills: { config: SkillsConfig, status: SkillsMachineStatus, empty: { sources: [] }, nothingApplied: { skills: [], perAgent: {}, errors: [] } },
+  mcp: { config: McpConfig, status: McpMachineStatus, empty: { servers: {} }, nothingApplied: { servers: [], perAgent: {}, errors: [] } },
+  agents: { config: AgentsConfig, status: AgentsMachineStatus, empty: { agents: {} }, nothingApplied: { agents: {}, errors: [] } },
+  policy: { config: TeamPolicy, status: PolicyMachineStatus, empty: { rules: [] }, nothingApplied: {} },
 };
 
-export const DOCUMENT_KINDS = Object.keys(DOCUMENT_REGISTRY) as DocumentKind[];
-
-function emptyDocument<K extends DocumentKind>(kind: K): StoredDocument<TeamDocuments[K]["config"]> {
+function emptyDocument<K extends DocumentKind>(kind: K): StoredDocument<DocumentConfigs[K]> {
   return { version: 0, config: DOCUMENT_REGISTRY[kind].empty, updatedAtMs: null };
 }
 

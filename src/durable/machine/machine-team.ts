@@ -12,6 +12,8 @@ import { deploymentCatalog } from "../../agents-registry/deployment";
 import { applyDocuments, type ConfigHost, type RecordedVersions } from "../config/config-apply";
 import type { TeamDocuments } from "../config/team-documents";
 import { teamStub } from "../stubs";
+import { getStored } from "../storage/stored";
+import { z } from "zod";
 import type { TeamObject } from "../team/team";
 
 type ApplyOp = "skills.apply" | "mcp.apply" | "agents.apply";
@@ -58,7 +60,7 @@ export class MachineTeam {
   announceRecords(): void {
     this.host.waitUntil(
       (async () => {
-        this.recordsAnnounced ??= (await this.host.storage.get<boolean>("records-announced")) === true;
+        this.recordsAnnounced ??= (await getStored(this.host.storage, "records-announced", z.boolean())) === true;
         if (this.recordsAnnounced) return;
         await teamStub(this.host.env).machineHasSessions(this.host.machine());
         this.recordsAnnounced = true;

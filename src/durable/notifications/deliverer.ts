@@ -5,12 +5,14 @@
  * times, with backoff after a 429, a 5xx or a network failure; a push service that says the subscription
  * is gone (404, 410) ends it. Every attempt is recorded.
  */
-import { type DeliveryAttempt, type EventType, MAX_ATTEMPTS, type NotificationPayload, type SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import { DeliveryAttempt, EventType, MAX_ATTEMPTS, NotificationPayload, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import { z } from "zod";
 import { encryptPayload, fromBase64url, type VapidKey, vapidAuthorization } from "./web-push";
 import { signature } from "./webhook";
 import { refusedTarget } from "./target-address";
 import type { WorkerSettings } from "../../settings";
 import { type Migration, migrate } from "../storage/migrations";
+import { Count, Earliest, jsonText, oneRow, rows } from "../storage/stored";
 
 /** Attempts kept for `GET /v1/notifications/deliveries` in one object (the oldest go first). */
 const ATTEMPTS_KEPT = 5_000;
@@ -18,17 +20,18 @@ const ATTEMPTS_KEPT = 5_000;
 const PER_RUN = 25;
 const SEND_TIMEOUT_MS = 10_000;
 
-type DeliveryRow = {
-  id: string;
-  subscription_id: string;
-  event: string;
-  event_id: string;
-  machine: string | null;
-  payload: string;
-  target: string;
-  attempts: number;
-  next_at: number;
-};
+const DeliveryRow = z.object({
+  id: z.string(),
+  subscription_id: z.string(),
+  event: z.string(),
+  event_id: z.string(),
+  machine: z.string().nullable(),
+  payload: jsonText(NotificationPayload),
+  target: jsonText(SubscriptionTarget),
+  attempts: z.number(),
+  next_at: z.number(),
+});
+type DeliveryRow = z.output<typeof DeliveryRow>;
 
 /** How urgent a push is, and how long a push service should keep it for a phone that is off. */
 const PUSH_OPTIONS: Record<EventType, { ttl: number; urgency: "high" | "normal" | "low" }> = {
@@ -123,14 +126,13 @@ export class Deliverer {
 
   /** Send what is due; answers when the next delivery is due (null: none waits). */
   async run(now = Date.now()): Promise<number | null> {
-    const due = this.sql.exec<DeliveryRow>(`SELECT * FROM deliveries WHERE next_at <= ? ORDER BY next_at LIMIT ?`, now, PER_RUN).toArray();
+    const due = rows(this.sql, DeliveryRow, `SELECT * FROM deliveries WHERE next_at <= ? ORDER BY next_at LIMIT ?`, now, PER_RUN);
     await Promise.all(due.map((row) => this.attempt(row)));
-    const next = this.sql.exec<{ at: number | null }>(`SELECT MIN(next_at) AS at FROM deliveries`).one().at;
-    return next;
+    return oneRow(this.sql, Earliest, `SELECT MIN(next_at) AS at FROM deliveries`).at;
   }
 
   private async attempt(row: DeliveryRow): Promise<void> {
-    const target = JSON.parse(row.target) as SubscriptionTarget;
+    const target = row.target;
     const attempt = row.attempts + 1;
     let status: number | null = null;
     let error: string | null = null;
@@ -138,7 +140,7 @@ export class Deliverer {
     const refused = refusedTarget(target.url, this.options.allowPrivate);
     try {
       if (refused) throw new RefusedTarget(`the address ${refused}`.slice(0, REASON_MAX));
-      const res = await this.send(target, JSON.parse(row.payload) as NotificationPayload);
+      const res = await this.send(target, row.payload);
       status = res.status;
       // The receiver's body and status text are never kept or shown: the log says what happened in its own words.
       await res.body?.cancel();
@@ -175,7 +177,7 @@ export class Deliverer {
       this.sql.exec(`DELETE FROM deliveries WHERE subscription_id = ?`, row.subscription_id);
       await this.options.gone(row.subscription_id).catch((err: unknown) => console.error(`could not remove subscription ${row.subscription_id}:`, err));
     }
-    const kept = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM delivery_attempts`).one().n;
+    const kept = oneRow(this.sql, Count, `SELECT COUNT(*) AS n FROM delivery_attempts`).n;
     if (kept > ATTEMPTS_KEPT)
       this.sql.exec(`DELETE FROM delivery_attempts WHERE seq IN (SELECT seq FROM delivery_attempts ORDER BY seq LIMIT ?)`, kept - ATTEMPTS_KEPT);
   }
@@ -225,42 +227,46 @@ export class Deliverer {
 
   /** The newest attempts, of these subscriptions only (null: all of them). */
   list(subscriptions: string[] | null, limit: number): DeliveryAttempt[] {
-    const rows = (
-      subscriptions === null
-        ? this.sql.exec<AttemptRow>(`SELECT * FROM delivery_attempts ORDER BY seq DESC LIMIT ?`, limit)
-        : this.sql.exec<AttemptRow>(
-            `SELECT * FROM delivery_attempts WHERE subscription_id IN (SELECT value FROM json_each(?)) ORDER BY seq DESC LIMIT ?`,
-            JSON.stringify(subscriptions),
-            limit,
-          )
-    ).toArray();
-    return rows.map((r) => ({
+    return subscriptions === null
+      ? rows(this.sql, AttemptRow, `SELECT * FROM delivery_attempts ORDER BY seq DESC LIMIT ?`, limit)
+      : rows(
+          this.sql,
+          AttemptRow,
+          `SELECT * FROM delivery_attempts WHERE subscription_id IN (SELECT value FROM json_each(?)) ORDER BY seq DESC LIMIT ?`,
+          JSON.stringify(subscriptions),
+          limit,
+        );
+  }
+}
+
+/** An attempt's row, read as the API answers it. */
+const AttemptRow = z
+  .object({
+    delivery_id: z.string(),
+    subscription_id: z.string(),
+    event: EventType,
+    event_id: z.string(),
+    machine: z.string().nullable(),
+    attempt: z.number(),
+    at_ms: z.number(),
+    outcome: DeliveryAttempt.shape.outcome,
+    http_status: z.number().nullable(),
+    error: z.string().nullable(),
+  })
+  .transform(
+    (r): DeliveryAttempt => ({
       deliveryId: r.delivery_id,
       subscriptionId: r.subscription_id,
-      event: r.event as EventType,
+      event: r.event,
       eventId: r.event_id,
       machine: r.machine,
       attempt: r.attempt,
       atMs: r.at_ms,
-      outcome: r.outcome as DeliveryAttempt["outcome"],
+      outcome: r.outcome,
       httpStatus: r.http_status,
       error: r.error,
-    }));
-  }
-}
-
-type AttemptRow = {
-  delivery_id: string;
-  subscription_id: string;
-  event: string;
-  event_id: string;
-  machine: string | null;
-  attempt: number;
-  at_ms: number;
-  outcome: string;
-  http_status: number | null;
-  error: string | null;
-};
+    }),
+  );
 
 /** What a phone shows: a title, a line, and where a tap goes (the session, at its question). Small: push payloads are capped near 4 KB. */
 export function pushMessage(payload: NotificationPayload): { title: string; body: string; url: string; event: EventType; tag: string } {

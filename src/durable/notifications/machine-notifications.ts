@@ -4,7 +4,9 @@
  * delivery per subscription that hears of it, sent by the object's alarm, and "went away" told once and
  * "is back" only after it.
  */
-import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import { type DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import { z } from "zod";
+import { getStored } from "../storage/stored";
 import type { Deliverer } from "./deliverer";
 import { hears, payloadOf, type RuntimeEvent } from "./events";
 import { alarmBy } from "../storage/alarm";
@@ -24,7 +26,7 @@ export class MachineNotifications {
 
   /** The team's fan-out (or a connect): the subscriptions that may hear of this machine now. */
   async keep(subscriptions: SubscriptionTarget[]): Promise<void> {
-    const before = this.subscriptions ?? (await this.storage.get<SubscriptionTarget[]>("subscriptions")) ?? [];
+    const before = this.subscriptions ?? (await getStored(this.storage, "subscriptions", z.array(SubscriptionTarget))) ?? [];
     this.subscriptions = subscriptions;
     // A reconnect that changed nothing writes nothing.
     if (JSON.stringify(before) !== JSON.stringify(subscriptions)) await this.storage.put("subscriptions", subscriptions);
@@ -32,7 +34,7 @@ export class MachineNotifications {
 
   /** Queue one delivery per subscription that hears of this event; the alarm sends them. */
   async notify(event: RuntimeEvent): Promise<void> {
-    this.subscriptions ??= (await this.storage.get<SubscriptionTarget[]>("subscriptions")) ?? [];
+    this.subscriptions ??= (await getStored(this.storage, "subscriptions", z.array(SubscriptionTarget))) ?? [];
     const now = Date.now();
     const targets = this.subscriptions.filter((t) => hears(t, event.type, event.machine, now));
     if (targets.length === 0) return;
@@ -49,7 +51,7 @@ export class MachineNotifications {
 
   /** Connected again: "is back" only to those who were told it went away, queued off the connect's path. */
   async cameBack(machine: string): Promise<void> {
-    if (!(await this.storage.get<boolean>("offline-announced"))) return;
+    if (!(await getStored(this.storage, "offline-announced", z.boolean()))) return;
     await this.storage.delete("offline-announced");
     this.waitUntil(this.notify({ type: "machine.online", machine }));
   }

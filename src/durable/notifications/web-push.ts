@@ -88,11 +88,12 @@ export async function encryptPayload(
   const salt = fixed?.salt ?? crypto.getRandomValues(new Uint8Array(16));
   const sender = fixed
     ? await importEcdhPair(fixed.senderPublic, fixed.senderPrivate)
-    : ((await crypto.subtle.generateKey({ name: "ECDH", namedCurve: "P-256" }, true, ["deriveBits"])) as CryptoKeyPair);
-  const senderPublic = new Uint8Array((await crypto.subtle.exportKey("raw", sender.publicKey)) as ArrayBuffer);
+    : await newKeyPair({ name: "ECDH", namedCurve: "P-256" }, ["deriveBits"]);
+  const senderPublic = new Uint8Array(await exportRaw(sender.publicKey));
   const receiver = await crypto.subtle.importKey("raw", target.p256dh, { name: "ECDH", namedCurve: "P-256" }, false, []);
-  // `public` is the standard member (workerd and Node read it); the Workers types spell it `$public`.
-  const ecdh = { name: "ECDH", public: receiver } as unknown as SubtleCryptoDeriveKeyAlgorithm;
+  // `public` is the standard member (workerd and Node read it); the Workers types spell it `$public`, so it
+  // is passed as a value of its own type (a literal in the call would be refused).
+  const ecdh = { name: "ECDH", public: receiver };
   const shared = new Uint8Array(await crypto.subtle.deriveBits(ecdh, sender.privateKey, 256));
   // RFC 8291 §3.4: the auth secret and both public keys go into the input keying material.
   const ikm = await hkdf(target.auth, shared, concat(encoder.encode("WebPush: info\0"), target.p256dh, senderPublic), 32);
@@ -139,8 +140,22 @@ export async function vapidAuthorization(vapid: VapidKey, endpoint: string, nowM
 
 /** A new VAPID key pair (`npm start` writes one into .dev.vars; a deployment sets them with wrangler). */
 export async function generateVapidKeys(): Promise<{ publicKey: string; privateKey: string }> {
-  const pair = (await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
-  const jwk = (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
+  const pair = await newKeyPair({ name: "ECDSA", namedCurve: "P-256" }, ["sign", "verify"]);
+  const jwk = await crypto.subtle.exportKey("jwk", pair.privateKey);
+  if (jwk instanceof ArrayBuffer) throw new Error("exportKey(jwk) answered bytes");
   const point = concat(new Uint8Array([4]), fromBase64url(jwk.x!), fromBase64url(jwk.y!));
   return { publicKey: base64url(point), privateKey: jwk.d! };
+}
+
+/** An extractable key pair (WebCrypto's generateKey answers a single key for symmetric algorithms: never these). */
+async function newKeyPair(algorithm: { name: "ECDH" | "ECDSA"; namedCurve: "P-256" }, usages: string[]): Promise<CryptoKeyPair> {
+  const made = await crypto.subtle.generateKey(algorithm, true, usages);
+  if (!("privateKey" in made)) throw new Error(`generateKey(${algorithm.name}) answered a single key`);
+  return made;
+}
+
+async function exportRaw(key: CryptoKey): Promise<ArrayBuffer> {
+  const raw = await crypto.subtle.exportKey("raw", key);
+  if (!(raw instanceof ArrayBuffer)) throw new Error("exportKey(raw) answered no bytes");
+  return raw;
 }

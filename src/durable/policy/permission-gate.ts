@@ -10,7 +10,9 @@ import type { JsonRpcId } from "@agent-runtime/protocol/acp";
 import { PermissionPolicy, type PolicyVerdict } from "@agent-runtime/protocol/policy";
 import { decidePermission, permissionFactsOf, policyOptionOf } from "@agent-runtime/protocol/policy-eval";
 import type { PendingRequest, Session } from "@agent-runtime/protocol/sessions";
-import type { StoredDocument } from "../config/team-documents";
+import { type StoredDocument, storedDocument } from "../config/team-documents";
+import { getStoredSync } from "../storage/stored";
+import { z } from "zod";
 import { PolicyDeadlines, type Deadline } from "./policy-deadlines";
 
 /** Verdicts kept in memory (by stream position); the oldest go first past this. */
@@ -61,7 +63,11 @@ export class PermissionGate {
   }
 
   current(): StoredDocument<PermissionPolicy> {
-    this.policy ??= this.host.storage.kv.get<StoredDocument<PermissionPolicy>>(POLICY_KEY) ?? { version: 0, config: { rules: [] }, updatedAtMs: null };
+    this.policy ??= getStoredSync(this.host.storage.kv, POLICY_KEY, storedDocument(PermissionPolicy)) ?? {
+      version: 0,
+      config: { rules: [] },
+      updatedAtMs: null,
+    };
     return this.policy;
   }
 
@@ -108,8 +114,11 @@ export class PermissionGate {
   /** The option the runtime answers with (null: cancelled); undefined when it cannot answer (an allow the agent offers no option for). */
   private optionFor(verdict: PolicyVerdict, params: Record<string, unknown>): string | null | undefined {
     if (verdict.decision === "ask") return undefined;
-    const options = Array.isArray(params.options) ? (params.options as { optionId?: unknown; kind?: unknown }[]) : [];
-    const offered = options.flatMap((o) => (typeof o?.optionId === "string" ? [{ optionId: o.optionId, kind: String(o.kind ?? "") }] : []));
+    const options = Array.isArray(params.options) ? params.options : [];
+    const offered = options.flatMap((o: unknown) => {
+      const option = OfferedOption.safeParse(o);
+      return option.success ? [{ optionId: option.data.optionId, kind: String(option.data.kind ?? "") }] : [];
+    });
     const option = policyOptionOf(verdict.decision, offered);
     return option ?? (verdict.decision === "deny" ? null : undefined);
   }
@@ -163,13 +172,14 @@ function answeredKey(serverId: string, id: JsonRpcId): string {
   return `${serverId}\n${JSON.stringify(id)}`;
 }
 
+/** An option an agent offers, as far as the policy reads it. */
+const OfferedOption = z.object({ optionId: z.string(), kind: z.unknown() });
+const PermissionRequest = z.object({ method: z.literal("session/request_permission"), params: z.record(z.string(), z.unknown()) });
+
 function parseRequest(text: string): { params: Record<string, unknown> } | null {
   try {
-    const message: unknown = JSON.parse(text);
-    if (typeof message !== "object" || message === null) return null;
-    const { method, params } = message as { method?: unknown; params?: unknown };
-    if (method !== "session/request_permission" || typeof params !== "object" || params === null) return null;
-    return { params: params as Record<string, unknown> };
+    const message = PermissionRequest.safeParse(JSON.parse(text));
+    return message.success ? { params: message.data.params } : null;
   } catch {
     return null;
   }

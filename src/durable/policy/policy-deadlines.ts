@@ -3,16 +3,19 @@
  * for the person after N seconds". Each deadline is kept in the object's storage, so it holds across
  * hibernation, and rings through the object's one alarm; a request answered before it is let be.
  */
-import type { JsonRpcId } from "@agent-runtime/protocol/acp";
+import { JsonRpcId } from "@agent-runtime/protocol/acp";
+import { z } from "zod";
+import { listStoredSync } from "../storage/stored";
 
-export interface Deadline {
-  session: string;
-  requestId: JsonRpcId;
-  atMs: number;
-  onTimeout: "allow" | "deny";
+export const Deadline = z.object({
+  session: z.string(),
+  requestId: JsonRpcId,
+  atMs: z.number(),
+  onTimeout: z.enum(["allow", "deny"]),
   /** Who set it, as the transcript says it: "the team's policy, rule 2". */
-  rule: string;
-}
+  rule: z.string(),
+});
+export type Deadline = z.output<typeof Deadline>;
 
 const PREFIX = "policy-deadline:";
 
@@ -31,7 +34,7 @@ export class PolicyDeadlines {
   async due(now = Date.now()): Promise<void> {
     let next: number | null = null;
     const due: [string, Deadline][] = [];
-    for (const [key, deadline] of this.storage.kv.list<Deadline>({ prefix: PREFIX })) {
+    for (const [key, deadline] of listStoredSync(this.storage.kv, PREFIX, Deadline)) {
       if (deadline.atMs <= now) due.push([key, deadline]);
       else next = next === null ? deadline.atMs : Math.min(next, deadline.atMs);
     }

@@ -25,6 +25,7 @@ export async function sendBody(body: ReadableStream<Uint8Array>, declaredBytes: 
     const view = new Uint8Array(new ArrayBuffer(PREVIEW_PIECE_BYTES));
     const { value, done } = remaining !== null && remaining > 0 ? await reader.readAtLeast(Math.min(view.length, remaining), view) : await reader.read(view);
     if (value?.length) {
+      // Read into the plain ArrayBuffer made above (the stream types say "like" for every view).
       to.piece(new Uint8Array(value.buffer as ArrayBuffer, value.byteOffset, value.byteLength));
       if (remaining !== null) remaining -= value.length;
     }

@@ -18,19 +18,21 @@ import {
 } from "@agent-runtime/protocol/schedules";
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
+import { Earliest, firstRow, oneRow, rows } from "../storage/stored";
 
-type Row = {
-  id: string;
-  machine: string;
-  cron: string;
-  timezone: string;
-  task: string;
-  paused: number;
-  created_by: string;
-  created_at: number;
-  next_run_at: number | null;
-  runs: string;
-};
+const Row = z.object({
+  id: z.string(),
+  machine: z.string(),
+  cron: z.string(),
+  timezone: z.string(),
+  task: z.string(),
+  paused: z.number(),
+  created_by: z.string(),
+  created_at: z.number(),
+  next_run_at: z.number().nullable(),
+  runs: z.string(),
+});
+type Row = z.output<typeof Row>;
 
 export interface ScheduleHost {
   /** Start a run's task on its machine; its id, or why not. */
@@ -79,7 +81,7 @@ export class ScheduleBook {
   }
 
   list(): Schedule[] {
-    return this.sql.exec<Row>(`SELECT * FROM schedules ORDER BY created_at, id`).toArray().map(toSchedule);
+    return rows(this.sql, Row, `SELECT * FROM schedules ORDER BY created_at, id`).map(toSchedule);
   }
 
   get(id: string): Schedule | null {
@@ -104,7 +106,7 @@ export class ScheduleBook {
 
   /** The alarm rang: every schedule due runs once; answers when the next is due (null: none). */
   async run(now = Date.now()): Promise<number | null> {
-    const due = this.sql.exec<Row>(`SELECT * FROM schedules WHERE paused = 0 AND next_run_at IS NOT NULL AND next_run_at <= ?`, now).toArray();
+    const due = rows(this.sql, Row, `SELECT * FROM schedules WHERE paused = 0 AND next_run_at IS NOT NULL AND next_run_at <= ?`, now);
     for (const row of due) {
       const runs = Runs.parse(JSON.parse(row.runs));
       const last = runs.find((r) => r.task !== null);
@@ -119,17 +121,19 @@ export class ScheduleBook {
       const next = nextRun(row.cron, row.timezone, now);
       this.put({ ...row, runs: JSON.stringify([run, ...runs].slice(0, SCHEDULE_RUNS_KEPT)), next_run_at: next.ok ? next.value : null });
     }
-    const earliest = this.sql.exec<{ at: number | null }>(`SELECT MIN(next_run_at) AS at FROM schedules WHERE paused = 0`).one().at;
-    return earliest ?? null;
+    return oneRow(this.sql, Earliest, `SELECT MIN(next_run_at) AS at FROM schedules WHERE paused = 0`).at;
   }
 
   private row(id: string): Row | null {
-    return this.sql.exec<Row>(`SELECT * FROM schedules WHERE id = ?`, id).toArray()[0] ?? null;
+    return firstRow(this.sql, Row, `SELECT * FROM schedules WHERE id = ?`, id);
   }
 
   private put(row: Row): void {
-    const columns = Object.keys(row) as (keyof Row)[];
-    this.sql.exec(`INSERT OR REPLACE INTO schedules (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, ...columns.map((c) => row[c]));
+    const columns = Object.entries(row);
+    this.sql.exec(
+      `INSERT OR REPLACE INTO schedules (${columns.map(([c]) => c).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+      ...columns.map(([, v]) => v),
+    );
   }
 }
 

@@ -4,21 +4,14 @@
  * writes to the store. The recorder says what happened; this keeps it, tells the followers, and writes
  * what changed at most once per FLUSH_MS (at once when a state changes: a person may be waiting to see it).
  */
-import type { AgentId } from "@agent-runtime/protocol/values";
-import {
-  machineOfSession,
-  type PendingRequest,
-  type QueuedPrompt,
-  type Session,
-  type SessionState,
-  type TranscriptEntry,
-} from "@agent-runtime/protocol/sessions";
+import { machineOfSession, PendingRequest, type QueuedPrompt, Session, type SessionState, type TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { SessionWorktree, TurnChanges } from "@agent-runtime/protocol/review";
 import { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
-import type { z } from "zod";
+import { z } from "zod";
 import { TranscriptTail } from "./transcript";
 import type { ServerRow, SessionRow, SessionStore } from "./session-store";
 import { randomHex16 } from "../../lib/ids";
+import { jsonText } from "../storage/stored";
 
 /** How long changed entries may wait in memory before they are written (a stream in full flow: about one write batch a second). */
 export const FLUSH_MS = 1_000;
@@ -53,22 +46,19 @@ export function isActive(state: string): boolean {
   return ACTIVE.has(state);
 }
 
-export function parseJson<T>(text: string | null): T | null {
-  if (text === null) return null;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return null;
-  }
-}
-
-/** A JSON column read back through its schema: what this object wrote, never cast. */
+/**
+ * A JSON column of a session's record read back through its schema: what this object wrote, never cast.
+ * One that does not read (not JSON, or not of the shape) is null, as if the column were empty: the
+ * record is still listed.
+ */
 export function parsedOr<S extends z.ZodType>(schema: S, text: string | null): z.output<S> | null {
-  const value = parseJson<unknown>(text);
-  if (value === null) return null;
-  const parsed = schema.safeParse(value);
+  if (text === null) return null;
+  const parsed = jsonText(schema).safeParse(text);
   return parsed.success ? parsed.data : null;
 }
+
+/** The MCP servers a session was started with, as its client sent them. */
+export const McpServers = z.array(z.record(z.string(), z.unknown()));
 
 function newSessionId(machine: string): string {
   return `ses-${randomHex16()}-${machine}`;
@@ -318,12 +308,12 @@ export class LiveSessions {
   // ---------------- reading ----------------
 
   toSession(r: SessionRow): Session {
-    const state = isActive(r.state) && !this.online() ? "offline" : (r.state as SessionState);
+    const state = isActive(r.state) && !this.online() ? "offline" : r.state;
     return {
       id: r.id,
       sessionId: r.acp_session_id,
       machine: machineOfSession(r.id),
-      agent: r.agent as AgentId,
+      agent: r.agent,
       agentVersion: r.agent_version,
       serverId: r.server_id,
       cwd: r.cwd,
@@ -332,8 +322,8 @@ export class LiveSessions {
       createdAtMs: r.created_at,
       lastActivityMs: r.last_activity,
       state,
-      pending: parseJson<PendingRequest>(r.pending),
-      failure: parseJson<{ message: string; stderr?: string }>(r.failure),
+      pending: parsedOr(PendingRequest, r.pending),
+      failure: parsedOr(Session.shape.failure.unwrap(), r.failure),
       resumable: r.resumable === 1,
       continuedFrom: r.continued_from,
       entries: r.entries,

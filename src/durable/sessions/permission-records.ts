@@ -5,10 +5,10 @@
  */
 import { permissionAnswerOf } from "@agent-runtime/protocol/acp-meaning";
 import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
-import type { PendingRequest } from "@agent-runtime/protocol/sessions";
+import { PendingRequest } from "@agent-runtime/protocol/sessions";
 import type { RuntimeEvent } from "../notifications/events";
 import type { Ruled } from "../policy/permission-gate";
-import { type LiveSession, type LiveSessions, parseJson } from "./live-sessions";
+import { type LiveSession, type LiveSessions, parsedOr } from "./live-sessions";
 
 /** A person is asked: the session waits for them, and people are told. */
 export function recordWaiting(sessions: LiveSessions, session: LiveSession, pending: PendingRequest, now: number, events: (event: RuntimeEvent) => void): void {
@@ -38,7 +38,7 @@ export function recordRuled(
 /** A client answered one of the agent's requests: a permission request, if it was the one pending. */
 export function recordClientAnswer(sessions: LiveSessions, serverId: string, message: JsonRpcMessage, now: number): void {
   for (const session of sessions.turningOf(serverId)) {
-    const pending = parseJson<PendingRequest>(session.row.pending);
+    const pending = parsedOr(PendingRequest, session.row.pending);
     if (!pending || JSON.stringify(pending.requestId) !== JSON.stringify(message.id)) continue;
     session.tail.add("permission_answer", now, { data: permissionAnswerOf(pending, message) });
     session.row.pending = null;

@@ -4,7 +4,9 @@
  * is kept in memory once read, so listing sessions asks no more of storage.
  */
 import type { QueuedPrompt } from "@agent-runtime/protocol/sessions";
+import { z } from "zod";
 import { type Migration, migrate } from "../storage/migrations";
+import { firstRow, rows } from "../storage/stored";
 
 export const PROMPT_QUEUE_MIGRATIONS: readonly Migration[] = [
   {
@@ -19,14 +21,16 @@ export const PROMPT_QUEUE_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export type QueuedRow = {
-  id: string;
-  session_id: string;
-  at_ms: number;
-  who: string;
-  text: string;
-  prompt: string;
-};
+export const QueuedRow = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  at_ms: z.number(),
+  who: z.string(),
+  text: z.string(),
+  /** JSON: the ACP ContentBlocks to send. */
+  prompt: z.string(),
+});
+export type QueuedRow = z.output<typeof QueuedRow>;
 
 export class PromptQueueStore {
   private migrated = false;
@@ -47,7 +51,7 @@ export class PromptQueueStore {
   private all(): Map<string, QueuedPrompt[]> {
     if (this.summaries) return this.summaries;
     const map = new Map<string, QueuedPrompt[]>();
-    for (const r of this.sql.exec<Omit<QueuedRow, "prompt">>(`SELECT id, session_id, at_ms, who, text FROM prompt_queue ORDER BY at_ms, id`)) {
+    for (const r of rows(this.sql, QueuedRow.omit({ prompt: true }), `SELECT id, session_id, at_ms, who, text FROM prompt_queue ORDER BY at_ms, id`)) {
       const list = map.get(r.session_id) ?? [];
       list.push({ id: r.id, text: r.text, by: r.who, atMs: r.at_ms });
       map.set(r.session_id, list);
@@ -83,7 +87,7 @@ export class PromptQueueStore {
 
   /** The first prompt a session has waiting, whole. */
   next(sessionId: string): QueuedRow | null {
-    return this.sql.exec<QueuedRow>(`SELECT * FROM prompt_queue WHERE session_id = ? ORDER BY at_ms, id LIMIT 1`, sessionId).toArray()[0] ?? null;
+    return firstRow(this.sql, QueuedRow, `SELECT * FROM prompt_queue WHERE session_id = ? ORDER BY at_ms, id LIMIT 1`, sessionId);
   }
 
   /** Take a prompt out of the queue (sent or cancelled): whether it was there. */

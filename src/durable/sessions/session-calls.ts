@@ -14,6 +14,7 @@ import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, Trans
 import type { WorkOrigin } from "@agent-runtime/protocol/sandbox";
 import type { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import type { AgentId } from "@agent-runtime/protocol/values";
+import { answerOf } from "@agent-runtime/protocol/acp-meaning";
 import { problemResponse } from "../../lib/problem-response";
 import type { SseBody } from "../streams/sse-body";
 import { TranscriptFollower } from "./follower";
@@ -101,7 +102,7 @@ export class SessionCalls {
       this.sessions.serverStarted(serverId, agent, sandbox.value);
     }
     const message = this.sessions.clientMessage(serverId, req.message);
-    const awaitId = isJsonRpcRequest(message) ? (message.id as string | number) : null;
+    const awaitId = isJsonRpcRequest(message) ? message.id : null;
     const target = sessionIdIn(message.params);
     if (message.method === "session/load" && target) this.sessions.loading(serverId, target);
     const firstSeq = agent ? this.sessions.firstSeqOf(serverId) : undefined;
@@ -270,13 +271,10 @@ export class SessionCalls {
       true,
     );
     if (!started.ok) return started;
-    const body = started.value.status === 200 ? (JSON.parse(started.value.body) as { result?: { sessionId?: unknown }; error?: { message?: unknown } }) : {};
-    const sessionId = body.result?.sessionId;
-    if (typeof sessionId !== "string") {
-      return {
-        ok: false,
-        problem: { code: "stream_error", detail: `the agent did not start a new session: ${String(body.error?.message ?? "no sessionId in its answer")}` },
-      };
+    const sessionId = startedSessionId(started.value);
+    if (sessionId === null) {
+      const why = (started.value.status === 200 ? answerOf(started.value.body).error : undefined) ?? "no sessionId in its answer";
+      return { ok: false, problem: { code: "stream_error", detail: `the agent did not start a new session: ${why}` } };
     }
     const created = this.sessions.reads.recordOf(record.serverId, sessionId);
     if (!created) return { ok: false, problem: { code: "internal", detail: "the new session was not recorded" } };

@@ -8,6 +8,7 @@ import { PermissionPolicy } from "@agent-runtime/protocol/policy";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
+import { answerOf } from "@agent-runtime/protocol/acp-meaning";
 import { z } from "zod";
 
 export const POLICY_META = "agent-runtime/policy";
@@ -43,10 +44,6 @@ export function sessionPolicyIn(message: JsonRpcMessage): Outcome<PermissionPoli
 /** The sessionId a `session/new` answer names, if it succeeded. */
 export function startedSessionId(result: AcpPostResult): string | null {
   if (result.status !== 200) return null;
-  try {
-    const sessionId = (JSON.parse(result.body) as { result?: { sessionId?: unknown } }).result?.sessionId;
-    return typeof sessionId === "string" ? sessionId : null;
-  } catch {
-    return null;
-  }
+  const started = z.object({ sessionId: z.string() }).safeParse(answerOf(result.body).result);
+  return started.success ? started.data.sessionId : null;
 }

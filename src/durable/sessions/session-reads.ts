@@ -6,7 +6,8 @@
 import type { Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
-import { isActive, type LiveSessions, parseJson, parsedOr } from "./live-sessions";
+import { z } from "zod";
+import { isActive, type LiveSessions, McpServers, parsedOr } from "./live-sessions";
 import type { SessionStore } from "./session-store";
 import { digestOf } from "./transcript";
 
@@ -49,7 +50,7 @@ export class SessionReads {
   /** What a session was started with (its folder and MCP servers): a continuation starts the same way. */
   startParams(id: string): { cwd: string; mcpServers: Record<string, unknown>[] } | null {
     const session = this.sessions.session(id);
-    return session ? { cwd: session.row.cwd, mcpServers: parseJson<Record<string, unknown>[]>(session.row.mcp_servers) ?? [] } : null;
+    return session ? { cwd: session.row.cwd, mcpServers: parsedOr(McpServers, session.row.mcp_servers) ?? [] } : null;
   }
 
   /** Every non-closed session of a server: what a DELETE of one needs to know before stopping the server. */
@@ -64,17 +65,17 @@ export class SessionReads {
   /** How to start a server's agent again as its client set it up, or null when it never got that far. */
   restorePlan(serverId: string): RestorePlan | null {
     const server = this.sessions.server(serverId);
-    const initialize = server ? parseJson<Record<string, unknown>>(server.initialize) : null;
+    const initialize = server ? parsedOr(z.record(z.string(), z.unknown()), server.initialize) : null;
     if (!server || !initialize) return null;
     return {
-      agent: server.agent as AgentId,
+      agent: server.agent,
       initialize,
       authMethodId: server.auth_method,
       canResume: server.can_resume === 1,
       canLoad: server.can_load === 1,
       sessions: this.store
         .resumableOf(serverId)
-        .map((r) => ({ sessionId: r.acp_session_id, cwd: r.cwd, mcpServers: parseJson<Record<string, unknown>[]>(r.mcp_servers) ?? [] })),
+        .map((r) => ({ sessionId: r.acp_session_id, cwd: r.cwd, mcpServers: parsedOr(McpServers, r.mcp_servers) ?? [] })),
       firstSeq: server.cursor + 1,
       sandbox: this.sandboxOf(serverId),
     };

@@ -5,54 +5,59 @@
  * with ordered migrations (storage/migrations.ts), so a change to a column has a path for objects already
  * deployed.
  */
-import { TRANSCRIPT_LIMITS, type TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import { SessionState, TRANSCRIPT_LIMITS, TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import { z } from "zod";
 import { type Migration, migrate } from "../storage/migrations";
+import { Count, firstRow, jsonText, oneRow, rows } from "../storage/stored";
 
-export type SessionRow = {
-  id: string;
-  acp_session_id: string;
-  server_id: string;
-  agent: string;
-  agent_version: string | null;
-  cwd: string;
-  mcp_servers: string;
-  title: string | null;
-  title_from_agent: number;
-  created_by: string;
-  created_at: number;
-  last_activity: number;
-  state: string;
-  pending: string | null;
-  failure: string | null;
-  resumable: number;
-  continued_from: string | null;
-  primer: string | null;
-  next_seq: number;
-  entries: number;
-  bytes: number;
-  compacted_through: number;
-  turn_started_at: number | null;
+/** A session's record as its table keeps it; JSON columns stay text here and are read through their schemas where used. */
+export const SessionRow = z.object({
+  id: z.string(),
+  acp_session_id: z.string(),
+  server_id: z.string(),
+  agent: z.string(),
+  agent_version: z.string().nullable(),
+  cwd: z.string(),
+  mcp_servers: z.string(),
+  title: z.string().nullable(),
+  title_from_agent: z.number(),
+  created_by: z.string(),
+  created_at: z.number(),
+  last_activity: z.number(),
+  state: SessionState,
+  pending: z.string().nullable(),
+  failure: z.string().nullable(),
+  resumable: z.number(),
+  continued_from: z.string().nullable(),
+  primer: z.string().nullable(),
+  next_seq: z.number(),
+  entries: z.number(),
+  bytes: z.number(),
+  compacted_through: z.number(),
+  turn_started_at: z.number().nullable(),
   /** The worktree the session runs in (JSON of SessionWorktree), when it asked for one. */
-  worktree: string | null;
+  worktree: z.string().nullable(),
   /** The last turn's change summary (JSON of TurnChanges), as the machine reported it. */
-  last_changes: string | null;
+  last_changes: z.string().nullable(),
   /** The sandbox its agent server runs in (JSON of SessionSandbox), null for a session recorded before sandboxes. */
-  sandbox: string | null;
-};
+  sandbox: z.string().nullable(),
+});
+export type SessionRow = z.output<typeof SessionRow>;
 
-export type ServerRow = {
-  server_id: string;
-  agent: string;
-  initialize: string | null;
-  auth_method: string | null;
-  can_resume: number;
-  can_load: number;
-  can_close: number;
-  agent_version: string | null;
-  cursor: number;
+export const ServerRow = z.object({
+  server_id: z.string(),
+  agent: z.string(),
+  initialize: z.string().nullable(),
+  auth_method: z.string().nullable(),
+  can_resume: z.number(),
+  can_load: z.number(),
+  can_close: z.number(),
+  agent_version: z.string().nullable(),
+  cursor: z.number(),
   /** The sandbox its agent was started in (JSON of SessionSandbox): a restart asks for the same one. */
-  sandbox: string | null;
-};
+  sandbox: z.string().nullable(),
+});
+export type ServerRow = z.output<typeof ServerRow>;
 
 /** The sessions schema, in order. Append a migration to change it; never edit one that has shipped. */
 export const SESSION_MIGRATIONS: readonly Migration[] = [
@@ -106,11 +111,15 @@ export interface RowFilter {
   state?: string | "active";
 }
 
-type EntryRow = { seq: number; at_ms: number; kind: string; body: string };
+/** A transcript row: its body holds the entry's fields other than its place, kind and time. */
+const EntryRow = z.object({ seq: z.number(), at_ms: z.number(), kind: z.string(), body: jsonText(z.record(z.string(), z.unknown())) }).transform((r, ctx) => {
+  const entry = TranscriptEntry.safeParse({ ...r.body, seq: r.seq, atMs: r.at_ms, kind: r.kind });
+  if (entry.success) return entry.data;
+  ctx.addIssue({ code: "custom", message: z.prettifyError(entry.error) });
+  return z.NEVER;
+});
 
-function entryOf(r: EntryRow): TranscriptEntry {
-  return { seq: r.seq, atMs: r.at_ms, kind: r.kind, ...JSON.parse(r.body) } as TranscriptEntry;
-}
+const IdRow = z.object({ id: z.string() });
 
 export class SessionStore {
   private readonly sql: SqlStorage;
@@ -125,47 +134,40 @@ export class SessionStore {
   // ---------------- records ----------------
 
   row(id: string): SessionRow | null {
-    return this.sql.exec<SessionRow>(`SELECT * FROM sessions WHERE id = ?`, id).toArray()[0] ?? null;
+    return firstRow(this.sql, SessionRow, `SELECT * FROM sessions WHERE id = ?`, id);
   }
 
   idByAcp(serverId: string, acpId: string): string | null {
-    return this.sql.exec<{ id: string }>(`SELECT id FROM sessions WHERE server_id = ? AND acp_session_id = ?`, serverId, acpId).toArray()[0]?.id ?? null;
+    return firstRow(this.sql, IdRow, `SELECT id FROM sessions WHERE server_id = ? AND acp_session_id = ?`, serverId, acpId)?.id ?? null;
   }
 
   /** The ids of a server's sessions in a turn (running or waiting) as stored. */
   turningIdsOf(serverId: string): string[] {
-    return this.sql
-      .exec<{ id: string }>(`SELECT id FROM sessions WHERE server_id = ? AND state IN ('running', 'waiting')`, serverId)
-      .toArray()
-      .map((r) => r.id);
+    return rows(this.sql, IdRow, `SELECT id FROM sessions WHERE server_id = ? AND state IN ('running', 'waiting')`, serverId).map((r) => r.id);
   }
 
   /** A server's sessions a restart reattaches: not closed, resumable, the most recently active first. */
   resumableOf(serverId: string, limit = 256): SessionRow[] {
-    return this.sql
-      .exec<SessionRow>(
-        `SELECT * FROM sessions WHERE server_id = ? AND state != 'closed' AND resumable = 1 ORDER BY last_activity DESC LIMIT ?`,
-        serverId,
-        limit,
-      )
-      .toArray();
+    return rows(
+      this.sql,
+      SessionRow,
+      `SELECT * FROM sessions WHERE server_id = ? AND state != 'closed' AND resumable = 1 ORDER BY last_activity DESC LIMIT ?`,
+      serverId,
+      limit,
+    );
   }
 
   /** The newest session of this agent with that ACP id, on any server. */
   findByAcp(agent: string, acpId: string): SessionRow | null {
-    return (
-      this.sql
-        .exec<SessionRow>(`SELECT * FROM sessions WHERE agent = ? AND acp_session_id = ? ORDER BY last_activity DESC LIMIT 1`, agent, acpId)
-        .toArray()[0] ?? null
-    );
+    return firstRow(this.sql, SessionRow, `SELECT * FROM sessions WHERE agent = ? AND acp_session_id = ? ORDER BY last_activity DESC LIMIT 1`, agent, acpId);
   }
 
   count(): number {
-    return this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions`).one().n;
+    return oneRow(this.sql, Count, `SELECT COUNT(*) AS n FROM sessions`).n;
   }
 
   openCountOf(serverId: string): number {
-    return this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions WHERE server_id = ? AND state != 'closed'`, serverId).one().n;
+    return oneRow(this.sql, Count, `SELECT COUNT(*) AS n FROM sessions WHERE server_id = ? AND state != 'closed'`, serverId).n;
   }
 
   /** A page of records, newest activity first, strictly before `cursor`; one more than `limit` says there are more. */
@@ -189,13 +191,13 @@ export class SessionStore {
       where.push("state = ?");
       args.push(filter.state);
     }
-    return this.sql
-      .exec<SessionRow>(
-        `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY last_activity DESC, id DESC LIMIT ?`,
-        ...args,
-        limit + 1,
-      )
-      .toArray();
+    return rows(
+      this.sql,
+      SessionRow,
+      `SELECT * FROM sessions ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY last_activity DESC, id DESC LIMIT ?`,
+      ...args,
+      limit + 1,
+    );
   }
 
   writeRow(r: SessionRow): void {
@@ -268,19 +270,25 @@ export class SessionStore {
 
   /** Entries after `after`, in order, `limit` at most (one more says there are more). */
   entries(id: string, after: number, limit: number): TranscriptEntry[] {
-    return this.sql
-      .exec<EntryRow>(`SELECT seq, at_ms, kind, body FROM transcript WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, id, after, limit + 1)
-      .toArray()
-      .map(entryOf);
+    return rows(
+      this.sql,
+      EntryRow,
+      `SELECT seq, at_ms, kind, body FROM transcript WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+      id,
+      after,
+      limit + 1,
+    );
   }
 
   /** The last prompts and texts of a conversation, in order (what a digest is made of). */
   conversationTail(id: string, limit = 400): TranscriptEntry[] {
-    return this.sql
-      .exec<EntryRow>(`SELECT seq, at_ms, kind, body FROM transcript WHERE session_id = ? AND kind IN ('prompt', 'text') ORDER BY seq DESC LIMIT ?`, id, limit)
-      .toArray()
-      .reverse()
-      .map(entryOf);
+    return rows(
+      this.sql,
+      EntryRow,
+      `SELECT seq, at_ms, kind, body FROM transcript WHERE session_id = ? AND kind IN ('prompt', 'text') ORDER BY seq DESC LIMIT ?`,
+      id,
+      limit,
+    ).reverse();
   }
 
   purgeTranscript(id: string): void {
@@ -292,20 +300,23 @@ export class SessionStore {
    * record says up to where. A turn never fails for it.
    */
   private compact(row: SessionRow): void {
-    const keepFrom = this.sql
-      .exec<{ seq: number }>(
-        `SELECT seq FROM (SELECT seq, SUM(bytes) OVER (ORDER BY seq DESC) AS total, ROW_NUMBER() OVER (ORDER BY seq DESC) AS n
-           FROM transcript WHERE session_id = ?) WHERE total <= ? AND n <= ? ORDER BY seq ASC LIMIT 1`,
-        row.id,
-        TRANSCRIPT_LIMITS.maxBytes,
-        TRANSCRIPT_LIMITS.maxEntries,
-      )
-      .toArray()[0]?.seq;
+    const keepFrom = firstRow(
+      this.sql,
+      z.object({ seq: z.number() }),
+      `SELECT seq FROM (SELECT seq, SUM(bytes) OVER (ORDER BY seq DESC) AS total, ROW_NUMBER() OVER (ORDER BY seq DESC) AS n
+         FROM transcript WHERE session_id = ?) WHERE total <= ? AND n <= ? ORDER BY seq ASC LIMIT 1`,
+      row.id,
+      TRANSCRIPT_LIMITS.maxBytes,
+      TRANSCRIPT_LIMITS.maxEntries,
+    )?.seq;
     if (keepFrom === undefined) return;
     this.sql.exec(`DELETE FROM transcript WHERE session_id = ? AND seq < ?`, row.id, keepFrom);
-    const left = this.sql
-      .exec<{ n: number; bytes: number | null }>(`SELECT COUNT(*) AS n, SUM(bytes) AS bytes FROM transcript WHERE session_id = ?`, row.id)
-      .one();
+    const left = oneRow(
+      this.sql,
+      Count.extend({ bytes: z.number().nullable() }),
+      `SELECT COUNT(*) AS n, SUM(bytes) AS bytes FROM transcript WHERE session_id = ?`,
+      row.id,
+    );
     row.entries = left.n;
     row.bytes = left.bytes ?? 0;
     row.compacted_through = Math.max(row.compacted_through, keepFrom - 1);
@@ -314,7 +325,7 @@ export class SessionStore {
   // ---------------- ACP servers ----------------
 
   server(serverId: string): ServerRow | null {
-    return this.sql.exec<ServerRow>(`SELECT * FROM acp_servers WHERE server_id = ?`, serverId).toArray()[0] ?? null;
+    return firstRow(this.sql, ServerRow, `SELECT * FROM acp_servers WHERE server_id = ?`, serverId);
   }
 
   writeServer(s: ServerRow): void {

@@ -8,6 +8,9 @@
  * EXISTS`): an object written then has no version row, runs version 1 as a no-op, and is adopted as it is.
  */
 
+import { z } from "zod";
+import { firstRow } from "./stored";
+
 export interface Migration {
   /** 1, 2, 3, … in order, none skipped. */
   version: number;
@@ -17,11 +20,12 @@ export interface Migration {
 }
 
 const VERSIONS_TABLE = "_schema_versions";
+const SchemaVersion = z.object({ version: z.number().int() });
 
 /** The version `schema` is at in this storage (0: never migrated). */
 export function schemaVersion(sql: SqlStorage, schema: string): number {
   sql.exec(`CREATE TABLE IF NOT EXISTS ${VERSIONS_TABLE} (schema TEXT PRIMARY KEY, version INTEGER NOT NULL)`);
-  return sql.exec<{ version: number }>(`SELECT version FROM ${VERSIONS_TABLE} WHERE schema = ?`, schema).toArray()[0]?.version ?? 0;
+  return firstRow(sql, SchemaVersion, `SELECT version FROM ${VERSIONS_TABLE} WHERE schema = ?`, schema)?.version ?? 0;
 }
 
 /**

@@ -13,6 +13,8 @@ import { DELIVERY_MIGRATIONS } from "../notifications/deliverer";
 import { TEAM_MIGRATIONS } from "../team/team-schema";
 import { TASK_MIGRATIONS } from "../tasks/task-store";
 import { type Migration, migrate, schemaVersion } from "./migrations";
+import { getStored, jsonText, rows, UnreadableRecord } from "./stored";
+import { z } from "zod";
 
 /** The previous release's tables, exactly as it created them (no version recorded). */
 const PREVIOUS_SESSIONS = [
@@ -127,7 +129,9 @@ describe("the team's tables written by the previous release", () => {
       dropAll(sql);
       TEAM_MIGRATIONS[0]!.up(sql); // the same statements the previous release ran in its constructor
       sql.exec(`INSERT INTO audit (at_ms, token, role, method, route, machine, status) VALUES (1, 'alice', 'admin', 'POST', '/v1/tokens', NULL, 201)`);
-      sql.exec(`INSERT INTO tokens (id, info) VALUES ('0123456789abcdef', '{"id":"0123456789abcdef","name":"alice","revokedAtMs":null,"createdAtMs":1}')`);
+      sql.exec(
+        `INSERT INTO tokens (id, info) VALUES ('0123456789abcdef', '{"id":"0123456789abcdef","name":"alice","role":"member","machines":"*","createdAtMs":1,"createdBy":"API_TOKEN","expiresAtMs":null,"lastUsedMs":null,"revokedAtMs":null}')`,
+      );
       expect(migrate(state.storage, "team", TEAM_MIGRATIONS)).toBe(TEAM_MIGRATIONS.length);
       expect(sql.exec(`SELECT COUNT(*) AS n FROM schedules`).one().n).toBe(0); // version 2
       expect(sql.exec(`SELECT COUNT(*) AS n FROM triggers`).one().n).toBe(0); // version 3
@@ -155,6 +159,59 @@ describe("migrate", () => {
       expect(sql.exec<{ text: string; pinned: number }>(`SELECT text, pinned FROM notes`).toArray()).toEqual([{ text: "kept", pinned: 0 }]);
       expect(() => migrate(state.storage, "notes", [v1])).toThrow(/newer than this code/);
       expect(() => migrate(state.storage, "other", [v2])).toThrow(/numbered 2/);
+    });
+  });
+});
+
+describe("stored data of an older release: read through its schema, or refused clearly", () => {
+  it("a token whose stored record lacks what every release wrote is refused, naming its table; a record of the shape is read", async () => {
+    const stub = env.TEAM.get(env.TEAM.idFromName("stored-tokens")) as DurableObjectStub<TeamObject>;
+    await runInDurableObject(stub, (_, state) => {
+      state.storage.sql.exec(`DELETE FROM tokens`);
+      state.storage.sql.exec(`INSERT INTO tokens (id, info) VALUES ('00000000000000aa', '{"id":"00000000000000aa","name":"old","createdAtMs":1}')`);
+    });
+    await expect(runInDurableObject(stub, (instance: TeamObject) => instance.listTokens())).rejects.toThrow(
+      /a row of tokens: stored data this release cannot read .*role/,
+    );
+    await runInDurableObject(stub, (_, state) => {
+      state.storage.sql.exec(
+        `UPDATE tokens SET info = '{"id":"00000000000000aa","name":"old","role":"viewer","machines":["m1"],"createdAtMs":1,"createdBy":"API_TOKEN","expiresAtMs":null,"lastUsedMs":null,"revokedAtMs":null}'`,
+      );
+    });
+    const tokens = await runInDurableObject(stub, (instance: TeamObject) => instance.listTokens());
+    expect(tokens).toEqual([expect.objectContaining({ name: "old", role: "viewer", machines: ["m1"] })]);
+  });
+
+  it("a transcript entry of a kind this release does not know is refused; the entries of the previous release are read", async () => {
+    const machine = "stored-transcript";
+    const id = `ses-00000000000000ab-${machine}`;
+    const stub = env.MACHINE.get(env.MACHINE.idFromName(machine)) as DurableObjectStub<MachineObject>;
+    await runInDurableObject(stub, (_, state) => {
+      const store = new SessionStore(state.storage);
+      state.storage.sql.exec(`INSERT INTO transcript VALUES (?, 1, 1, 'prompt', '{"text":"fix it"}', 17)`, id);
+      expect(store.entries(id, 0, 10)).toEqual([{ seq: 1, atMs: 1, kind: "prompt", text: "fix it" }]);
+      state.storage.sql.exec(`INSERT INTO transcript VALUES (?, 2, 2, 'hologram', '{"text":"?"}', 12)`, id);
+      expect(() => store.entries(id, 0, 10)).toThrow(UnreadableRecord);
+      expect(() => store.entries(id, 0, 10)).toThrow(/a row of transcript: stored data this release cannot read .*kind/);
+      state.storage.sql.exec(`UPDATE transcript SET kind = 'text', body = 'not json' WHERE seq = 2 AND session_id = ?`, id);
+      expect(() => store.entries(id, 0, 10)).toThrow(/a row of transcript: .*not JSON/);
+    });
+  });
+
+  it("a key-value entry an older release wrote without a field added since is read; one of another shape is refused", async () => {
+    const stub = env.TEAM.get(env.TEAM.idFromName("stored-kv")) as DurableObjectStub<TeamObject>;
+    await runInDurableObject(stub, async (_, state) => {
+      // A fan-out place as the release before start stamps wrote it: read, with no start.
+      const Place = z.object({ after: z.string(), start: z.string().optional() });
+      await state.storage.put("place", { after: "m1" });
+      expect(await getStored(state.storage, "place", Place)).toEqual({ after: "m1" });
+      expect(await getStored(state.storage, "nothing", Place)).toBeUndefined();
+      await state.storage.put("place", { after: 7 });
+      await expect(getStored(state.storage, "place", Place)).rejects.toThrow(/the stored "place": stored data this release cannot read .*after/);
+      // A JSON column through jsonText: read as its schema.
+      state.storage.sql.exec(`CREATE TABLE IF NOT EXISTS notes_json (body TEXT NOT NULL)`);
+      state.storage.sql.exec(`INSERT INTO notes_json VALUES ('{"after":"m2"}')`);
+      expect(rows(state.storage.sql, z.object({ body: jsonText(Place) }), `SELECT body FROM notes_json`)).toEqual([{ body: { after: "m2" } }]);
     });
   });
 });

@@ -32,6 +32,8 @@ import type { RuntimeEvent } from "../notifications/events";
 import { POLICY_META, startedSessionId } from "../sessions/session-policy";
 import { originOf, resultOf, type TaskRow, TaskStore } from "./task-store";
 import { randomHex16 } from "../../lib/ids";
+import { z } from "zod";
+import { listStoredSync } from "../storage/stored";
 
 export interface TaskHost {
   online(): boolean;
@@ -148,13 +150,13 @@ export class TaskRunner {
       this.host.acpPost(
         {
           serverId,
-          message: { jsonrpc: "2.0", id: `${row.id}-${message.method as string}`, ...message },
+          message: { jsonrpc: "2.0", id: `${row.id}-${String(message.method)}`, ...message },
           who,
           ...(agent ? { agent, origin: originOf(row) } : {}),
         },
         timeoutMs,
       );
-    const init = await post({ method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, this.host.startTimeoutMs, row.agent as AgentId);
+    const init = await post({ method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, this.host.startTimeoutMs, row.agent);
     if (!init.ok) return this.notStarted(row, init.problem);
     const meta = {
       ...(row.worktree ? { [WORKTREE_META]: JSON.parse(row.worktree) } : {}),
@@ -258,7 +260,7 @@ export class TaskRunner {
   /** The alarm rang: tasks past their deadline are cancelled as timed out. */
   async due(now = Date.now()): Promise<void> {
     let next: number | null = null;
-    for (const [key, atMs] of this.storage.kv.list<number>({ prefix: END_KEY })) {
+    for (const [key, atMs] of listStoredSync(this.storage.kv, END_KEY, z.number())) {
       if (atMs > now) {
         next = next === null ? atMs : Math.min(next, atMs);
         continue;

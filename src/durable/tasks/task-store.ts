@@ -3,8 +3,10 @@
  * its state and result as they change. The table is made when first used, so a machine that never runs
  * a task pays nothing for it.
  */
-import { TASK_LIMITS, type TaskFilter, TaskOrigin, TaskResult, type TaskState } from "@agent-runtime/protocol/tasks";
+import { TASK_LIMITS, type TaskFilter, TaskOrigin, TaskResult, TaskState } from "@agent-runtime/protocol/tasks";
+import { z } from "zod";
 import { type Migration, migrate } from "../storage/migrations";
+import { firstRow, rows } from "../storage/stored";
 
 export const TASK_MIGRATIONS: readonly Migration[] = [
   {
@@ -31,33 +33,35 @@ export const TASK_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export type TaskRow = {
-  id: string;
-  agent: string;
-  cwd: string;
-  title: string;
+export const TaskRow = z.object({
+  id: z.string(),
+  agent: z.string(),
+  cwd: z.string(),
+  title: z.string(),
   /** JSON: the ACP ContentBlocks sent. */
-  prompt: string;
+  prompt: z.string(),
   /** JSON of the worktree asked for, or null. */
-  worktree: string | null;
+  worktree: z.string().nullable(),
   /** JSON of the task's own policy, or null. */
-  policy: string | null;
-  deadline_s: number;
-  notify: number;
-  state: Exclude<TaskState, "waiting">;
-  session_id: string | null;
-  acp_session_id: string | null;
-  created_by: string;
-  created_at: number;
-  started_at: number | null;
-  ended_at: number | null;
+  policy: z.string().nullable(),
+  deadline_s: z.number(),
+  notify: z.number(),
+  /** `waiting` is never stored: it is a running task whose session waits for a person. */
+  state: TaskState.exclude(["waiting"]),
+  session_id: z.string().nullable(),
+  acp_session_id: z.string().nullable(),
+  created_by: z.string(),
+  created_at: z.number(),
+  started_at: z.number().nullable(),
+  ended_at: z.number().nullable(),
   /** JSON TaskResult, once it ended. */
-  result: string | null;
+  result: z.string().nullable(),
   /** JSON IssueRef: where its result is posted (a GitHub trigger's task), or null. */
-  report: string | null;
+  report: z.string().nullable(),
   /** What started it (TaskOrigin): the team's sandbox rules match on it. */
-  origin: string;
-};
+  origin: TaskOrigin,
+});
+export type TaskRow = z.output<typeof TaskRow>;
 
 const COLUMNS: (keyof TaskRow)[] = [
   "id",
@@ -107,18 +111,18 @@ export class TaskStore {
   }
 
   get(id: string): TaskRow | null {
-    return this.sql.exec<TaskRow>(`SELECT * FROM tasks WHERE id = ?`, id).toArray()[0] ?? null;
+    return firstRow(this.sql, TaskRow, `SELECT * FROM tasks WHERE id = ?`, id);
   }
 
   bySession(sessionId: string): TaskRow | null {
     if (!this.any()) return null;
-    return this.sql.exec<TaskRow>(`SELECT * FROM tasks WHERE session_id = ?`, sessionId).toArray()[0] ?? null;
+    return firstRow(this.sql, TaskRow, `SELECT * FROM tasks WHERE session_id = ?`, sessionId);
   }
 
   /** Tasks in a state, oldest first. */
   inState(state: TaskRow["state"]): TaskRow[] {
     if (!this.any()) return [];
-    return this.sql.exec<TaskRow>(`SELECT * FROM tasks WHERE state = ? ORDER BY created_at, id`, state).toArray();
+    return rows(this.sql, TaskRow, `SELECT * FROM tasks WHERE state = ? ORDER BY created_at, id`, state);
   }
 
   count(state: TaskRow["state"]): number {
@@ -138,7 +142,7 @@ export class TaskStore {
     ];
     const used = filters.filter((f): f is [string, (string | number)[]] => f[1] !== undefined);
     const where = used.length ? `WHERE ${used.map(([clause]) => clause).join(" AND ")}` : "";
-    return this.sql.exec<TaskRow>(`SELECT * FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ?`, ...used.flatMap(([, v]) => v), limit).toArray();
+    return rows(this.sql, TaskRow, `SELECT * FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ?`, ...used.flatMap(([, v]) => v), limit);
   }
 
   /** Past TASK_LIMITS.keptPerMachine, the oldest finished tasks go. */

@@ -3,13 +3,29 @@
  * per changing call, refusal or refused token, written after the answer; trimmed to the newest
  * AUDIT_KEEP_ENTRIES and AUDIT_KEEP_MS every 256 appends.
  */
-import type { AuditEntry, AuditPage, AuditQuery, MachineScope } from "@agent-runtime/protocol/trust";
+import { AuditEntry, type AuditPage, type AuditQuery, type MachineScope } from "@agent-runtime/protocol/trust";
+import { z } from "zod";
+import { rows } from "../storage/stored";
 
 /** The audit log keeps the newest entries, at most this many and at most this old. */
 export const AUDIT_KEEP_ENTRIES = 100_000;
 export const AUDIT_KEEP_MS = 90 * 86_400_000;
 
-type Row = { seq: number; at_ms: number; token: string; role: AuditEntry["role"]; method: string; route: string; machine: string | null; status: number };
+/** An entry's row, read as the API answers it. */
+const Row = z
+  .object({
+    seq: z.number(),
+    at_ms: z.number(),
+    token: z.string(),
+    role: AuditEntry.shape.role,
+    method: z.string(),
+    route: z.string(),
+    machine: z.string().nullable(),
+    status: z.number(),
+  })
+  .transform(
+    (r): AuditEntry => ({ seq: r.seq, atMs: r.at_ms, token: r.token, role: r.role, method: r.method, route: r.route, machine: r.machine, status: r.status }),
+  );
 
 export class AuditLog {
   constructor(private readonly sql: SqlStorage) {}
@@ -44,12 +60,14 @@ export class AuditLog {
     const where = used.map(([clause]) => clause);
     const params = used.map(([, value]) => value);
     const limit = query.limit ?? 100;
-    const rows = this.sql
-      .exec<Row>(`SELECT * FROM audit ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC LIMIT ?`, ...params, limit + 1)
-      .toArray();
-    const entries = rows
-      .slice(0, limit)
-      .map((r) => ({ seq: r.seq, atMs: r.at_ms, token: r.token, role: r.role, method: r.method, route: r.route, machine: r.machine, status: r.status }));
-    return { entries, nextBefore: rows.length > limit ? entries.at(-1)!.seq : null };
+    const found = rows(
+      this.sql,
+      Row,
+      `SELECT * FROM audit ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY seq DESC LIMIT ?`,
+      ...params,
+      limit + 1,
+    );
+    const entries = found.slice(0, limit);
+    return { entries, nextBefore: found.length > limit ? entries.at(-1)!.seq : null };
   }
 }

@@ -8,13 +8,14 @@
  * so the run that was sending neither deletes nor advances past a fan-out started after it read its
  * place: what the newer change brought is sent to every machine, the first ones included.
  */
+import { z } from "zod";
+import { getStored } from "../storage/stored";
+
 export type FanoutKind = "config-fanout" | "subscriptions-fanout";
 
 /** Where a fan-out has come to, and which start it is (absent in what an older release stored). */
-interface FanoutPlace {
-  after: string;
-  start?: string;
-}
+const FanoutPlace = z.object({ after: z.string(), start: z.string().optional() });
+type FanoutPlace = z.output<typeof FanoutPlace>;
 
 export class Fanouts {
   constructor(
@@ -30,17 +31,17 @@ export class Fanouts {
 
   /** Whether a fan-out of this kind has machines left to reach. */
   async pending(kind: FanoutKind): Promise<boolean> {
-    return (await this.storage.get<FanoutPlace>(kind)) !== undefined;
+    return (await getStored(this.storage, kind, FanoutPlace)) !== undefined;
   }
 
   /** One batch: `send` to the next `size` connected machines. Answers whether this fan-out has more to send. */
   async batch(kind: FanoutKind, size: number, send: (machine: string) => Promise<void>): Promise<boolean> {
-    const place = await this.storage.get<FanoutPlace>(kind);
+    const place = await getStored(this.storage, kind, FanoutPlace);
     if (!place) return false;
     const ids = this.connectedAfter(place.after, size);
     await Promise.allSettled(ids.map(send));
     // Started again while this batch was sent: that start's place stands (from the first machine).
-    const now = await this.storage.get<FanoutPlace>(kind);
+    const now = await getStored(this.storage, kind, FanoutPlace);
     if (now?.start !== place.start) return now !== undefined;
     if (ids.length < size) {
       await this.storage.delete(kind);

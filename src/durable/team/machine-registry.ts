@@ -5,17 +5,31 @@
  */
 import type { Machine } from "@agent-runtime/protocol/machines";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
+import { z } from "zod";
+import { rows } from "../storage/stored";
 
-type MachineRow = {
+/** A machine's row, read as the API answers it. */
+const MachineRow = z
+  .object({
+    id: z.string(),
+    connected: z.number(),
+    connected_at_ms: z.number().nullable(),
+    last_seen_ms: z.number().nullable(),
+    sidecar_version: z.string().nullable(),
+    platform: z.string().nullable(),
+  })
+  .transform(machineOf);
+
+const IdRow = z.object({ id: z.string() });
+
+function machineOf(r: {
   id: string;
   connected: number;
   connected_at_ms: number | null;
   last_seen_ms: number | null;
   sidecar_version: string | null;
   platform: string | null;
-};
-
-function machineOf(r: MachineRow): Machine {
+}): Machine {
   return {
     id: r.id,
     connected: r.connected === 1,
@@ -59,11 +73,11 @@ export class MachineRegistry {
 
   /** The machines with sessions, of a scope (`*` or ids), by id. */
   withSessions(scope: "*" | string[]): string[] {
-    const rows =
+    const found =
       scope === "*"
-        ? this.sql.exec<{ id: string }>(`SELECT id FROM session_machines ORDER BY id`)
-        : this.sql.exec<{ id: string }>(`SELECT id FROM session_machines WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(scope));
-    return rows.toArray().map((r) => r.id);
+        ? rows(this.sql, IdRow, `SELECT id FROM session_machines ORDER BY id`)
+        : rows(this.sql, IdRow, `SELECT id FROM session_machines WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(scope));
+    return found.map((r) => r.id);
   }
 
   /**
@@ -72,34 +86,28 @@ export class MachineRegistry {
    */
   toWatch(scope: "*" | string[]): string[] {
     const watched = `SELECT id FROM session_machines UNION SELECT id FROM machines WHERE connected = 1`;
-    const rows =
+    const found =
       scope === "*"
-        ? this.sql.exec<{ id: string }>(`${watched} ORDER BY id`)
-        : this.sql.exec<{ id: string }>(`SELECT id FROM (${watched}) WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(scope));
-    return rows.toArray().map((r) => r.id);
+        ? rows(this.sql, IdRow, `${watched} ORDER BY id`)
+        : rows(this.sql, IdRow, `SELECT id FROM (${watched}) WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(scope));
+    return found.map((r) => r.id);
   }
 
   /** One page of machines by id, after `after`. */
   list(page: { limit?: number; after?: string } = {}): { machines: Machine[]; nextAfter: string | null } {
     const limit = page.limit ?? 500;
-    const rows = this.sql.exec<MachineRow>(`SELECT * FROM machines WHERE id > ? ORDER BY id LIMIT ?`, page.after ?? "", limit + 1).toArray();
-    const machines = rows.slice(0, limit).map(machineOf);
-    return { machines, nextAfter: rows.length > limit ? machines.at(-1)!.id : null };
+    const found = rows(this.sql, MachineRow, `SELECT * FROM machines WHERE id > ? ORDER BY id LIMIT ?`, page.after ?? "", limit + 1);
+    const machines = found.slice(0, limit);
+    return { machines, nextAfter: found.length > limit ? machines.at(-1)!.id : null };
   }
 
   /** The machines of a token's scope (at most 256 ids), by id: only those rows are read. */
   byIds(ids: string[]): Machine[] {
-    return this.sql
-      .exec<MachineRow>(`SELECT * FROM machines WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(ids))
-      .toArray()
-      .map(machineOf);
+    return rows(this.sql, MachineRow, `SELECT * FROM machines WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(ids));
   }
 
   /** Connected machines by id after `after`: a batch of a fan-out. */
   connectedAfter(after: string, limit: number): string[] {
-    return this.sql
-      .exec<{ id: string }>(`SELECT id FROM machines WHERE connected = 1 AND id > ? ORDER BY id LIMIT ?`, after, limit)
-      .toArray()
-      .map((r) => r.id);
+    return rows(this.sql, IdRow, `SELECT id FROM machines WHERE connected = 1 AND id > ? ORDER BY id LIMIT ?`, after, limit).map((r) => r.id);
   }
 }

@@ -3,8 +3,10 @@
  * per token; each machine's object holds a copy of those that may hear of it (the team object hands the
  * copies over: see its fan-out).
  */
-import type { Subscription, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
+import { type Subscription, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { type MachineScope, scopeCovers } from "@agent-runtime/protocol/trust";
+import { z } from "zod";
+import { Count, jsonText, oneRow, rows } from "../storage/stored";
 
 /** Subscriptions one token may hold. */
 export const MAX_SUBSCRIPTIONS_PER_OWNER = 50;
@@ -12,7 +14,10 @@ export const MAX_SUBSCRIPTIONS_PER_OWNER = 50;
 /** Who manages a subscription: its owner, or an admin whose scope covers the subscription's. */
 export type SubscriptionReach = { owner: string } | { adminOf: MachineScope };
 
-type Stored = { id: string; owner: string; target: SubscriptionTarget; createdAt: number };
+const Stored = z
+  .object({ id: z.string(), owner: z.string(), target: jsonText(SubscriptionTarget), created_at: z.number() })
+  .transform((r) => ({ id: r.id, owner: r.owner, target: r.target, createdAt: r.created_at }));
+type Stored = z.output<typeof Stored>;
 
 function reaches(who: SubscriptionReach, r: { owner: string; target: SubscriptionTarget }): boolean {
   return "owner" in who ? r.owner === who.owner : scopeCovers(who.adminOf, r.target.scope);
@@ -37,10 +42,7 @@ export class SubscriptionBook {
   constructor(private readonly sql: SqlStorage) {}
 
   private all(): Stored[] {
-    return this.sql
-      .exec<{ id: string; owner: string; target: string; created_at: number }>(`SELECT * FROM subscriptions ORDER BY created_at`)
-      .toArray()
-      .map((r) => ({ id: r.id, owner: r.owner, target: JSON.parse(r.target) as SubscriptionTarget, createdAt: r.created_at }));
+    return rows(this.sql, Stored, `SELECT * FROM subscriptions ORDER BY created_at`);
   }
 
   /** One subscription this caller may manage. */
@@ -57,7 +59,7 @@ export class SubscriptionBook {
 
   /** Null when the owner holds as many subscriptions as it may. */
   add(owner: string, target: SubscriptionTarget): Subscription | null {
-    const held = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM subscriptions WHERE owner = ?`, owner).one().n;
+    const held = oneRow(this.sql, Count, `SELECT COUNT(*) AS n FROM subscriptions WHERE owner = ?`, owner).n;
     if (held >= MAX_SUBSCRIPTIONS_PER_OWNER) return null;
     const createdAt = Date.now();
     this.sql.exec(`INSERT INTO subscriptions (id, owner, target, created_at) VALUES (?, ?, ?, ?)`, target.id, owner, JSON.stringify(target), createdAt);

@@ -9,7 +9,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
-import type { AppliedOutcome, DocumentKind, MachineStatusOf, TeamDocuments } from "../config/team-documents";
+import type { AppliedOutcome, DocumentConfigs, DocumentKind, MachineStatusOf, StoredDocument, TeamDocuments } from "../config/team-documents";
 import type { RecordedVersions } from "../config/config-apply";
 import { type FanoutKind, Fanouts } from "./fanouts";
 import { machineObject } from "../stubs";
@@ -20,6 +20,7 @@ import type { DeliveryAttempt, NotificationPayload, Subscription, SubscriptionTa
 import { Deliverer, delivererSettings } from "../notifications/deliverer";
 import { alarmBy } from "../storage/alarm";
 import { migrate } from "../storage/migrations";
+import { getStored } from "../storage/stored";
 import { settings } from "../../settings";
 import { TEAM_MIGRATIONS } from "./team-schema";
 import { TokenIndex } from "./token-index";
@@ -35,6 +36,7 @@ import { type Schedule, ScheduleRequest } from "@agent-runtime/protocol/schedule
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import { GroupCall, type GroupAnswer } from "@agent-runtime/protocol/attempts";
 import { AttemptGroups } from "../attempts/attempt-groups";
+import { attemptTriggers } from "../attempts/trigger-groups";
 
 export { AUDIT_KEEP_ENTRIES, AUDIT_KEEP_MS } from "./audit-log";
 export { MAX_TOKENS } from "./token-index";
@@ -48,6 +50,8 @@ export const FANOUT_BATCH = 200;
 const DIRECT_FANOUT_MAX = 16;
 /** How often machines marked connected are asked whether they still are: one wake per machine every six hours. */
 const REFRESH_EVERY_MS = 6 * 60 * 60_000;
+/** Where the liveness refresh has come to, and when its next round is due. */
+const LivenessRefresh = z.object({ after: z.string(), dueMs: z.number() });
 
 export class TeamObject extends DurableObject<Env> {
   private readonly tokens: TokenIndex;
@@ -73,8 +77,13 @@ export class TeamObject extends DurableObject<Env> {
     this.documents = new TeamDocumentStore(ctx.storage);
     this.fanouts = new Fanouts(ctx.storage, (after, limit) => this.machines.connectedAfter(after, limit));
     this.schedules = new ScheduleBook(sql, scheduleTasks(env));
-    this.triggers = new TriggerBook(sql, triggerTasks(env));
-    this.groups = new AttemptGroups(ctx.storage, { attemptCall: (machine, call) => machineObject(env, machine).attemptCall(call) });
+    this.groups = new AttemptGroups(ctx.storage, {
+      attemptCall: (machine, call) => machineObject(env, machine).attemptCall(call),
+      base: (machine, args) => machineObject(env, machine).call("attempts.base", args),
+      comment: (machine, args) => machineObject(env, machine).call("gh.comment", args),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
+    this.triggers = new TriggerBook(sql, attemptTriggers(triggerTasks(env), this.groups));
     this.deliverer = new Deliverer(ctx.storage, {
       wake: (at) => alarmBy(ctx.storage, at),
       gone: (id) => this.dropSubscription(id),
@@ -218,9 +227,9 @@ export class TeamObject extends DurableObject<Env> {
    */
   async putDocument<K extends DocumentKind>(
     kind: K,
-    config: TeamDocuments[K]["config"],
+    config: DocumentConfigs[K],
     ifMatch: string | null,
-  ): Promise<{ ok: boolean; stored: TeamDocuments[K] }> {
+  ): Promise<{ ok: boolean; stored: StoredDocument<DocumentConfigs[K]> }> {
     const put = await this.documents.put(kind, config, ifMatch);
     if (put.ok) await this.startFanout("config-fanout");
     return put;
@@ -263,18 +272,23 @@ export class TeamObject extends DurableObject<Env> {
   // ---------- GitHub triggers (docs/architecture.md, "GitHub triggers") ----------
 
   createTrigger(request: TriggerRequest, who: string): Outcome<Trigger> {
-    return this.triggers.create(TriggerRequest.parse(request), who);
+    const parsed = TriggerRequest.parse(request);
+    const created = this.triggers.create(parsed, who);
+    if (created.ok) this.groups.keepTriggerAttempts(created.value.id, parsed.attempts ?? null);
+    return created.ok ? { ok: true, value: { ...created.value, attempts: parsed.attempts ?? null } } : created;
   }
 
   listTriggers(): Trigger[] {
-    return this.triggers.list();
+    return this.triggers.list().map((t) => ({ ...t, attempts: this.groups.triggerAttempts(t.id) }));
   }
 
   getTrigger(id: string): Trigger | null {
-    return this.triggers.get(id);
+    const trigger = this.triggers.get(id);
+    return trigger ? { ...trigger, attempts: this.groups.triggerAttempts(id) } : null;
   }
 
   deleteTrigger(id: string): boolean {
+    this.groups.keepTriggerAttempts(id, null);
     return this.triggers.delete(id);
   }
 
@@ -330,7 +344,7 @@ export class TeamObject extends DurableObject<Env> {
     );
     const deliveriesDue = await this.deliverer.run();
     const scheduleDue = await this.schedules.run();
-    const stored = await this.ctx.storage.get<{ after: string; dueMs: number }>("liveness-refresh");
+    const stored = await getStored(this.ctx.storage, "liveness-refresh", LivenessRefresh);
     let refresh = stored ?? { after: "", dueMs: Date.now() + REFRESH_EVERY_MS };
     if (refresh.dueMs <= Date.now()) {
       const ids = this.machines.connectedAfter(refresh.after, FANOUT_BATCH);

@@ -3,7 +3,11 @@
  * live tokens only. Whether a token is valid is its own object's word (durable/tokens/token.ts); this
  * index is never on the per-request path.
  */
-import type { TokenInfo } from "@agent-runtime/protocol/trust";
+import { TokenInfo } from "@agent-runtime/protocol/trust";
+import { z } from "zod";
+import { Count, jsonText, oneRow, rows } from "../storage/stored";
+
+const IndexRow = z.object({ info: jsonText(TokenInfo) });
 
 /** An upper bound on issued tokens, so listing them (one call per token object) stays bounded. */
 export const MAX_TOKENS = 1000;
@@ -13,7 +17,7 @@ export class TokenIndex {
 
   /** False when the team already has MAX_TOKENS live tokens. */
   register(info: TokenInfo): boolean {
-    const live = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM tokens WHERE json_extract(info, '$.revokedAtMs') IS NULL`).one().n;
+    const live = oneRow(this.sql, Count, `SELECT count(*) AS n FROM tokens WHERE json_extract(info, '$.revokedAtMs') IS NULL`).n;
     if (live >= MAX_TOKENS) return false;
     this.sql.exec(`INSERT INTO tokens (id, info) VALUES (?, ?)`, info.id, JSON.stringify(info));
     return true;
@@ -25,10 +29,8 @@ export class TokenIndex {
 
   /** Every issued token, oldest first. */
   list(): TokenInfo[] {
-    return this.sql
-      .exec<{ info: string }>(`SELECT info FROM tokens ORDER BY id`)
-      .toArray()
-      .map((r) => JSON.parse(r.info) as TokenInfo)
+    return rows(this.sql, IndexRow, `SELECT info FROM tokens ORDER BY id`)
+      .map((r) => r.info)
       .sort((a, b) => a.createdAtMs - b.createdAtMs);
   }
 }

@@ -3,7 +3,9 @@
  * its machine tokens are minted with. Revoking them all is one increment: a token of an older generation
  * is refused when its sidecar connects, and a sidecar connected with one is closed at once.
  */
+import { z } from "zod";
 import { attachmentOf } from "../machine/tunnel";
+import { getStored } from "../storage/stored";
 
 export class TokenGeneration {
   constructor(
@@ -14,7 +16,7 @@ export class TokenGeneration {
 
   /** The generation new machine tokens are minted with; 1 until the machine's tokens are first revoked. */
   async current(): Promise<number> {
-    return (await this.storage.get<number>("token-generation")) ?? 1;
+    return (await getStored(this.storage, "token-generation", z.number().int())) ?? 1;
   }
 
   /** Refuse every token minted so far, and close the tunnel of a sidecar that connected with one. */

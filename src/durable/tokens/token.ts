@@ -7,34 +7,30 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { timingSafeEqualText } from "../../lib/secrets";
-import type { MachineScope, Role, TokenInfo } from "@agent-runtime/protocol/trust";
-import type { Identity } from "../../lib/identity";
+import { TokenInfo } from "@agent-runtime/protocol/trust";
+import { z } from "zod";
+import { Identity } from "../../lib/identity";
+import { getStored, listStored } from "../storage/stored";
 
-export interface StoredToken {
-  id: string;
-  name: string;
-  role: Role;
-  machines: MachineScope;
-  createdAtMs: number;
-  createdBy: string;
-  expiresAtMs: number | null;
-  revokedAtMs: number | null;
-  lastUsedMs: number | null;
-  /** Hex SHA-256 of the whole token. */
-  hash: string;
-}
+/** A token as its object keeps it: what the API shows of it, and the hex SHA-256 of the whole token. */
+export const StoredToken = TokenInfo.extend({ hash: z.string() });
+export type StoredToken = z.output<typeof StoredToken>;
 
 export type TokenCheck = { ok: true; token: TokenInfo } | { ok: false; reason: "unknown" | "revoked" | "expired"; name: string | null };
 
 /** A dashboard sign-in made with this object's token (or, for the bootstrap token, in its own object). */
-interface StoredSignin {
-  hash: string;
-  identity: Identity;
+const StoredSignin = z.object({
+  hash: z.string(),
+  identity: Identity,
   /** A bootstrap admin's sign-in: the SHA-256 of the API_TOKEN it was made with (it ends when that is no longer configured). */
-  apiTokenHash?: string;
-  createdAtMs: number;
-  expiresAtMs: number;
-}
+  apiTokenHash: z.string().optional(),
+  createdAtMs: z.number(),
+  expiresAtMs: z.number(),
+});
+type StoredSignin = z.output<typeof StoredSignin>;
+
+/** The machines where a token has held streams. */
+const StreamMachines = z.array(z.string());
 
 export type SigninCheck = { ok: true; identity: Identity; apiTokenHash: string | null } | { ok: false; reason: string };
 
@@ -66,7 +62,7 @@ export class TokenObject extends DurableObject<Env> {
   private streamMachines: Set<string> | undefined;
 
   private async stored(): Promise<StoredToken | null> {
-    if (this.cached === undefined) this.cached = (await this.ctx.storage.get<StoredToken>("token")) ?? null;
+    if (this.cached === undefined) this.cached = (await getStored(this.ctx.storage, "token", StoredToken)) ?? null;
     return this.cached;
   }
 
@@ -103,7 +99,7 @@ export class TokenObject extends DurableObject<Env> {
    * machine; answers whether the token is already revoked or expired (a revocation that raced the opening).
    */
   async streamsOn(machine: string, nowMs: number): Promise<{ revoked: boolean }> {
-    this.streamMachines ??= new Set((await this.ctx.storage.get<string[]>("streams-on")) ?? []);
+    this.streamMachines ??= new Set((await getStored(this.ctx.storage, "streams-on", StreamMachines)) ?? []);
     if (!this.streamMachines.has(machine)) {
       this.streamMachines.add(machine);
       // Bounded: past the limit the oldest machines are forgotten (their streams still end when they expire).
@@ -117,7 +113,7 @@ export class TokenObject extends DurableObject<Env> {
 
   /** The machines where this token has held streams. */
   async streamsHeldOn(): Promise<string[]> {
-    return (await this.ctx.storage.get<string[]>("streams-on")) ?? [];
+    return (await getStored(this.ctx.storage, "streams-on", StreamMachines)) ?? [];
   }
 
   async info(): Promise<TokenInfo | null> {
@@ -129,7 +125,7 @@ export class TokenObject extends DurableObject<Env> {
 
   /** Keep a new sign-in of `identity` (whose token this object holds, if it holds one) until `expiresAtMs`. */
   async openSignin(id: string, hash: string, identity: Identity, nowMs: number, expiresAtMs: number, apiTokenHash: string | null): Promise<void> {
-    const all = await this.ctx.storage.list<StoredSignin>({ prefix: "signin:" });
+    const all = await listStored(this.ctx.storage, "signin:", StoredSignin);
     const oldest = [...all.entries()].sort((a, b) => a[1].createdAtMs - b[1].createdAtMs);
     while (oldest.length >= SIGNINS_KEPT) await this.ctx.storage.delete(oldest.shift()![0]);
     await this.ctx.storage.put<StoredSignin>(`signin:${id}`, { hash, identity, createdAtMs: nowMs, expiresAtMs, ...(apiTokenHash ? { apiTokenHash } : {}) });
@@ -137,7 +133,7 @@ export class TokenObject extends DurableObject<Env> {
 
   /** A sign-in holds while it has not expired nor been closed, and while the token it was made with holds. */
   async checkSignin(id: string, hash: string, nowMs: number): Promise<SigninCheck> {
-    const signin = await this.ctx.storage.get<StoredSignin>(`signin:${id}`);
+    const signin = await getStored(this.ctx.storage, `signin:${id}`, StoredSignin);
     if (!signin || !timingSafeEqualText(hash, signin.hash)) return { ok: false, reason: "the sign-in is not valid (signed out?)" };
     if (signin.expiresAtMs <= nowMs) return { ok: false, reason: "the sign-in expired; sign in again" };
     const token = await this.stored();

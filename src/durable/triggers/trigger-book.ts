@@ -20,12 +20,22 @@ import { ScheduleTask } from "@agent-runtime/protocol/schedules";
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
 import { deliveryContext, fillTemplate } from "./github-events";
+import { firstRow, rows } from "../storage/stored";
 
-type Row = { id: string; secret: string; events: string; task: string; created_by: string; created_at: number; last_delivery: string | null };
+const Row = z.object({
+  id: z.string(),
+  secret: z.string(),
+  events: z.string(),
+  task: z.string(),
+  created_by: z.string(),
+  created_at: z.number(),
+  last_delivery: z.string().nullable(),
+});
+type Row = z.output<typeof Row>;
 
 export interface TriggerHost {
-  /** Start the task a delivery asks for on its machine; its id, or why not. */
-  start(task: z.output<typeof ScheduleTask>, who: string, report: IssueRef): Promise<Outcome<{ id: string }>>;
+  /** Start the task a delivery asks for on its machine (or the trigger's attempt group); its id, or why not. */
+  start(task: z.output<typeof ScheduleTask>, who: string, report: IssueRef, trigger: string): Promise<Outcome<{ id: string }>>;
 }
 
 /** A delivery as the route hands it over: the headers that matter and the raw body (the signature covers its bytes). */
@@ -72,7 +82,7 @@ export class TriggerBook {
   }
 
   list(): Trigger[] {
-    return this.sql.exec<Row>(`SELECT * FROM triggers ORDER BY created_at, id`).toArray().map(toTrigger);
+    return rows(this.sql, Row, `SELECT * FROM triggers ORDER BY created_at, id`).map(toTrigger);
   }
 
   get(id: string): Trigger | null {
@@ -118,14 +128,15 @@ export class TriggerBook {
     const task = ScheduleTask.parse(JSON.parse(row.task));
     const prompt = typeof task.prompt === "string" ? fillTemplate(task.prompt, matched.value.fields) : task.prompt;
     const started = await this.host
-      .start({ ...task, prompt }, `trigger ${row.id} (${matched.value.fields.author || "github"})`, matched.value.issue)
+      .start({ ...task, prompt }, `trigger ${row.id} (${matched.value.fields.author || "github"})`, matched.value.issue, row.id)
       .catch((err: unknown): Outcome<{ id: string }> => ({ ok: false, problem: { code: "internal", detail: String(err) } }));
     if (!started.ok) return { outcome: "failed", detail: started.problem.detail, task: null };
-    return { outcome: "started", detail: `task ${started.value.id} started on ${task.machine}`, task: started.value.id };
+    const what = started.value.id.startsWith("grp-") ? "attempt group" : "task";
+    return { outcome: "started", detail: `${what} ${started.value.id} started on ${task.machine}`, task: started.value.id };
   }
 
   private row(id: string): Row | null {
-    return this.sql.exec<Row>(`SELECT * FROM triggers WHERE id = ?`, id).toArray()[0] ?? null;
+    return firstRow(this.sql, Row, `SELECT * FROM triggers WHERE id = ?`, id);
   }
 }
 

@@ -15,6 +15,7 @@ import { lazyView } from "../lazy";
 import { summaryText } from "@agent-runtime/protocol/review-text";
 import { Link } from "./parts";
 import { SessionPorts } from "./ports";
+import { SessionAway } from "./session-away";
 
 /** An edit the agent reported while its turn streams (an ACP tool call's `diff` content): shown, never stored. */
 interface LiveEdit {
@@ -174,9 +175,8 @@ export function SessionView(props: { id: string; onChange: () => void }) {
     serveFileRequests(record);
     // Through the session's queue: sent now when the machine is there, else when it is back (in order, once).
     try {
-      const entry = await must(typed.POST("/v1/sessions/{id}/prompt", { ...byId(props.id), body: { prompt: [{ type: "text", text: said }] } }));
-      if (entry.state === "queued")
-        setMessage(record.state === "offline" ? `Queued until ${record.machine} is back.` : "Queued: it is sent when the turn in progress ends.");
+      // A queued prompt shows in the waiting list (and why, while the machine is away), not in a message that outlives it.
+      await must(typed.POST("/v1/sessions/{id}/prompt", { ...byId(props.id), body: { prompt: said } }));
     } catch (err) {
       setMessage(errorText(err));
     }
@@ -299,22 +299,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
           </div>
         ))}
       </div>
-      {record && record.queued.length > 0 ? (
-        <ul id="session-queued" class="plain">
-          {record.queued.map((q) => (
-            <li key={q.id} class="row queued" data-queued={q.id}>
-              <span class="grow clamp">
-                Waiting{record.state === "offline" ? ` for ${record.machine}` : ""}: {q.text}
-              </span>
-              {canAct ? (
-                <button type="button" onClick={cancelQueued(q.id)}>
-                  Cancel
-                </button>
-              ) : null}
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      {record ? <SessionAway record={record} canAct={canAct} cancel={cancelQueued} /> : null}
       {canAct && record ? (
         <>
           <form id="session-form" class="row" onSubmit={prompt}>
