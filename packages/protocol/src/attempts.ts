@@ -5,7 +5,7 @@
  * discarded on request. The group is a record of the team's; its attempts are tasks of their machines.
  */
 import { z } from "zod";
-import { IssueRef, TaskId } from "./tasks";
+import { IssueRef, TaskId, TaskOrigin } from "./tasks";
 import { AgentId, Identifier } from "./values";
 
 export const GroupId = z
@@ -224,6 +224,8 @@ export const AttemptRun = z.object({
   check: CheckSpec.nullable(),
   deadlineSeconds: z.number().int(),
   who: z.string().max(128),
+  /** What started the group: its attempts' tasks carry it, so the team's sandbox rules for that origin apply. */
+  origin: TaskOrigin.default("task"),
 });
 export type AttemptRun = z.infer<typeof AttemptRun>;
 

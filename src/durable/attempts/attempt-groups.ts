@@ -154,7 +154,21 @@ export class AttemptGroups {
     const check = request.check ?? null;
     const answers = await Promise.all(
       attempts.map(async (a) => {
-        const run = { group: id, n: a.n, agent: a.agent, cwd: request.cwd, prompt: request.prompt, branch: a.branch, base, check, deadlineSeconds, who };
+        // A group with an issue was started by a GitHub trigger: its attempts run under the rules for triggers.
+        const origin = issue ? ("trigger" as const) : ("task" as const);
+        const run = {
+          group: id,
+          n: a.n,
+          agent: a.agent,
+          cwd: request.cwd,
+          prompt: request.prompt,
+          branch: a.branch,
+          base,
+          check,
+          deadlineSeconds,
+          who,
+          origin,
+        };
         try {
           return outcomeOf(Started, await this.host.attemptCall(a.machine, { op: "start", run }));
         } catch (err) {

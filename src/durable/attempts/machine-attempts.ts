@@ -56,8 +56,8 @@ export class MachineAttempts {
       op: "submit",
       machine: this.host.machine(),
       who: `${run.who} (attempt ${run.n} of ${run.group})`,
-      // Unattended work: the team's sandbox rules for tasks apply to each attempt.
-      origin: "task",
+      // Unattended work: the team's sandbox rules for its origin (a caller's group, a trigger's) apply to each attempt.
+      origin: run.origin,
       request: {
         agent: run.agent,
         cwd: run.cwd,

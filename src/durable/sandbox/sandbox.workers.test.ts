@@ -129,6 +129,21 @@ describe("the sandbox asked for", () => {
     expect(freshInit.args.sandbox).toEqual({ profile: "read-only", network: { mode: "none", allow: [] }, denyRead: [] });
     sidecar.answer(freshInit, { status: 200, body: JSON.stringify({ jsonrpc: "2.0", id: 5, result: { protocolVersion: 1 } }) });
     expect((await fresh).status).toBe(200);
+    // A session loaded or resumed on it gets that server's sandbox too.
+    const strict = { profile: "read-only", network: { mode: "none", allow: [] }, denyRead: [] };
+    for (const [id, method] of [
+      [6, "session/load"],
+      [7, "session/resume"],
+    ] as const) {
+      const loading = api(`/machines/${machine}/v1/acp/s2`, {
+        method: "POST",
+        body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { sessionId: "acp-elsewhere", cwd: "/home/me/app", mcpServers: [] } }),
+      });
+      const load = await sidecar.call("acp.post");
+      expect(load.args).toMatchObject({ method, sandbox: strict });
+      sidecar.answer(load, { status: 200, body: JSON.stringify({ jsonrpc: "2.0", id, result: {} }) });
+      expect((await loading).status).toBe(200);
+    }
     await putPolicy(SESSIONS);
   });
 
@@ -226,7 +241,7 @@ describe("the sandbox asked for", () => {
     expect(refused.status).toBe(400);
   });
 
-  it("a session's or a task's own policy cannot name a sandbox; a kept policy that does not read refuses the start", async () => {
+  it("a session's or a task's own policy cannot name a sandbox; the kept policy reads back with its sandbox rules, and one that does not read refuses the start", async () => {
     const machine = "sandboxed-refusals";
     const sidecar = await connect(machine);
     await policyReached(machine);
@@ -248,19 +263,86 @@ describe("the sandbox asked for", () => {
     expect(own.status).toBe(400);
     expect(await own.text()).toContain("sandbox");
 
-    // The policy this machine's object keeps no longer reads as one: nothing starts.
+    // The gate holds what it read in memory: forgotten, as a restarted object would, it reads storage again.
     const stub = env.MACHINE.get(env.MACHINE.idFromName(machine));
+    const forget = (instance: unknown) => {
+      (instance as { gate: { policy: unknown } }).gate.policy = null;
+    };
+    // The policy as kept, sandbox rules and all, reads back from storage.
+    await runInDurableObject(stub, forget);
+    const reread = api(`/machines/${machine}/v1/acp/r3?agent=mock`, {
+      method: "POST",
+      body: JSON.stringify({ jsonrpc: "2.0", id: 4, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }),
+    });
+    const rereadInit = await sidecar.call("acp.post");
+    expect(rereadInit.args.sandbox).toEqual(SESSIONS);
+    sidecar.answer(rereadInit, { status: 200, body: JSON.stringify({ jsonrpc: "2.0", id: 4, result: { protocolVersion: 1 } }) });
+    expect((await reread).status).toBe(200);
+
+    // The policy this machine's object keeps no longer reads as one: nothing starts (never a default instead).
     await runInDurableObject(stub, (instance, state) => {
       state.storage.kv.put("policy", { version: 99, config: { rules: [], sandbox: [{ profile: "sideways" }] }, updatedAtMs: 1 });
-      // The gate holds what it read in memory: forgotten, as a restarted object would, it reads storage again.
-      (instance as unknown as { gate: { policy: unknown } }).gate.policy = null;
+      forget(instance);
     });
     const refused = await api(`/machines/${machine}/v1/acp/r2?agent=mock`, {
       method: "POST",
       body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }),
     });
     expect(refused.status).toBe(500);
-    expect(await refused.text()).toContain("cannot be read");
-    expect(sidecar.received.filter((f) => f.t === "req" && f.op === "acp.post")).toHaveLength(1);
+    expect(sidecar.received.filter((f) => f.t === "req" && f.op === "acp.post")).toHaveLength(2);
+    // Put right again: a later fan-out to this machine reads what it keeps before replacing it.
+    await runInDurableObject(stub, (instance, state) => {
+      state.storage.kv.put("policy", { version: 0, config: { rules: [] }, updatedAtMs: null });
+      forget(instance);
+    });
+  });
+
+  it("a GitHub trigger's attempt group runs each attempt under the rule for triggers", async () => {
+    const machine = "sandboxed-attempts";
+    const sidecar = await connect(machine);
+    await policyReached(machine);
+    const secret = "whsec-attempts-0123456789";
+    const created = await api("/v1/triggers", {
+      method: "POST",
+      body: JSON.stringify({
+        kind: "github",
+        secret,
+        events: [{ on: "issues.labeled", label: "agent" }],
+        task: { machine, agent: "mock", cwd: "/srv/app", prompt: "Fix #{{number}}" },
+        attempts: { attempts: [{ agent: "mock" }, { agent: "mock" }] },
+      }),
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const trigger = (await created.json()) as { deliveryPath: string };
+    const body = JSON.stringify({
+      action: "labeled",
+      label: { name: "agent" },
+      issue: { number: 9, title: "t", body: "", html_url: "https://github.com/a/b/issues/9" },
+      repository: { full_name: "a/b" },
+      sender: { login: "ada" },
+    });
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)));
+    const delivering = SELF.fetch(`https://runtime.test${trigger.deliveryPath}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "issues",
+        "x-github-delivery": "attempts-1",
+        "x-hub-signature-256": `sha256=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`,
+      },
+      body,
+    });
+    const base = await sidecar.call("attempts.base");
+    const starts = [sidecar.call("acp.post"), sidecar.call("acp.post")];
+    sidecar.answer(base, { repository: "/srv/app", branch: "main", commit: "a".repeat(40) });
+    expect((await delivering).status).toBe(202);
+    const started = await Promise.all(starts);
+    for (const start of started) expect(start.args).toMatchObject({ agent: "mock", method: "initialize", sandbox: TRIGGERED });
+    for (const start of started) expect(((await (await api(`/v1/tasks/${start.args.serverId}`)).json()) as Task).origin).toBe("trigger");
+    // Both fail to start; the group ends and says so on its issue (answered here, not posted).
+    const commenting = sidecar.call("gh.comment");
+    for (const start of started) sidecar.fail(start, { code: "agent_process_exited", detail: "a test" });
+    sidecar.answer(await commenting, { posted: true, url: "https://github.com/a/b/issues/9#c", reason: null });
   });
 });

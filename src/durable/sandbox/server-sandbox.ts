@@ -5,15 +5,18 @@
  * gives what it will enforce (the stricter of the two). The worker never makes a request looser than the
  * rules: the sidecar applies the floor again whatever the worker says.
  */
-import { TeamPolicy } from "@agent-runtime/protocol/policy";
-import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import type { TeamPolicy } from "@agent-runtime/protocol/policy";
 import { type SandboxSpec, stricterSandbox, type WorkOrigin } from "@agent-runtime/protocol/sandbox";
 import { decideSandbox, type SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import type { AgentId } from "@agent-runtime/protocol/values";
 
 export interface ServerSandboxHost {
-  /** The team's policy document as this object keeps it (read back through its schema here). */
-  policy(): unknown;
+  /**
+   * The team's policy document as this object keeps it (the permission gate reads it back through its
+   * schema: a stored document that does not read throws, so a start is refused rather than given a default
+   * that could be looser than what the team wrote).
+   */
+  policy(): TeamPolicy;
   /** The owner's floor as the machine's hello said it; null: the sidecar did not say (the record then says nothing of it). */
   floor(): SandboxSpec | null;
   machine(): string;
@@ -22,19 +25,10 @@ export interface ServerSandboxHost {
 export class ServerSandboxes {
   constructor(private readonly host: ServerSandboxHost) {}
 
-  /**
-   * What a new start of `agent` asks for. A stored document that does not read as a policy refuses the
-   * start: asking for a default instead could be looser than what the team wrote.
-   */
-  decide(agent: AgentId, origin: WorkOrigin): Outcome<SessionSandbox> {
-    const policy = TeamPolicy.safeParse(this.host.policy());
-    if (!policy.success) {
-      return {
-        ok: false,
-        problem: { code: "internal", detail: `the team's policy kept by machine '${this.host.machine()}' cannot be read: PUT /v1/config/policy again` },
-      };
-    }
-    return { ok: true, value: this.withFloor({ ...decideSandbox(policy.data.sandbox, { agent, machine: this.host.machine(), origin }), effective: null }) };
+  /** What a new start of `agent` asks for: the team's first matching rule, or the origin's default. */
+  decide(agent: AgentId, origin: WorkOrigin): SessionSandbox {
+    const rules = this.host.policy().sandbox;
+    return this.withFloor({ ...decideSandbox(rules, { agent, machine: this.host.machine(), origin }), effective: null });
   }
 
   /** A start again (a restore) asks for what was asked before; what the machine enforces is as its floor says now. */

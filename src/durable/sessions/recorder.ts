@@ -37,6 +37,7 @@ import { LoginRecords } from "./login-records";
 import { CatchUp } from "./catch-up";
 import { turnUsage, usageUpdated } from "./usage-records";
 import type { Cost } from "@agent-runtime/protocol/usage";
+import { serverRestored, serverStarted } from "./server-records";
 
 export type { SessionListener } from "./live-sessions";
 
@@ -111,41 +112,12 @@ export class SessionRecorder {
 
   /** A client started a server with `?agent=`, in this sandbox (sandbox/server-sandbox.ts): a restart asks for the same one. */
   serverStarted(serverId: string, agent: AgentId, sandbox: SessionSandbox): void {
-    const server = this.sessions.server(serverId);
-    const kept = JSON.stringify(sandbox);
-    if (server && server.agent === agent) {
-      if (server.sandbox !== kept) this.sessions.serverChanged({ ...server, sandbox: kept });
-      return;
-    }
-    this.sessions.serverChanged({
-      server_id: serverId,
-      agent,
-      initialize: null,
-      auth_method: null,
-      can_resume: 0,
-      can_load: 0,
-      can_close: 0,
-      can_delete: 0,
-      agent_version: null,
-      cursor: server?.cursor ?? 0,
-      sandbox: kept,
-    });
+    serverStarted(this.sessions, serverId, agent, sandbox);
   }
 
   /** A server's agent started again (a restore) in this sandbox: the server and the sessions it reattached say so. */
   serverRestored(serverId: string, sandbox: SessionSandbox, reattached: string[]): void {
-    const server = this.sessions.server(serverId);
-    if (!server) return;
-    const kept = JSON.stringify(sandbox);
-    this.sessions.serverChanged({ ...server, sandbox: kept });
-    for (const acpId of reattached) {
-      const session = this.sessions.byAcpId(serverId, acpId);
-      if (!session || session.row.sandbox === kept) continue;
-      session.row.sandbox = kept;
-      session.dirty = true;
-      this.sessions.notifyRecord(session);
-    }
-    this.sessions.scheduleFlush();
+    serverRestored(this.sessions, serverId, sandbox, reattached);
   }
 
   /**

@@ -45,7 +45,7 @@ export interface SessionHost {
   promptTimeoutMs: number;
   /** The sandbox a start of an agent server asks for (sandbox/server-sandbox.ts). */
   sandboxes: {
-    decide(agent: AgentId, origin: WorkOrigin): Outcome<SessionSandbox>;
+    decide(agent: AgentId, origin: WorkOrigin): SessionSandbox;
     withFloor(sandbox: SessionSandbox): SessionSandbox;
   };
 }
@@ -99,9 +99,7 @@ export class SessionCalls {
     if (ownPolicy && !ownPolicy.ok) return ownPolicy;
     if (agent) {
       // A start of the server's agent: the team's rules decide its sandbox now, and the record keeps it.
-      const sandbox = this.host.sandboxes.decide(agent, req.origin ?? "session");
-      if (!sandbox.ok) return sandbox;
-      this.sessions.serverStarted(serverId, agent, sandbox.value);
+      this.sessions.serverStarted(serverId, agent, this.host.sandboxes.decide(agent, req.origin ?? "session"));
     }
     const message = this.sessions.clientMessage(serverId, req.message);
     const awaitId = isJsonRpcRequest(message) ? message.id : null;
@@ -183,13 +181,7 @@ export class SessionCalls {
     const reattach = plan.canResume || plan.canLoad ? plan.sessions : [];
     // The sandbox it was started in, never a newer decision (a resumed session keeps its sandbox); a
     // server recorded before sandboxes gets one now, as a person's session (a person's message brought it back).
-    let sandbox: SessionSandbox;
-    if (plan.sandbox) sandbox = this.host.sandboxes.withFloor(plan.sandbox);
-    else {
-      const decided = this.host.sandboxes.decide(plan.agent, "session");
-      if (!decided.ok) return decided;
-      sandbox = decided.value;
-    }
+    const sandbox = plan.sandbox ? this.host.sandboxes.withFloor(plan.sandbox) : this.host.sandboxes.decide(plan.agent, "session");
     const restored = await this.host.call("acp.restore", {
       serverId,
       agent: plan.agent,
