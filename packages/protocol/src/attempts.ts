@@ -270,16 +270,16 @@ export type GroupAnswer =
   | { discarded: (z.infer<typeof AttemptDiscarded> & { n: number })[]; group: AttemptGroup }
   | null;
 
-/** A GitHub trigger's attempts: each delivery starts a group of its task's prompt (filled), cwd and deadline. */
-export const TriggerAttempts = z
+/** A GitHub trigger's or a schedule's attempts: each delivery or run starts a group of its task's prompt, folder and deadline. */
+export const AttemptsTemplate = z
   .object({
     attempts: z
-      .array(AttemptSpec.extend({ machine: Identifier.optional().describe("default: the trigger's task's machine") }))
+      .array(AttemptSpec.extend({ machine: Identifier.optional().describe("default: the task's machine") }))
       .min(ATTEMPTS_MIN)
       .max(ATTEMPTS_MAX),
     check: CheckSpec.optional(),
     base: GitRef.optional(),
   })
   .strict()
-  .meta({ id: "TriggerAttempts" });
-export type TriggerAttempts = z.infer<typeof TriggerAttempts>;
+  .meta({ id: "AttemptsTemplate" });
+export type AttemptsTemplate = z.infer<typeof AttemptsTemplate>;

@@ -10727,6 +10727,16 @@ export interface components {
         /** @enum {string} */
         Role: "viewer" | "member" | "admin";
         Schedule: {
+            /** @description the attempt group each run starts instead of one task */
+            attempts?: {
+                attempts: {
+                    agent: components["schemas"]["AgentId"];
+                    /** @description default: the task's machine */
+                    machine?: string;
+                }[];
+                base?: string;
+                check?: components["schemas"]["AttemptCheckSpec"];
+            } | null;
             createdAtMs: number;
             createdBy: string;
             cron: string;
@@ -10747,6 +10757,16 @@ export interface components {
             paused: boolean;
         };
         ScheduleRequest: {
+            /** @description start an attempt group of the task's prompt, folder and deadline at each run instead of one task */
+            attempts?: {
+                attempts: {
+                    agent: components["schemas"]["AgentId"];
+                    /** @description default: the task's machine */
+                    machine?: string;
+                }[];
+                base?: string;
+                check?: components["schemas"]["AttemptCheckSpec"];
+            };
             /** @description five fields (minute hour day month weekday), or six with seconds first: `0 9 * * 1-5` is 09:00 on weekdays */
             cron: string;
             paused?: boolean;
@@ -10761,8 +10781,8 @@ export interface components {
             atMs: number;
             /** @description why no task was started (the last run still going, the machine unknown…) */
             skipped: string | null;
-            /** @description the task it started */
-            task: string | null;
+            /** @description the task it started (or its attempt group: grp-…) */
+            task: components["schemas"]["TaskId"] | components["schemas"]["AttemptGroupId"] | null;
         };
         ScheduleTask: {
             agent: components["schemas"]["AgentId"];
@@ -11087,7 +11107,7 @@ export interface components {
             attempts?: {
                 attempts: {
                     agent: components["schemas"]["AgentId"];
-                    /** @description default: the trigger's task's machine */
+                    /** @description default: the task's machine */
                     machine?: string;
                 }[];
                 base?: string;
@@ -11144,7 +11164,7 @@ export interface components {
             attempts?: {
                 attempts: {
                     agent: components["schemas"]["AgentId"];
-                    /** @description default: the trigger's task's machine */
+                    /** @description default: the task's machine */
                     machine?: string;
                 }[];
                 base?: string;

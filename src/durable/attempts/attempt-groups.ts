@@ -20,7 +20,7 @@ import {
   type GroupCall,
   type MachineAttemptCall,
   type PickRequest,
-  type TriggerAttempts,
+  type AttemptsTemplate,
 } from "@agent-runtime/protocol/attempts";
 import type { OpArgs } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -87,13 +87,18 @@ export class AttemptGroups {
     }
   }
 
-  /** A GitHub trigger's attempts (group-book.ts keeps them beside the team's trigger rows). */
-  keepTriggerAttempts(trigger: string, spec: TriggerAttempts | null): void {
-    this.book.keepTriggerAttempts(trigger, spec);
+  /** A GitHub trigger's or a schedule's attempts (group-book.ts keeps them beside the team's rows). */
+  keepTemplate(owner: string, spec: AttemptsTemplate | null): void {
+    this.book.keepTemplate(owner, spec);
   }
 
-  triggerAttempts(trigger: string): TriggerAttempts | null {
-    return this.book.triggerAttempts(trigger);
+  templateOf(owner: string): AttemptsTemplate | null {
+    return this.book.templateOf(owner);
+  }
+
+  /** Whether a group still has an attempt going (a schedule skips its next run meanwhile). */
+  going(id: string): boolean {
+    return this.book.get(id)?.state === "running";
   }
 
   /**
