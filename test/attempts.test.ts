@@ -316,6 +316,21 @@ describe("attempt groups", () => {
     expect((await json<Group>(post(`/v1/attempts/${started}/cancel`, {}))).state).toBe("cancelled");
   });
 
+  it("work under the group's own policy, with no person asked", async () => {
+    const policy = { rules: [{ name: "no shells", match: { kinds: ["execute"] }, decision: "deny" }] };
+    const created = await json<Group>(
+      post("/v1/attempts", { prompt: "/permission execute rm -rf ~", cwd: repo, attempts: [{ agent: "mock" }, { agent: "mock" }], policy }),
+      201,
+    );
+    const done = await until(created.id, (g) => g.state === "finished", "both attempts answered by the policy");
+    expect(done.attempts.map((a) => [a.state, a.verdict])).toEqual([
+      ["done", "no_check"],
+      ["done", "no_check"],
+    ]);
+    const task = await json<{ result: { lastMessage: string } }>(rt.api(`/v1/tasks/${done.attempts[0]!.task}`));
+    expect(task.result.lastMessage).toBe("Permission denied: Run rm -rf ~");
+  });
+
   it("refuse what they should", async () => {
     const base = { prompt: "/write x.txt x", cwd: repo, attempts: [{ agent: "mock" }, { agent: "mock" }] };
     expect((await post("/v1/attempts", { ...base, attempts: [{ agent: "mock" }] })).status).toBe(400);

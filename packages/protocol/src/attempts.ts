@@ -5,6 +5,7 @@
  * discarded on request. The group is a record of the team's; its attempts are tasks of their machines.
  */
 import { z } from "zod";
+import { PermissionPolicy } from "./policy";
 import { IssueRef, TaskId } from "./tasks";
 import { AgentId, Identifier } from "./values";
 
@@ -61,6 +62,9 @@ export const AttemptGroupRequest = z
       .max(24 * 3600)
       .optional()
       .describe("each attempt's deadline once started (its turn and its check), as a task's"),
+    policy: PermissionPolicy.optional().describe(
+      "each attempt's own permission policy, on top of the team's, as a task's (it never loosens a team deny or ask)",
+    ),
   })
   .strict()
   .meta({ id: "AttemptGroupRequest" });
@@ -223,6 +227,7 @@ export const AttemptRun = z.object({
   base: GroupBase,
   check: CheckSpec.nullable(),
   deadlineSeconds: z.number().int(),
+  policy: PermissionPolicy.nullable(),
   who: z.string().max(128),
 });
 export type AttemptRun = z.infer<typeof AttemptRun>;

@@ -10005,6 +10005,11 @@ export interface components {
             cwd: string;
             /** @description each attempt's deadline once started (its turn and its check), as a task's */
             deadlineSeconds?: number;
+            /** @description each attempt's own permission policy, on top of the team's, as a task's (it never loosens a team deny or ask) */
+            policy?: {
+                /** @description in order: the first that matches decides; none matching means ask */
+                rules: components["schemas"]["PolicyRule"][];
+            };
             /** @description what each attempt's agent is asked */
             prompt: string;
         };

@@ -159,7 +159,20 @@ export class AttemptGroups {
     const check = request.check ?? null;
     const answers = await Promise.all(
       attempts.map(async (a) => {
-        const run = { group: id, n: a.n, agent: a.agent, cwd: request.cwd, prompt: request.prompt, branch: a.branch, base, check, deadlineSeconds, who };
+        const policy = request.policy ?? null;
+        const run = {
+          group: id,
+          n: a.n,
+          agent: a.agent,
+          cwd: request.cwd,
+          prompt: request.prompt,
+          branch: a.branch,
+          base,
+          check,
+          deadlineSeconds,
+          policy,
+          who,
+        };
         try {
           return outcomeOf(Started, await this.host.attemptCall(a.machine, { op: "start", run }));
         } catch (err) {

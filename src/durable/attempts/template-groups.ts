@@ -29,6 +29,8 @@ async function startGroup(
     ...(spec.base ? { base: spec.base } : {}),
     ...(spec.check ? { check: spec.check } : {}),
     ...(task.deadlineSeconds ? { deadlineSeconds: task.deadlineSeconds } : {}),
+    // The task's own policy holds for each attempt, as it would for the one task.
+    ...(task.policy ? { policy: task.policy } : {}),
   };
   const started = await groups.start(
     request,
