@@ -30,6 +30,7 @@ import { benchReconnect, reconnectReport } from "./reconnect";
 import { benchNotify, notifyReport } from "./notify";
 import { benchStages, stagesReport } from "./stages";
 import { benchPolicy, policyReport } from "./policy";
+import { attemptsReport, benchAttempts } from "./attempts";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const CPU_CALLS = 2000;
@@ -936,6 +937,10 @@ if (process.env.BENCH_ONLY === "reconnect") {
   console.log(reconnectReport(await benchReconnect()));
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "attempts") {
+  console.log(attemptsReport(await benchAttempts()));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "review") {
   console.log(reviewReport(await benchReview()));
   process.exit(0);
@@ -988,6 +993,9 @@ console.log(table);
 console.error("bench: checkpoints of a 10,000-file folder ...");
 const review = await benchReview();
 console.log(reviewReport(review));
+console.error("bench: attempt groups over a 10,000-file repository ...");
+const attempts = await benchAttempts();
+console.log(attemptsReport(attempts));
 console.error("bench: a first visit on a slow phone network ...");
 const firstVisit = await benchFirstVisit();
 console.log(firstVisitReport(firstVisit));
@@ -1023,6 +1031,7 @@ await writeFile(
       floor,
       thisProject: { ...ours, ...acpTransports },
       review,
+      attempts,
       firstVisit,
       // The names the issue of record asks for (bench/README.md).
       dashboard: firstVisit ? { slow4gUsableMs: firstVisit.usableMs, sessionsViewJsGzipBytes: firstVisit.scriptBytes } : null,

@@ -282,6 +282,55 @@ describe("attempt groups", () => {
     expect(comment).toContain("| 2 | mock | hub | done | failed (exit 1) |");
   });
 
+  it("start from a schedule, which skips its runs while its last group is going", async () => {
+    const schedule = await json<{ id: string; attempts: unknown }>(
+      post("/v1/schedules", {
+        cron: "* * * * * *",
+        timezone: "UTC",
+        task: { machine: "local", agent: "mock", cwd: repo, prompt: "/slow 30 100" },
+        attempts: { attempts: [{ agent: "mock" }, { agent: "mock" }] },
+      }),
+      201,
+    );
+    expect(schedule.attempts).toMatchObject({ attempts: [{ agent: "mock" }, { agent: "mock" }] });
+    type Runs = { runs: { task: string | null; skipped: string | null }[] };
+    const runs = await waitFor(
+      async () => {
+        const read = await json<Runs>(rt.api(`/v1/schedules/${schedule.id}`));
+        return read.runs.some((r) => r.task) && read.runs.some((r) => r.skipped) ? read.runs : null;
+      },
+      "a run that started a group and a later one skipped",
+      20_000,
+    );
+    await json(
+      rt.api(`/v1/schedules/${schedule.id}`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ paused: true }) }),
+    );
+    const started = runs.find((r) => r.task)!.task!;
+    expect(started).toMatch(/^grp-[0-9a-f]{12}$/);
+    expect(runs.find((r) => r.skipped)!.skipped).toContain(started);
+    const group = await read(started);
+    expect(group.attempts.map((a) => [a.agent, a.machine])).toEqual([
+      ["mock", "local"],
+      ["mock", "local"],
+    ]);
+    expect((await json<Group>(post(`/v1/attempts/${started}/cancel`, {}))).state).toBe("cancelled");
+  });
+
+  it("work under the group's own policy, with no person asked", async () => {
+    const policy = { rules: [{ name: "no shells", match: { kinds: ["execute"] }, decision: "deny" }] };
+    const created = await json<Group>(
+      post("/v1/attempts", { prompt: "/permission execute rm -rf ~", cwd: repo, attempts: [{ agent: "mock" }, { agent: "mock" }], policy }),
+      201,
+    );
+    const done = await until(created.id, (g) => g.state === "finished", "both attempts answered by the policy");
+    expect(done.attempts.map((a) => [a.state, a.verdict])).toEqual([
+      ["done", "no_check"],
+      ["done", "no_check"],
+    ]);
+    const task = await json<{ result: { lastMessage: string } }>(rt.api(`/v1/tasks/${done.attempts[0]!.task}`));
+    expect(task.result.lastMessage).toBe("Permission denied: Run rm -rf ~");
+  });
+
   it("refuse what they should", async () => {
     const base = { prompt: "/write x.txt x", cwd: repo, attempts: [{ agent: "mock" }, { agent: "mock" }] };
     expect((await post("/v1/attempts", { ...base, attempts: [{ agent: "mock" }] })).status).toBe(400);

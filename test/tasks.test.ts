@@ -106,6 +106,19 @@ describe("tasks", () => {
     expect(existsSync(join(rt.dir, "never.txt"))).toBe(false);
   });
 
+  it("cancelled while their agent starts, never send their prompt", async () => {
+    const task = (await (await submit({ prompt: "/write cancelled-early.txt never written" })).json()) as Task;
+    const cancelled = await rt.api(`/v1/tasks/${task.id}/cancel`, { method: "POST" });
+    expect(await cancelled.json()).toMatchObject({ state: "cancelled" });
+    // Its agent started (the cancel came first) and is stopped again once its session is open: then it is over.
+    await waitFor(async () => {
+      const servers = ((await (await rt.api("/v1/acp")).json()) as { servers: { serverId: string }[] }).servers;
+      return (await read(task.id)).session !== null && !servers.some((s) => s.serverId === task.id);
+    }, "the task's agent to be stopped");
+    expect(await read(task.id)).toMatchObject({ state: "cancelled" });
+    expect(existsSync(join(rt.dir, "cancelled-early.txt"))).toBe(false);
+  });
+
   it("time out past their deadline", async () => {
     const task = (await (await submit({ prompt: "/slow 1000 100", deadlineSeconds: 10 })).json()) as Task;
     const done = await until(task.id, ["timed_out", "succeeded", "failed"], 30_000);

@@ -13,6 +13,7 @@
  *   /history               answers with the prompts this session had before this one (after a load too)
  *   /write <path> <text>   writes the rest of the prompt's first line and a newline as the file's whole content ({{folder}}: the session folder's name)
  *   /delete <path>         removes the file
+ *   /scatter <n> <text>    writes src/module<i>/scattered.txt for i < n, each the text ({{folder}} as for /write)
  *   /serve <port>          starts an app on 127.0.0.1:<port> as its child (an agent's `npm run dev`), until it exits
  *   /elicit form|url       asks the person a question (elicitation/create), see questions.ts
  *   /title <text>          names the session (session_info_update)
@@ -31,7 +32,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fetchTurn, type Report, shellTurn } from "./acting";
 import {
@@ -203,6 +204,16 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
     case "/write":
     case "/delete":
       return editTurn(client, session, text);
+    case "/scatter": {
+      // n files, one in each of n folders (src/module<i>/scattered.txt), each the rest of the line ({{folder}}: the session folder's name).
+      const count = Math.max(1, Math.min(1000, Number(rest[0] ?? 10) || 10));
+      const content = rest.slice(1).join(" ").replaceAll("{{folder}}", basename(session.cwd));
+      for (let i = 0; i < count; i++) {
+        mkdirSync(join(session.cwd, "src", `module${i}`), { recursive: true });
+        writeFileSync(join(session.cwd, "src", `module${i}`, "scattered.txt"), `${content}\n`);
+      }
+      return say(client, session.id, `Wrote ${count} files`);
+    }
     case "/permission":
       return permissionTurn(client, session, signal, rest);
     case "/title":

@@ -90,6 +90,8 @@ async function visible(c: Context<AppEnv>, id: string): Promise<Schedule> {
 
 const create: RouteHandler<typeof createScheduleRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
+  // A schedule's attempt group may name other machines: each must be in the caller's scope too.
+  for (const attempt of request.attempts?.attempts ?? []) if (attempt.machine) await reachMachine(c, attempt.machine, true);
   await reachMachine(c, request.task.machine, true);
   return c.json(Schedule.parse(settled(await teamStub(c.env).createSchedule(request, c.get("identity").name))), 201);
 };

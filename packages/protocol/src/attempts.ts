@@ -5,6 +5,7 @@
  * discarded on request. The group is a record of the team's; its attempts are tasks of their machines.
  */
 import { z } from "zod";
+import { PermissionPolicy } from "./policy";
 import { IssueRef, TaskId, TaskOrigin } from "./tasks";
 import { AgentId, Identifier } from "./values";
 
@@ -61,6 +62,9 @@ export const AttemptGroupRequest = z
       .max(24 * 3600)
       .optional()
       .describe("each attempt's deadline once started (its turn and its check), as a task's"),
+    policy: PermissionPolicy.optional().describe(
+      "each attempt's own permission policy, on top of the team's, as a task's (it never loosens a team deny or ask)",
+    ),
   })
   .strict()
   .meta({ id: "AttemptGroupRequest" });
@@ -223,6 +227,7 @@ export const AttemptRun = z.object({
   base: GroupBase,
   check: CheckSpec.nullable(),
   deadlineSeconds: z.number().int(),
+  policy: PermissionPolicy.nullable(),
   who: z.string().max(128),
   /** What started the group: its attempts' tasks carry it, so the team's sandbox rules for that origin apply. */
   origin: TaskOrigin.default("task"),
@@ -272,16 +277,16 @@ export type GroupAnswer =
   | { discarded: (z.infer<typeof AttemptDiscarded> & { n: number })[]; group: AttemptGroup }
   | null;
 
-/** A GitHub trigger's attempts: each delivery starts a group of its task's prompt (filled), cwd and deadline. */
-export const TriggerAttempts = z
+/** A GitHub trigger's or a schedule's attempts: each delivery or run starts a group of its task's prompt, folder and deadline. */
+export const AttemptsTemplate = z
   .object({
     attempts: z
-      .array(AttemptSpec.extend({ machine: Identifier.optional().describe("default: the trigger's task's machine") }))
+      .array(AttemptSpec.extend({ machine: Identifier.optional().describe("default: the task's machine") }))
       .min(ATTEMPTS_MIN)
       .max(ATTEMPTS_MAX),
     check: CheckSpec.optional(),
     base: GitRef.optional(),
   })
   .strict()
-  .meta({ id: "TriggerAttempts" });
-export type TriggerAttempts = z.infer<typeof TriggerAttempts>;
+  .meta({ id: "AttemptsTemplate" });
+export type AttemptsTemplate = z.infer<typeof AttemptsTemplate>;

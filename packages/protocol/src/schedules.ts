@@ -3,6 +3,7 @@
  * expression names, in a time zone. The team's object keeps them and its one alarm fires each when due.
  */
 import { z } from "zod";
+import { AttemptsTemplate, GroupId } from "./attempts";
 import { TaskId, TaskRequest } from "./tasks";
 import { Identifier } from "./values";
 
@@ -25,6 +26,7 @@ export const ScheduleRequest = z
     timezone: z.string().min(1).max(64).default("UTC").describe("an IANA time zone: Europe/Paris, America/New_York (default UTC)"),
     task: ScheduleTask,
     paused: z.boolean().optional(),
+    attempts: AttemptsTemplate.optional().describe("start an attempt group of the task's prompt, folder and deadline at each run instead of one task"),
   })
   .strict()
   .meta({ id: "ScheduleRequest" });
@@ -33,7 +35,7 @@ export type ScheduleRequest = z.infer<typeof ScheduleRequest>;
 export const ScheduleRun = z
   .object({
     atMs: z.number().int(),
-    task: TaskId.nullable().describe("the task it started"),
+    task: z.union([TaskId, GroupId]).nullable().describe("the task it started (or its attempt group: grp-…)"),
     skipped: z.string().nullable().describe("why no task was started (the last run still going, the machine unknown…)"),
   })
   .meta({ id: "ScheduleRun" });
@@ -45,6 +47,7 @@ export const Schedule = z
     cron: z.string(),
     timezone: z.string(),
     task: ScheduleTask,
+    attempts: AttemptsTemplate.nullable().optional().describe("the attempt group each run starts instead of one task"),
     paused: z.boolean(),
     createdBy: z.string(),
     createdAtMs: z.number().int(),

@@ -4,7 +4,7 @@
  * (`X-Hub-Signature-256`, the trigger's secret), never by a bearer token.
  */
 import { z } from "zod";
-import { TriggerAttempts } from "./attempts";
+import { AttemptsTemplate } from "./attempts";
 import { ScheduleTask } from "./schedules";
 export { IssueRef } from "./tasks";
 import { CONTROL_CHARS } from "./values";
@@ -80,7 +80,7 @@ export const TriggerRequest = z
     task: ScheduleTask.describe(
       "the task each delivery starts; its prompt is a template: {{title}}, {{body}}, {{url}}, {{number}}, {{repository}}, {{comment}}, {{author}}",
     ),
-    attempts: TriggerAttempts.optional().describe(
+    attempts: AttemptsTemplate.optional().describe(
       "start an attempt group instead of one task: the task's prompt, folder and deadline as 2–8 attempts; its summary is posted on the issue when every attempt finished",
     ),
   })
@@ -95,7 +95,7 @@ export const Trigger = z
     events: z.array(GithubEvent),
     authors: TriggerAuthors,
     task: ScheduleTask,
-    attempts: TriggerAttempts.nullable().optional().describe("the attempt group each delivery starts instead of one task"),
+    attempts: AttemptsTemplate.nullable().optional().describe("the attempt group each delivery starts instead of one task"),
     createdBy: z.string(),
     createdAtMs: z.number().int(),
     deliveryPath: z.string().describe("where GitHub sends deliveries, under the deployment's URL: /v1/triggers/{id}/github"),

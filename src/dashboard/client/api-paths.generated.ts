@@ -10501,6 +10501,11 @@ export interface components {
             cwd: string;
             /** @description each attempt's deadline once started (its turn and its check), as a task's */
             deadlineSeconds?: number;
+            /** @description each attempt's own permission policy, on top of the team's, as a task's (it never loosens a team deny or ask) */
+            policy?: {
+                /** @description in order: the first that matches decides; none matching means ask */
+                rules: components["schemas"]["PolicyRule"][];
+            };
             /** @description what each attempt's agent is asked */
             prompt: string;
         };
@@ -11408,6 +11413,16 @@ export interface components {
             profile: components["schemas"]["SandboxProfile"];
         };
         Schedule: {
+            /** @description the attempt group each run starts instead of one task */
+            attempts?: {
+                attempts: {
+                    agent: components["schemas"]["AgentId"];
+                    /** @description default: the task's machine */
+                    machine?: string;
+                }[];
+                base?: string;
+                check?: components["schemas"]["AttemptCheckSpec"];
+            } | null;
             createdAtMs: number;
             createdBy: string;
             cron: string;
@@ -11428,6 +11443,16 @@ export interface components {
             paused: boolean;
         };
         ScheduleRequest: {
+            /** @description start an attempt group of the task's prompt, folder and deadline at each run instead of one task */
+            attempts?: {
+                attempts: {
+                    agent: components["schemas"]["AgentId"];
+                    /** @description default: the task's machine */
+                    machine?: string;
+                }[];
+                base?: string;
+                check?: components["schemas"]["AttemptCheckSpec"];
+            };
             /** @description five fields (minute hour day month weekday), or six with seconds first: `0 9 * * 1-5` is 09:00 on weekdays */
             cron: string;
             paused?: boolean;
@@ -11442,8 +11467,8 @@ export interface components {
             atMs: number;
             /** @description why no task was started (the last run still going, the machine unknown…) */
             skipped: string | null;
-            /** @description the task it started */
-            task: string | null;
+            /** @description the task it started (or its attempt group: grp-…) */
+            task: components["schemas"]["TaskId"] | components["schemas"]["AttemptGroupId"] | null;
         };
         ScheduleTask: {
             agent: components["schemas"]["AgentId"];
@@ -11860,7 +11885,7 @@ export interface components {
             attempts?: {
                 attempts: {
                     agent: components["schemas"]["AgentId"];
-                    /** @description default: the trigger's task's machine */
+                    /** @description default: the task's machine */
                     machine?: string;
                 }[];
                 base?: string;
@@ -11939,7 +11964,7 @@ export interface components {
             attempts?: {
                 attempts: {
                     agent: components["schemas"]["AgentId"];
-                    /** @description default: the trigger's task's machine */
+                    /** @description default: the task's machine */
                     machine?: string;
                 }[];
                 base?: string;

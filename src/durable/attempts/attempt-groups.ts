@@ -20,12 +20,12 @@ import {
   type GroupCall,
   type MachineAttemptCall,
   type PickRequest,
-  type TriggerAttempts,
+  type AttemptsTemplate,
 } from "@agent-runtime/protocol/attempts";
 import type { OpArgs } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import { PROBLEMS, type ProblemCode } from "@agent-runtime/protocol/problems";
-import { type IssueRef, TASK_DEADLINE_DEFAULT_SECONDS, TaskState } from "@agent-runtime/protocol/tasks";
+import { type IssueRef, TASK_DEADLINE_DEFAULT_SECONDS, TaskState, type TaskOrigin } from "@agent-runtime/protocol/tasks";
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
 import { GroupBook } from "./group-book";
@@ -87,13 +87,18 @@ export class AttemptGroups {
     }
   }
 
-  /** A GitHub trigger's attempts (group-book.ts keeps them beside the team's trigger rows). */
-  keepTriggerAttempts(trigger: string, spec: TriggerAttempts | null): void {
-    this.book.keepTriggerAttempts(trigger, spec);
+  /** A GitHub trigger's or a schedule's attempts (group-book.ts keeps them beside the team's rows). */
+  keepTemplate(owner: string, spec: AttemptsTemplate | null): void {
+    this.book.keepTemplate(owner, spec);
   }
 
-  triggerAttempts(trigger: string): TriggerAttempts | null {
-    return this.book.triggerAttempts(trigger);
+  templateOf(owner: string): AttemptsTemplate | null {
+    return this.book.templateOf(owner);
+  }
+
+  /** Whether a group still has an attempt going (a schedule skips its next run meanwhile). */
+  going(id: string): boolean {
+    return this.book.get(id)?.state === "running";
   }
 
   /**
@@ -101,7 +106,14 @@ export class AttemptGroups {
    * `base` (its current branch by default) to a commit, each other must hold that commit. A machine that is
    * away is checked when its attempt starts (its worktree is made from that commit, or fails in git's words).
    */
-  async start(request: AttemptGroupRequest, machines: string[], who: string, issue: IssueRef | null): Promise<Outcome<AttemptGroup>> {
+  /** `origin`: what started the group (a caller's request is `task`); the team's sandbox rules match each attempt on it. */
+  async start(
+    request: AttemptGroupRequest,
+    machines: string[],
+    who: string,
+    issue: IssueRef | null,
+    origin: TaskOrigin = "task",
+  ): Promise<Outcome<AttemptGroup>> {
     let base: GroupBase | null = null;
     for (const machine of [...new Set(machines)]) {
       const args: OpArgs<"attempts.base"> = { cwd: request.cwd, ...(request.base ? { base: request.base } : {}), ...(base ? { commit: base.commit } : {}) };
@@ -115,7 +127,7 @@ export class AttemptGroups {
         `none of the machines named (${[...new Set(machines)].join(", ")}) is connected to agree the base commit on: start the group when one is`,
       );
     const id = `grp-${randomHex16().slice(0, 12)}`;
-    return { ok: true, value: await this.create(id, request, machines, base, who, issue) };
+    return { ok: true, value: await this.create(id, request, machines, base, who, issue, origin) };
   }
 
   private async create(
@@ -125,6 +137,7 @@ export class AttemptGroups {
     base: GroupBase,
     who: string,
     issue: IssueRef | null,
+    origin: TaskOrigin,
   ): Promise<AttemptGroup> {
     const attempts: Attempt[] = request.attempts.map((a, i) => ({
       n: i + 1,
@@ -154,8 +167,7 @@ export class AttemptGroups {
     const check = request.check ?? null;
     const answers = await Promise.all(
       attempts.map(async (a) => {
-        // A group with an issue was started by a GitHub trigger: its attempts run under the rules for triggers.
-        const origin = issue ? ("trigger" as const) : ("task" as const);
+        const policy = request.policy ?? null;
         const run = {
           group: id,
           n: a.n,
@@ -166,6 +178,7 @@ export class AttemptGroups {
           base,
           check,
           deadlineSeconds,
+          policy,
           who,
           origin,
         };

@@ -4,20 +4,20 @@
  * A group is written when it starts, when an attempt reports (start, check, end) and when a person picks,
  * discards or cancels: never per message.
  */
-import { AttemptGroup, type GroupBase, TriggerAttempts } from "@agent-runtime/protocol/attempts";
+import { AttemptGroup, type GroupBase, AttemptsTemplate } from "@agent-runtime/protocol/attempts";
 import { z } from "zod";
 import { type Migration, migrate } from "../storage/migrations";
 
 export const GROUP_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    does: "attempt_groups: each group's record and the machines it spans; trigger_attempts: the groups GitHub triggers start",
+    does: "attempt_groups: each group's record and the machines it spans; template_attempts: the groups GitHub triggers and schedules start",
     up(sql) {
       sql.exec(`CREATE TABLE IF NOT EXISTS attempt_groups (
         id TEXT PRIMARY KEY, created_at INTEGER NOT NULL, machines TEXT NOT NULL, record TEXT NOT NULL
       )`);
       sql.exec(`CREATE INDEX IF NOT EXISTS attempt_groups_by_age ON attempt_groups (created_at DESC, id DESC)`);
-      sql.exec(`CREATE TABLE IF NOT EXISTS trigger_attempts (trigger_id TEXT PRIMARY KEY, spec TEXT NOT NULL)`);
+      sql.exec(`CREATE TABLE IF NOT EXISTS template_attempts (owner_id TEXT PRIMARY KEY, spec TEXT NOT NULL)`);
     },
   },
 ];
@@ -75,14 +75,14 @@ export class GroupBook {
     this.sql.exec(`DELETE FROM attempt_groups WHERE id IN (SELECT id FROM attempt_groups ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)`, GROUPS_KEPT);
   }
 
-  /** A trigger's attempts (null: it starts one task), kept beside the trigger's own row. */
-  keepTriggerAttempts(trigger: string, spec: TriggerAttempts | null): void {
-    if (spec) this.sql.exec(`INSERT OR REPLACE INTO trigger_attempts (trigger_id, spec) VALUES (?, ?)`, trigger, JSON.stringify(spec));
-    else this.sql.exec(`DELETE FROM trigger_attempts WHERE trigger_id = ?`, trigger);
+  /** A trigger's or a schedule's attempts (null: it starts one task), kept beside its own row in the team's tables. */
+  keepTemplate(owner: string, spec: AttemptsTemplate | null): void {
+    if (spec) this.sql.exec(`INSERT OR REPLACE INTO template_attempts (owner_id, spec) VALUES (?, ?)`, owner, JSON.stringify(spec));
+    else this.sql.exec(`DELETE FROM template_attempts WHERE owner_id = ?`, owner);
   }
 
-  triggerAttempts(trigger: string): TriggerAttempts | null {
-    const row = this.sql.exec(`SELECT spec FROM trigger_attempts WHERE trigger_id = ?`, trigger).toArray()[0];
-    return row ? TriggerAttempts.parse(JSON.parse(z.object({ spec: z.string() }).parse(row).spec)) : null;
+  templateOf(owner: string): AttemptsTemplate | null {
+    const row = this.sql.exec(`SELECT spec FROM template_attempts WHERE owner_id = ?`, owner).toArray()[0];
+    return row ? AttemptsTemplate.parse(JSON.parse(z.object({ spec: z.string() }).parse(row).spec)) : null;
   }
 }

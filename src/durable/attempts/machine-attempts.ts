@@ -64,6 +64,7 @@ export class MachineAttempts {
         prompt: run.prompt,
         worktree: { base: run.base.commit, branch: run.branch },
         deadlineSeconds: run.deadlineSeconds,
+        ...(run.policy ? { policy: run.policy } : {}),
       },
     });
     if (!submitted.ok) return submitted;

@@ -35,9 +35,9 @@ import { type Delivery, TriggerBook } from "../triggers/trigger-book";
 import { type DeliveryOutcome, type Trigger, TriggerRequest } from "@agent-runtime/protocol/triggers";
 import { type Schedule, ScheduleRequest } from "@agent-runtime/protocol/schedules";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
-import { GroupCall, type GroupAnswer } from "@agent-runtime/protocol/attempts";
+import { type AttemptsTemplate, GroupCall, type GroupAnswer } from "@agent-runtime/protocol/attempts";
 import { AttemptGroups } from "../attempts/attempt-groups";
-import { attemptTriggers } from "../attempts/trigger-groups";
+import { attemptSchedules, attemptTriggers } from "../attempts/template-groups";
 
 export { AUDIT_KEEP_ENTRIES, AUDIT_KEEP_MS } from "./audit-log";
 export { MAX_TOKENS } from "./token-index";
@@ -77,13 +77,13 @@ export class TeamObject extends DurableObject<Env> {
     this.subscriptions = new SubscriptionBook(sql);
     this.documents = new TeamDocumentStore(ctx.storage);
     this.fanouts = new Fanouts(ctx.storage, (after, limit) => this.machines.connectedAfter(after, limit));
-    this.schedules = new ScheduleBook(sql, scheduleTasks(env));
     this.groups = new AttemptGroups(ctx.storage, {
       attemptCall: (machine, call) => machineObject(env, machine).attemptCall(call),
       base: (machine, args) => machineObject(env, machine).call("attempts.base", args),
       comment: (machine, args) => machineObject(env, machine).call("gh.comment", args),
       waitUntil: (work) => ctx.waitUntil(work),
     });
+    this.schedules = new ScheduleBook(sql, attemptSchedules(scheduleTasks(env), this.groups));
     this.triggers = new TriggerBook(sql, attemptTriggers(triggerTasks(env), this.groups));
     this.deliverer = new Deliverer(ctx.storage, {
       wake: (at) => alarmBy(ctx.storage, at),
@@ -248,27 +248,36 @@ export class TeamObject extends DurableObject<Env> {
   // ---------- schedules (docs/architecture.md, "Schedules"): one alarm serves every due time ----------
 
   async createSchedule(request: ScheduleRequest, who: string): Promise<Outcome<Schedule>> {
-    const created = this.schedules.create(ScheduleRequest.parse(request), who);
+    const parsed = ScheduleRequest.parse(request);
+    const created = this.schedules.create(parsed, who);
+    if (created.ok) this.groups.keepTemplate(created.value.id, parsed.attempts ?? null);
     if (created.ok && created.value.nextRunAtMs !== null) await alarmBy(this.ctx.storage, created.value.nextRunAtMs);
-    return created;
+    return created.ok ? { ok: true, value: this.withAttempts(created.value) } : created;
   }
 
   listSchedules(): Schedule[] {
-    return this.schedules.list();
+    return this.schedules.list().map((s) => this.withAttempts(s));
   }
 
   getSchedule(id: string): Schedule | null {
-    return this.schedules.get(id);
+    const schedule = this.schedules.get(id);
+    return schedule ? this.withAttempts(schedule) : null;
   }
 
   async pauseSchedule(id: string, paused: boolean): Promise<Outcome<Schedule>> {
     const changed = this.schedules.setPaused(id, paused);
     if (changed.ok && changed.value.nextRunAtMs !== null) await alarmBy(this.ctx.storage, changed.value.nextRunAtMs);
-    return changed;
+    return changed.ok ? { ok: true, value: this.withAttempts(changed.value) } : changed;
   }
 
   deleteSchedule(id: string): boolean {
+    this.groups.keepTemplate(id, null);
     return this.schedules.delete(id);
+  }
+
+  /** A schedule's or a trigger's attempt group, kept by the groups' book beside its row. */
+  private withAttempts<T extends { id: string }>(owner: T): T & { attempts: AttemptsTemplate | null } {
+    return { ...owner, attempts: this.groups.templateOf(owner.id) };
   }
 
   // ---------- GitHub triggers (docs/architecture.md, "GitHub triggers") ----------
@@ -276,21 +285,21 @@ export class TeamObject extends DurableObject<Env> {
   createTrigger(request: TriggerRequest, who: string): Outcome<Trigger> {
     const parsed = TriggerRequest.parse(request);
     const created = this.triggers.create(parsed, who);
-    if (created.ok) this.groups.keepTriggerAttempts(created.value.id, parsed.attempts ?? null);
-    return created.ok ? { ok: true, value: { ...created.value, attempts: parsed.attempts ?? null } } : created;
+    if (created.ok) this.groups.keepTemplate(created.value.id, parsed.attempts ?? null);
+    return created.ok ? { ok: true, value: this.withAttempts(created.value) } : created;
   }
 
   listTriggers(): Trigger[] {
-    return this.triggers.list().map((t) => ({ ...t, attempts: this.groups.triggerAttempts(t.id) }));
+    return this.triggers.list().map((t) => this.withAttempts(t));
   }
 
   getTrigger(id: string): Trigger | null {
     const trigger = this.triggers.get(id);
-    return trigger ? { ...trigger, attempts: this.groups.triggerAttempts(id) } : null;
+    return trigger ? this.withAttempts(trigger) : null;
   }
 
   deleteTrigger(id: string): boolean {
-    this.groups.keepTriggerAttempts(id, null);
+    this.groups.keepTemplate(id, null);
     return this.triggers.delete(id);
   }
 

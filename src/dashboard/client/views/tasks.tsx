@@ -15,6 +15,7 @@ import { href } from "../router";
 import { useCan, usePoll } from "../session-context";
 import { Link, Note, Table } from "./parts";
 import { Schedules, Triggers } from "./schedules";
+import { AttemptGroups } from "./attempts";
 
 /** A task's result in a line: its last words, what it changed, its branch, or why it failed. */
 export function resultText(task: Task): string {
@@ -51,6 +52,7 @@ export function TasksView(props: { machines: Machine[] | null; sessions: Session
         />
       ) : null}
       <Note id="tasks-msg" text={note} />
+      <AttemptGroups machines={props.machines} />
       <Schedules version={version} />
       <Triggers version={version} />
       <h3>All tasks</h3>
