@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { newSecret, startSidecar, startWorker } from "../dev/runtime";
+import { chromiumPath, NO_CHROMIUM } from "./browser";
 
 export interface FirstVisitFigures {
   firstPaintMs: number;
@@ -20,18 +21,20 @@ export interface FirstVisitFigures {
   visits: number;
 }
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const VISITS = 5;
 const SLOW_4G = { offline: false, latency: 150, downloadThroughput: (1.6e6 / 8) * 0.9, uploadThroughput: (750e3 / 8) * 0.9 };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-export async function benchFirstVisit(): Promise<FirstVisitFigures> {
+/** The five visits, or null when there is no Chromium to make them with (bench/browser.ts). */
+export async function benchFirstVisit(): Promise<FirstVisitFigures | null> {
+  const executablePath = chromiumPath();
+  if (!executablePath) return null;
   const dir = await mkdtemp(join(tmpdir(), "bench-first-visit-"));
   const secrets = { API_TOKEN: newSecret("at"), TUNNEL_SECRET: newSecret("ts") };
   const worker = await startWorker({ secrets, vars: { ACP_REGISTRY_URL: "http://127.0.0.1:9/no-registry.json" } });
   const sidecar = await startSidecar({ url: worker.url, machine: "local", tunnelSecret: secrets.TUNNEL_SECRET, dataDir: join(dir, "data"), workdir: dir });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
+  const browser = await chromium.launch({ executablePath, args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"] });
   try {
     await sidecar.connected();
     const signin = await fetch(`${worker.url}/v1/signin`, { method: "POST", headers: { authorization: `Bearer ${secrets.API_TOKEN}` } });
@@ -78,7 +81,8 @@ export async function benchFirstVisit(): Promise<FirstVisitFigures> {
   }
 }
 
-export function firstVisitReport(f: FirstVisitFigures): string {
+export function firstVisitReport(f: FirstVisitFigures | null): string {
+  if (!f) return `First visit on a phone on slow 4G: ${NO_CHROMIUM}`;
   return [
     `First visit on a phone on slow 4G (1.6 Mbit/s, 150 ms), empty cache, signed in, median of ${f.visits}:`,
     `  first contentful paint   ${f.firstPaintMs.toFixed(0)} ms`,

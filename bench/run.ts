@@ -22,11 +22,14 @@ import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
 import { benchReview, reviewReport } from "./review";
+import { chromiumPath } from "./browser";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
 import { benchPreview, previewReport } from "./preview";
 import { acpTransportReport, benchAcpTransports } from "./acp-transports";
 import { benchReconnect, reconnectReport } from "./reconnect";
 import { benchNotify, notifyReport } from "./notify";
+import { benchStages, stagesReport } from "./stages";
+import { benchPolicy, policyReport } from "./policy";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const CPU_CALLS = 2000;
@@ -854,6 +857,11 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
   return lines.join("\n");
 }
 
+if (process.env.BENCH_ONLY === "policy") {
+  // Pure functions: nothing to build or start.
+  console.log(policyReport(await benchPolicy()));
+  process.exit(0);
+}
 await buildAll();
 if (process.env.BENCH_ONLY === "rtt") {
   // Round trips only, the floor's against this project's (for iterating on a call's cost: about a minute).
@@ -895,6 +903,13 @@ if (process.env.BENCH_ONLY === "stream") {
       );
     }
   });
+  process.exit(0);
+}
+if (process.env.BENCH_ONLY === "stages") {
+  // Where a round trip's CPU goes, by stage: a CPU profile of workerd's isolate (bench/stages.ts).
+  const figures = await benchStages();
+  console.log(stagesReport(figures));
+  console.log(JSON.stringify(figures, null, 2));
   process.exit(0);
 }
 if (process.env.BENCH_ONLY === "first-visit") {
@@ -985,6 +1000,8 @@ console.log(previewReport(preview, floor.rttP50Ms));
 console.error("bench: ACP's remote transport over the WebSocket and Streamable HTTP ...");
 const acpTransports = await benchAcpTransports();
 console.log(acpTransportReport(acpTransports, floor.rttP50Ms));
+console.error("bench: the permission policy's matching at its worst ...");
+console.log(policyReport(await benchPolicy()));
 console.error("bench: the first answer after a sidecar comes back, through the API and the dashboard ...");
 const reconnect = await benchReconnect();
 console.log(reconnectReport(reconnect));
@@ -1008,7 +1025,9 @@ await writeFile(
       review,
       firstVisit,
       // The names the issue of record asks for (bench/README.md).
-      dashboard: { slow4gUsableMs: firstVisit.usableMs, sessionsViewJsGzipBytes: firstVisit.scriptBytes },
+      dashboard: firstVisit ? { slow4gUsableMs: firstVisit.usableMs, sessionsViewJsGzipBytes: firstVisit.scriptBytes } : null,
+      // Steps left out of this run and why (no browser on this machine: bench/browser.ts).
+      skipped: chromiumPath() ? [] : ["first visit", "the dashboard after a reconnect"],
       notify,
       preview,
       reconnect,
@@ -1018,3 +1037,4 @@ await writeFile(
   ),
 );
 console.error("bench: figures written to bench/results/latest.json");
+if (!chromiumPath()) console.error("bench: the browser steps were skipped: no Chromium (bash scripts/ensure-chromium.sh, or set CHROMIUM_PATH)");

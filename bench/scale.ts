@@ -1,120 +1,53 @@
 /**
- * `npm run bench:scale`: the local runtime (workerd through Miniflare) with N simulated sidecars in
- * this one process, each a real WebSocket speaking the real tunnel protocol (hello, auto-answered
- * pings, `req`/`res` for skills.apply). It measures what an idle machine costs and how the deployment
- * behaves at N machines:
- *   - Durable Object invocations and storage writes per idle machine-hour (read from the objects'
- *     own counters through Miniflare's RPC, which the counters do not count);
- *   - workerd CPU and memory while idle;
- *   - how long a skills change takes to reach all N, and to be recorded for all N;
- *   - how long all N take to reconnect after the worker restarts (as in a deploy);
- *   - GET /v1/machines latency.
+ * `npm run bench:scale`: the local runtime (workerd through Miniflare) with N simulated sidecars in this
+ * one process (bench/scale-sim.ts: real WebSockets speaking the real tunnel protocol, the sidecar's own
+ * stream hub, preview proxy and redial rule). It measures, at N machines:
+ *   - idle: Durable Object invocations and storage writes per idle machine-hour (the objects' own counters,
+ *     read through Miniflare's RPC, which they do not count), workerd CPU and memory;
+ *   - GET /v1/machines latency; how long a skills change takes to reach and be recorded for all N;
+ *   - busy: of the N, STREAMING stream a session (UPDATES_PER_SECOND `session/update`s each, a reader
+ *     following each over SSE), PREVIEWS serve small GETs through a preview, the rest idle; workerd CPU per
+ *     streamed update, a probe machine's relay round trip during the load against the same probe alone,
+ *     storage writes per session-minute, team-object calls per message and per minute, memory per machine
+ *     object, and how busy each process and the machine's cores were (bench/scale-busy.ts);
+ *   - a reconnect storm: the worker restarted (as in a deploy) while the streams run; the time until all N
+ *     are connected, the streams resumed and calls made meanwhile answered, and whether any call or update
+ *     was lost or repeated; the team object's calls and writes per reconnect.
  * Prints a table and writes bench/results/scale.json. Loopback only; every wait is bounded.
  *
- * SCALE_MACHINES (default 1000), SCALE_IDLE_SECONDS (default 60), SCALE_HEARTBEAT_MS (default 5000:
- * the product pings every 20 s; a shorter interval only makes the idle window see more pings).
+ * SCALE_QUICK=1: 100 machines, 10 s idle, 15 s busy (a minute in all). Each figure can be set on its own:
+ * SCALE_MACHINES (1000), SCALE_STREAMING (a tenth), SCALE_PREVIEWS (a hundredth), SCALE_UPDATES_PER_SECOND
+ * (50), SCALE_IDLE_SECONDS (60), SCALE_BUSY_SECONDS (60), SCALE_HEARTBEAT_MS (5000: the product pings every
+ * 20 s; a shorter interval only makes the idle window see more pings).
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import WebSocket from "ws";
 import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startWorker, type RunningWorker } from "../dev/runtime";
 import { buildAll } from "../scripts/build";
-import { PING_FRAME, PONG_FRAME, TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
-import { LATEST_SIDECAR_VERSION } from "@agent-runtime/protocol/version";
 import { cpuSeconds, findDescendant, percentile, rssMb } from "./proc";
+import { previewApp } from "./scale-busy";
+import { SimSidecar } from "./scale-sim";
+import { busyRows, readerTally, runBusy, runStorm, stopReaders, stormRows, type BusyFigures, type StormFigures } from "./scale-load";
 
-const N = Number(process.env.SCALE_MACHINES ?? 1000);
-const IDLE_SECONDS = Number(process.env.SCALE_IDLE_SECONDS ?? 60);
+const QUICK = process.env.SCALE_QUICK === "1";
+const N = Number(process.env.SCALE_MACHINES ?? (QUICK ? 100 : 1000));
+const STREAMING = Number(process.env.SCALE_STREAMING ?? Math.max(1, Math.round(N / 10)));
+const PREVIEWS = Number(process.env.SCALE_PREVIEWS ?? Math.max(1, Math.round(N / 100)));
+const UPDATES_PER_SECOND = Number(process.env.SCALE_UPDATES_PER_SECOND ?? 50);
+const IDLE_SECONDS = Number(process.env.SCALE_IDLE_SECONDS ?? (QUICK ? 10 : 60));
+const BUSY_SECONDS = Number(process.env.SCALE_BUSY_SECONDS ?? (QUICK ? 15 : 60));
 const HEARTBEAT_MS = Number(process.env.SCALE_HEARTBEAT_MS ?? 5000);
 const PRODUCT_HEARTBEAT_MS = 20_000;
 const CONNECT_CONCURRENCY = 50;
-const RECONNECT_SPREAD_MS = 2_000;
 
 /** An object's counts (dev/instrumented-worker.ts), its invocations summed. */
 type Totals = { invocations: number; writes: number };
 
 function totalsOf(stats: ObjectStats): Totals {
   return { invocations: Object.values(stats.invocations).reduce((a, b) => a + b, 0), writes: stats.writes };
-}
-
-/** One simulated sidecar: the real frames, none of the real work. */
-class SimSidecar {
-  ws: WebSocket | null = null;
-  welcomed = 0;
-  pongs = 0;
-  lastSkillsVersion: string | null = null;
-  private pinger: NodeJS.Timeout | null = null;
-  private stopped = false;
-
-  constructor(
-    readonly machine: string,
-    private readonly token: string,
-    private url: string,
-  ) {}
-
-  connect(): Promise<void> {
-    return new Promise((resolve) => {
-      const ws = new WebSocket(`${this.url.replace(/^http/, "ws")}/_tunnel/${this.machine}`, {
-        headers: { authorization: `Bearer ${this.token}` },
-        perMessageDeflate: false,
-      });
-      this.ws = ws;
-      ws.on("open", () =>
-        ws.send(
-          JSON.stringify({
-            t: "hello",
-            protocol: TUNNEL_PROTOCOL_VERSION,
-            machine: this.machine,
-            sidecarVersion: LATEST_SIDECAR_VERSION,
-            platform: "bench",
-            heartbeatMs: HEARTBEAT_MS,
-          }),
-        ),
-      );
-      ws.on("message", (data) => {
-        const text = data.toString();
-        if (text === PONG_FRAME) {
-          this.pongs++;
-          return;
-        }
-        const frame = JSON.parse(text) as { t: string; id?: string; op?: string; args?: { version: string } };
-        if (frame.t === "welcome") {
-          this.welcomed++;
-          if (this.pinger) clearInterval(this.pinger);
-          this.pinger = setInterval(() => ws.readyState === WebSocket.OPEN && ws.send(PING_FRAME), HEARTBEAT_MS);
-          resolve();
-        } else if (frame.t === "req" && frame.op === "skills.apply") {
-          // Like the real sidecar: a version it applied already is answered as unchanged.
-          const unchanged = this.lastSkillsVersion === frame.args!.version;
-          this.lastSkillsVersion = frame.args!.version;
-          ws.send(
-            JSON.stringify({
-              t: "res",
-              id: frame.id,
-              ok: true,
-              value: { version: frame.args!.version, appliedAtMs: Date.now(), skills: [], perAgent: {}, errors: [], ...(unchanged ? { unchanged } : {}) },
-            }),
-          );
-        }
-      });
-      ws.on("error", () => undefined);
-      ws.on("close", () => {
-        if (this.pinger) clearInterval(this.pinger);
-        if (this.stopped) return;
-        // As the real sidecar does after the worker went away: a random wait within the spread, then redial.
-        setTimeout(() => void this.connect(), Math.random() * RECONNECT_SPREAD_MS);
-      });
-    });
-  }
-
-  stop(): void {
-    this.stopped = true;
-    if (this.pinger) clearInterval(this.pinger);
-    this.ws?.terminate();
-  }
 }
 
 async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<number> {
@@ -130,11 +63,32 @@ async function inBatches<T>(items: T[], size: number, run: (item: T) => Promise<
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
 }
 
+type StatsStub = { debugStats(): Promise<ObjectStats> };
+
+/**
+ * Each object's stub, made once per worker and kept: Miniflare's proxy frees a stub's handle in workerd when
+ * Node collects it, and with a thousand stubs made and dropped per reading, a call could reach a handle freed
+ * under it (an assertion in its proxy worker). Kept, the handles live as long as the worker.
+ */
+const stubs = new WeakMap<RunningWorker, Map<string, StatsStub>>();
+
+async function statsStub(worker: RunningWorker, binding: "MACHINE" | "TEAM", name: string): Promise<StatsStub> {
+  const byName = stubs.get(worker) ?? new Map<string, StatsStub>();
+  stubs.set(worker, byName);
+  const key = `${binding}/${name}`;
+  let stub = byName.get(key);
+  if (!stub) {
+    const ns = await worker.mf.getDurableObjectNamespace(binding);
+    stub = ns.get(ns.idFromName(name)) as unknown as StatsStub;
+    byName.set(key, stub);
+  }
+  return stub;
+}
+
 async function machineTotals(worker: RunningWorker, sims: SimSidecar[]): Promise<Totals & { fetch: number; message: number; close: number; rpc: number }> {
-  const ns = await worker.mf.getDurableObjectNamespace("MACHINE");
   const totals = { invocations: 0, writes: 0, fetch: 0, message: 0, close: 0, rpc: 0 };
-  await inBatches(sims, 100, async (sim) => {
-    const s = await (ns.get(ns.idFromName(sim.machine)) as unknown as { debugStats(): Promise<ObjectStats> }).debugStats();
+  await inBatches(sims, 50, async (sim) => {
+    const s = await (await statsStub(worker, "MACHINE", sim.machine)).debugStats();
     for (const key of ["fetch", "message", "close", "rpc"] as const) totals[key] += s.invocations[key];
     const sum = totalsOf(s);
     totals.invocations += sum.invocations;
@@ -144,8 +98,7 @@ async function machineTotals(worker: RunningWorker, sims: SimSidecar[]): Promise
 }
 
 async function teamTotals(worker: RunningWorker): Promise<Totals> {
-  const ns = await worker.mf.getDurableObjectNamespace("TEAM");
-  return totalsOf(await (ns.get(ns.idFromName("team")) as unknown as { debugStats(): Promise<ObjectStats> }).debugStats());
+  return totalsOf(await (await statsStub(worker, "TEAM", "team")).debugStats());
 }
 
 async function main(): Promise<void> {
@@ -157,20 +110,31 @@ async function main(): Promise<void> {
   const port = Number(new URL(worker.url).port);
   const api = (path: string, init: RequestInit = {}) =>
     fetch(`${worker.url}${path}`, { ...init, headers: { authorization: `Bearer ${secrets.API_TOKEN}`, "content-type": "application/json", ...init.headers } });
+  const app = await previewApp();
+  // The first STREAMING machines stream, the next PREVIEWS carry a preview, the rest idle; one more is the probe's.
+  const sim = async (machine: string, previewPort?: number) =>
+    new SimSidecar({
+      machine,
+      token: await mintMachineToken(secrets.TUNNEL_SECRET, machine),
+      url: () => worker.url,
+      heartbeatMs: HEARTBEAT_MS,
+      ...(previewPort ? { previewPort } : {}),
+    });
   const sims = await Promise.all(
-    Array.from(
-      { length: N },
-      async (_, i) =>
-        new SimSidecar(`sim-${String(i).padStart(5, "0")}`, await mintMachineToken(secrets.TUNNEL_SECRET, `sim-${String(i).padStart(5, "0")}`), worker.url),
-    ),
+    Array.from({ length: N }, (_, i) => sim(`sim-${String(i).padStart(5, "0")}`, i >= STREAMING && i < STREAMING + PREVIEWS ? app.port : undefined)),
   );
+  const probe = await sim("probe");
   const figures: Record<string, number | string> = { machines: N, idleSeconds: IDLE_SECONDS, heartbeatMs: HEARTBEAT_MS };
+  let busy: BusyFigures | null = null;
+  let storm: StormFigures | null = null;
   try {
+    const workerd = await findDescendant(process.pid, /workerd/);
+    const rssBeforeMb = await rssMb(workerd);
     process.stderr.write(`connecting ${N} simulated sidecars…\n`);
     const connectStarted = Date.now();
-    await inBatches(sims, CONNECT_CONCURRENCY, (sim) => sim.connect());
+    await inBatches(sims, CONNECT_CONCURRENCY, (s) => s.connect());
     figures.connectAllMs = Date.now() - connectStarted;
-    const workerd = await findDescendant(process.pid, /workerd/);
+    await probe.connect();
 
     // ---- idle
     process.stderr.write(`idle for ${IDLE_SECONDS} s…\n`);
@@ -195,6 +159,8 @@ async function main(): Promise<void> {
     figures.storageWritesPerIdleMachineHour = (teamAfter.writes - teamBefore.writes + machinesAfter.writes - machinesBefore.writes) / machineHours;
     figures.workerdCpuPercentIdle = Math.round(((cpuAfter - cpuBefore) / IDLE_SECONDS) * 1000) / 10;
     figures.workerdRssMbIdle = await rssMb(workerd);
+    // What one more idle machine holds: workerd's memory with all N connected, over N (its object, its socket).
+    figures.workerdKbPerIdleMachine = Math.round(((figures.workerdRssMbIdle - rssBeforeMb) * 1024) / N);
     figures.pingsPerMachineHourAtProductHeartbeat = 3600_000 / PRODUCT_HEARTBEAT_MS;
 
     // ---- GET /v1/machines
@@ -204,7 +170,7 @@ async function main(): Promise<void> {
       let t = performance.now();
       const all = (await (await api("/v1/machines?limit=1000")).json()) as { machines: unknown[] };
       listTimes.push(performance.now() - t);
-      if (all.machines.length !== Math.min(N, 1000)) throw new Error(`GET /v1/machines listed ${all.machines.length}`);
+      if (all.machines.length !== Math.min(N + 1, 1000)) throw new Error(`GET /v1/machines listed ${all.machines.length}`);
       t = performance.now();
       await (await api("/v1/machines?limit=100&after=sim-00500")).json();
       pageTimes.push(performance.now() - t);
@@ -222,8 +188,11 @@ async function main(): Promise<void> {
     figures.skillsReachAllMs = Date.now() - putStarted;
     await waitUntil(
       async () => {
-        const status = (await (await api("/v1/config/skills/status")).json()) as { machines: { version: string | null }[] };
-        return status.machines.filter((m) => m.version === `"${version}"`).length === N;
+        // A reused keep-alive connection the runtime closed meanwhile (ECONNRESET) is asked again, not fatal.
+        const status = (await api("/v1/config/skills/status")
+          .then((res) => res.json())
+          .catch(() => ({ machines: [] }))) as { machines: { version: string | null }[] };
+        return status.machines.filter((m) => m.version === `"${version}"`).length === N + 1;
       },
       "the skills status of every machine",
       300_000,
@@ -231,21 +200,39 @@ async function main(): Promise<void> {
     figures.skillsRecordedAllMs = Date.now() - putStarted;
     figures.teamWritesPerSkillsChange = (await teamTotals(worker)).writes - teamBeforeSkills.writes;
 
-    // ---- the worker restarts (a deploy): everyone comes back
-    process.stderr.write("restarting the worker…\n");
-    const welcomedBefore = sims.map((s) => s.welcomed);
-    await worker.dispose();
-    const restartStarted = Date.now();
-    worker = await startWorker({ secrets, persistTo, port, instrumented: true });
-    const teamAfterRestart = await teamTotals(worker); // a new instance: counters from zero
-    await waitUntil(() => sims.every((s, i) => s.welcomed > welcomedBefore[i]!), "every machine to reconnect", 120_000);
-    figures.reconnectAllMs = Date.now() - restartStarted;
-    await new Promise((r) => setTimeout(r, 1_000));
-    const teamAfterReconnect = await teamTotals(worker);
-    figures.teamCallsPerReconnect = Math.round(((teamAfterReconnect.invocations - teamAfterRestart.invocations) / N) * 100) / 100;
-    figures.teamWritesPerReconnect = Math.round(((teamAfterReconnect.writes - teamAfterRestart.writes) / N) * 100) / 100;
+    // ---- busy: streams with readers, previews, a probe; then a reconnect storm in the middle of it
+    const load = {
+      api,
+      worker: () => worker,
+      restart: async () => {
+        worker = await startWorker({ secrets, persistTo, port, instrumented: true });
+        return worker;
+      },
+      sims,
+      streaming: sims.slice(0, STREAMING),
+      previews: sims.slice(STREAMING, STREAMING + PREVIEWS),
+      previewPort: app.port,
+      probe,
+      updatesPerSecond: UPDATES_PER_SECOND,
+      busySeconds: BUSY_SECONDS,
+      machineTotals,
+      teamTotals,
+      log: (line: string) => process.stderr.write(`${line}\n`),
+    };
+    busy = await runBusy(load, async () => {
+      storm = await runStorm(load);
+    });
+    const tally = readerTally();
+    await stopReaders();
+    const stormed = storm as StormFigures | null;
+    if (!stormed) throw new Error("the storm did not run");
+    storm = { ...stormed, lostUpdates: tally.lost, repeatedUpdates: tally.repeated, readerReconnects: tally.reconnects };
+    figures.reconnectAllMs = storm.allConnectedMs;
+    figures.teamCallsPerReconnect = storm.teamCallsPerReconnect;
+    figures.teamWritesPerReconnect = storm.teamWritesPerReconnect;
   } finally {
-    for (const sim of sims) sim.stop();
+    for (const s of [...sims, probe]) s.stop();
+    app.server.close();
     await worker.dispose();
     await rm(dir, { recursive: true, force: true });
   }
@@ -266,11 +253,17 @@ async function main(): Promise<void> {
     ["team writes per skills change", String(figures.teamWritesPerSkillsChange)],
     ["all reconnect after a worker restart (ms)", String(figures.reconnectAllMs)],
     ["team calls / writes per reconnect", `${figures.teamCallsPerReconnect} / ${figures.teamWritesPerReconnect}`],
+    ...busyRows(busy),
+    ...stormRows(storm),
+    ["load average (1 min) at the end: others' work on this machine shows here", loadavg()[0]!.toFixed(2)],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   process.stdout.write(`${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n`);
   await mkdir(join(ROOT, "bench", "results"), { recursive: true });
-  await writeFile(join(ROOT, "bench", "results", "scale.json"), `${JSON.stringify({ atIso: new Date().toISOString(), figures }, null, 2)}\n`);
+  await writeFile(
+    join(ROOT, "bench", "results", "scale.json"),
+    `${JSON.stringify({ atIso: new Date().toISOString(), loadAverage1m: loadavg()[0], figures, busy, storm }, null, 2)}\n`,
+  );
 }
 
 await main();

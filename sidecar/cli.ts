@@ -20,6 +20,9 @@ import { listRegistryInstalled } from "./agents/registry-install";
 import { BUILTIN_AGENT_IDS } from "@agent-runtime/protocol/values";
 import { SIDECAR_VERSION } from "./version";
 import { ExposedPorts } from "./preview/exposed-ports";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { ownerLimits, OwnerLimitsError, readOwnerLimitsFile, type OwnerLimits } from "./sandbox/owner-limits";
 
 const log = logger("sidecar");
 
@@ -56,6 +59,15 @@ Options (each also read from the environment variable shown):
                        sidecar's (e.g. claude-agent-acp needs Node 22 or later)
   --expose-ports <list> ports the hosted URL may preview, e.g. 3000-3999,5173 (none  AGENT_RUNTIME_EXPOSE_PORTS
                        by default; nothing on the hosted side can widen it)
+  --sandbox <profile>  the least every agent is enclosed in: read-only | workspace  AGENT_RUNTIME_SANDBOX
+                       | full (default full; a team's stricter rule still applies)
+  --allow-network <l>  the most any agent may reach: none, or hosts and host:port   AGENT_RUNTIME_ALLOW_NETWORK
+                       (e.g. api.anthropic.com,registry.npmjs.org,127.0.0.1:8080)
+  --deny <list>        capabilities the hosted side loses: processes, terminal,     AGENT_RUNTIME_DENY
+                       files, agents-install (each refused with a 403)
+  --roots <list>       the only folders sessions, worktrees, file and git routes    AGENT_RUNTIME_ROOTS
+                       may name, e.g. ~/code,~/work (default: any)
+                       (the four above can also be set in <config dir>/sandbox.json; nothing hosted loosens them)
   --log-level <level>  debug | info | warn | error (default info)                    SIDECAR_LOG_LEVEL
   -h, --help           this help
 
@@ -115,6 +127,10 @@ async function main(): Promise<void> {
       "allow-root-agents": { type: "boolean" },
       "agent-node": { type: "string" },
       "expose-ports": { type: "string" },
+      sandbox: { type: "string" },
+      "allow-network": { type: "string" },
+      deny: { type: "string" },
+      roots: { type: "string" },
       "log-level": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -184,7 +200,10 @@ async function main(): Promise<void> {
     if (!named) fail("--log-level is debug, info, warn or error");
     setLogLevel(named);
   }
+  const limits = await readOwnerLimits(configDir, values);
   const sidecar = new Sidecar({
+    ownerLimits: limits,
+    configDir,
     url,
     machine,
     token,
@@ -235,7 +254,7 @@ async function statusReport(configDir: string, dataDir: string): Promise<string>
   }
   const agents: string[] = [];
   for (const agent of BUILTIN_AGENT_IDS) {
-    if (agent === "mock") continue;
+    if (agent === "mock" || agent === "mock-login") continue;
     const installed = await readInstalled(dataDir, agent);
     if (installed) agents.push(`${agent} ${installed.native?.version ?? installed.agentProcess?.version ?? ""}`.trim());
   }
@@ -270,6 +289,30 @@ function positiveInteger(flag: string, value: string | undefined): number | unde
   if (value === undefined) return undefined;
   if (!/^[1-9]\d{0,9}$/.test(value)) fail(`${flag} is a positive whole number`);
   return Number(value);
+}
+
+/** The owner's sandbox floor, `--deny` and `--roots`: flags, then the environment, then <config dir>/sandbox.json. */
+async function readOwnerLimits(configDir: string, values: Record<string, string | boolean | undefined>): Promise<OwnerLimits> {
+  const flag = (name: string, env: string): string | undefined => {
+    const v = values[name];
+    return typeof v === "string" ? v : process.env[env];
+  };
+  try {
+    const file = await readOwnerLimitsFile(join(configDir, "sandbox.json"));
+    return ownerLimits(
+      {
+        sandbox: flag("sandbox", "AGENT_RUNTIME_SANDBOX"),
+        allowNetwork: flag("allow-network", "AGENT_RUNTIME_ALLOW_NETWORK"),
+        deny: flag("deny", "AGENT_RUNTIME_DENY"),
+        roots: flag("roots", "AGENT_RUNTIME_ROOTS"),
+      },
+      file,
+      homedir(),
+    );
+  } catch (err) {
+    if (err instanceof OwnerLimitsError) fail(err.message);
+    throw err;
+  }
 }
 
 function exposedPorts(value: string): ExposedPorts {

@@ -14,6 +14,8 @@ import { Installer } from "./agents/installer";
 import { createLauncher } from "./agents/launcher";
 import { MACHINE_PLATFORM } from "./agents/registry-install";
 import { TeamAgents } from "./agents/team-agents";
+import { AgentValues } from "./logins/agent-values";
+import { AgentLogins, withAgentValues } from "./logins/logins";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { logger } from "./log";
@@ -23,16 +25,23 @@ import { DEFAULT_PROCESS_LIMITS, ProcessManager, type ProcessLimits } from "./pr
 import { processHandlers, processStream } from "./processes/process-ops";
 import { Checkpoints } from "./review/checkpoints";
 import { reviewHandlers } from "./review/review-ops";
+import { attemptHandlers } from "./attempts/attempt-ops";
+import { Checks } from "./attempts/checks";
 import { SessionHooks } from "./review/session-hooks";
 import { Worktrees } from "./review/worktrees";
 import type { StreamResolver } from "./streams/stream-hub";
 import { writeStatus, type SidecarStatus } from "./status-file";
 import { ExposedPorts } from "./preview/exposed-ports";
 import { listeningPorts } from "./preview/listening-ports";
+import { watchPorts } from "./preview/port-watch";
 import { PreviewProxy } from "./preview/preview-proxy";
 import type { PortOwner } from "@agent-runtime/protocol/preview";
 import { TunnelClient, type OpHandlers, type TunnelStateChange } from "./tunnel";
 import { SIDECAR_VERSION } from "./version";
+import { Sandboxes } from "./sandbox/sandboxes";
+import { guardHandlers } from "./sandbox/guard";
+import type { OwnerLimits } from "./sandbox/owner-limits";
+import { defaultConfigDir } from "./credentials";
 
 const log = logger("sidecar");
 
@@ -59,6 +68,10 @@ export interface SidecarOptions {
   agentNode?: string | null;
   /** The ports the hosted URL may open (`--expose-ports`); none unless given. */
   exposePorts?: ExposedPorts;
+  /** The owner's sandbox floor, `--deny` and `--roots` (sidecar/sandbox/owner-limits.ts); none unless given. */
+  ownerLimits?: OwnerLimits;
+  /** Where the owner's settings and the machine token are kept (hidden from every sandboxed agent). */
+  configDir?: string;
   /** Tunnel heartbeat and reconnect spread (defaults in packages/protocol/src/limits.ts). */
   heartbeatMs?: number;
   reconnectSpreadMs?: number;
@@ -78,6 +91,7 @@ export class Sidecar {
   readonly installer: Installer;
   private readonly teamAgents: TeamAgents;
   readonly agents: AgentCatalog;
+  readonly logins: AgentLogins;
   readonly tunnel: TunnelClient;
   readonly skills: SkillsApplier;
   readonly files: MachineFiles;
@@ -85,10 +99,13 @@ export class Sidecar {
   readonly directories: DirectoryConfig;
   readonly checkpoints: Checkpoints;
   private readonly worktrees: Worktrees;
+  private readonly checks: Checks;
   private readonly dataDir: string;
   private readonly exposed: ExposedPorts;
+  readonly sandboxes: Sandboxes;
   private status: SidecarStatus;
   private statusWrites: Promise<void> = Promise.resolve();
+  private stopping = false;
 
   constructor(readonly options: SidecarOptions) {
     const dataDir = options.dataDir ?? defaultDataDir();
@@ -106,23 +123,35 @@ export class Sidecar {
     };
     const workdir = options.workdir ?? process.cwd();
     const home = options.home ?? homedir();
+    this.sandboxes = new Sandboxes({
+      ...(options.ownerLimits ? { limits: options.ownerLimits } : {}),
+      home,
+      dataDir,
+      configDir: options.configDir ?? defaultConfigDir(),
+    });
     const children = new ChildRegistry(dataDir);
     children.reapLeftovers();
     this.processes = new ProcessManager({ ...DEFAULT_PROCESS_LIMITS, ...options.processLimits }, children);
     this.installer = new Installer(dataDir, this.processes, undefined, { agentNode: options.agentNode ?? null });
     this.teamAgents = new TeamAgents(this.installer, dataDir, () => this.installedOne());
-    const launcher = createLauncher(this.installer, {
-      workdir,
-      dataDir,
-      allowRootAgents: options.allowRootAgents ?? false,
-      teamEnv: (agent) => this.teamAgents.envFor(agent),
-    });
+    const agentValues = new AgentValues(dataDir);
+    // Every agent process gets the values kept to log it in (sidecar/logins/), and only its own.
+    const launcher = withAgentValues(
+      createLauncher(this.installer, {
+        workdir,
+        dataDir,
+        allowRootAgents: options.allowRootAgents ?? false,
+        teamEnv: (agent) => this.teamAgents.envFor(agent),
+      }),
+      agentValues,
+    );
     const isInstalled = async (agent: AgentId) => (await this.installer.installed(agent)) !== null;
     const skillsTargets = () => installedSkillsDirs(isInstalled);
     this.files = new MachineFiles(dataDir, home);
     this.directories = new DirectoryConfig(dataDir, this.processes, skillsTargets, (path) => this.files.resolvePath(path));
     this.checkpoints = new Checkpoints(dataDir);
     this.worktrees = new Worktrees(dataDir);
+    this.checks = new Checks(children);
     void this.checkpoints.sweep().catch((err: unknown) => log.warn(`could not sweep old checkpoints: ${String(err)}`));
     this.acp = new AcpServers(
       this.processes,
@@ -136,10 +165,13 @@ export class Sidecar {
       },
       (cwd) => this.directories.mcpServersFor(cwd),
       new SessionHooks(this.checkpoints, this.worktrees),
+      this.sandboxes,
     );
     this.skills = new SkillsApplier(dataDir, home, this.processes, skillsTargets);
     this.mcp = new McpApplier(dataDir, home, () => installedMcpTargets(isInstalled));
     this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home, dataDir);
+    this.logins = new AgentLogins(this.processes, launcher, agentValues, dataDir);
+    this.acp.loginObserved = (agent, loggedIn) => this.logins.observed(agent, loggedIn);
     this.tunnel = new TunnelClient({
       url: options.url,
       machine: options.machine,
@@ -149,6 +181,7 @@ export class Sidecar {
       uploadWindow: UPLOAD_WINDOW,
       streams: this.streams(),
       previews: (send) => new PreviewProxy(this.exposed, send),
+      watchPorts,
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),
       onState: (change) => this.recordState(change),
@@ -173,15 +206,31 @@ export class Sidecar {
       .catch((err: unknown) => log.warn(`could not write the status file: ${String(err)}`));
   }
 
+  /** Every operation behind the owner's `--deny` and `--roots` (sidecar/sandbox/guard.ts). */
   private handlers(): OpHandlers {
+    return guardHandlers(this.ops(), this.sandboxes.limits, (path) => this.files.resolvePath(path));
+  }
+
+  private ops(): OpHandlers {
     return {
       "acp.post": (args, { signal }) => this.acp.post(args, signal),
       "acp.restore": (args) => this.acp.restore(args),
       "acp.discover": ({ agent, cwd }) => this.acp.discover(agent, cwd),
       "acp.delete": async ({ serverId }) => ({ deleted: await this.acp.delete(serverId) }),
       "acp.list": async () => ({ servers: this.acp.list() }),
-      "agents.list": (args) => this.agents.list(args),
-      "agents.get": async (args) => ({ ...(await this.agents.get(args.agent, args)), platform: MACHINE_PLATFORM }),
+      "agents.list": async (args) => {
+        const list = await this.agents.list(args);
+        return { ...list, agents: await Promise.all(list.agents.map(async (a) => ({ ...a, login: await this.logins.cached(a.id) }))) };
+      },
+      // One agent's info asks it whether it is logged in (once; kept like its version).
+      "agents.get": async (args) => {
+        const info = await this.agents.get(args.agent, args);
+        const login = info.installed ? await this.logins.get(args.agent, args.noCache) : await this.logins.cached(args.agent);
+        return { ...info, login, platform: MACHINE_PLATFORM };
+      },
+      "logins.get": ({ agent, noCache }) => this.logins.get(agent, noCache),
+      "logins.start": ({ agent, ...request }) => this.logins.start(agent, request),
+      "logins.remove": ({ agent }) => this.logins.remove(agent),
       "agents.install": async ({ agent, request, entry }) => {
         const result = await this.installer.install(agent, request, entry);
         if (!result.already_installed) this.installedOne();
@@ -194,6 +243,7 @@ export class Sidecar {
       ...processHandlers(this.processes),
       ...this.files.handlers(),
       ...reviewHandlers(this.checkpoints, this.worktrees, (path) => this.files.resolvePath(path)),
+      ...attemptHandlers(this.checks, this.worktrees, join(this.dataDir, "worktrees"), (path) => this.files.resolvePath(path)),
       "ports.list": async () => ({ ports: await listeningPorts(this.portOwners(), (port) => this.exposed.allows(port)), expose: this.exposed.spec }),
     };
   }
@@ -228,13 +278,18 @@ export class Sidecar {
 
   start(): void {
     log.info(`machine '${this.options.machine}' dialing ${this.options.url}`);
-    this.tunnel.start();
+    // The hello says what the machine can enforce: probed first (a few milliseconds).
+    void this.sandboxes.ready.then(() => {
+      if (!this.stopping) this.tunnel.start();
+    });
   }
 
   /** Close the tunnel and stop every child: nothing is left behind. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.tunnel.stop();
     this.acp.dispose();
+    this.checks.stopAll();
     await this.processes.stopAll();
     this.files.dispose();
     if (this.status.state !== "refused" && this.status.state !== "replaced") this.recordState({ state: "stopped" });

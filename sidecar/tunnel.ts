@@ -62,6 +62,8 @@ export interface TunnelOptions {
   reconnectSpreadMs?: number;
   /** Called whenever the tunnel's state changes (for the status file), with what went wrong if anything did. */
   onState?: (change: TunnelStateChange) => void;
+  /** Watches what listens on the machine, calling back on each change, until the returned function is called. */
+  watchPorts?: (changed: () => void) => () => void;
 }
 
 export interface TunnelStateChange {
@@ -81,6 +83,19 @@ const MAX_BACKOFF_MS = 10_000;
 /** Close codes of a worker that went away (a deploy, a restart, a dropped connection) rather than one that refused us. */
 const GOING_AWAY_CODES = new Set([1001, 1006, 1011, 1012]);
 
+/**
+ * How long to wait before redialing after the `attempt`-th failure in a row (0: the connection just
+ * dropped with `code`). Exponential backoff with jitter, capped: a flapping network, or a worker that
+ * refuses under load (429, 503: the dial fails and counts as an attempt), is not hammered. When the worker
+ * went away (a deploy ends every socket at once), the first redial is spread over `spreadMs` so that
+ * thousands of machines do not all come back in the same instant. Exported for bench/scale-sim.ts, whose
+ * simulated sidecars redial by the same rule.
+ */
+export function redialDelayMs(attempt: number, code: number, spreadMs: number, random: () => number = Math.random): number {
+  if (attempt === 0 && GOING_AWAY_CODES.has(code)) return random() * spreadMs;
+  return Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt) * (0.75 + random() * 0.5);
+}
+
 export class TunnelClient {
   private ws: WebSocket | null = null;
   private stopping = false;
@@ -92,6 +107,8 @@ export class TunnelClient {
   /** This process's identity in every hello: the worker fails calls meant for an earlier process instead of re-sending them here. */
   private readonly bootId = randomUUID();
   private sweeper: NodeJS.Timeout | null = null;
+  /** Stops the watch of listening ports, while one runs (a worker that asked for `ports` frames). */
+  private stopPortWatch: (() => void) | null = null;
   private readonly hub: StreamHub;
   private readonly previews: PreviewStreams | null;
 
@@ -125,6 +142,8 @@ export class TunnelClient {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
     if (this.sweeper) clearInterval(this.sweeper);
+    this.stopPortWatch?.();
+    this.stopPortWatch = null;
     const ws = this.ws;
     if (!ws || ws.readyState === WebSocket.CLOSED) return;
     await new Promise<void>((resolve) => {
@@ -192,6 +211,8 @@ export class TunnelClient {
     this.ws = null;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
+    this.stopPortWatch?.();
+    this.stopPortWatch = null;
     this.hub.clear();
     this.previews?.closeAll(); // a proxied request cannot resume on another connection: it ends
     if (this.stopping) return;
@@ -206,13 +227,7 @@ export class TunnelClient {
       log.warn(`tunnel closed (${code}${reason ? `: ${reason}` : ""}); reconnecting`);
       this.options.onState?.({ state: "reconnecting", error: `tunnel closed (${code}${reason ? `: ${reason}` : ""})` });
     }
-    // Exponential backoff with jitter, capped: a flapping network does not hammer the worker. When the
-    // worker went away (a deploy ends every socket at once), the first redial is spread over a window
-    // so that thousands of machines do not all come back in the same instant.
-    const wentAway = this.attempt === 0 && GOING_AWAY_CODES.has(code);
-    const delay = wentAway
-      ? Math.random() * (this.options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs)
-      : Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
+    const delay = redialDelayMs(this.attempt, code, this.options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs);
     this.attempt++;
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
@@ -233,6 +248,9 @@ export class TunnelClient {
         this.options.onState?.({ state: "connected", upgrade: frame.sidecar?.upgrade ?? null });
         this.attempt = 0;
         this.startHeartbeat();
+        // Only a worker that reads them is told of ports (an older one would answer `bad`).
+        this.stopPortWatch?.();
+        this.stopPortWatch = frame.ports && this.options.watchPorts ? this.options.watchPorts(() => this.send({ t: "ports" })) : null;
         return;
       case "req":
         void this.serveCall(frame.id, frame.op, frame.args);

@@ -20,6 +20,7 @@ import { mcpRoutes } from "./routes/mcp";
 import { skillsRoutes } from "./routes/skills";
 import { policyRoutes } from "./routes/policy";
 import { taskRoutes } from "./routes/tasks";
+import { attemptRoutes } from "./routes/attempts";
 import { scheduleRoutes } from "./routes/schedules";
 import { githubDeliveryRoutes, triggerRoutes } from "./routes/triggers";
 import { sessionRoutes } from "./routes/sessions";
@@ -66,6 +67,7 @@ export function v1App() {
   v1.route("/", sessionEventRoutes); // before /sessions/{id}, which "events" is not
   v1.route("/", sessionRoutes);
   v1.route("/", taskRoutes);
+  v1.route("/", attemptRoutes);
   v1.route("/", scheduleRoutes);
   v1.route("/", triggerRoutes);
   v1.route("/", changeRoutes);

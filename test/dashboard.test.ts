@@ -660,6 +660,7 @@ describe("the dashboard", () => {
         await p.click('#changes-turns a:has-text("Turn 2")');
         await p.waitForSelector('#changes-files li[data-path="notes/todo.md"]');
         await p.click("#changes-revert");
+        await p.click("#changes-revert-yes");
         await expect.poll(() => p.textContent("#changes-msg")).toContain("Turn 2 reverted");
         expect(existsSync(join(repo, "notes/todo.md"))).toBe(false);
         await p.fill("#commit-message", "Make a two");
@@ -859,7 +860,7 @@ describe("the dashboard", () => {
       await signIn(p, rt.token);
       await open(p, "/tasks", "#new-task");
       await p.click("#new-task summary");
-      await p.fill('#new-task [name="agent"]', "mock");
+      await p.selectOption('#new-task [name="agent"]', "mock");
       await p.fill('#new-task [name="cwd"]', rt.dir);
       await p.fill('#new-task [name="prompt"]', "/write dash-task.txt from a task");
       await p.click("#task-start");
@@ -884,7 +885,7 @@ describe("the dashboard", () => {
       expect(trigger.status).toBe(201);
       await open(p, "/tasks", "#new-task");
       await p.click("#new-task summary");
-      await p.fill('#new-task [name="agent"]', "mock");
+      await p.selectOption('#new-task [name="agent"]', "mock");
       await p.fill('#new-task [name="cwd"]', rt.dir);
       await p.fill('#new-task [name="prompt"]', "nightly");
       await p.check('#new-task [name="repeat"]');
@@ -956,7 +957,7 @@ describe("the dashboard", () => {
     await expect.poll(() => page.textContent("#session-state")).toBe("offline");
     await page.fill("#session-input", "sent while away");
     await page.click("#session-send");
-    await expect.poll(() => page.textContent("#session-msg")).toContain("Queued until local is back");
+    await expect.poll(() => page.textContent("#session-offline")).toContain("goes to the agent, in order, when local is back");
     await page.waitForSelector("#session-queued [data-queued]");
     await rt.addSidecar("local");
     await expect.poll(() => page.textContent("#session-transcript"), { timeout: 20_000 }).toContain("You said: sent while away");

@@ -11,8 +11,9 @@ import { WebSocketServer } from "ws";
 
 export interface PreviewApp {
   port: number;
-  /** The last request's headers, as the app saw them. */
+  /** The last request's headers and path (with its query), as the app saw them. */
   lastHeaders: http.IncomingHttpHeaders;
+  lastUrl: string;
   /** Endless responses whose browser went away (their socket closed). */
   abandoned: number;
   /** Lets the SSE stream send its second event. */
@@ -33,6 +34,7 @@ export async function startPreviewApp(): Promise<PreviewApp> {
   const app: PreviewApp = {
     port: 0,
     lastHeaders: {},
+    lastUrl: "",
     abandoned: 0,
     releaseEvents: () => release(),
     close: async () => {
@@ -42,12 +44,22 @@ export async function startPreviewApp(): Promise<PreviewApp> {
   };
   const server = http.createServer((req, res) => {
     app.lastHeaders = req.headers;
+    app.lastUrl = req.url ?? "";
     const url = new URL(req.url ?? "/", "http://app");
     if (url.pathname === "/") {
       res.writeHead(200, { "content-type": "text/plain" });
       res.end("the app's home page");
     } else if (url.pathname === "/hello") {
-      res.writeHead(200, { "content-type": "text/html", "set-cookie": "app_session=1; Path=/; Domain=localhost" });
+      // Cookies for the parent domain, spelled as RFC 6265 §5.2 lets a browser read them, and one named as the runtime's.
+      res.writeHead(200, {
+        "content-type": "text/html",
+        "set-cookie": [
+          "app_session=1; Path=/; Domain=localhost",
+          "app_b=2; Path=/; Domain =localhost",
+          "app_c=3;\tdomain\t=\t.localhost",
+          "__Host-ar_preview=planted; Path=/; Secure",
+        ],
+      });
       res.end(`<h1>hello ${url.searchParams.get("name") ?? ""}</h1>`);
     } else if (url.pathname === "/probe") {
       // What a previewed page's script can reach of the origin it is served under: the API as the signed-in

@@ -88,7 +88,7 @@ describe("host mode in Chromium", () => {
     expect(await page.evaluate(() => (window as unknown as { kept?: string }).kept)).toBe("still here");
     // The preview's origin holds its pass only; the dashboard's sign-in never reaches it.
     const cookies = await page.context().cookies(link);
-    expect(cookies.map((c) => c.name)).toEqual(["ar_preview"]);
+    expect(cookies.map((c) => c.name)).toEqual(["__Host-ar_preview"]);
     expect(cookies[0]).toMatchObject({ httpOnly: true, domain: `${vitePort}--local.localhost` });
     await page.close();
   });

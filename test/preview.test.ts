@@ -243,14 +243,21 @@ describe("host mode (PREVIEW_DOMAIN)", () => {
     expect(landed.status).toBe(303);
     expect(landed.headers.location).toBe("/");
     const cookie = (landed.headers["set-cookie"] ?? [])[0] ?? "";
-    expect(cookie).toMatch(/^ar_preview=local\.[0-9a-f]{32}; Max-Age=\d+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(cookie).toMatch(/^__Host-ar_preview=local\.[0-9a-f]{32}; Max-Age=\d+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
     expect((await requestAs(opened.url)).status).toBe(401); // a link works once
-    const page = await requestAs(`${link.origin}/hello?name=host`, { headers: { cookie: cookie.split(";")[0] ?? "" } });
+    // A token sent to the preview's host, in a header or the query, is the runtime's: the app sees neither.
+    const page = await requestAs(`${link.origin}/hello?name=host&access_token=${rt.token}`, {
+      headers: { cookie: cookie.split(";")[0] ?? "", authorization: `Bearer ${rt.token}`, "proxy-authorization": `Bearer ${rt.token}` },
+    });
     expect(page.status).toBe(200);
     expect(page.body).toBe("<h1>hello host</h1>");
     expect(page.headers["content-security-policy"]).toBeUndefined();
-    expect(page.headers["set-cookie"]).toEqual(["app_session=1; Path=/"]); // the app's own, bound to this host
+    // The app's own cookies, bound to this host however their Domain was spelled; none named as the runtime's.
+    expect(page.headers["set-cookie"]).toEqual(["app_session=1; Path=/", "app_b=2; Path=/", "app_c=3"]);
     expect(app.lastHeaders.cookie).toBeUndefined();
+    expect(app.lastHeaders.authorization).toBeUndefined();
+    expect(app.lastHeaders["proxy-authorization"]).toBeUndefined();
+    expect(app.lastUrl).toBe("/hello?name=host");
     // Without the cookie, or on another port's host with it, nothing is served.
     expect((await requestAs(`${link.origin}/hello`)).status).toBe(401);
     const other = `http://${silentPort}--local.localhost:${new URL(rt.url).port}/hello`;
@@ -267,6 +274,19 @@ describe("host mode (PREVIEW_DOMAIN)", () => {
     }
     // The worker's own host still serves the API.
     expect((await rt.api("/v1/machines")).status).toBe(200);
+  });
+
+  it("sends a link's `to` only to a path of the preview's own origin", async () => {
+    for (const [to, where] of [
+      ["/hello?name=x", "/hello?name=x"],
+      ["/%5Cevil.example/x", "/"],
+      ["/%09/evil.example/x", "/"],
+      ["//evil.example/x", "/"],
+    ]) {
+      const opened = await open(app.port);
+      const landed = await requestAs(`${opened.url}&to=${encodeURIComponent(to!).replace(/%2F/g, "/").replace(/%25/g, "%")}`);
+      expect([to, landed.status, landed.headers.location]).toEqual([to, 303, where]);
+    }
   });
 
   it("refuses a WebSocket opened by a page of another origin", async () => {

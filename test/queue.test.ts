@@ -112,14 +112,36 @@ it("tells a reader of a restored agent's stream the gap once, not in a loop that
   expect(events.filter((e) => e.event === "error").map((e) => (e.data as { dropped?: unknown }).dropped)).toEqual([{ from: 1, to: 2 }]);
 });
 
-it("refuses a prompt for a closed or unknown session, and one that is not content blocks", async () => {
+it("refuses a prompt for a closed or unknown session, and one that is neither text nor content blocks", async () => {
   rt = await startRuntime({ machines: ["local"] });
   const unknown = await prompt("ses-0123456789abcdef-local", "hello");
   expect(unknown.status).toBe(404);
-  const bad = await rt.api("/v1/sessions/ses-0123456789abcdef-local/prompt", {
+  for (const wrong of [42, "", [], { type: "text", text: "not in a list" }]) {
+    const bad = await rt.api("/v1/sessions/ses-0123456789abcdef-local/prompt", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ prompt: wrong }),
+    });
+    expect(bad.status, JSON.stringify(wrong)).toBe(400);
+  }
+});
+
+it("takes a prompt as plain text, as a task does: the agent gets it as one text block", async () => {
+  rt = await startRuntime({ machines: ["local"] });
+  await rpc(rt, "text", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=mock");
+  const created = (await (await rpc(rt, "text", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
+    result: { sessionId: string };
+  };
+  const { id } = await waitFor(async () => {
+    const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+    return sessions.find((s) => s.sessionId === created.result.sessionId);
+  }, "the record");
+  const sent = await rt.api(`/v1/sessions/${id}/prompt`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ prompt: "not blocks" }),
+    body: JSON.stringify({ prompt: "plain words" }),
   });
-  expect(bad.status).toBe(400);
+  expect(sent.status).toBe(202);
+  expect(await sent.json()).toMatchObject({ state: "sent" });
+  await waitFor(async () => (await entries(id)).some((e) => e.kind === "text" && String(e.text).includes("You said: plain words")), "the answer");
 });

@@ -99,7 +99,19 @@ describe("the README's examples", () => {
   it("the policy example sets the team's rules and tries a request against them", async () => {
     const { stdout } = await run("bash", ["-uc", example("policy")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
     expect(stdout).toContain('{"name":"no rm","match":{"kinds":["execute"],"commands":["rm *"]},"decision":"deny"}');
-    expect(stdout).toContain('{"decision":"deny","rule":0,"ruleName":"no rm","source":"team","ask":null}');
+    // The tester also says which sandbox that agent would start in: no sandbox rule, so a person's session's default.
+    expect(stdout).toContain(
+      '{"decision":"deny","rule":0,"ruleName":"no rm","source":"team","ask":null,"sandbox":{"origin":"session","requested":{"profile":"full","network":{"mode":"open","allow":[]},"denyRead":[]},"rule":null,"ruleName":null}}',
+    );
+    await rt.api("/v1/config/policy", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules: [] }) });
+  });
+
+  it("the sandbox example sets the team's sandbox rules and says which sandbox a triggered task gets", async () => {
+    const { stdout } = await run("bash", ["-uc", example("sandbox-rules")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+    expect(stdout).toContain('{"name":"triggered","match":{"origins":["trigger"]},"profile":"workspace","network":{"mode":"allowlist","allow":["github.com"]}');
+    expect(stdout).toContain(
+      '"sandbox":{"origin":"trigger","requested":{"profile":"workspace","network":{"mode":"allowlist","allow":["github.com","api.anthropic.com"]},"denyRead":[]},"rule":0,"ruleName":"triggered"}',
+    );
     await rt.api("/v1/config/policy", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules: [] }) });
   });
 

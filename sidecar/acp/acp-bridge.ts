@@ -3,7 +3,8 @@
  * client's first message, restored after a restart with the sessions they had, stopped when idle or
  * asked, their sessions discovered. One server (one agent process) is `AcpServer` (acp-server.ts).
  */
-import { agentCapabilitiesOf } from "@agent-runtime/protocol/acp-meaning";
+import { agentCapabilitiesOf, answerOf } from "@agent-runtime/protocol/acp-meaning";
+import { isAuthRequired } from "@agent-runtime/protocol/logins";
 import { z } from "zod";
 import type { StreamEnd } from "@agent-runtime/protocol/frames";
 import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult } from "@agent-runtime/protocol/ops/acp";
@@ -12,11 +13,15 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AcpServer as AcpServerInfo } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { EventLogLimits } from "../streams/event-log";
-import { AcpServer, type AgentLauncher, spawnAgentProcess } from "./acp-server";
+import { AcpServer, type AgentLaunch, type AgentLauncher, spawnAgentProcess } from "./acp-server";
 import { logger } from "../log";
 import { stderrCause } from "../scrub";
-import type { ProcessManager } from "../processes/processes";
+import type { ManagedProcess, ProcessManager } from "../processes/processes";
+import type { Enclosure } from "../sandbox/enclosure";
 import type { SessionHooks } from "../review/session-hooks";
+import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
+import type { Sandboxes } from "../sandbox/sandboxes";
+import { remember, widenSandbox } from "./sandboxed-restart";
 
 const log = logger("acp");
 
@@ -50,6 +55,8 @@ export class AcpServers {
   private readonly createdListeners = new Set<(serverId: string) => void>();
   private readonly restoring = new Map<string, Promise<AcpRestoreResult>>();
   private readonly idleTimer: ReturnType<typeof setInterval> | null;
+  /** Told what a session start says of its agent's login (sidecar/logins/): refused for want of one, or started. */
+  loginObserved: ((agent: AgentId, loggedIn: boolean) => void) | null = null;
 
   constructor(
     private readonly processes: ProcessManager,
@@ -59,6 +66,8 @@ export class AcpServers {
     private readonly folderMcpServers: (cwd: string) => Promise<{ name: string }[]> = async () => [],
     /** Checkpoints around turns and worktrees for sessions that ask (sidecar/review/session-hooks.ts). */
     private readonly hooks: SessionHooks | null = null,
+    /** The machine's sandboxes (sidecar/sandbox/sandboxes.ts): every agent process starts inside one. */
+    private readonly sandboxes: Sandboxes | null = null,
   ) {
     const every = Math.min(60_000, Math.max(250, Math.floor(limits.idleStopMs / 4)));
     this.idleTimer = limits.idleStopMs > 0 ? setInterval(() => this.stopIdle(), every) : null;
@@ -109,20 +118,36 @@ export class AcpServers {
     // Another message is bringing this server's agent back (a restore): this one waits for it, so that it
     // never reaches a process that is not initialized yet, nor a session not reattached yet.
     await this.restoring.get(serverId)?.catch(() => undefined);
-    const server = await this.serverFor(serverId, agent, firstSeq);
+    const server = await this.serverFor(serverId, agent, firstSeq, args.sandbox);
     const hooked = this.hooks && awaitId !== null ? await this.hooks.hook(server.agent, method ?? null, args.message) : null;
     const folder = hooked?.cwd ?? cwd;
     const sessionStart = (method === "session/new" || method === "session/load") && folder !== undefined;
     const message = sessionStart ? await this.withFolderMcpServers(hooked?.message ?? args.message, folder) : (hooked?.message ?? args.message);
-    if (!hooked) return server.post(message, awaitId, signal, method === "initialize");
     let answer: AcpPostResult;
     try {
+      // Under `workspace` a session's folder must be writable: an agent started before it knew is started again.
+      if (sessionStart && server.enclosure && !server.enclosure.covers(folder)) {
+        await widenSandbox(server, folder, async () => {
+          const proc = await this.spawnIn(server.enclosure!, server.agent, server.serverId);
+          void proc.exited.then(() => this.exited(server));
+          return proc;
+        });
+      }
       answer = await server.post(message, awaitId, signal, method === "initialize");
     } catch (err) {
-      await hooked.failed();
+      await hooked?.failed();
       throw err;
     }
-    return hooked.answered(answer);
+    if (server.enclosure) remember(server, message, answer.status === 200 ? answer.body : undefined);
+    return this.observed(server.agent, method, hooked ? await hooked.answered(answer) : answer);
+  }
+
+  private observed(agent: AgentId, method: string | null | undefined, answer: AcpPostResult): AcpPostResult {
+    if (method === "session/new" && answer.status === 200 && this.loginObserved) {
+      if (isAuthRequired(answer.body)) this.loginObserved(agent, false);
+      else if (answerOf(answer.body).error === undefined) this.loginObserved(agent, true);
+    }
+    return answer;
   }
 
   /**
@@ -141,7 +166,12 @@ export class AcpServers {
   private async runRestore(args: AcpRestoreArgs): Promise<AcpRestoreResult> {
     const existing = this.live.get(args.serverId) ?? (await this.starting.get(args.serverId));
     if (existing?.process.running) return { started: false, sessions: [] };
-    const server = await this.serverFor(args.serverId, args.agent, args.firstSeq);
+    const folders = args.sessions.map((s) => s.cwd);
+    const server = await this.serverFor(args.serverId, args.agent, args.firstSeq, args.sandbox, folders);
+    if (server.enclosure) {
+      server.setup.initialize = args.initialize;
+      server.setup.authMethodId = args.authMethodId;
+    }
     const initialized = await server.request("initialize", args.initialize);
     await server.logInFromEnv(initialized);
     if (args.authMethodId) await server.request("authenticate", { methodId: args.authMethodId });
@@ -150,6 +180,7 @@ export class AcpServers {
     for (const session of args.sessions) {
       const mcpServers = await this.mergedMcpServers(session.cwd, session.mcpServers as { name: string }[]);
       const reattached = await server.reattach({ ...session, mcpServers }, can);
+      if (server.enclosure && reattached.how !== "none") server.setup.sessions.set(session.sessionId, { cwd: session.cwd, mcpServers });
       if (reattached.how !== "none") await this.hooks?.reattached(args.agent, session.sessionId, session.cwd);
       sessions.push(reattached);
     }
@@ -163,8 +194,13 @@ export class AcpServers {
    */
   async discover(agent: AgentId, cwd: string | undefined): Promise<OpResult<"acp.discover">> {
     const serverId = `discover-${agent}-${Date.now().toString(36)}`;
-    const proc = await spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`);
-    const server = new AcpServer(serverId, agent, proc, { maxEvents: 100, maxBytes: 1024 * 1024 });
+    // Asked by no team: the owner's floor alone applies.
+    const enclosure = this.sandboxes ? await this.sandboxes.enclosure(serverId, undefined) : null;
+    if (cwd) enclosure?.addFolder(cwd);
+    const launch = await this.launch(agent);
+    const proc = enclosure ? await this.spawnIn(enclosure, agent, serverId, launch) : await spawnAgentProcess(this.processes, launch, `acp:${serverId}`);
+    void proc.exited.then(() => enclosure?.dispose());
+    const server = new AcpServer(serverId, agent, proc, { maxEvents: 100, maxBytes: 1024 * 1024 }, 1, enclosure, launch.env);
     try {
       const initialized = await server.request("initialize", { protocolVersion: 1, clientCapabilities: {} }, 60_000);
       await server.logInFromEnv(initialized);
@@ -210,7 +246,7 @@ export class AcpServers {
     return [...servers, ...extra.filter((s) => !named.has(s.name))];
   }
 
-  private async serverFor(serverId: string, agent: AgentId | undefined, firstSeq?: number): Promise<AcpServer> {
+  private async serverFor(serverId: string, agent: AgentId | undefined, firstSeq?: number, sandbox?: SandboxSpec, folders: string[] = []): Promise<AcpServer> {
     const existing = this.live.get(serverId) ?? (await this.starting.get(serverId));
     if (existing?.process.running) {
       if (agent && agent !== existing.agent) {
@@ -224,7 +260,7 @@ export class AcpServers {
         notRunning: true,
       });
     }
-    const starting = this.start(serverId, agent, firstSeq);
+    const starting = this.start(serverId, agent, firstSeq, sandbox, folders);
     this.starting.set(serverId, starting);
     try {
       return await starting;
@@ -233,8 +269,19 @@ export class AcpServers {
     }
   }
 
-  private async start(serverId: string, agent: AgentId, firstSeq = 1): Promise<AcpServer> {
-    const proc = await spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`).catch((err: unknown) => {
+  /** An agent's process inside `enclosure`: its launch (read again when not given), wrapped. */
+  private async spawnIn(enclosure: Enclosure, agent: AgentId, serverId: string, launch?: AgentLaunch): Promise<ManagedProcess> {
+    return spawnAgentProcess(this.processes, await enclosure.wrap(agent, launch ?? (await this.launch(agent))), `acp:${serverId}`);
+  }
+
+  private async start(serverId: string, agent: AgentId, firstSeq = 1, sandbox?: SandboxSpec, folders: string[] = []): Promise<AcpServer> {
+    // Refused before anything starts when the machine cannot enforce the sandbox in force.
+    const enclosure = this.sandboxes ? await this.sandboxes.enclosure(serverId, sandbox) : null;
+    for (const folder of folders) enclosure?.addFolder(folder);
+    const launch = await this.launch(agent);
+    const spawn = enclosure ? this.spawnIn(enclosure, agent, serverId, launch) : spawnAgentProcess(this.processes, launch, `acp:${serverId}`);
+    const proc = await spawn.catch(async (err: unknown) => {
+      await enclosure?.dispose();
       // The agent is installed but its process cannot start: the upstream of this relay is broken (502),
       // as sandbox-agent answers it. A full machine stays a 429.
       if (err instanceof ProblemError && err.code !== "too_many_processes") {
@@ -244,13 +291,23 @@ export class AcpServers {
     });
     // Numbered on from what an earlier process of this server sent, so readers' Last-Event-IDs stay valid.
     const earlier = this.ended.get(serverId)?.log.lastSeq ?? 0;
-    const server = new AcpServer(serverId, agent, proc, this.limits, Math.max(firstSeq, earlier + 1));
+    const server = new AcpServer(serverId, agent, proc, this.limits, Math.max(firstSeq, earlier + 1), enclosure, launch.env);
     this.ended.delete(serverId);
     this.live.set(serverId, server);
-    log.info(`${serverId}: started agent '${agent}' (${proc.info.id}, pid ${proc.info.pid})`);
-    void proc.exited.then(() => this.onExit(server));
+    log.info(
+      `${serverId}: started agent '${agent}' (${proc.info.id}, pid ${proc.info.pid})${enclosure?.enforced ? ` in a '${enclosure.spec.profile}' sandbox, network ${enclosure.spec.network.mode}` : ""}`,
+    );
+    // The server ends with its process, unless that process was replaced by one in a wider sandbox.
+    void proc.exited.then(() => this.exited(server));
     for (const listener of this.createdListeners) listener(serverId);
     return server;
+  }
+
+  /** A process of `server` exited: the server ends when it was its current one (not one replaced). */
+  private exited(server: AcpServer): void {
+    if (server.process.running) return;
+    void server.enclosure?.dispose();
+    this.onExit(server);
   }
 
   private onExit(server: AcpServer): void {

@@ -13,6 +13,7 @@ import { z } from "zod";
 const JsonObject = z.record(z.string(), z.unknown());
 import { stderrCause } from "../scrub";
 import type { ManagedProcess, ProcessManager } from "../processes/processes";
+import type { Enclosure } from "../sandbox/enclosure";
 
 const log = logger("acp");
 
@@ -21,6 +22,13 @@ export interface AgentLaunch {
   args: string[];
   env?: Record<string, string>;
   cwd: string;
+}
+
+/** How a server's agent was set up by its client: said again to a process started anew. */
+export interface ServerSetup {
+  initialize: unknown;
+  authMethodId: string | null;
+  sessions: Map<string, { cwd: string; mcpServers: Record<string, unknown>[] }>;
 }
 
 /** How the bridge gets a command line for an agent (the agent registry answers this). */
@@ -61,16 +69,45 @@ export class AcpServer {
   /** Sessions being reattached with `session/load`: their replayed history is not logged again (readers had it). */
   private readonly replaying = new Set<string>();
 
+  /** What a process started again in a wider sandbox is told again (sidecar/acp/sandboxed-restart.ts). */
+  readonly setup: ServerSetup = { initialize: null, authMethodId: null, sessions: new Map() };
+  private current: ManagedProcess;
+
   constructor(
     readonly serverId: string,
     readonly agent: AgentId,
-    readonly process: ManagedProcess,
+    process: ManagedProcess,
     limits: EventLogLimits,
     firstSeq = 1,
+    /** The sandbox this server's agent runs in (sidecar/sandbox/enclosure.ts); null: none asked. */
+    readonly enclosure: Enclosure | null = null,
+    /** What its launch set in its environment (the team's defaults, the values kept to log it in): its login reads them too. */
+    private readonly env: Record<string, string> = {},
   ) {
     this.log = new EventLog(limits, firstSeq);
-    const lines = createInterface({ input: process.child.stdout!, crlfDelay: Infinity });
-    lines.on("line", (line) => this.onAgentLine(line));
+    this.current = process;
+    this.readLines(process);
+  }
+
+  /** The agent's process now (another one when it was started again in a wider sandbox). */
+  get process(): ManagedProcess {
+    return this.current;
+  }
+
+  /** Lines of `proc` are this server's only while it is the current process. */
+  private readLines(proc: ManagedProcess): void {
+    const lines = createInterface({ input: proc.child.stdout!, crlfDelay: Infinity });
+    lines.on("line", (line) => {
+      if (this.current === proc) this.onAgentLine(line);
+    });
+  }
+
+  /** From now on the server's agent is `proc`; the caller stops the earlier one. */
+  replaceProcess(proc: ManagedProcess): ManagedProcess {
+    const earlier = this.current;
+    this.current = proc;
+    this.readLines(proc);
+    return earlier;
   }
 
   /** A turn (or any client request) is waiting for the agent. */
@@ -154,7 +191,7 @@ export class AcpServer {
 
   /** Log in with the method of the agent's `initialize` result the machine's environment satisfies, if any (sidecar/agents/auth.ts). */
   async logInFromEnv(initializeResult: unknown): Promise<void> {
-    const methodId = envAuthMethod(initializeResult, process.env);
+    const methodId = envAuthMethod(initializeResult, { ...process.env, ...this.env });
     if (!methodId) return;
     try {
       await this.request("authenticate", { methodId }, AUTHENTICATE_TIMEOUT_MS);
@@ -180,9 +217,11 @@ export class AcpServer {
     const { message } = outcome.value;
     if (message.error) {
       const cause = stderrCause(this.process.outputText("stderr"));
-      const said =
-        typeof message.error === "object" && message.error !== null && "message" in message.error ? String(message.error.message) : "the agent refused it";
-      throw new ProblemError("stream_error", `${method}: ${said}${cause ? ` (its stderr: ${cause})` : ""}`);
+      const error = typeof message.error === "object" && message.error !== null ? (message.error as { message?: unknown; code?: unknown }) : {};
+      const said = error.message !== undefined ? String(error.message) : "the agent refused it";
+      // The agent's own code rides along: ACP's auth_required (-32000) tells a login is wanted (sidecar/logins/).
+      const code = typeof error.code === "number" ? { agentErrorCode: error.code } : {};
+      throw new ProblemError("stream_error", `${method}: ${said}${cause ? ` (its stderr: ${cause})` : ""}`, code);
     }
     return message.result;
   }

@@ -148,6 +148,14 @@ export const AGENTS: Record<BuiltinAgentId, AgentDefinition> = {
     // Spelled as Claude Code's file, so the real path of every apply is exercised without a paid agent.
     mcpConfig: { file: ".mock-agent/mcp.json", format: "claude" },
   },
+  "mock-login": {
+    id: "mock-login",
+    name: "Mock agent that must be logged in (built in: a terminal login, or MOCK_AGENT_KEY)",
+    // The same mock, refusing sessions (ACP's auth_required) until it is logged in: sidecar/mock-agent/login.ts.
+    launch: { from: "builtin", args: ["--require-login"] },
+    capabilities: caps(["errorEvents", "permissions", "questions", "sessionLifecycle", "streamingDeltas", "textMessages", "toolCalls", "toolResults"]),
+    credentials: { env: [], files: [] },
+  },
 };
 
 const BY_NAME = new Map<string, AgentDefinition>(Object.entries(AGENTS));

@@ -46,7 +46,10 @@ export function createLauncher(installer: Installer, options: LauncherOptions) {
       return { ...commandLine({ ...installed, path: installed.command }, installed.args), cwd: options.workdir, ...env };
     }
     if (def.launch.from === "builtin") {
-      const env: Record<string, string> = options.dataDir ? { MOCK_AGENT_STATE_DIR: join(options.dataDir, "mock-agent", "sessions") } : {};
+      // Its sessions and its login (mock-login's credentials file) are the machine's, under the sidecar's data folder.
+      const env: Record<string, string> = options.dataDir
+        ? { MOCK_AGENT_STATE_DIR: join(options.dataDir, "mock-agent", "sessions"), MOCK_AGENT_HOME: join(options.dataDir, "mock-agent") }
+        : {};
       return { command: process.execPath, args: [MOCK_AGENT_PATH, ...def.launch.args], cwd: options.workdir, env };
     }
     const installed = await installer.installed(agent);

@@ -11,9 +11,13 @@
  *   /slow <n> <ms>         n chunks, one every ms milliseconds (cancel it with session/cancel)
  *   /exit <code>           exits the process with that code, mid-prompt
  *   /history               answers with the prompts this session had before this one (after a load too)
- *   /write <path> <text>   writes the rest of the prompt's first line and a newline as the file's whole content
+ *   /write <path> <text>   writes the rest of the prompt's first line and a newline as the file's whole content ({{folder}}: the session folder's name)
  *   /delete <path>         removes the file
  *   /serve <port>          starts an app on 127.0.0.1:<port> as its child (an agent's `npm run dev`), until it exits
+ *   /elicit form|url       asks the person a question (elicitation/create), see questions.ts
+ *   /title <text>          names the session (session_info_update)
+ *   /sh <command line>     runs it with /bin/sh -c in the session's folder, without asking (an `execute` tool call)
+ *   /fetch <url>           its own HTTP GET, through HTTP(S)_PROXY when set (a `fetch` tool call with the status or error)
  *     (both act on the disk directly, paths relative to the session's folder, and report an ACP tool call
  *     whose content is a `diff`, as agents that edit files do)
  *
@@ -21,75 +25,43 @@
  * default ~/.mock-agent/sessions), so a new process can `session/load` (replaying the history as
  * `session/update`s), `session/resume` (no replay) or `session/list` them. Ids are random: unique on
  * every machine. With MOCK_AGENT_NO_RESUME=1 the mock advertises neither load nor resume nor list.
- * Environment: MOCK_CHUNK_SIZE (default 8), MOCK_CHUNK_DELAY_MS (default 0).
+ * Environment: MOCK_CHUNK_SIZE (default 8), MOCK_CHUNK_DELAY_MS (default 0). Every turn reports its usage
+ * (questions.ts). `--require-login` is the `mock-login` agent (login.ts); `login` runs its terminal login.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
-import { z } from "zod";
-import { readJsonFileSync } from "../json-file";
-import { agent, methods, ndJsonStream, PROTOCOL_VERSION, type AgentContext, type ContentBlock, type RequestPermissionResponse } from "@agentclientprotocol/sdk";
+import { fetchTurn, type Report, shellTurn } from "./acting";
+import {
+  agent,
+  methods,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  RequestError,
+  type AgentContext,
+  type ContentBlock,
+  type RequestPermissionResponse,
+} from "@agentclientprotocol/sdk";
+import { authenticate, LOGIN_METHODS, loggedIn, logout, runLogin } from "./login";
+import { elicit, reportUsage } from "./questions";
+import { loadFromDisk, removeFromDisk, type Session, save, storedSessions } from "./session-store";
 
 if (process.argv.includes("--version")) {
   process.stdout.write("mock-agent 1.0.0\n");
   process.exit(0);
 }
+const REQUIRE_LOGIN = process.argv.includes("--require-login");
+if (process.argv.includes("login")) runLogin();
 
 const CHUNK_SIZE = Math.max(1, Number(process.env.MOCK_CHUNK_SIZE ?? 8) || 8);
 const CHUNK_DELAY_MS = Math.max(0, Number(process.env.MOCK_CHUNK_DELAY_MS ?? 0) || 0);
 
 class Cancelled extends Error {}
 
-/** A session as it is kept on disk after every turn. */
-const StoredSession = z.object({
-  id: z.string(),
-  cwd: z.string(),
-  /** What was said, in order. */
-  history: z.array(z.object({ role: z.enum(["user", "agent"]), text: z.string() })),
-  title: z.string().nullable(),
-  updatedAt: z.string(),
-});
-
-type Session = z.output<typeof StoredSession> & { turn: AbortController | null };
-
 const sessions = new Map<string, Session>();
 const RESUMABLE = process.env.MOCK_AGENT_NO_RESUME !== "1";
-const STATE_DIR = process.env.MOCK_AGENT_STATE_DIR ?? join(homedir(), ".mock-agent", "sessions");
-
-/** A session's file: written whole and renamed into place, so a killed mock never leaves half a file. */
-function save(session: Session): void {
-  mkdirSync(STATE_DIR, { recursive: true });
-  const file = join(STATE_DIR, `${session.id}.json`);
-  const { id, cwd, history, title, updatedAt } = session;
-  writeFileSync(`${file}.tmp`, JSON.stringify({ id, cwd, history, title, updatedAt }));
-  renameSync(`${file}.tmp`, file);
-}
-
-function loadFromDisk(id: string): Session | null {
-  if (!/^mock-[0-9a-f-]{36}$/.test(id)) return null;
-  try {
-    const stored = readJsonFileSync(join(STATE_DIR, `${id}.json`), StoredSession);
-    return { ...stored, turn: null };
-  } catch {
-    return null;
-  }
-}
-
-function storedSessions(): Omit<Session, "turn">[] {
-  let names: string[] = [];
-  try {
-    names = readdirSync(STATE_DIR).filter((n) => n.endsWith(".json"));
-  } catch {
-    return [];
-  }
-  return names.flatMap((name) => {
-    const session = loadFromDisk(name.slice(0, -".json".length));
-    return session ? [session] : [];
-  });
-}
 
 /** A session this process knows, or one a previous process left on disk (after load or resume). */
 function sessionOf(id: string): Session {
@@ -123,12 +95,15 @@ function promptText(prompt: ContentBlock[]): string {
 
 /** What the agent says in a turn is gathered for the session's history. */
 const said = new Map<string, string>();
+/** The id of the message the agent is saying in each session's turn (ACP's `messageId` on its chunks). */
+const messageIds = new Map<string, string>();
 
 async function say(client: AgentContext, sessionId: string, text: string): Promise<void> {
   said.set(sessionId, (said.get(sessionId) ?? "") + text);
+  const messageId = messageIds.get(sessionId);
   await client.notify(methods.client.session.update, {
     sessionId,
-    update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
+    update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text }, ...(messageId ? { messageId } : {}) },
   });
 }
 
@@ -196,7 +171,9 @@ async function editTurn(client: AgentContext, session: Session, text: string): P
   const firstLine = text.split("\n")[0] ?? "";
   const match = /^\/(write|delete)\s+(\S+)\s?(.*)$/.exec(firstLine);
   if (!match) return say(client, session.id, "usage: /write <path> <text> or /delete <path>");
-  const [, verb, relative = "", content = ""] = match;
+  const [, verb, relative = "", written = ""] = match;
+  // `{{folder}}`: the name of the folder the session runs in, so that attempts of one prompt (each in its worktree) write apart.
+  const content = written.replaceAll("{{folder}}", basename(session.cwd));
   const path = resolve(session.cwd, relative);
   const before = contentOf(path);
   if (verb === "write") {
@@ -228,6 +205,11 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
       return editTurn(client, session, text);
     case "/permission":
       return permissionTurn(client, session, signal, rest);
+    case "/title":
+      await client.notify(methods.client.session.update, { sessionId: session.id, update: { sessionUpdate: "session_info_update", title: rest.join(" ") } });
+      return say(client, session.id, "Titled");
+    case "/elicit":
+      return say(client, session.id, await elicit(client, session.id, rest[0] ?? "form", signal));
     case "/read": {
       const path = rest.join(" ");
       const file = await client.request(
@@ -271,6 +253,14 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
       process.once("exit", () => child.kill());
       return say(client, session.id, `Serving on :${port}`);
     }
+    case "/sh":
+    case "/fetch": {
+      const report: Report = {
+        update: (update) => client.notify(methods.client.session.update, { sessionId: session.id, update: update as never }),
+        say: (said) => say(client, session.id, said),
+      };
+      return command === "/sh" ? shellTurn(report, session.cwd, text.slice("/sh".length).trim(), signal) : fetchTurn(report, rest[0] ?? "");
+    }
     case "/history": {
       const prompts = session.history.filter((h) => h.role === "user").map((h) => h.text);
       return say(client, session.id, `History (${prompts.length}): ${prompts.join(" | ")}`);
@@ -289,19 +279,26 @@ const app = agent({ name: "mock" })
     agentCapabilities: {
       loadSession: RESUMABLE,
       promptCapabilities: { image: false, audio: false, embeddedContext: false },
-      sessionCapabilities: RESUMABLE ? { resume: {}, list: {}, close: {} } : { close: {} },
+      sessionCapabilities: RESUMABLE ? { resume: {}, list: {}, close: {}, delete: {} } : { close: {} },
+      auth: REQUIRE_LOGIN ? { logout: {} } : {},
     },
     agentInfo: { name: "mock", title: "Mock agent", version: "1.0.0" },
     // With MOCK_AGENT_AUTH_VAR set, the mock asks for a login that variable satisfies (as codex-acp offers
     // "Use OPENAI_API_KEY"), and refuses sessions until it happened.
-    authMethods: AUTH_VAR ? [{ type: "env_var", id: "mock-api-key", name: `Use ${AUTH_VAR}`, vars: [{ name: AUTH_VAR }] }] : [],
+    authMethods: REQUIRE_LOGIN ? LOGIN_METHODS : AUTH_VAR ? [{ type: "env_var", id: "mock-api-key", name: `Use ${AUTH_VAR}`, vars: [{ name: AUTH_VAR }] }] : [],
   }))
   .onRequest(methods.agent.authenticate, ({ params }) => {
+    if (REQUIRE_LOGIN && authenticate(params.methodId)) return {};
     if (params.methodId !== "mock-api-key" || !AUTH_VAR || !process.env[AUTH_VAR]) throw new Error(`cannot log in with ${params.methodId}`);
     authenticated = true;
     return {};
   })
+  .onRequest(methods.agent.logout, () => {
+    logout();
+    return {};
+  })
   .onRequest(methods.agent.session.new, ({ params }) => {
+    if (REQUIRE_LOGIN && !loggedIn()) throw RequestError.authRequired();
     if (AUTH_VAR && !authenticated) throw new Error("Authentication required");
     const id = `mock-${randomUUID()}`;
     const session: Session = { id, cwd: params.cwd, turn: null, history: [], title: null, updatedAt: new Date().toISOString() };
@@ -341,6 +338,12 @@ const app = agent({ name: "mock" })
       .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
     return { sessions: found.map((s) => ({ sessionId: s.id, cwd: s.cwd, title: s.title, updatedAt: s.updatedAt })) };
   })
+  .onRequest(methods.agent.session.delete, ({ params }) => {
+    sessions.get(params.sessionId)?.turn?.abort();
+    sessions.delete(params.sessionId);
+    removeFromDisk(params.sessionId);
+    return {};
+  })
   .onRequest(methods.agent.session.close, ({ params }) => {
     sessions.get(params.sessionId)?.turn?.abort();
     sessions.delete(params.sessionId);
@@ -355,11 +358,18 @@ const app = agent({ name: "mock" })
     signal.addEventListener("abort", () => turn.abort(), { once: true });
     const text = promptText(params.prompt);
     said.delete(session.id);
+    messageIds.set(session.id, `msg-${randomUUID()}`);
+    const bill = { tokens: session.tokens ?? 0 };
+    const usage = async () => {
+      const turn = await reportUsage(client, session.id, bill, text, said.get(session.id) ?? "");
+      session.tokens = bill.tokens;
+      return turn;
+    };
     try {
       await runTurn(client, session, text, turn.signal);
-      return { stopReason: "end_turn" as const };
+      return { stopReason: "end_turn" as const, usage: await usage() };
     } catch (err) {
-      if (turn.signal.aborted || err instanceof Cancelled) return { stopReason: "cancelled" as const };
+      if (turn.signal.aborted || err instanceof Cancelled) return { stopReason: "cancelled" as const, usage: await usage() };
       throw err;
     } finally {
       if (session.turn === turn) session.turn = null;

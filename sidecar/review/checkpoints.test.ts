@@ -5,7 +5,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -137,6 +137,39 @@ describe("in a git repository", () => {
     expect(readFileSync(join(folder, "a.txt"), "utf8")).toBe("a person's edit\n");
     await checkpoints.revert(key, folder, 1, true);
     expect(readFileSync(join(folder, "a.txt"), "utf8")).toBe("one\ntwo\nthree\n");
+  });
+
+  it("never reverts through a link out of the folder: a file a turn added, or one it changed", async () => {
+    write("keep/x.txt", "before the turn\n");
+    await turn(() => {
+      write("sub/new.txt", "added by the turn\n");
+      write("keep/x.txt", "changed by the turn\n");
+    });
+    // Then both folders become links to folders outside, holding files of the same names.
+    const outside = join(dir, "outside");
+    mkdirSync(outside);
+    writeFileSync(join(outside, "new.txt"), "someone else's\n");
+    writeFileSync(join(outside, "x.txt"), "someone else's too\n");
+    rmSync(join(folder, "sub"), { recursive: true });
+    rmSync(join(folder, "keep"), { recursive: true });
+    symlinkSync(outside, join(folder, "sub"));
+    symlinkSync(outside, join(folder, "keep"));
+    const refused = await checkpoints.revert(key, folder, 1, true).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ProblemError);
+    expect((refused as ProblemError).code).toBe("conflict");
+    expect((refused as ProblemError).extensions?.files).toEqual(["keep/x.txt", "sub/new.txt"]);
+    expect(readFileSync(join(outside, "new.txt"), "utf8")).toBe("someone else's\n");
+    expect(readFileSync(join(outside, "x.txt"), "utf8")).toBe("someone else's too\n");
+    // A link that stays inside the folder is no escape: reverting through it is allowed.
+    rmSync(join(folder, "sub"));
+    rmSync(join(folder, "keep"));
+    mkdirSync(join(folder, "real"));
+    writeFileSync(join(folder, "real", "new.txt"), "added by the turn\n");
+    symlinkSync(join(folder, "real"), join(folder, "sub"));
+    mkdirSync(join(folder, "keep"));
+    await checkpoints.revert(key, folder, 1, true);
+    expect(existsSync(join(folder, "real", "new.txt"))).toBe(false);
+    expect(readFileSync(join(folder, "keep", "x.txt"), "utf8")).toBe("before the turn\n");
   });
 
   it("lists binary and oversize files without diffing them, and names no path outside the folder", async () => {

@@ -14,6 +14,7 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { type Changes, type FileChange, type FileDiff, REVIEW_LIMITS, type RevertResult, type TurnChanges } from "@agent-runtime/protocol/review";
 import { logger } from "../log";
 import { AT_INDEX, FolderTooLarge, ShadowRepo, type TreeChange } from "./shadow-repo";
+import { reachedThroughLinks, staysInside } from "./inside-folder";
 import { type CheckpointState, CheckpointStates, checkpointKey, type SessionKey, type Turn } from "./checkpoint-states";
 
 const log = logger("checkpoints");
@@ -281,6 +282,15 @@ export class Checkpoints {
       }
       const added = changed.filter((c) => c.status === "added").map((c) => c.path);
       const restored = changed.filter((c) => c.status !== "added").map((c) => c.path);
+      // Checked before anything is written: `force` loses later edits, never reaches out of the folder.
+      const outside = await reachedThroughLinks(state.cwd, [...restored, ...added]);
+      if (outside.length > 0) {
+        throw new ProblemError(
+          "conflict",
+          `${outside.length} file(s) of turn ${turn} are now reached through a link out of the folder: ${outside.slice(0, 10).join(", ")}; nothing was reverted`,
+          { files: outside },
+        );
+      }
       await shadow.restore(from, restored);
       for (const path of added) await this.removeInside(state.cwd, path);
       state.usedAtMs = Date.now();
@@ -289,10 +299,10 @@ export class Checkpoints {
     });
   }
 
-  /** Remove a file a turn added; never one reached through a link out of the folder. */
+  /** Remove a file a turn added; never one reached through a link out of the folder (checked again, just before). */
   private async removeInside(folder: string, path: string): Promise<void> {
+    if (!(await staysInside(folder, path))) return;
     const target = resolve(folder, path);
-    if (!target.startsWith(folder.endsWith(sep) ? folder : folder + sep)) return;
     const info = await lstat(target).catch(() => null);
     if (info && !info.isDirectory()) await unlink(target);
   }

@@ -56,6 +56,11 @@ export async function gitStatus(cwd: string): Promise<GitStatus> {
   }
   status.truncated = status.files.length > MAX_STATUS_FILES;
   status.files = status.files.slice(0, MAX_STATUS_FILES);
+  // Push and a pull request are offered only where there is somewhere to push.
+  status.remotes = textOf(await runGit(["remote"], { cwd: root }))
+    .split("\n")
+    .filter(Boolean)
+    .slice(0, 100);
   return status;
 }
 

@@ -58,8 +58,8 @@ export class Worktrees {
     const baseCommit = await runGit(["rev-parse", "--verify", "--quiet", `${base}^{commit}`], { cwd: repository, allowFailure: true });
     if (baseCommit.code !== 0)
       throw new ProblemError("git_failed", `'${base}' names no commit in ${repository}${base === "HEAD" ? " (it has no commit yet)" : ""}`);
-    const short = randomBytes(3).toString("hex");
-    const name = `${slugOf(request.name)}-${short}`;
+    // An exact branch (an attempt's) is its own name; otherwise words and a short id keep names apart.
+    const name = request.branch ? request.branch.slice("agent/".length) : `${slugOf(request.name)}-${randomBytes(3).toString("hex")}`;
     const branch = `agent/${name}`;
     const repoKey = `${basename(repository)}-${createHash("sha256").update(repository).digest("hex").slice(0, 8)}`;
     const path = join(this.root, repoKey, name);

@@ -1,11 +1,13 @@
 /**
  * The team's permission policy (docs/architecture.md, "The permission policy"): the fourth team document,
  * served as the others are (`GET`/`PUT /config/policy`, its status), and a tester that answers what a
- * policy would do with a sample request, without a machine or an agent.
+ * policy would do with a sample request, and which sandbox (docs/architecture.md, "Sandboxes: the team's
+ * rules") an agent server of that agent, machine and origin would be started in, without a machine or an agent.
  */
 import { createRoute, type RouteHandler } from "@hono/zod-openapi";
-import { PermissionPolicy, PolicyMachineStatus, PolicyTest, PolicyVerdict } from "@agent-runtime/protocol/policy";
+import { PolicyMachineStatus, PolicyTest, PolicyTestResult, TeamPolicy } from "@agent-runtime/protocol/policy";
 import { decidePermission } from "@agent-runtime/protocol/policy-eval";
+import { decideSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
@@ -18,9 +20,13 @@ const testRoute = createRoute(
     {
       method: "post",
       path: "/config/policy/test",
-      summary: "What the policy (the team's, or a draft) would do with a sample permission request: the decision and the rule that made it",
+      summary:
+        "What the policy (the team's, or a draft) would do with a sample permission request: the decision and the rule that made it, and the sandbox its sandbox rules ask for that agent, machine and origin",
       request: { body: jsonBody(PolicyTest) },
-      responses: { 200: json(PolicyVerdict, "the verdict (rule null: no rule matched, so a person is asked)"), ...errors("unsupported_media_type") },
+      responses: {
+        200: json(PolicyTestResult, "the verdict (rule null: no rule matched, so a person is asked) and the sandbox asked for"),
+        ...errors("unsupported_media_type"),
+      },
     },
   ),
 );
@@ -28,16 +34,18 @@ const testRoute = createRoute(
 const testPolicy: RouteHandler<typeof testRoute, AppEnv> = async (c) => {
   c.set("auditQuiet", true); // it changes nothing
   const { request, policy, sessionPolicy } = c.req.valid("json");
-  const team = policy ?? (await teamStub(c.env).getDocuments()).policy.config;
-  const { agent, machine, cwd, ...facts } = request;
-  return c.json(decidePermission(team, sessionPolicy ?? null, facts, { agent, machine, cwd }), 200);
+  // Read back through its schema: a document stored before sandbox rules existed reads as one without them.
+  const team = policy ?? TeamPolicy.parse((await teamStub(c.env).getDocuments()).policy.config);
+  const { agent, machine, cwd, origin, ...facts } = request;
+  const verdict = decidePermission(team, sessionPolicy ?? null, facts, { agent, machine, cwd });
+  return c.json({ ...verdict, sandbox: decideSandbox(team.sandbox, { agent, machine, origin }) }, 200);
 };
 
 export const policyRoutes = teamDocumentRoutes({
   kind: "policy",
   title: "permission policy",
-  documentId: "PermissionPolicy",
-  document: PermissionPolicy,
+  documentId: "TeamPolicy",
+  document: TeamPolicy,
   status: PolicyMachineStatus,
   readStatus: (c) => teamStub(c.env).documentStatus("policy"),
 }).openapi(testRoute, testPolicy);

@@ -15,7 +15,7 @@ import type { AppEnv } from "../env";
 import { machineObject } from "../durable/stubs";
 import { settings } from "../settings";
 import { problem } from "../lib/problem-response";
-import { appRequestHeaders, browserResponseHeaders, PREVIEW_COOKIE, type PreviewPlace } from "../http/preview-headers";
+import { appPathOf, appRequestHeaders, browserResponseHeaders, grantRedirect, PREVIEW_COOKIE, type PreviewPlace } from "../http/preview-headers";
 import { previewTarget } from "../durable/machine/object-requests";
 import { parsePreviewLabel, previewLabel } from "@agent-runtime/protocol/preview";
 import { Identifier } from "@agent-runtime/protocol/values";
@@ -66,7 +66,7 @@ export async function pathPreview(c: Context<AppEnv>): Promise<Response> {
   // The pass without its trailing slash: relative links would resolve one level up.
   if (match[2] === undefined) return Response.redirect(`${url.origin}${base}~${match[1]}/${url.search}`, 308);
   const place: PreviewPlace = { mode: "path", origin: url.origin, prefix: `${base}~${match[1]}`, port };
-  return forward(c, machine, match[1], place, `${match[2]}${url.search}`);
+  return forward(c, machine, match[1], place, appPathOf(match[2], url.search));
 }
 
 /**
@@ -89,7 +89,7 @@ export const hostPreview: MiddlewareHandler<AppEnv> = async function hostPreview
   const origin = c.req.header("origin");
   if (c.req.header("upgrade")?.toLowerCase() === "websocket" && origin && origin !== url.origin)
     return problem("permission_denied", `a preview's WebSocket must come from its own page (${url.origin}), not ${origin.slice(0, 200)}`);
-  return forward(c, pass.machine, pass.secret, place, `${url.pathname}${url.search}`);
+  return forward(c, pass.machine, pass.secret, place, appPathOf(url.pathname, url.search));
 };
 
 /** A host-mode link: its grant traded once for a pass, kept in a cookie of this host only, then on to the app. */
@@ -107,6 +107,5 @@ async function redeem(c: Context<AppEnv>, url: URL, target: { port: number; labe
     sameSite: "Lax",
     maxAge: Math.max(1, Math.floor((pass.expiresAtMs - Date.now()) / 1000)),
   });
-  const to = url.searchParams.get("to");
-  return c.redirect(to?.startsWith("/") && !to.startsWith("//") ? to : "/", 303);
+  return c.redirect(grantRedirect(url.searchParams.get("to"), url.origin), 303);
 }

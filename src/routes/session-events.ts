@@ -1,6 +1,6 @@
 /**
  * `GET /v1/sessions/events`: what changes in the sessions list, live (docs/architecture.md, "Sessions"). Each
- * machine in the caller's scope that has sessions is watched in its own object (`watchSessions`), and their
+ * machine in the caller's scope that has sessions or is connected is watched in its own object (`watchSessions`), and their
  * streams are merged here: the dashboard's waiting count follows a question within moments of it being asked,
  * on any device, with or without notifications. A change says which session and its state; the list itself
  * is read from `GET /v1/sessions`.
@@ -12,7 +12,7 @@ import { declare, machinesToList } from "../http/access";
 import { callerOf } from "../http/machine";
 import { errors } from "../http/openapi";
 import { mergeSse } from "../http/sse-merge";
-import { machineObject } from "../durable/stubs";
+import { machineObject, teamStub } from "../durable/stubs";
 import { SSE_HEADERS } from "../durable/streams/sse-body";
 
 /** Machines watched by one stream; a scope with more has the rest in the list it reads (the dashboard's poll). */
@@ -25,7 +25,7 @@ const events = createRoute(
       method: "get",
       path: "/sessions/events",
       summary: "Changes to the sessions of the machines in the token's scope, live (text/event-stream)",
-      description: `\`event: session\` with \`{id, machine, state}\` when a session's state or queue changes, \`event: machine\` with \`{machine}\` when it comes or goes (and once per machine when the stream opens). The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most ${MAX_WATCHED_MACHINES} machines (the first by name); the rest show in the list as it is read.`,
+      description: `\`event: session\` with \`{id, machine, state}\` when a session's state or queue changes, \`event: machine\` with \`{machine}\` when it comes or goes (and once per machine when the stream opens), \`event: ports\` with \`{machine}\` when what listens on it changes (read it with \`GET /v1/ports\`). Machines watched: those with sessions and those connected when it opens. The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most ${MAX_WATCHED_MACHINES} machines (the first by name); the rest show in the list as it is read.`,
       responses: {
         200: { description: "an SSE stream of changes", content: { "text/event-stream": { schema: z.string() } } },
         ...errors("invalid_request", "not_found"),
@@ -35,7 +35,12 @@ const events = createRoute(
 );
 
 export const sessionEventRoutes = new OpenAPIHono<AppEnv>().openapi(events, async function followSessionChanges(c) {
-  const machines = (await machinesToList(c, c.req.param("machine"))).slice(0, MAX_WATCHED_MACHINES);
+  const named = c.req.param("machine");
+  // Each machine with sessions and each connected one: its presence and its ports are followed here too.
+  const machines = (named === undefined ? await teamStub(c.env).machinesToWatch(c.get("identity").machines) : await machinesToList(c, named)).slice(
+    0,
+    MAX_WATCHED_MACHINES,
+  );
   const caller = callerOf(c);
   const watches = await Promise.all(machines.map((machine) => machineObject(c.env, machine).watchSessions(caller)));
   const sources = watches.flatMap((res) => (res.ok && res.body ? [res.body] : []));

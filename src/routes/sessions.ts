@@ -247,7 +247,9 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
   .openapi(promptRoute, async function queuePrompt(c) {
     const { id } = c.req.valid("param");
     const { prompt } = c.req.valid("json");
-    return c.json(settled(await sessionStub(c, id).queuePrompt(id, prompt, c.get("identity").name)), 202);
+    // Text is one text block: what the agent receives is the same either way.
+    const blocks = typeof prompt === "string" ? [{ type: "text", text: prompt }] : prompt;
+    return c.json(settled(await sessionStub(c, id).queuePrompt(id, blocks, c.get("identity").name)), 202);
   })
   .openapi(cancelQueuedRoute, async function cancelQueuedPrompt(c) {
     const { id, entry } = c.req.valid("param");

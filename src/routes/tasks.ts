@@ -88,7 +88,7 @@ const submit: RouteHandler<typeof submitRoute, AppEnv> = async (c) => {
   const task = await onTasks(
     c,
     c.get("machine")!,
-    { op: "submit", request: c.req.valid("json"), machine: c.get("machine")!, who: c.get("identity").name },
+    { op: "submit", request: c.req.valid("json"), machine: c.get("machine")!, who: c.get("identity").name, origin: "task" },
     Task,
   );
   return c.json(task, 201);

@@ -91,7 +91,7 @@ const deliveryRoute = createRoute({
   responses: {
     202: json(DeliveryOutcome, "a task was started"),
     200: json(DeliveryOutcome, "nothing to start (another event, a replayed delivery, a ping)"),
-    ...errors("payload_too_large"),
+    ...errors("permission_denied", "payload_too_large"),
   },
 });
 
@@ -108,6 +108,8 @@ async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
 
 const create: RouteHandler<typeof createTriggerRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
+  // A trigger's attempt group may name other machines: each must be in the caller's scope too.
+  for (const attempt of request.attempts?.attempts ?? []) if (attempt.machine) await reachMachine(c, attempt.machine, true);
   await reachMachine(c, request.task.machine, true);
   return c.json(view(c, Trigger.parse(settled(await teamStub(c.env).createTrigger(request, c.get("identity").name)))), 201);
 };
@@ -143,10 +145,12 @@ const deliver: RouteHandler<typeof deliveryRoute, AppEnv> = async (c) => {
     }),
   );
   if (outcome?.task) c.set("machine", machineOfTask(outcome.task));
-  const status = outcome === null ? 401 : outcome.outcome === "started" ? 202 : 200;
+  const status = outcome === null ? 401 : outcome.outcome === "started" ? 202 : outcome.outcome === "refused" ? 403 : 200;
   recordAudit(c, { token: `(github delivery ${headers["x-github-delivery"].slice(0, 64)})`, role: null, status });
   if (!outcome)
     throw new ProblemError("token_invalid", "the delivery's X-Hub-Signature-256 does not match this trigger's secret (or there is no such trigger)");
+  // A comment from someone the trigger does not take: answered (GitHub shows why), audited as refused, nothing started.
+  if (outcome.outcome === "refused") throw new ProblemError("permission_denied", outcome.detail);
   return c.json(outcome, status === 202 ? 202 : 200);
 };
 

@@ -19,6 +19,7 @@ import {
 import { parseOpArgs, type OpArgs, type OpName, type OpResult } from "@agent-runtime/protocol/ops";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
+import type { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 
 /** One call the machine object made: its operation, its parsed arguments, and how to answer it. */
 export interface ReceivedCall<N extends OpName = OpName> {
@@ -66,12 +67,12 @@ export class FakeSidecar {
 
   /**
    * Dial in as `machine` (a new process unless `bootId` says it is the same one coming back) and wait for
-   * the welcome. `offers`: what its hello offers besides (an `uploadWindow`).
+   * the welcome. `offers`: what its hello offers besides (an `uploadWindow`, its `sandbox` and floor).
    */
   static async connect(
     machine: string,
     bootId: string = crypto.randomUUID(),
-    offers: { uploadWindow?: number; preview?: { expose: string } } = {},
+    offers: { uploadWindow?: number; preview?: { expose: string }; sandbox?: MachineSandbox } = {},
   ): Promise<FakeSidecar> {
     const token = await mintMachineToken(env.TUNNEL_SECRET, machine);
     const res = await SELF.fetch(`https://runtime.test/_tunnel/${machine}`, { headers: { upgrade: "websocket", authorization: `Bearer ${token}` } });

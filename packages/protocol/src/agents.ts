@@ -4,6 +4,7 @@
  * type, and the OpenAPI document is generated from it.
  */
 import { z } from "zod";
+import { AgentLogin } from "./logins";
 import { AgentId, VersionSpec } from "./values";
 
 export const InstallRequest = z
@@ -93,6 +94,7 @@ export const AgentInfo = z
     path: z.string().nullable().optional(),
     version: z.string().nullable().optional(),
     serverStatus: ServerStatus.optional(),
+    login: AgentLogin.optional().describe("whether the agent is logged in on this machine and how it can be (asked of the agent once, then kept)"),
   })
   .meta({ id: "AgentInfo" });
 export type AgentInfo = z.infer<typeof AgentInfo>;

@@ -19,6 +19,7 @@
  * a schema for its arguments (parsed by the sidecar) and for its result (parsed by the worker).
  */
 import { z } from "zod";
+import { MachineSandbox } from "./sandbox";
 import { PROBLEMS, type ProblemCode } from "./problems";
 import { OpNameSchema } from "./ops";
 import { Bytes, Id, issuesText } from "./ops/define";
@@ -126,6 +127,8 @@ export const SidecarFrame = z.discriminatedUnion("t", [
     uploadWindow: z.number().int().min(1).max(64).optional(),
     /** It serves previews of the machine's ports (preview.ts); without it, a preview is refused as "upgrade the sidecar". */
     preview: PreviewOffer.optional(),
+    /** What it can enforce of sandboxes and its owner's floor (sandbox.ts); without it, the worker knows no floor. */
+    sandbox: MachineSandbox.optional(),
   }),
   z.object({ t: z.literal("res"), id: Id, ok: z.literal(true), value: z.unknown() }),
   z.object({ t: z.literal("err"), id: Id, problem: ProblemInitSchema }),
@@ -135,6 +138,8 @@ export const SidecarFrame = z.discriminatedUnion("t", [
   z.object({ t: z.literal("out"), sub: Id, also: SharedWith, pieces: z.array(OutputPiece), gap: StreamGap.optional(), bytes: Bytes }).refine(...piecesAddUp),
   /** The sidecar could not read a frame the worker sent (a bug on one side): said, not dropped silently. */
   z.object({ t: z.literal("bad"), error: z.string().max(2000) }),
+  /** What listens on the machine changed (sent to a worker whose welcome asked for it): the ports are read with `ports.list`. */
+  z.object({ t: z.literal("ports") }),
   // A proxied request's or WebSocket's stream (preview.ts).
   PreviewHead,
   PreviewData,
@@ -154,7 +159,13 @@ export const SidecarVersionAdvice = z.object({
 export type SidecarVersionAdvice = z.infer<typeof SidecarVersionAdvice>;
 
 export const WorkerFrame = z.discriminatedUnion("t", [
-  z.object({ t: z.literal("welcome"), machine: z.string(), sidecar: SidecarVersionAdvice.optional() }),
+  z.object({
+    t: z.literal("welcome"),
+    machine: z.string(),
+    sidecar: SidecarVersionAdvice.optional(),
+    /** The worker reads `ports` frames: the sidecar says when what listens on the machine changes. */
+    ports: z.boolean().optional(),
+  }),
   z.object({ t: z.literal("req"), id: Id, op: OpNameSchema, args: z.unknown() }),
   /**
    * `recorder`: the machine's own session recorder, not a person reading (it keeps no agent from its idle stop).

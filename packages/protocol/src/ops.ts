@@ -6,18 +6,27 @@
  */
 import { z } from "zod";
 import { ACP_OPS } from "./ops/acp";
+import { ATTEMPT_OPS } from "./ops/attempts";
 import { AGENT_OPS } from "./ops/agents";
 import { CONFIG_OPS } from "./ops/config";
 import { issuesText, type OpDefinition } from "./ops/define";
 import { FILE_OPS } from "./ops/files";
+import { LOGIN_OPS } from "./ops/logins";
 import { PORT_OPS } from "./ops/ports";
 import { PROCESS_OPS } from "./ops/processes";
 import { REVIEW_OPS } from "./ops/review";
 
-export const OPS = { ...ACP_OPS, ...AGENT_OPS, ...PROCESS_OPS, ...CONFIG_OPS, ...FILE_OPS, ...REVIEW_OPS, ...PORT_OPS } as const satisfies Record<
-  string,
-  OpDefinition
->;
+export const OPS = {
+  ...ACP_OPS,
+  ...AGENT_OPS,
+  ...PROCESS_OPS,
+  ...CONFIG_OPS,
+  ...FILE_OPS,
+  ...REVIEW_OPS,
+  ...PORT_OPS,
+  ...ATTEMPT_OPS,
+  ...LOGIN_OPS,
+} as const satisfies Record<string, OpDefinition>;
 
 export type OpName = keyof typeof OPS;
 export type OpArgs<N extends OpName> = z.output<(typeof OPS)[N]["args"]>;

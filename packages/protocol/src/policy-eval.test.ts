@@ -82,6 +82,84 @@ describe("evaluatePolicy", () => {
   });
 });
 
+describe("paths a shell expands", () => {
+  const inside = policy([
+    { match: { kinds: ["edit"], outsideFolder: false }, decision: "allow" },
+    { match: { outsideFolder: true }, decision: "ask" },
+  ]);
+  const allowed = policy([{ match: { paths: ["/home/ada/**", "**"] }, decision: "allow" }]);
+  const denied = policy([{ match: { paths: ["/home/ada/.ssh/**"] }, decision: "deny" }]);
+  const decide = (p: PermissionPolicy, path: string) => evaluatePolicy(p, facts({ kind: "edit", paths: [path] }), context, "team");
+
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's `${HOME}`, as an agent names it
+  it.each(["~/.bashrc", "~ada/.bashrc", "~", "$HOME/.bashrc", "${HOME}/.bashrc", "$XDG_CONFIG_HOME/git/config", " ~/.profile"])(
+    "judges %s outside the folder, covered by no allow, and by an absolute deny",
+    (path) => {
+      expect(decide(inside, path)).toMatchObject({ decision: "ask", rule: 1 });
+      expect(decide(allowed, path)).toBeNull();
+      // It may be ~/.ssh: a deny on an absolute glob covers what cannot be placed.
+      expect(decide(denied, path)).toMatchObject({ decision: "deny" });
+    },
+  );
+
+  it("still judges a name that merely holds ~ or $ inside the folder", () => {
+    expect(decide(inside, "src/~backup/a$b.ts")).toMatchObject({ decision: "allow", rule: 0 });
+    expect(decide(denied, "src/~backup/a$b.ts")).toBeNull();
+  });
+});
+
+describe("matching cannot be made slow", () => {
+  // Timed generously: a shared machine may be slow, and a backtracking engine takes minutes here, not seconds.
+  const worst = (decision: string) =>
+    policy(
+      Array.from({ length: 200 }, (_, r) => ({
+        // The command matches, so the globs are tried: stars that almost match each path.
+        match: { commands: [`${"*a".repeat(255)}!`], paths: Array.from({ length: 64 }, (_, k) => `${"*a".repeat(240)}${r}x${k}!`) },
+        decision,
+      })),
+    );
+  const longFacts = facts({ kind: "execute", command: `${"a".repeat(8191)}!`, paths: Array.from({ length: 8 }, (_, k) => `${"a".repeat(4094)}${k}!`) });
+
+  it("answers a backtracking engine's worst pattern at once, for a team's policy and a session's alike", () => {
+    const p = policy([{ match: { commands: ["*a*a*a*a*a*a*a*a*!"] }, decision: "deny" }]);
+    const started = performance.now();
+    const command = "a".repeat(300);
+    expect(decidePermission(p, null, facts({ kind: "execute", command }), context)).toMatchObject({ decision: "ask", rule: null });
+    expect(decidePermission(policy([]), p, facts({ kind: "execute", command }), context)).toMatchObject({ decision: "ask", rule: null });
+    const glob = policy([{ match: { paths: ["*a*a*a*a*a*a*a*a*a*a*!"] }, decision: "deny" }]);
+    expect(evaluatePolicy(glob, facts({ paths: ["a".repeat(300)] }), context, "team")).toBeNull();
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("bounds a whole policy at the schema's limits, judging what it could not afford the stricter way", () => {
+    const allow = worst("allow");
+    const deny = worst("deny");
+    const started = performance.now();
+    // Allow rules it could not afford do not match (so: ask); deny rules do.
+    expect(evaluatePolicy(allow, longFacts, context, "team")).toBeNull();
+    expect(evaluatePolicy(deny, longFacts, context, "team")).toMatchObject({ decision: "deny" });
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("has all the work a large policy people write needs", () => {
+    // 200 rules of the globs and commands teams write; the last one is what decides.
+    const rules = Array.from({ length: 199 }, (_, r) => ({
+      match:
+        r % 2 === 0
+          ? { commands: [`npm run build${r} *`, `git * --force${r}`, `*curl*${r}*`] }
+          : { paths: [`src/**/*.gen${r}.ts`, `**/fixtures${r}/**`, `docs/*.${r}.md`, `/etc/**/x${r}`, `**/*.secret${r}`] },
+      decision: "deny",
+    }));
+    const p = policy([...rules, { match: { kinds: ["execute"] }, decision: "allow" }]);
+    const request = facts({
+      kind: "execute",
+      command: `npm run test -- ${"x".repeat(2000)}`,
+      paths: ["src/a/b/c/d/e/f/component.ts", "/home/ada/app/README.md", "test/fixtures/x/y.json"],
+    });
+    expect(evaluatePolicy(p, request, context, "team")).toMatchObject({ decision: "allow", rule: 199 });
+  });
+});
+
 describe("decidePermission", () => {
   const team = policy([
     { match: { commands: ["rm *"] }, decision: "deny" },

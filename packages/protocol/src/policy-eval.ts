@@ -4,10 +4,10 @@
  * when every field it sets holds; within a field, any entry may. What is matched is only what the request
  * itself carries, so every reader of a stream reaches the same verdict for the same request.
  */
-import picomatch from "picomatch/posix";
 import { z } from "zod";
 import type { PermissionContext, PermissionFacts, PermissionPolicy, PolicyDecision, PolicyRule, PolicyVerdict, ToolKind } from "./policy";
 import { TOOL_KINDS } from "./policy";
+import { commandPatternTest, globTest, WorkBudget, WorkExhausted } from "./wildcard";
 
 const SEVERITY: Record<PolicyDecision, number> = { allow: 0, ask: 1, deny: 2 };
 
@@ -63,8 +63,25 @@ function normalize(path: string): string {
   return (absolute ? "/" : "") + parts.join("/");
 }
 
-/** A path named by a request, absolute and relative to the session's folder (`null` relative: outside it). */
-function placeOf(path: string, cwd: string): { absolute: string; relative: string | null } {
+/**
+ * Where a path is: absolute (`null`: not known here) and relative to the session's folder (`null`: outside it,
+ * or not known to be inside).
+ */
+interface Place {
+  absolute: string | null;
+  relative: string | null;
+}
+
+/**
+ * Paths a shell expands before the command sees them: `~`, `~user`, `$HOME`, `${HOME}`, any variable. Where
+ * they lead is the machine's to say, not the request's, so they are never judged inside the folder (a
+ * relative `~/.bashrc` would otherwise be), and no absolute glob is known to cover them.
+ */
+const EXPANDED = /^[~$]/;
+
+/** A path named by a request, absolute and relative to the session's folder. */
+function placeOf(path: string, cwd: string): Place {
+  if (EXPANDED.test(path.trimStart())) return { absolute: null, relative: null };
   const folder = normalize(cwd);
   const absolute = normalize(path.startsWith("/") ? path : `${folder}/${path}`);
   if (absolute === folder) return { absolute, relative: "." };
@@ -77,59 +94,106 @@ const CHAIN = /&&|\|\||[;|&\n]/;
 /** What a pattern cannot see into: a command inside another. An allow rule never matches a command holding one. */
 const SUBSTITUTION = /\$\(|`|<\(|>\(/;
 
-function commandPattern(pattern: string): RegExp {
-  const body = pattern
-    .trim()
-    .split("*")
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-    .join("[\\s\\S]*");
-  return new RegExp(`^${body}$`);
+/**
+ * What the rules look at, worked out once per evaluation and paid for once: a command's parts, each path's
+ * place. Rules then spend only on their own patterns.
+ */
+class Prepared {
+  private split?: { whole: string; parts: string[] };
+  private placed?: Place[];
+  constructor(
+    readonly facts: PermissionFacts,
+    private readonly cwd: string,
+    readonly budget: WorkBudget,
+  ) {}
+
+  command(command: string): { whole: string; parts: string[] } {
+    if (!this.split) {
+      this.budget.spend(command.length);
+      const whole = command.trim();
+      const parts = whole
+        .split(CHAIN)
+        .map((p) => p.trim())
+        .filter((p) => p.length > 0);
+      this.split = { whole, parts };
+    }
+    return this.split;
+  }
+
+  places(): Place[] {
+    if (!this.placed) {
+      this.budget.spend(this.facts.paths.reduce((sum, p) => sum + p.length, this.cwd.length));
+      this.placed = this.facts.paths.map((p) => placeOf(p, this.cwd));
+    }
+    return this.placed;
+  }
 }
 
 /**
  * Does the command match? For an allow every part of a chained command must match some pattern (so
  * `npm test && rm -rf ~` is not allowed by `npm test*`); for deny and ask any part (or the whole) may.
  */
-function commandMatches(command: string, patterns: string[], decision: PolicyDecision): boolean {
-  const regexes = patterns.map(commandPattern);
-  const whole = command.trim();
-  const parts = whole
-    .split(CHAIN)
-    .map((p) => p.trim())
-    .filter((p) => p.length > 0);
-  const matches = (part: string) => regexes.some((r) => r.test(part));
+function commandMatches(request: Prepared, command: string, patterns: string[], decision: PolicyDecision): boolean {
+  const { budget } = request;
+  const { whole, parts } = request.command(command);
+  // Linear-time matchers (./wildcard.ts), on a budget: a pattern here may be written by someone (a viewer's
+  // draft, a member's session policy) who must not be able to stall the machine's object.
+  const matches = (part: string) => patterns.some((pattern) => commandPatternTest(pattern)(part, budget));
   if (decision === "allow") return !SUBSTITUTION.test(whole) && parts.length > 0 && parts.every(matches);
   return matches(whole) || parts.some(matches);
 }
 
-function pathsMatch(facts: PermissionFacts, globs: string[], cwd: string, decision: PolicyDecision): boolean {
-  if (facts.paths.length === 0) return false;
-  const relative = picomatch(
-    globs.filter((g) => !g.startsWith("/")),
-    { dot: true },
-  );
-  const absolute = picomatch(
-    globs.filter((g) => g.startsWith("/")),
-    { dot: true },
-  );
-  const matches = (path: string) => {
-    const place = placeOf(path, cwd);
-    return absolute(place.absolute) || (place.relative !== null && relative(place.relative));
-  };
+function pathsMatch(request: Prepared, globs: string[], decision: PolicyDecision): boolean {
+  const places = request.places();
+  if (places.length === 0) return false;
+  const { budget } = request;
+  const matches = (place: Place) =>
+    globs.some((glob) =>
+      glob.startsWith("/")
+        ? // A path that is not known (`~/…`, `$HOME/…`) may be the one an absolute glob names: an allow does not
+          // cover it, a deny or an ask does.
+          place.absolute === null
+          ? decision !== "allow"
+          : globTest(glob)(place.absolute, budget)
+        : // The folder itself (`.`) is no name a relative glob could mean.
+          place.relative !== null && place.relative !== "." && globTest(glob)(place.relative, budget),
+    );
   // An allow covers a request only when it covers every path it names; a deny or an ask, any of them.
-  return decision === "allow" ? facts.paths.every(matches) : facts.paths.some(matches);
+  return decision === "allow" ? places.every(matches) : places.some(matches);
 }
 
-function ruleMatches(rule: PolicyRule, facts: PermissionFacts, context: PermissionContext): boolean {
+/**
+ * How much matching one request may do (the team's policy and the session's together), in steps (a character looked at, a glob's state followed
+ * on one character): far more than policies people write need (a glob usually fails on its first characters;
+ * a globstar glob on a 100-character path costs some hundreds), and a few milliseconds at worst (bench/README.md).
+ */
+export const POLICY_WORK_STEPS = 2_000_000;
+
+/**
+ * Does the rule match? When the policy has used up its work (thousands of patterns against long inputs, made to
+ * be slow), the rule is judged the stricter way: an allow does not match, a deny or an ask does.
+ */
+function ruleMatches(rule: PolicyRule, request: Prepared, context: PermissionContext): boolean {
+  try {
+    return ruleHolds(rule, request, context);
+  } catch (error) {
+    if (error instanceof WorkExhausted) return rule.decision !== "allow";
+    throw error;
+  }
+}
+
+function ruleHolds(rule: PolicyRule, request: Prepared, context: PermissionContext): boolean {
   const m = rule.match;
+  const { facts } = request;
   if (m.agents && !m.agents.includes(context.agent)) return false;
   if (m.machines && !m.machines.includes(context.machine)) return false;
   if (m.kinds && (facts.kind === null || !m.kinds.includes(facts.kind))) return false;
-  if (m.commands && (facts.command === null || !commandMatches(facts.command, m.commands, rule.decision))) return false;
-  if (m.paths && !pathsMatch(facts, m.paths, context.cwd, rule.decision)) return false;
+  if (m.commands && (facts.command === null || !commandMatches(request, facts.command, m.commands, rule.decision))) return false;
+  if (m.paths && !pathsMatch(request, m.paths, rule.decision)) return false;
   if (m.outsideFolder !== undefined) {
-    if (facts.paths.length === 0) return false;
-    const outside = facts.paths.some((p) => placeOf(p, context.cwd).relative === null);
+    const places = request.places();
+    if (places.length === 0) return false;
+    const outside = places.some((p) => p.relative === null);
     if (outside !== m.outsideFolder) return false;
   }
   return true;
@@ -141,8 +205,10 @@ export function evaluatePolicy(
   facts: PermissionFacts,
   context: PermissionContext,
   source: PolicyVerdict["source"],
+  budget = new WorkBudget(POLICY_WORK_STEPS),
 ): PolicyVerdict | null {
-  const index = policy.rules.findIndex((rule) => ruleMatches(rule, facts, context));
+  const request = new Prepared(facts, context.cwd, budget);
+  const index = policy.rules.findIndex((rule) => ruleMatches(rule, request, context));
   if (index < 0) return null;
   const rule = policy.rules[index]!;
   return { decision: rule.decision, rule: index, ruleName: rule.name ?? `rule ${index + 1}`, source, ask: rule.ask ?? null };
@@ -155,8 +221,11 @@ export const NO_RULE: PolicyVerdict = { decision: "ask", rule: null, ruleName: n
  * tighten what a team rule allows; it never loosens a team rule's deny or ask.
  */
 export function decidePermission(team: PermissionPolicy, session: PermissionPolicy | null, facts: PermissionFacts, context: PermissionContext): PolicyVerdict {
-  const byTeam = evaluatePolicy(team, facts, context, "team");
-  const bySession = session ? evaluatePolicy(session, facts, context, "session") : null;
+  // One allowance for both: whatever either could not afford is judged the stricter way, so sharing it never
+  // lets a session's policy loosen anything.
+  const budget = new WorkBudget(POLICY_WORK_STEPS);
+  const byTeam = evaluatePolicy(team, facts, context, "team", budget);
+  const bySession = session ? evaluatePolicy(session, facts, context, "session", budget) : null;
   if (!byTeam) return bySession ?? NO_RULE;
   if (!bySession) return byTeam;
   return SEVERITY[bySession.decision] > SEVERITY[byTeam.decision] ? bySession : byTeam;

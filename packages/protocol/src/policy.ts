@@ -5,6 +5,8 @@
  * them. No rule matching means ask, as without a policy. The worker alone holds it: no sidecar applies it.
  */
 import { z } from "zod";
+import { WorkOrigin } from "./sandbox";
+import { SandboxRule, SandboxVerdict } from "./sandbox-rules";
 import { AgentId, CONTROL_CHARS, Identifier } from "./values";
 
 /** ACP's `ToolKind`: what a tool call does, as the agent says in its request. */
@@ -79,6 +81,25 @@ export const PermissionPolicy = z
   .meta({ id: "PermissionPolicy" });
 export type PermissionPolicy = z.infer<typeof PermissionPolicy>;
 
+/**
+ * The team's policy document: the permission rules (what an agent asks) and the sandbox rules
+ * (sandbox-rules.ts: what it can do at all). A session's or a task's own policy is a PermissionPolicy:
+ * it never names a sandbox. A document stored before sandbox rules existed has no `sandbox`: the
+ * origins' defaults apply.
+ */
+export const TeamPolicy = z
+  .object({
+    rules: PermissionPolicy.shape.rules,
+    sandbox: z
+      .array(SandboxRule)
+      .max(200)
+      .optional()
+      .describe("sandbox rules, in order: the first that matches an agent server's start decides its sandbox; none matching means its origin's default"),
+  })
+  .strict()
+  .meta({ id: "TeamPolicy" });
+export type TeamPolicy = z.infer<typeof TeamPolicy>;
+
 /** What the status of the policy says of a machine: the version its object holds (nothing is applied on the machine). */
 export const PolicyMachineStatus = z
   .object({
@@ -130,10 +151,17 @@ export const PolicyTest = z
       title: z.string().max(500).default(""),
       command: z.string().max(8192).nullable().default(null),
       paths: z.array(z.string().max(4096)).max(64).default([]),
+      origin: WorkOrigin.default("session").describe("where the work comes from: the sandbox an agent server started for it gets"),
     }),
-    policy: PermissionPolicy.optional().describe("a draft to try (the team's stored policy when absent)"),
+    policy: TeamPolicy.optional().describe("a draft to try (the team's stored policy when absent)"),
     sessionPolicy: PermissionPolicy.optional().describe("a session's or a task's own, tried on top of it"),
   })
   .strict()
   .meta({ id: "PolicyTest" });
 export type PolicyTest = z.infer<typeof PolicyTest>;
+
+/** What the tester answers: the permission verdict, and the sandbox an agent server of that agent, machine and origin gets. */
+export const PolicyTestResult = PolicyVerdict.extend({
+  sandbox: SandboxVerdict.describe("what the team's sandbox rules ask for an agent server started there (the machine's floor may make it stricter)"),
+}).meta({ id: "PolicyTestResult" });
+export type PolicyTestResult = z.infer<typeof PolicyTestResult>;

@@ -23,6 +23,7 @@ export const PROBLEMS = {
   too_many_tasks: { status: 429, title: "Too many tasks" },
   internal: { status: 500, title: "Internal error" },
   not_implemented: { status: 501, title: "Not implemented" },
+  sandbox_unavailable: { status: 501, title: "Sandbox unavailable" },
   sidecar_outdated: { status: 501, title: "Sidecar outdated" },
   install_failed: { status: 500, title: "Install failed" },
   agent_process_exited: { status: 500, title: "Agent process exited" },

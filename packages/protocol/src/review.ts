@@ -120,6 +120,7 @@ export const GitStatus = z
     branch: z.string().nullable().describe("null: a detached HEAD"),
     head: z.string().nullable().describe("the commit HEAD names; null before the first commit"),
     upstream: z.string().nullable(),
+    remotes: z.array(z.string()).optional().describe("the repository's remotes by name (none: nothing to push to); absent from an older sidecar"),
     ahead: z.number().int().min(0),
     behind: z.number().int().min(0),
     files: z.array(GitFile),
@@ -205,6 +206,12 @@ export const WorktreeRequest = z
       .optional()
       .describe("default: the repository's HEAD"),
     name: z.string().max(64).optional().describe("words for the branch's name (agent/<slug>-<short id>)"),
+    branch: z
+      .string()
+      .max(128)
+      .regex(/^agent\/[a-z0-9][a-z0-9-]*$/, "agent/<lowercase words>")
+      .optional()
+      .describe("the new branch's exact name (an attempt's: agent/<group>-<n>-<agent>); refused when it exists"),
   })
   .strict();
 export type WorktreeRequest = z.infer<typeof WorktreeRequest>;

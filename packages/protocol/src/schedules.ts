@@ -13,8 +13,9 @@ export const ScheduleId = z
 
 /** Runs a schedule remembers, newest first. */
 export const SCHEDULE_RUNS_KEPT = 20;
-/** Schedules a deployment keeps. */
-export const MAX_SCHEDULES = 1000;
+/** Schedules per machine (counted per machine, as triggers are), and the team's ceiling far above what teams reach. */
+export const MAX_SCHEDULES_PER_MACHINE = 1000;
+export const MAX_SCHEDULES = 50_000;
 
 export const ScheduleTask = TaskRequest.extend({ machine: Identifier.describe("where each run's task runs") }).meta({ id: "ScheduleTask" });
 

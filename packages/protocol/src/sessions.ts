@@ -6,12 +6,15 @@
 import { z } from "zod";
 import { JsonRpcId } from "./acp";
 import { SessionWorktree, TurnChanges } from "./review";
+import { SessionSandbox } from "./sandbox-rules";
+import { LoginMethod } from "./logins";
+import { SessionUsage } from "./usage";
 import { AgentId } from "./values";
 
 export const SessionState = z
-  .enum(["running", "waiting", "idle", "offline", "failed", "closed"])
+  .enum(["running", "waiting", "idle", "offline", "failed", "closed", "needs_login"])
   .describe(
-    "running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed",
+    "running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed; needs_login: the agent refused to start it until it is logged in (see `login`; it starts once it is)",
   )
   .meta({ id: "SessionState" });
 export type SessionState = z.infer<typeof SessionState>;
@@ -73,21 +76,39 @@ export const Session = z
     entries: z.number().int().describe("transcript entries kept"),
     worktree: SessionWorktree.nullable().describe("the git worktree the session runs in, when it started in one"),
     lastChanges: TurnChanges.nullable().describe("what the last turn changed in the session's folder (GET /v1/sessions/{id}/changes for the files)"),
+    sandbox: SessionSandbox.nullable().describe(
+      "the sandbox its agent runs in: what the team's rules asked (and which rule), and what the machine enforces; null: recorded before sandboxes",
+    ),
     queued: z.array(QueuedPrompt).describe("prompts waiting to be sent, in order (POST /v1/sessions/{id}/prompt while the machine is away or a turn runs)"),
+    waiting: z
+      .object({ kind: z.enum(["permission", "elicitation", "login"]) })
+      .nullable()
+      .optional()
+      .describe("what the session waits for from a person: a permission or a question (`pending`), or its agent's login (`login`)"),
+    login: z
+      .object({ methods: z.array(LoginMethod) })
+      .nullable()
+      .optional()
+      .describe("needs_login: how its agent can be logged in (POST /v1/agents/{agent}/login)"),
+    usage: SessionUsage.nullable().optional().describe("what its turns used, as the agent reported it (null: it reported nothing)"),
   })
   .meta({ id: "Session" });
 
 /** Bounds of a session's prompt queue. */
 export const QUEUE_LIMITS = { maxQueued: 20, maxPromptBytes: 256 * 1024 } as const;
 
-/** `POST /v1/sessions/{id}/prompt`: ACP content blocks, as `session/prompt` takes them. */
+/** `POST /v1/sessions/{id}/prompt`: plain text (as a task's prompt), or ACP content blocks as `session/prompt` takes them. */
 export const PromptRequest = z
   .object({
     prompt: z
-      .array(z.object({ type: z.string().min(1).max(64) }).passthrough())
-      .min(1)
-      .max(64)
-      .describe('ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}]'),
+      .union([
+        z.string().min(1).max(QUEUE_LIMITS.maxPromptBytes),
+        z
+          .array(z.object({ type: z.string().min(1).max(64) }).passthrough())
+          .min(1)
+          .max(64),
+      ])
+      .describe('what to say: text ("…"), or ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}]'),
   })
   .strict()
   .meta({ id: "PromptRequest" });
@@ -124,7 +145,22 @@ export const SessionList = z
   .meta({ id: "SessionList" });
 export type SessionList = z.infer<typeof SessionList>;
 
-export const TranscriptEntryKind = z.enum(["prompt", "text", "thought", "tool_call", "plan", "permission", "permission_answer", "stop", "error", "notice"]);
+/** `sandbox`: something the machine's sandbox refused (`data`: `{kind: "network" | "read" | "write", target, detail?}`). */
+export const TranscriptEntryKind = z.enum([
+  "prompt",
+  "text",
+  "thought",
+  "tool_call",
+  "plan",
+  "permission",
+  "permission_answer",
+  "elicitation",
+  "elicitation_answer",
+  "stop",
+  "error",
+  "notice",
+  "sandbox",
+]);
 export type TranscriptEntryKind = z.infer<typeof TranscriptEntryKind>;
 
 /**

@@ -4,8 +4,9 @@
  */
 import { z } from "zod";
 import { PermissionPolicy } from "./policy";
+import { WorkOrigin } from "./sandbox";
 import { SessionId } from "./sessions";
-import { TurnChanges } from "./review";
+import { TurnChanges, WorktreeRequest } from "./review";
 import { AgentId, Identifier } from "./values";
 
 export const TaskId = z
@@ -47,7 +48,7 @@ export const TaskRequest = z
       ])
       .describe("what to do: text, or ACP ContentBlocks"),
     worktree: z
-      .object({ base: z.string().min(1).max(256).optional(), name: z.string().min(1).max(64).optional() })
+      .object({ base: z.string().min(1).max(256).optional(), name: z.string().min(1).max(64).optional(), branch: WorktreeRequest.shape.branch })
       .strict()
       .optional()
       .describe("run in a new git worktree of the folder's repository, on its own branch (from base)"),
@@ -76,6 +77,10 @@ export const TaskResult = z
   .meta({ id: "TaskResult" });
 export type TaskResult = z.infer<typeof TaskResult>;
 
+/** What starts a task (sandbox-rules.ts matches on it): a caller of `POST /v1/tasks`, a schedule, a GitHub trigger. */
+export const TaskOrigin = WorkOrigin.exclude(["session"]);
+export type TaskOrigin = z.infer<typeof TaskOrigin>;
+
 export const Task = z
   .object({
     id: TaskId,
@@ -91,6 +96,7 @@ export const Task = z
     endedAtMs: z.number().int().nullable(),
     deadlineSeconds: z.number().int(),
     worktree: z.boolean(),
+    origin: TaskOrigin.describe("what started it: a caller (`task`), a schedule or a GitHub trigger; the team's sandbox rules match on it"),
     result: TaskResult.nullable(),
   })
   .meta({ id: "Task" });
@@ -123,6 +129,7 @@ export const TaskCall = z.discriminatedUnion("op", [
     machine: Identifier,
     who: z.string().max(128),
     report: IssueRef.optional().describe("a GitHub trigger's task: its result goes to the issue as a comment"),
+    origin: TaskOrigin.default("task").describe("what started it: the team's sandbox rules match on it"),
   }),
   z.object({ op: z.literal("get"), id: TaskId }),
   z.object({ op: z.literal("cancel"), id: TaskId, who: z.string().max(128) }),

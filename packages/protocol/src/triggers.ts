@@ -4,6 +4,7 @@
  * (`X-Hub-Signature-256`, the trigger's secret), never by a bearer token.
  */
 import { z } from "zod";
+import { TriggerAttempts } from "./attempts";
 import { ScheduleTask } from "./schedules";
 export { IssueRef } from "./tasks";
 import { CONTROL_CHARS } from "./values";
@@ -13,9 +14,42 @@ export const TriggerId = z
   .regex(/^trg-[0-9a-f]{16}$/, "a trigger id as the runtime hands it out (trg-<16 hex>)")
   .meta({ id: "TriggerId" });
 
-/** Triggers a deployment keeps, and delivery ids each remembers (a replay within them is ignored). */
-export const MAX_TRIGGERS = 200;
-export const DELIVERIES_REMEMBERED = 1000;
+/**
+ * Triggers a machine's tasks may have: counted per machine, so a member of one machine cannot use up what
+ * members of others need. The team's ceiling is only far above what teams reach (the team object's storage).
+ */
+export const MAX_TRIGGERS_PER_MACHINE = 200;
+export const MAX_TRIGGERS = 10_000;
+/**
+ * How long a delivery is remembered, by its id and by a digest of its exact body (what the signature covers):
+ * the same body again within it, under any delivery id, is a replay and starts nothing. A comment older than
+ * this starts nothing either, whatever its delivery.
+ */
+export const DELIVERY_WINDOW_MS = 30 * 86_400_000;
+/** At most this many deliveries are remembered per trigger within the window (the oldest go first). */
+export const DELIVERIES_REMEMBERED = 10_000;
+
+/** GitHub's `author_association`: how a comment's author stands to the repository. */
+export const AUTHOR_ASSOCIATIONS = ["OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "FIRST_TIMER", "MANNEQUIN", "NONE"] as const;
+/** The repository's people: who may fire a comment trigger unless the trigger says otherwise. */
+export const REPOSITORY_PEOPLE = ["OWNER", "MEMBER", "COLLABORATOR"] as const;
+
+export const TriggerAuthors = z
+  .object({
+    associations: z
+      .array(z.enum(AUTHOR_ASSOCIATIONS))
+      .max(AUTHOR_ASSOCIATIONS.length)
+      .default([...REPOSITORY_PEOPLE])
+      .describe("a comment's author_association that may fire it (default OWNER, MEMBER, COLLABORATOR; [] for none)"),
+    logins: z
+      .array(z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, "a GitHub login"))
+      .max(100)
+      .default([])
+      .describe("GitHub logins that may fire it whatever their association"),
+  })
+  .strict()
+  .meta({ id: "TriggerAuthors" });
+export type TriggerAuthors = z.infer<typeof TriggerAuthors>;
 /** A delivery body GitHub sends for an issue or a comment is far smaller. */
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
 
@@ -40,8 +74,14 @@ export const TriggerRequest = z
     kind: z.literal("github"),
     secret: z.string().min(16).max(256).describe("the webhook's secret, as set on GitHub: deliveries are signed with it"),
     events: z.array(GithubEvent).min(1).max(10),
+    authors: TriggerAuthors.prefault({}).describe(
+      "who may fire its comment events (a label needs triage rights on GitHub already); anyone else's comment is refused and starts nothing",
+    ),
     task: ScheduleTask.describe(
       "the task each delivery starts; its prompt is a template: {{title}}, {{body}}, {{url}}, {{number}}, {{repository}}, {{comment}}, {{author}}",
+    ),
+    attempts: TriggerAttempts.optional().describe(
+      "start an attempt group instead of one task: the task's prompt, folder and deadline as 2–8 attempts; its summary is posted on the issue when every attempt finished",
     ),
   })
   .strict()
@@ -53,7 +93,9 @@ export const Trigger = z
     id: TriggerId,
     kind: z.literal("github"),
     events: z.array(GithubEvent),
+    authors: TriggerAuthors,
     task: ScheduleTask,
+    attempts: TriggerAttempts.nullable().optional().describe("the attempt group each delivery starts instead of one task"),
     createdBy: z.string(),
     createdAtMs: z.number().int(),
     deliveryPath: z.string().describe("where GitHub sends deliveries, under the deployment's URL: /v1/triggers/{id}/github"),
@@ -74,7 +116,7 @@ export const TriggerList = z.object({ triggers: z.array(TriggerView) }).meta({ i
 /** What a delivery did: started a task, or why not. */
 export const DeliveryOutcome = z
   .object({
-    outcome: z.enum(["started", "ignored", "replayed", "failed"]),
+    outcome: z.enum(["started", "ignored", "replayed", "refused", "failed"]),
     detail: z.string(),
     task: z.string().nullable(),
   })

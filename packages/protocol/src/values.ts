@@ -30,7 +30,7 @@ export const VersionSpec = z
   );
 
 /** The agents this runtime knows without the registry (their registry ids: packages/protocol/src/registry.ts). */
-export const BUILTIN_AGENT_IDS = ["claude", "codex", "gemini", "opencode", "pi", "amp", "mock"] as const;
+export const BUILTIN_AGENT_IDS = ["claude", "codex", "gemini", "opencode", "pi", "amp", "mock", "mock-login"] as const;
 
 export const AgentId = z
   .string()

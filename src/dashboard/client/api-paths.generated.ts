@@ -1037,6 +1037,670 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempt groups whose every machine is in the token's scope, newest first
+         * @description Needs the role `viewer`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description groups (default 50) */
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the groups */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroupList"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Start one prompt as 2–8 attempts (agents × machines), each a task in its own worktree on agent/<group>-<n>-<agent> from one base commit, each checked when its turn ends
+         * @description Needs the role `member`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AttemptGroupRequest"];
+                };
+            };
+            responses: {
+                /** @description the group, its attempts queued or running */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroup"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description git_failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A group's attempts side by side: state, agent, machine, duration, cost, files changed (+/−), check, branch
+         * @description Needs the role `viewer`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the group */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroup"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel every attempt still going: a queued one never runs, a turn is cancelled, a check is stopped
+         * @description Needs the role `member`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the group, cancelled */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroup"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An attempt's branch against the base commit, or against another attempt's branch on the same machine (computed by that machine's git)
+         * @description Needs the role `viewer`.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description base (default), or another attempt's number */
+                    against?: "base" | number;
+                    n: number;
+                };
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the files and git's unified diff */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptDiff"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Discard one attempt, or every attempt not picked: its worktree and branch removed, its checkpoints dropped (each said in the answer)
+         * @description Needs the role `member`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AttemptDiscardRequest"];
+                };
+            };
+            responses: {
+                /** @description what was removed, and the group */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptDiscardResult"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description git_failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/attempts/{id}/pick": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pick an attempt: merge its branch into the base branch (fast-forward or a merge commit; a conflict is refused in git's words), or open a pull request from it
+         * @description Needs the role `member`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: components["schemas"]["AttemptGroupId"];
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AttemptPickRequest"];
+                };
+            };
+            responses: {
+                /** @description the group, with what was picked */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttemptGroup"];
+                    };
+                };
+                /** @description invalid_request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description git_failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -1836,7 +2500,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["PermissionPolicy"];
+                        "application/json": components["schemas"]["TeamPolicy"];
                     };
                 };
                 /** @description invalid_request */
@@ -1920,7 +2584,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["PermissionPolicy"];
+                    "application/json": components["schemas"]["TeamPolicy"];
                 };
             };
             responses: {
@@ -1932,7 +2596,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["PermissionPolicy"];
+                        "application/json": components["schemas"]["TeamPolicy"];
                     };
                 };
                 /** @description invalid_request */
@@ -2104,7 +2768,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * What the policy (the team's, or a draft) would do with a sample permission request: the decision and the rule that made it
+         * What the policy (the team's, or a draft) would do with a sample permission request: the decision and the rule that made it, and the sandbox its sandbox rules ask for that agent, machine and origin
          * @description Needs the role `viewer`.
          */
         post: {
@@ -2120,13 +2784,13 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description the verdict (rule null: no rule matched, so a person is asked) */
+                /** @description the verdict (rule null: no rule matched, so a person is asked) and the sandbox asked for */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["PolicyVerdict"];
+                        "application/json": components["schemas"]["PolicyTestResult"];
                     };
                 };
                 /** @description token_invalid */
@@ -6627,7 +7291,7 @@ export interface paths {
                     limit?: number;
                     /** @description only this machine's sessions */
                     machine?: string;
-                    /** @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed */
+                    /** @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed; needs_login: the agent refused to start it until it is logged in (see `login`; it starts once it is) */
                     state?: components["schemas"]["SessionState"];
                 };
                 header?: never;
@@ -7738,7 +8402,7 @@ export interface paths {
         };
         /**
          * Changes to the sessions of the machines in the token's scope, live (text/event-stream)
-         * @description `event: session` with `{id, machine, state}` when a session's state or queue changes, `event: machine` with `{machine}` when it comes or goes (and once per machine when the stream opens). The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most 20 machines (the first by name); the rest show in the list as it is read.
+         * @description `event: session` with `{id, machine, state}` when a session's state or queue changes, `event: machine` with `{machine}` when it comes or goes (and once per machine when the stream opens), `event: ports` with `{machine}` when what listens on it changes (read it with `GET /v1/ports`). Machines watched: those with sessions and those connected when it opens. The stream ends after a quiet while (or when a watched machine's object restarts): open it again, which also watches a machine that got its first session since. At most 20 machines (the first by name); the rest show in the list as it is read.
          *
          *     Needs the role `viewer`.
          */
@@ -8807,7 +9471,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied */
+                /** @description permission_denied; permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9135,6 +9799,19 @@ export interface components {
             installed: boolean;
             /** @description the version installed, as recorded when it was */
             installedVersion?: string | null;
+            /** @description whether the agent is logged in on this machine and how it can be (asked of the agent once, then kept) */
+            login?: {
+                /** @description the agent can log out (ACP's `logout`) */
+                logout: boolean;
+                methods: components["schemas"]["LoginMethod"][];
+                /**
+                 * @description unknown: not asked of the agent yet, or it did not say
+                 * @enum {string}
+                 */
+                state: "logged_in" | "needs_login" | "unknown";
+                /** @description the names of the values kept on this machine for this agent (never the values) */
+                stored: string[];
+            };
             name?: string;
             path?: string | null;
             /** @description the registry's entry, when the registry lists this agent */
@@ -9213,6 +9890,162 @@ export interface components {
             source: "npm" | "builtin" | "local_path" | "binary" | "uvx";
             version: string;
         };
+        Attempt: {
+            agent: components["schemas"]["AgentId"];
+            /** @description agent/<group>-<n>-<agent> */
+            branch: string;
+            changes: components["schemas"]["AttemptChanges"];
+            check: components["schemas"]["AttemptCheck"];
+            /** @description what its agent reported it cost; null when it reports none */
+            costUsd: number | null;
+            /** @description its worktree and branch were removed on request */
+            discarded: boolean;
+            /** @description from its start to its end (turn and check) */
+            durationMs: number | null;
+            endedAtMs: number | null;
+            /** @description why it failed */
+            error: string | null;
+            machine: string;
+            n: number;
+            startedAtMs: number | null;
+            state: components["schemas"]["AttemptState"];
+            /** @description its task, once its machine took it */
+            task: string | null;
+            /**
+             * @description once done: the check's word (exit 0 passes), or no_check
+             * @enum {string|null}
+             */
+            verdict: "passed" | "failed" | "no_check" | null;
+        };
+        /** @description the attempt's branch against the base commit */
+        AttemptChanges: {
+            added: number;
+            files: number;
+            removed: number;
+        } | null;
+        AttemptCheck: {
+            durationMs: number;
+            /** @description null: it did not exit by itself (timed out, cancelled) */
+            exitCode: number | null;
+            /** @description the last 4096 bytes of its output (stdout and stderr, as written) */
+            tail: string;
+            timedOut: boolean;
+        } | null;
+        AttemptCheckSpec: {
+            /** @description run with `sh -c` in the attempt's worktree once its agent's turn ended (npm test, pytest -q) */
+            command: string;
+            /** @description default 600; never past the attempt's deadline */
+            timeoutSeconds?: number;
+        } | null;
+        AttemptDiff: {
+            against: "base" | number;
+            /** @description git's unified diff */
+            diff: string;
+            files: {
+                added: number | null;
+                path: string;
+                removed: number | null;
+                status: string;
+            }[];
+            /** @description the commit or branch diffed from */
+            from: string;
+            n: number;
+            /** @description the branch diffed to */
+            to: string;
+            /** @description the diff was longer than the bound and is cut */
+            truncated: boolean;
+        };
+        AttemptDiscardRequest: {
+            /** @description one attempt; default: every attempt not picked */
+            n?: number;
+        };
+        AttemptDiscardResult: {
+            discarded: {
+                /** @description its branch was deleted */
+                branch: boolean;
+                /** @description its session's checkpoints were dropped */
+                checkpoints: boolean;
+                n: number;
+                /** @description its worktree was removed (false: there was none) */
+                worktree: boolean;
+            }[];
+            group: components["schemas"]["AttemptGroup"];
+        };
+        AttemptGroup: {
+            attempts: components["schemas"]["Attempt"][];
+            base: components["schemas"]["AttemptGroupBase"];
+            check: components["schemas"]["AttemptCheckSpec"];
+            createdAtMs: number;
+            createdBy: string;
+            cwd: string;
+            deadlineSeconds: number;
+            id: components["schemas"]["AttemptGroupId"];
+            /** @description a GitHub trigger's group: the issue its summary is posted on when every attempt finished */
+            issue: {
+                issue: number;
+                repository: string;
+            } | null;
+            picked: components["schemas"]["AttemptPick"];
+            /**
+             * @description running while an attempt is not finished; then finished (or cancelled)
+             * @enum {string}
+             */
+            state: "running" | "finished" | "cancelled";
+            /** @description the first line of its prompt */
+            title: string;
+        };
+        AttemptGroupBase: {
+            /** @description the machine that resolved the base to its commit */
+            agreedOn: string;
+            /** @description the branch a pick merges into; null when the base was a bare commit */
+            branch: string | null;
+            commit: string;
+        };
+        AttemptGroupId: string;
+        AttemptGroupList: {
+            groups: components["schemas"]["AttemptGroup"][];
+        };
+        AttemptGroupRequest: {
+            attempts: {
+                agent: components["schemas"]["AgentId"];
+                /** @description default: the machine the path names, or DEFAULT_MACHINE */
+                machine?: string;
+            }[];
+            /** @description the branch (or commit) every attempt starts from; default: the folder's current branch on the first machine. With several machines, every machine must hold the commit it names on the first */
+            base?: string;
+            check?: components["schemas"]["AttemptCheckSpec"];
+            /** @description a folder of the repository, the same path on every machine named */
+            cwd: string;
+            /** @description each attempt's deadline once started (its turn and its check), as a task's */
+            deadlineSeconds?: number;
+            /** @description what each attempt's agent is asked */
+            prompt: string;
+        };
+        AttemptPick: {
+            /** @enum {string} */
+            action: "merge" | "pull-request";
+            atMs: number;
+            by: string;
+            /** @description the base branch's commit after a merge */
+            commit: string | null;
+            /** @description fast-forward or merge commit; for a pull request, opened or the page that opens one */
+            how: string;
+            n: number;
+            /** @description the pull request, or the page that opens one */
+            url: string | null;
+        } | null;
+        AttemptPickRequest: {
+            /** @enum {string} */
+            action: "merge" | "pull-request";
+            n: number;
+            /** @description the merge commit's or pull request's title (default: the group's title) */
+            title?: string;
+        };
+        /**
+         * @description queued (its machine is away or busy), running (its agent's turn), checking (the check runs), then done (the turn ended: see check for passed or failed), failed, cancelled or timed_out
+         * @enum {string}
+         */
+        AttemptState: "queued" | "running" | "checking" | "done" | "failed" | "cancelled" | "timed_out";
         AuditEntry: {
             atMs: number;
             machine: string | null;
@@ -9269,6 +10102,10 @@ export interface components {
             deletions: number;
             files: number;
         };
+        Cost: {
+            amount: number;
+            currency: string;
+        } | null;
         DeliveryAttempt: {
             atMs: number;
             attempt: number;
@@ -9291,7 +10128,7 @@ export interface components {
         DeliveryOutcome: {
             detail: string;
             /** @enum {string} */
-            outcome: "started" | "ignored" | "replayed" | "failed";
+            outcome: "started" | "ignored" | "replayed" | "refused" | "failed";
             task: string | null;
         };
         DiscoveredSession: {
@@ -9412,6 +10249,8 @@ export interface components {
             }[];
             /** @description the commit HEAD names; null before the first commit */
             head: string | null;
+            /** @description the repository's remotes by name (none: nothing to push to); absent from an older sidecar */
+            remotes?: string[];
             /** @description the repository's top folder */
             root: string;
             truncated: boolean;
@@ -9475,6 +10314,18 @@ export interface components {
             /** @enum {string} */
             stream: "stdout" | "stderr" | "pty";
             timestampMs: number;
+        };
+        LoginMethod: {
+            description?: string;
+            id: string;
+            name: string;
+            /**
+             * @description terminal: a login command run in a terminal; env_var: values kept on the machine; agent: the agent's own flow
+             * @enum {string}
+             */
+            type: "terminal" | "env_var" | "agent";
+            /** @description env_var: the variables the method needs */
+            vars?: string[];
         };
         Machine: {
             connected: boolean;
@@ -9569,6 +10420,7 @@ export interface components {
             /** Format: uri */
             url: string;
         };
+        NetworkHost: string;
         /**
          * @description test: only what POST …/subscriptions/{id}/test sends
          * @enum {string}
@@ -9600,10 +10452,6 @@ export interface components {
             kind: string;
             name: string;
             optionId: string;
-        };
-        PermissionPolicy: {
-            /** @description in order: the first that matches decides; none matching means ask */
-            rules: components["schemas"]["PolicyRule"][];
         };
         PolicyMachineStatus: {
             appliedAtMs: number | null;
@@ -9649,6 +10497,8 @@ export interface components {
             policy?: {
                 /** @description in order: the first that matches decides; none matching means ask */
                 rules: components["schemas"]["PolicyRule"][];
+                /** @description sandbox rules, in order: the first that matches an agent server's start decides its sandbox; none matching means its origin's default */
+                sandbox?: components["schemas"]["SandboxRule"][];
             };
             request: {
                 agent: components["schemas"]["AgentId"];
@@ -9661,6 +10511,12 @@ export interface components {
                  */
                 kind: "read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "switch_mode" | "other" | null;
                 machine: string;
+                /**
+                 * @description where the work comes from: the sandbox an agent server started for it gets
+                 * @default session
+                 * @enum {string}
+                 */
+                origin: "session" | "task" | "schedule" | "trigger";
                 /** @default [] */
                 paths: string[];
                 /** @default  */
@@ -9672,7 +10528,7 @@ export interface components {
                 rules: components["schemas"]["PolicyRule"][];
             };
         };
-        PolicyVerdict: {
+        PolicyTestResult: {
             ask: {
                 /**
                  * @description the answer given when nobody did in time
@@ -9688,6 +10544,24 @@ export interface components {
             rule: number | null;
             /** @description the rule's name, or `rule <n>` (1-based) */
             ruleName: string | null;
+            /** @description what the team's sandbox rules ask for an agent server started there (the machine's floor may make it stricter) */
+            sandbox: {
+                origin: components["schemas"]["WorkOrigin"];
+                /** @description what the worker asks the machine for */
+                requested: {
+                    /**
+                     * @description never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)
+                     * @default []
+                     */
+                    denyRead: string[];
+                    network: components["schemas"]["SandboxNetwork"];
+                    profile: components["schemas"]["SandboxProfile"];
+                };
+                /** @description the deciding rule's index in the policy's `sandbox` (null: none matched, the default) */
+                rule: number | null;
+                /** @description the rule's name, or `sandbox rule <n>` (1-based); null: the origin's default */
+                ruleName: string | null;
+            };
             /**
              * @description whose policy decided
              * @enum {string}
@@ -9814,8 +10688,8 @@ export interface components {
             state: "queued" | "sent" | "cancelled";
         };
         PromptRequest: {
-            /** @description ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}] */
-            prompt: ({
+            /** @description what to say: text ("…"), or ACP ContentBlocks, e.g. [{"type": "text", "text": "…"}] */
+            prompt: string | ({
                 type: string;
             } & {
                 [key: string]: unknown;
@@ -9906,6 +10780,43 @@ export interface components {
         };
         /** @enum {string} */
         Role: "viewer" | "member" | "admin";
+        /** @default {} */
+        SandboxMatch: {
+            /** @description the agents it applies to (any, when absent) */
+            agents?: components["schemas"]["AgentId"][];
+            /** @description the machines it applies to (any, when absent) */
+            machines?: string[];
+            /** @description where the work came from: `session` (a person's), `task`, `schedule`, `trigger` (any, when absent) */
+            origins?: components["schemas"]["WorkOrigin"][];
+        };
+        SandboxNetwork: {
+            /**
+             * @description with `allowlist`: the hosts (and loopback ports) a process may reach
+             * @default []
+             */
+            allow: components["schemas"]["NetworkHost"][];
+            /** @enum {string} */
+            mode: "none" | "allowlist" | "open";
+        };
+        /** @enum {string} */
+        SandboxProfile: "read-only" | "workspace" | "full";
+        SandboxRule: {
+            /**
+             * @description with `allowlist`: the agent's own model API hosts are allowed too (api.anthropic.com for claude, …), so its model calls keep working
+             * @default true
+             */
+            agentHosts: boolean;
+            /**
+             * @description never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)
+             * @default []
+             */
+            denyRead: string[];
+            match?: components["schemas"]["SandboxMatch"];
+            /** @description how the session's record and the policy tester name the rule (else its number) */
+            name?: string;
+            network: components["schemas"]["SandboxNetwork"];
+            profile: components["schemas"]["SandboxProfile"];
+        };
         Schedule: {
             createdAtMs: number;
             createdBy: string;
@@ -9968,6 +10879,8 @@ export interface components {
             /** @description run in a new git worktree of the folder's repository, on its own branch (from base) */
             worktree?: {
                 base?: string;
+                /** @description the new branch's exact name (an attempt's: agent/<group>-<n>-<agent>); refused when it exists */
+                branch?: string;
                 name?: string;
             };
         };
@@ -10000,12 +10913,44 @@ export interface components {
                 files: number;
                 turn: number;
             } | null;
+            /** @description needs_login: how its agent can be logged in (POST /v1/agents/{agent}/login) */
+            login?: {
+                methods: components["schemas"]["LoginMethod"][];
+            } | null;
             machine: string;
             pending: components["schemas"]["PendingRequest"];
             /** @description prompts waiting to be sent, in order (POST /v1/sessions/{id}/prompt while the machine is away or a turn runs) */
             queued: components["schemas"]["QueuedPrompt"][];
             /** @description the agent can reattach it (session/resume or session/load) after its process is gone */
             resumable: boolean;
+            /** @description the sandbox its agent runs in: what the team's rules asked (and which rule), and what the machine enforces; null: recorded before sandboxes */
+            sandbox: {
+                /** @description the stricter of `requested` and the machine's floor (null: the machine did not say its floor) */
+                effective: {
+                    /**
+                     * @description never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)
+                     * @default []
+                     */
+                    denyRead: string[];
+                    network: components["schemas"]["SandboxNetwork"];
+                    profile: components["schemas"]["SandboxProfile"];
+                } | null;
+                origin: components["schemas"]["WorkOrigin"];
+                /** @description what the worker asks the machine for */
+                requested: {
+                    /**
+                     * @description never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)
+                     * @default []
+                     */
+                    denyRead: string[];
+                    network: components["schemas"]["SandboxNetwork"];
+                    profile: components["schemas"]["SandboxProfile"];
+                };
+                /** @description the deciding rule's index in the policy's `sandbox` (null: none matched, the default) */
+                rule: number | null;
+                /** @description the rule's name, or `sandbox rule <n>` (1-based); null: the origin's default */
+                ruleName: string | null;
+            } | null;
             /** @description the relay's server id: POST /v1/acp/{serverId} continues it */
             serverId: string;
             /** @description the agent's own ACP sessionId */
@@ -10013,6 +10958,35 @@ export interface components {
             state: components["schemas"]["SessionState"];
             /** @description the first prompt's text, until the agent names the session */
             title: string | null;
+            /** @description what its turns used, as the agent reported it (null: it reported nothing) */
+            usage?: {
+                /** @description read from or written to the model's cache */
+                cachedTokens: number;
+                /** @description the context window's size */
+                contextSize: number | null;
+                /** @description tokens in the agent's context now */
+                contextUsed: number | null;
+                cost: components["schemas"]["Cost"];
+                /** @description the same totals by UTC day (YYYY-MM-DD) of each turn's end */
+                days: {
+                    [key: string]: {
+                        /** @description read from or written to the model's cache */
+                        cachedTokens: number;
+                        cost: components["schemas"]["Cost"];
+                        inputTokens: number;
+                        outputTokens: number;
+                        turns: number;
+                    };
+                };
+                inputTokens: number;
+                outputTokens: number;
+                turns: number;
+            } | null;
+            /** @description what the session waits for from a person: a permission or a question (`pending`), or its agent's login (`login`) */
+            waiting?: {
+                /** @enum {string} */
+                kind: "permission" | "elicitation" | "login";
+            } | null;
             /** @description the git worktree the session runs in, when it started in one */
             worktree: {
                 /** @description what it branched from, as named */
@@ -10032,10 +11006,10 @@ export interface components {
             sessions: components["schemas"]["Session"][];
         };
         /**
-         * @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed
+         * @description running: a turn is in progress; waiting: the agent asks the person something (see `pending`); idle: between turns; offline: the machine is away; failed: the agent exited mid-turn (see `failure`); closed; needs_login: the agent refused to start it until it is logged in (see `login`; it starts once it is)
          * @enum {string}
          */
-        SessionState: "running" | "waiting" | "idle" | "offline" | "failed" | "closed";
+        SessionState: "running" | "waiting" | "idle" | "offline" | "failed" | "closed" | "needs_login";
         SkillsConfig: {
             sources: components["schemas"]["SkillSource"][];
         };
@@ -10126,6 +11100,11 @@ export interface components {
             endedAtMs: number | null;
             id: components["schemas"]["TaskId"];
             machine: string;
+            /**
+             * @description what started it: a caller (`task`), a schedule or a GitHub trigger; the team's sandbox rules match on it
+             * @enum {string}
+             */
+            origin: "task" | "schedule" | "trigger";
             result: components["schemas"]["TaskResult"];
             /** @description the session it runs in, once started */
             session: string | null;
@@ -10165,6 +11144,8 @@ export interface components {
             /** @description run in a new git worktree of the folder's repository, on its own branch (from base) */
             worktree?: {
                 base?: string;
+                /** @description the new branch's exact name (an attempt's: agent/<group>-<n>-<agent>); refused when it exists */
+                branch?: string;
                 name?: string;
             };
         };
@@ -10190,6 +11171,12 @@ export interface components {
          * @enum {string}
          */
         TaskState: "queued" | "running" | "waiting" | "succeeded" | "failed" | "cancelled" | "timed_out";
+        TeamPolicy: {
+            /** @description in order: the first that matches decides; none matching means ask */
+            rules: components["schemas"]["PolicyRule"][];
+            /** @description sandbox rules, in order: the first that matches an agent server's start decides its sandbox; none matching means its origin's default */
+            sandbox?: components["schemas"]["SandboxRule"][];
+        };
         TerminalSize: {
             cols: number;
             rows: number;
@@ -10243,7 +11230,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            kind: "prompt" | "text" | "thought" | "tool_call" | "plan" | "permission" | "permission_answer" | "stop" | "error" | "notice";
+            kind: "prompt" | "text" | "thought" | "tool_call" | "plan" | "permission" | "permission_answer" | "elicitation" | "elicitation_answer" | "stop" | "error" | "notice" | "sandbox";
             seq: number;
             text?: string;
         };
@@ -10254,11 +11241,57 @@ export interface components {
             /** @description pass as ?after= for the next page; null when this page reaches the end */
             nextAfter: number | null;
         };
+        TriggerAuthors: {
+            /**
+             * @description a comment's author_association that may fire it (default OWNER, MEMBER, COLLABORATOR; [] for none)
+             * @default [
+             *       "OWNER",
+             *       "MEMBER",
+             *       "COLLABORATOR"
+             *     ]
+             */
+            associations: ("OWNER" | "MEMBER" | "COLLABORATOR" | "CONTRIBUTOR" | "FIRST_TIME_CONTRIBUTOR" | "FIRST_TIMER" | "MANNEQUIN" | "NONE")[];
+            /**
+             * @description GitHub logins that may fire it whatever their association
+             * @default []
+             */
+            logins: string[];
+        };
         TriggerId: string;
         TriggerList: {
             triggers: components["schemas"]["TriggerView"][];
         };
         TriggerRequest: {
+            /** @description start an attempt group instead of one task: the task's prompt, folder and deadline as 2–8 attempts; its summary is posted on the issue when every attempt finished */
+            attempts?: {
+                attempts: {
+                    agent: components["schemas"]["AgentId"];
+                    /** @description default: the trigger's task's machine */
+                    machine?: string;
+                }[];
+                base?: string;
+                check?: components["schemas"]["AttemptCheckSpec"];
+            };
+            /**
+             * @description who may fire its comment events (a label needs triage rights on GitHub already); anyone else's comment is refused and starts nothing
+             * @default {}
+             */
+            authors: {
+                /**
+                 * @description a comment's author_association that may fire it (default OWNER, MEMBER, COLLABORATOR; [] for none)
+                 * @default [
+                 *       "OWNER",
+                 *       "MEMBER",
+                 *       "COLLABORATOR"
+                 *     ]
+                 */
+                associations: ("OWNER" | "MEMBER" | "COLLABORATOR" | "CONTRIBUTOR" | "FIRST_TIME_CONTRIBUTOR" | "FIRST_TIMER" | "MANNEQUIN" | "NONE")[];
+                /**
+                 * @description GitHub logins that may fire it whatever their association
+                 * @default []
+                 */
+                logins: string[];
+            };
             events: ({
                 /** @description the label that starts a task */
                 label: string;
@@ -10299,11 +11332,24 @@ export interface components {
                 /** @description run in a new git worktree of the folder's repository, on its own branch (from base) */
                 worktree?: {
                     base?: string;
+                    /** @description the new branch's exact name (an attempt's: agent/<group>-<n>-<agent>); refused when it exists */
+                    branch?: string;
                     name?: string;
                 };
             };
         };
         TriggerView: {
+            /** @description the attempt group each delivery starts instead of one task */
+            attempts?: {
+                attempts: {
+                    agent: components["schemas"]["AgentId"];
+                    /** @description default: the trigger's task's machine */
+                    machine?: string;
+                }[];
+                base?: string;
+                check?: components["schemas"]["AttemptCheckSpec"];
+            } | null;
+            authors: components["schemas"]["TriggerAuthors"];
             createdAtMs: number;
             createdBy: string;
             /** @description where GitHub sends deliveries, under the deployment's URL: /v1/triggers/{id}/github */
@@ -10340,6 +11386,8 @@ export interface components {
             role: components["schemas"]["Role"];
             tokenId: string | null;
         };
+        /** @enum {string} */
+        WorkOrigin: "session" | "task" | "schedule" | "trigger";
         Worktree: {
             /** @description commits on the branch not on its base */
             ahead: number | null;

@@ -9,7 +9,7 @@ import type { Whoami } from "@agent-runtime/protocol/trust";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import { must, typed, whenSignedOut } from "./api";
 import { href, navigate, type Route, useRoute } from "./router";
-import { useLiveChanges } from "./live-changes";
+import { LiveBus, LiveEvents, useLiveChanges } from "./live-changes";
 import { Me, usePoll } from "./session-context";
 import { pageTitle, sessionOrder } from "./transcript";
 import { AdminView } from "./views/admin";
@@ -73,10 +73,14 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
     setMachines((await must(typed.GET("/v1/machines")).catch(() => ({ machines: [] as Machine[] }))).machines);
   }, []);
   usePoll(() => Promise.all([loadSessions(), loadMachines()]), []);
-  // A session's state changing on any machine (a question asked, a turn ended) reads the list again now.
-  useLiveChanges("/v1/sessions/events", () => void loadSessions());
-  // A session's state changing on any machine (a question asked, a turn ended) reads the list again now.
-  useLiveChanges("/v1/sessions/events", () => void loadSessions());
+  // The tab's one live stream: a session's state changing on any machine (a question asked, a turn ended)
+  // reads the sessions again now, a machine coming or going the machines too; views hear it through `bus`.
+  const [bus] = useState(() => new LiveBus());
+  useLiveChanges("/v1/sessions/events", (events) => {
+    if (events.some((e) => e.event === "session" || e.event === "machine")) void loadSessions();
+    if (events.some((e) => e.event === "machine")) void loadMachines();
+    bus.publish(events);
+  });
   // A push this device received (a question, a turn's end) changes the list now, not at the next poll.
   useEffect(() => {
     const worker = navigator.serviceWorker;
@@ -131,15 +135,17 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
         </button>
       </header>
       <main id="app">
-        <View
-          route={route}
-          sessions={sessions}
-          offline={offline}
-          machines={machines}
-          reloadSessions={loadSessions}
-          reloadMachines={loadMachines}
-          isAdmin={isAdmin}
-        />
+        <LiveEvents.Provider value={bus}>
+          <View
+            route={route}
+            sessions={sessions}
+            offline={offline}
+            machines={machines}
+            reloadSessions={loadSessions}
+            reloadMachines={loadMachines}
+            isAdmin={isAdmin}
+          />
+        </LiveEvents.Provider>
       </main>
     </>
   );
@@ -167,7 +173,7 @@ function View(props: {
     case "machine":
       return <MachineView machine={route.machine} tab={route.tab} query={route.query} machines={props.machines} />;
     case "tasks":
-      return <TasksView machines={props.machines} />;
+      return <TasksView machines={props.machines} sessions={props.sessions ?? []} />;
     case "team":
       return <TeamView />;
     case "admin":

@@ -22,6 +22,7 @@ const session = (id: string, state: Session["state"], lastActivityMs: number): S
   entries: 0,
   worktree: null,
   lastChanges: null,
+  sandbox: null,
   queued: [],
 });
 

@@ -3,8 +3,9 @@ import type { Session, SessionState, TranscriptEntry } from "@agent-runtime/prot
 import type { TurnChanges } from "@agent-runtime/protocol/review";
 import { summaryText } from "@agent-runtime/protocol/review-text";
 import { ago } from "./format";
+import { blockText } from "./sandbox-text";
 
-const STATE_RANK: Record<SessionState, number> = { waiting: 0, running: 1, failed: 2, idle: 3, offline: 4, closed: 5 };
+const STATE_RANK: Record<SessionState, number> = { waiting: 0, needs_login: 0, running: 1, failed: 2, idle: 3, offline: 4, closed: 5 };
 
 /** Waiting first (someone has to answer), then running, then the rest by their last activity. */
 export function sessionOrder(a: Session, b: Session): number {
@@ -20,6 +21,7 @@ export const pageTitle = (sessions: readonly Session[]): string => {
 /** The style an entry is shown with. */
 export function entryClass(entry: TranscriptEntry): string {
   if (entry.kind === "text") return "agent";
+  if (entry.kind === "sandbox") return "blocked";
   return entry.kind === "prompt" || entry.kind === "thought" || entry.kind === "error" ? entry.kind : "muted";
 }
 
@@ -88,6 +90,8 @@ export function entryText(entry: TranscriptEntry): string {
       return `answered${policyOf(d) ? " for the policy" : ""}: ${field(d, "name") ?? field(d, "optionId") ?? field(d, "outcome") ?? ""}`;
     case "stop":
       return stopText(d);
+    case "sandbox":
+      return blockText(entry);
     default:
       return entry.text ?? "";
   }

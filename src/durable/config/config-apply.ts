@@ -9,7 +9,7 @@ import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import { type RegistryAgent, registryIdOf } from "@agent-runtime/protocol/registry";
 import type { Catalog } from "../../agents-registry/catalog";
-import type { PermissionPolicy } from "@agent-runtime/protocol/policy";
+import type { TeamPolicy } from "@agent-runtime/protocol/policy";
 import type { TeamObject } from "../team/team";
 import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
 
@@ -25,7 +25,7 @@ export interface ConfigHost {
   catalog(): Promise<Catalog>;
   installTimeoutMs: number;
   /** The machine's object keeps the permission policy itself (no sidecar applies it); true when it changed. */
-  keepPolicy(stored: StoredDocument<PermissionPolicy>): boolean;
+  keepPolicy(stored: StoredDocument<TeamPolicy>): boolean;
 }
 
 /** The versions the team's status shows for this machine (none: it has recorded nothing yet). */
@@ -68,7 +68,7 @@ export async function applyDocuments(host: ConfigHost, documents: TeamDocuments,
 }
 
 /** The policy, kept by the machine's object; the team hears of it once per version, as of a document applied. */
-async function keepPolicy(host: ConfigHost, latest: StoredDocument<PermissionPolicy>, recorded: string | null): Promise<void> {
+async function keepPolicy(host: ConfigHost, latest: StoredDocument<TeamPolicy>, recorded: string | null): Promise<void> {
   const machine = host.connectedMachine();
   if (!machine || latest.version === 0) return;
   const etag = documentEtag(latest.version);

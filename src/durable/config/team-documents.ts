@@ -7,7 +7,7 @@
 import { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import { McpConfig, McpMachineStatus } from "@agent-runtime/protocol/mcp";
 import { SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
-import { PermissionPolicy, PolicyMachineStatus } from "@agent-runtime/protocol/policy";
+import { PolicyMachineStatus, TeamPolicy } from "@agent-runtime/protocol/policy";
 import { z } from "zod";
 
 /** The kinds of document, in the order the team applies them. */
@@ -32,7 +32,7 @@ export interface DocumentConfigs {
   mcp: McpConfig;
   agents: AgentsConfig;
   /** Kept by each machine's object, never sent to a sidecar (docs/architecture.md, "The permission policy"). */
-  policy: PermissionPolicy;
+  policy: TeamPolicy;
 }
 
 export type TeamDocuments = { [K in DocumentKind]: StoredDocument<DocumentConfigs[K]> };
@@ -66,7 +66,7 @@ export const DOCUMENT_REGISTRY: { [K in DocumentKind]: DocumentKindSpec<K> } = {
   skills: { config: SkillsConfig, status: SkillsMachineStatus, empty: { sources: [] }, nothingApplied: { skills: [], perAgent: {}, errors: [] } },
   mcp: { config: McpConfig, status: McpMachineStatus, empty: { servers: {} }, nothingApplied: { servers: [], perAgent: {}, errors: [] } },
   agents: { config: AgentsConfig, status: AgentsMachineStatus, empty: { agents: {} }, nothingApplied: { agents: {}, errors: [] } },
-  policy: { config: PermissionPolicy, status: PolicyMachineStatus, empty: { rules: [] }, nothingApplied: {} },
+  policy: { config: TeamPolicy, status: PolicyMachineStatus, empty: { rules: [] }, nothingApplied: {} },
 };
 
 function emptyDocument<K extends DocumentKind>(kind: K): StoredDocument<DocumentConfigs[K]> {

@@ -46,6 +46,9 @@ import { acceptSidecar, readSidecarFrame } from "./sidecar-connection";
 import { type Task, TaskCall, type TaskPage } from "@agent-runtime/protocol/tasks";
 import { MachinePreviews } from "../preview/machine-previews";
 import { SidecarLifecycle } from "./sidecar-lifecycle";
+import { MachineFloor } from "../sandbox/machine-floor";
+import { MachineAttempts } from "../attempts/machine-attempts";
+import { MachineAttemptCall, type MachineAttemptAnswer } from "@agent-runtime/protocol/attempts";
 
 export type CallOutcome<T> = Outcome<T>;
 
@@ -71,6 +74,7 @@ export class MachineObject extends DurableObject<Env> {
   private readonly acp: AcpGateway;
   private readonly previews: MachinePreviews;
   private readonly lifecycle: SidecarLifecycle;
+  private readonly attempts: MachineAttempts;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -116,8 +120,10 @@ export class MachineObject extends DurableObject<Env> {
       wake: (at) => alarmBy(ctx.storage, at),
       announce: (tokenId) => tokenStub(env, tokenId).streamsOn(this.machineName(), Date.now()),
     });
+    const floor = new MachineFloor(ctx.storage);
     const sessions = machineSessions(ctx.storage, {
       tunnel,
+      floor: () => floor.floor(),
       machine: () => this.machineName(),
       announce: () => this.team.announceRecords(),
       notify: (event) => ctx.waitUntil(this.notifications.notify(event)),
@@ -128,6 +134,7 @@ export class MachineObject extends DurableObject<Env> {
       sseIdleCloseMs: config.sseIdleCloseMs,
       promptTimeoutMs: config.acpTimeoutMs,
       startTimeoutMs: config.installTimeoutMs,
+      taskChanged: (task) => this.attempts.taskChanged(task),
     });
     ({ recorder: this.sessions, calls: this.sessionCalls, gate: this.gate, tasks: this.tasks, subscriptions: this.recorderSubscriptions } = sessions);
     this.acpConnections = new AcpConnections({
@@ -143,11 +150,22 @@ export class MachineObject extends DurableObject<Env> {
       accept: (ws, tags) => ctx.acceptWebSocket(ws, tags),
       acpTimeoutMs: config.acpTimeoutMs,
     });
+    this.attempts = new MachineAttempts(ctx.storage, {
+      machine: () => this.machineName(),
+      tasks: (call) => this.tasks.handle(call),
+      session: (id) => this.sessions.reads.get(id),
+      call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
+      report: (report) =>
+        teamStub(env)
+          .groupCall({ op: "report", report })
+          .then(() => undefined),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
     this.previews = new MachinePreviews({ tunnel, storage: ctx.storage, holders: this.holders, ...sockets });
     this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions]);
     this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs, this.previews.streams);
     this.lifecycle = new SidecarLifecycle({
-      ...{ tunnel, team: this.team, notifications: this.notifications, sessions: this.sessions, tasks: this.tasks },
+      ...{ tunnel, team: this.team, notifications: this.notifications, sessions: this.sessions, tasks: this.tasks, floor },
       ...{ subscribers: this.subscribers, previews: this.previews.streams, acpConnections: this.acpConnections },
       drainPrompts: () => this.sessionCalls.queue.drainAll(),
       machineName: () => this.machineName(),
@@ -180,6 +198,7 @@ export class MachineObject extends DurableObject<Env> {
       subscribers: this.subscribers,
       hello: (frame) => this.lifecycle.hello(ws, frame),
       preview: (frame) => this.previews.streams.fromSidecar(frame),
+      ports: () => this.sessions.portsChanged(),
     });
   }
 
@@ -346,6 +365,11 @@ export class MachineObject extends DurableObject<Env> {
   /** A route's call on this machine's tasks (`TaskCall`: submit, get, list, cancel), parsed here. */
   async taskCall(call: TaskCall): Promise<CallOutcome<Task | TaskPage>> {
     return this.tasks.handle(TaskCall.parse(call));
+  }
+
+  /** The team's call on this machine's attempts of a group (`MachineAttemptCall`), parsed here. */
+  async attemptCall(call: MachineAttemptCall): Promise<CallOutcome<MachineAttemptAnswer>> {
+    return this.attempts.handle(MachineAttemptCall.parse(call));
   }
 
   async discoverSessions(agents: AgentId[], cwd: string | undefined): Promise<CallOutcome<DiscoveredSession[]>> {

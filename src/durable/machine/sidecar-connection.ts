@@ -88,6 +88,8 @@ export interface FrameHandlers {
   hello(frame: Extract<SidecarFrame, { t: "hello" }>): Promise<void>;
   /** A proxied request's or WebSocket's frame (durable/preview/). */
   preview(frame: Extract<SidecarFrame, { t: "ph" | "pd" | "pw" | "px" }>): void;
+  /** What listens on the machine changed. */
+  ports(): void;
 }
 
 /** One message of the sidecar's, parsed and handed where it goes; one it cannot read is answered with `bad` and logged. */
@@ -118,6 +120,8 @@ export async function readSidecarFrame(ws: WebSocket, message: string | ArrayBuf
       return to.subscribers.end(frame.sub, frame.end);
     case "hello":
       return to.hello(frame);
+    case "ports":
+      return to.ports();
     case "ph":
     case "pd":
     case "pw":

@@ -13,6 +13,7 @@ import type { PreviewStreams } from "../preview/preview-streams";
 import type { SessionRecorder } from "../sessions/recorder";
 import type { Subscribers } from "../streams/subscribers";
 import type { TaskRunner } from "../tasks/task-runner";
+import type { MachineFloor } from "../sandbox/machine-floor";
 import type { MachineTeam } from "./machine-team";
 import { greet } from "./sidecar-connection";
 import { attachmentOf, sendFrame, type Tunnel } from "./tunnel";
@@ -25,6 +26,8 @@ export interface LifecycleParts {
   /** Sends every session's prompts that waited for the machine. */
   drainPrompts(): Promise<void>;
   tasks: TaskRunner;
+  /** What the machine says of its sandbox (its owner's floor), kept from each hello. */
+  floor: MachineFloor;
   subscribers: Subscribers;
   previews: PreviewStreams;
   acpConnections: AcpConnections;
@@ -39,9 +42,11 @@ export class SidecarLifecycle {
     const { team, notifications, sessions, tasks, waitUntil } = this.parts;
     const attachment = greet(ws, hello);
     if (!attachment) return;
+    this.parts.floor.keep(hello.sandbox ?? null); // before any task or restore starts an agent below
     // One call to the team per connect (it records the machine, answers the team's documents), then the welcome.
     const registered = await team.connected(attachment, hello);
-    sendFrame(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion) });
+    // `ports`: the sidecar says when what listens changes, which the sessions' watchers hear (sessions-watch.ts).
+    sendFrame(ws, { t: "welcome", machine: attachment.machine, sidecar: sidecarVersionAdvice(hello.sidecarVersion), ports: true });
     if (registered) await notifications.keep(registered.subscriptions);
     // Back after people were told it went away: they are told it is back.
     await notifications.cameBack(attachment.machine);

@@ -9,6 +9,7 @@ import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import {
   MAX_SCHEDULES,
+  MAX_SCHEDULES_PER_MACHINE,
   SCHEDULE_RUNS_KEPT,
   type Schedule,
   type ScheduleRequest,
@@ -62,6 +63,18 @@ export class ScheduleBook {
   create(request: ScheduleRequest, who: string, now = Date.now()): Outcome<Schedule> {
     const next = nextRun(request.cron, request.timezone, now);
     if (!next.ok) return next;
+    // Counted per machine, so a member of one machine cannot use up what members of others need.
+    const machine = request.task.machine;
+    const onMachine = Number(this.sql.exec(`SELECT COUNT(*) AS n FROM schedules WHERE machine = ?`, machine).one().n);
+    if (onMachine >= MAX_SCHEDULES_PER_MACHINE) {
+      return {
+        ok: false,
+        problem: {
+          code: "conflict",
+          detail: `machine '${machine}' has ${MAX_SCHEDULES_PER_MACHINE} schedules: a member of it deletes one first (GET /v1/schedules lists them)`,
+        },
+      };
+    }
     const count = Number(this.sql.exec(`SELECT COUNT(*) AS n FROM schedules`).one().n);
     if (count >= MAX_SCHEDULES) return { ok: false, problem: { code: "conflict", detail: `the team has ${MAX_SCHEDULES} schedules: delete one first` } };
     const row: Row = {

@@ -6,6 +6,7 @@
  */
 import { machineOfSession, PendingRequest, type QueuedPrompt, Session, type SessionState, type TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { SessionWorktree, TurnChanges } from "@agent-runtime/protocol/review";
+import { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import { z } from "zod";
 import { TranscriptTail } from "./transcript";
 import type { ServerRow, SessionRow, SessionStore } from "./session-store";
@@ -35,6 +36,8 @@ export interface SessionsWatcher {
   record(session: Session): void;
   /** The machine came or went: every session reads differently. */
   machineChanged(): void;
+  /** What listens on the machine changed (its sidecar said so). */
+  portsChanged(): void;
 }
 
 const ACTIVE: ReadonlySet<string> = new Set(["running", "waiting", "idle"]);
@@ -168,6 +171,8 @@ export class LiveSessions {
       worktree: worktree ? JSON.stringify(worktree) : null,
       last_changes: null,
       turn_started_at: null,
+      // The sandbox of the server it runs on, as that server was started (sandbox/server-sandbox.ts).
+      sandbox: server.sandbox,
     };
     const session: LiveSession = { row, tail: new TranscriptTail(1), dirty: true, replaying: false };
     session.tail.following = this.listeners.has(row.id);
@@ -219,6 +224,11 @@ export class LiveSessions {
       const entries = session.tail.takeUnsent();
       if (entries.length) for (const l of listeners) l.entries(entries);
     }
+  }
+
+  /** What listens on the machine changed: its watchers are told (there is no record to write). */
+  notifyPorts(): void {
+    for (const w of this.watchers) w.portsChanged();
   }
 
   /** Every followed session's record again (the machine came or went: they read differently). */
@@ -319,6 +329,7 @@ export class LiveSessions {
       entries: r.entries,
       worktree: parsedOr(SessionWorktree, r.worktree),
       lastChanges: parsedOr(TurnChanges, r.last_changes),
+      sandbox: parsedOr(SessionSandbox, r.sandbox),
       queued: this.queuedOf(r.id),
     };
   }

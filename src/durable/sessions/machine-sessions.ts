@@ -4,6 +4,7 @@
  * the permission policy's gate and the tasks the runtime drives, over the object's storage and its tunnel.
  */
 import type { StreamEvent } from "@agent-runtime/protocol/frames";
+import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
 import { policyOptionOf } from "@agent-runtime/protocol/policy-eval";
 import type { AuditEntry } from "@agent-runtime/protocol/trust";
 import { PermissionGate } from "../policy/permission-gate";
@@ -15,9 +16,13 @@ import { SessionRecorder } from "./recorder";
 import { SessionCalls } from "./session-calls";
 import { RecorderSubscriptions } from "./recorder-subscriptions";
 import { TaskRunner } from "../tasks/task-runner";
+import { ServerSandboxes } from "../sandbox/server-sandbox";
+import type { Task } from "@agent-runtime/protocol/tasks";
 
 export interface MachineSessionsHost {
   tunnel: Tunnel;
+  /** The machine owner's sandbox floor, as its last hello said it (null: not said). */
+  floor(): SandboxSpec | null;
   machine(): string;
   /** The machine recorded its first session (the team lists only such machines). */
   announce(): void;
@@ -34,6 +39,8 @@ export interface MachineSessionsHost {
   promptTimeoutMs: number;
   /** How long a task's agent may take to start (an install, a worktree). */
   startTimeoutMs: number;
+  /** A task started, went back to the queue or ended (an attempt group's attempts report it). */
+  taskChanged?(task: Task): void;
 }
 
 export interface MachineSessions {
@@ -94,6 +101,7 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
       keepSessionPolicy: (serverId, acpSessionId, policy) => gate.keepSessionPolicy(serverId, acpSessionId, policy),
       sseIdleCloseMs: host.sseIdleCloseMs,
       promptTimeoutMs: host.promptTimeoutMs,
+      sandboxes: new ServerSandboxes({ policy: () => gate.current().config, floor: host.floor, machine: host.machine }),
     },
     queued,
   );
@@ -118,6 +126,7 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
     announce: host.announce,
     wake: host.wake,
     startTimeoutMs: host.startTimeoutMs,
+    ...(host.taskChanged ? { changed: host.taskChanged } : {}),
   });
   return { recorder, calls, gate, tasks, subscriptions };
 }

@@ -8,6 +8,7 @@
  * this path.
  */
 import {
+  type AgentCapabilities,
   agentCapabilitiesOf,
   answerOf,
   exitDescription,
@@ -23,6 +24,7 @@ import { isJsonRpcRequest, type JsonRpcId, type JsonRpcMessage } from "@agent-ru
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { PendingRequest, QueuedPrompt, Session } from "@agent-runtime/protocol/sessions";
+import type { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import { effectOf } from "./transcript";
 import type { RuntimeEvent } from "../notifications/events";
 import { type LiveSession, LiveSessions, type SessionListener, type SessionsWatcher } from "./live-sessions";
@@ -32,6 +34,24 @@ import type { Ruled } from "../policy/permission-gate";
 import { recordClientAnswer, recordRuled, recordWaiting } from "./permission-records";
 
 export type { SessionListener } from "./live-sessions";
+
+/**
+ * The text of a JSON-RPC answer's `result`, or null for an error or what is no answer. Only the runtime's
+ * own JSON parse and serialisation (no schema walked): a key to tell an answer seen before, never read.
+ */
+function resultText(body: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (typeof value !== "object" || value === null || !("result" in value) || "error" in value) return null;
+  return JSON.stringify(value.result) ?? null;
+}
+
+/** The requests whose answers the recorder reads (`answered`). */
+const RECORDED_ANSWERS = new Set(["initialize", "authenticate", "session/new", "session/load", "session/resume", "session/prompt", "session/close"]);
 export type { RestorePlan } from "./session-reads";
 
 export interface RecorderHost {
@@ -55,6 +75,8 @@ export class SessionRecorder {
 
   private readonly events: (event: RuntimeEvent) => void;
   private readonly judge: RecorderHost["judge"];
+  /** Per server, the last error-free answer to `initialize` and what it said (one entry per server id). */
+  private readonly initializeAnswers = new Map<string, { key: string; caps: AgentCapabilities }>();
 
   constructor(storage: DurableObjectStorage, host: RecorderHost) {
     this.sessions = new LiveSessions(new SessionStore(storage), host.machine, host.online, host.firstSession, host.queuedOf);
@@ -69,10 +91,14 @@ export class SessionRecorder {
 
   // ---------------- what crosses the relay ----------------
 
-  /** A client started a server with `?agent=`. */
-  serverStarted(serverId: string, agent: AgentId): void {
+  /** A client started a server with `?agent=`, in this sandbox (sandbox/server-sandbox.ts): a restart asks for the same one. */
+  serverStarted(serverId: string, agent: AgentId, sandbox: SessionSandbox): void {
     const server = this.sessions.server(serverId);
-    if (server && server.agent === agent) return;
+    const kept = JSON.stringify(sandbox);
+    if (server && server.agent === agent) {
+      if (server.sandbox !== kept) this.sessions.serverChanged({ ...server, sandbox: kept });
+      return;
+    }
     this.sessions.serverChanged({
       server_id: serverId,
       agent,
@@ -83,7 +109,24 @@ export class SessionRecorder {
       can_close: 0,
       agent_version: null,
       cursor: server?.cursor ?? 0,
+      sandbox: kept,
     });
+  }
+
+  /** A server's agent started again (a restore) in this sandbox: the server and the sessions it reattached say so. */
+  serverRestored(serverId: string, sandbox: SessionSandbox, reattached: string[]): void {
+    const server = this.sessions.server(serverId);
+    if (!server) return;
+    const kept = JSON.stringify(sandbox);
+    this.sessions.serverChanged({ ...server, sandbox: kept });
+    for (const acpId of reattached) {
+      const session = this.sessions.byAcpId(serverId, acpId);
+      if (!session || session.row.sandbox === kept) continue;
+      session.row.sandbox = kept;
+      session.dirty = true;
+      this.sessions.notifyRecord(session);
+    }
+    this.sessions.scheduleFlush();
   }
 
   /** Where a server started again numbers its messages from (after everything recorded of it). */
@@ -120,11 +163,16 @@ export class SessionRecorder {
 
   /** The agent answered a client's request (or the runtime's own). */
   answered(serverId: string, request: JsonRpcMessage, body: string, who: string, now = Date.now()): void {
-    const params = paramsOf(request);
-    const answer = answerOf(body);
     const method = request.method;
-    if (method === "initialize") this.initialized(serverId, params, answer);
-    else if (method === "authenticate") {
+    // Only these answers change a record: any other is relayed without the recorder parsing it.
+    if (typeof method !== "string" || !RECORDED_ANSWERS.has(method)) return;
+    const params = paramsOf(request);
+    if (method === "initialize") {
+      this.initialized(serverId, params, body);
+      return;
+    }
+    const answer = answerOf(body);
+    if (method === "authenticate") {
       const server = this.sessions.server(serverId);
       if (server && answer.error === undefined && typeof params.methodId === "string") this.sessions.serverChanged({ ...server, auth_method: params.methodId });
     } else if (method === "session/new" || method === "session/load" || method === "session/resume")
@@ -136,10 +184,23 @@ export class SessionRecorder {
     }
   }
 
-  private initialized(serverId: string, params: Record<string, unknown>, answer: { result?: unknown; error?: string }): void {
+  private initialized(serverId: string, params: Record<string, unknown>, body: string): void {
     const server = this.sessions.server(serverId);
-    if (!server || answer.error !== undefined) return;
-    const caps = agentCapabilitiesOf(answer.result);
+    if (!server) return;
+    // The same result as last time on this server reads the same: its zod parse is kept, not redone (a
+    // client that initializes again, a health check, the round-trip bench). The result is compared as JSON
+    // text (the answer's own text differs by its id); what it says is still compared with the record below.
+    const key = resultText(body);
+    const known = this.initializeAnswers.get(serverId);
+    let caps: AgentCapabilities;
+    if (key !== null && known?.key === key) caps = known.caps;
+    else {
+      const answer = answerOf(body);
+      if (answer.error !== undefined) return;
+      caps = agentCapabilitiesOf(answer.result);
+      if (this.initializeAnswers.size >= 1000) this.initializeAnswers.clear(); // bounded: a memo, not a record
+      if (key !== null) this.initializeAnswers.set(serverId, { key, caps });
+    }
     const learned = {
       initialize: JSON.stringify(params),
       can_load: caps.load ? 1 : 0,
@@ -179,6 +240,8 @@ export class SessionRecorder {
     if (known) {
       known.replaying = false;
       known.row.cwd = params.cwd;
+      // Loaded again into a server started since: it runs in that server's sandbox now.
+      known.row.sandbox = this.sessions.server(serverId)?.sandbox ?? known.row.sandbox;
       if (known.row.state === "failed" || known.row.state === "closed") known.row.failure = null;
       this.sessions.setState(known, "idle", now);
       return;
@@ -339,6 +402,11 @@ export class SessionRecorder {
   /** The machine came or went: every followed session's record reads differently (offline, or back). */
   machineChanged(): void {
     this.sessions.notifyFollowed();
+  }
+
+  /** What listens on the machine changed: the watchers of its sessions are told (the dashboard reads its ports again). */
+  portsChanged(): void {
+    this.sessions.notifyPorts();
   }
 
   listen(id: string, listener: SessionListener): () => void {

@@ -11,6 +11,8 @@ import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { DiscoveredSession, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
+import type { WorkOrigin } from "@agent-runtime/protocol/sandbox";
+import type { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { answerOf } from "@agent-runtime/protocol/acp-meaning";
 import { problemResponse } from "../../lib/problem-response";
@@ -39,12 +41,19 @@ export interface SessionHost {
   sseIdleCloseMs: number;
   /** How long a queued prompt's turn may take (ACP_TIMEOUT_MS). */
   promptTimeoutMs: number;
+  /** The sandbox a start of an agent server asks for (sandbox/server-sandbox.ts). */
+  sandboxes: {
+    decide(agent: AgentId, origin: WorkOrigin): Outcome<SessionSandbox>;
+    withFloor(sandbox: SessionSandbox): SessionSandbox;
+  };
 }
 
 export interface AcpPostRequest {
   serverId: string;
   /** Set by a client's first message to a server: the agent it starts. */
   agent?: AgentId;
+  /** With `agent`: where the work comes from (the team's sandbox rules match on it); a person's session when absent. */
+  origin?: WorkOrigin;
   message: JsonRpcMessage;
   who: string;
 }
@@ -86,7 +95,12 @@ export class SessionCalls {
     if (refused) return { ok: false, problem: refused };
     const ownPolicy = sessionPolicyIn(req.message);
     if (ownPolicy && !ownPolicy.ok) return ownPolicy;
-    if (agent) this.sessions.serverStarted(serverId, agent);
+    if (agent) {
+      // A start of the server's agent: the team's rules decide its sandbox now, and the record keeps it.
+      const sandbox = this.host.sandboxes.decide(agent, req.origin ?? "session");
+      if (!sandbox.ok) return sandbox;
+      this.sessions.serverStarted(serverId, agent, sandbox.value);
+    }
     const message = this.sessions.clientMessage(serverId, req.message);
     const awaitId = isJsonRpcRequest(message) ? message.id : null;
     const target = sessionIdIn(message.params);
@@ -96,6 +110,9 @@ export class SessionCalls {
     const params: unknown = "params" in message ? message.params : undefined;
     const startsSession = method === "session/new" || method === "session/load";
     const cwd = startsSession && typeof params === "object" && params !== null && "cwd" in params && typeof params.cwd === "string" ? params.cwd : undefined;
+    // Every call that may start the agent or a session on it carries the server's sandbox (the sidecar
+    // applies the stricter of it and its floor); a restore below asks for the same one.
+    const sandbox = agent || startsSession || method === "session/resume" ? this.sessions.reads.sandboxOf(serverId)?.requested : undefined;
     const args = {
       serverId,
       ...(agent ? { agent } : {}),
@@ -104,6 +121,7 @@ export class SessionCalls {
       ...(cwd !== undefined ? { cwd } : {}),
       awaitId,
       ...(firstSeq ? { firstSeq } : {}),
+      ...(sandbox ? { sandbox } : {}),
     };
     let outcome = await this.host.call("acp.post", args, timeoutMs);
     // Only a message for a session recorded on this server brings its agent back: any other message for a
@@ -154,6 +172,15 @@ export class SessionCalls {
       return notResumable(`agent '${plan.agent}' can neither resume nor load a session`);
     }
     const reattach = plan.canResume || plan.canLoad ? plan.sessions : [];
+    // The sandbox it was started in, never a newer decision (a resumed session keeps its sandbox); a
+    // server recorded before sandboxes gets one now, as a person's session (a person's message brought it back).
+    let sandbox: SessionSandbox;
+    if (plan.sandbox) sandbox = this.host.sandboxes.withFloor(plan.sandbox);
+    else {
+      const decided = this.host.sandboxes.decide(plan.agent, "session");
+      if (!decided.ok) return decided;
+      sandbox = decided.value;
+    }
     const restored = await this.host.call("acp.restore", {
       serverId,
       agent: plan.agent,
@@ -161,8 +188,14 @@ export class SessionCalls {
       authMethodId: plan.authMethodId,
       sessions: reattach,
       firstSeq: plan.firstSeq,
+      sandbox: sandbox.requested,
     });
     if (!restored.ok) return restored;
+    this.sessions.serverRestored(
+      serverId,
+      sandbox,
+      restored.value.sessions.filter((s) => s.how !== "none").map((s) => s.sessionId),
+    );
     this.host.record(serverId);
     for (const s of restored.value.sessions) if (s.how === "none") this.sessions.notResumable(serverId, s.sessionId, s.error ?? "the agent refused");
     const failed = target ? restored.value.sessions.find((s) => s.sessionId === target && s.how === "none") : undefined;

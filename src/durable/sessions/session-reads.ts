@@ -5,6 +5,7 @@
  */
 import type { Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
 import type { AgentId } from "@agent-runtime/protocol/values";
+import { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import { z } from "zod";
 import { isActive, type LiveSessions, McpServers, parsedOr } from "./live-sessions";
 import type { SessionStore } from "./session-store";
@@ -18,6 +19,8 @@ export interface RestorePlan {
   canLoad: boolean;
   sessions: { sessionId: string; cwd: string; mcpServers: Record<string, unknown>[] }[];
   firstSeq: number;
+  /** The sandbox it was started in (null: a server recorded before sandboxes). */
+  sandbox: SessionSandbox | null;
 }
 
 export class SessionReads {
@@ -74,7 +77,13 @@ export class SessionReads {
         .resumableOf(serverId)
         .map((r) => ({ sessionId: r.acp_session_id, cwd: r.cwd, mcpServers: parsedOr(McpServers, r.mcp_servers) ?? [] })),
       firstSeq: server.cursor + 1,
+      sandbox: this.sandboxOf(serverId),
     };
+  }
+
+  /** The sandbox a server's agent was started in, read back through its schema (null: none recorded). */
+  sandboxOf(serverId: string): SessionSandbox | null {
+    return parsedOr(SessionSandbox, this.sessions.server(serverId)?.sandbox ?? null);
   }
 
   /** A page of sessions, newest activity first, strictly before `cursor` (`<lastActivityMs>.<id>`). */

@@ -39,6 +39,8 @@ export const SessionRow = z.object({
   worktree: z.string().nullable(),
   /** The last turn's change summary (JSON of TurnChanges), as the machine reported it. */
   last_changes: z.string().nullable(),
+  /** The sandbox its agent server runs in (JSON of SessionSandbox), null for a session recorded before sandboxes. */
+  sandbox: z.string().nullable(),
 });
 export type SessionRow = z.output<typeof SessionRow>;
 
@@ -52,6 +54,8 @@ export const ServerRow = z.object({
   can_close: z.number(),
   agent_version: z.string().nullable(),
   cursor: z.number(),
+  /** The sandbox its agent was started in (JSON of SessionSandbox): a restart asks for the same one. */
+  sandbox: z.string().nullable(),
 });
 export type ServerRow = z.output<typeof ServerRow>;
 
@@ -88,6 +92,14 @@ export const SESSION_MIGRATIONS: readonly Migration[] = [
     up(sql) {
       sql.exec(`ALTER TABLE sessions ADD COLUMN worktree TEXT`);
       sql.exec(`ALTER TABLE sessions ADD COLUMN last_changes TEXT`);
+    },
+  },
+  {
+    version: 3,
+    does: "sandboxes: the sandbox each server was started in, and each session runs in",
+    up(sql) {
+      sql.exec(`ALTER TABLE sessions ADD COLUMN sandbox TEXT`);
+      sql.exec(`ALTER TABLE acp_servers ADD COLUMN sandbox TEXT`);
     },
   },
 ];
@@ -192,13 +204,13 @@ export class SessionStore {
     this.sql.exec(
       `INSERT INTO sessions (id, acp_session_id, server_id, agent, agent_version, cwd, mcp_servers, title, title_from_agent, created_by,
          created_at, last_activity, state, pending, failure, resumable, continued_from, primer, next_seq, entries, bytes, compacted_through, turn_started_at,
-         worktree, last_changes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         worktree, last_changes, sandbox)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET agent_version = excluded.agent_version, cwd = excluded.cwd, title = excluded.title,
          title_from_agent = excluded.title_from_agent, last_activity = excluded.last_activity, state = excluded.state, pending = excluded.pending,
          failure = excluded.failure, resumable = excluded.resumable, continued_from = excluded.continued_from, primer = excluded.primer,
          next_seq = excluded.next_seq, entries = excluded.entries, bytes = excluded.bytes, compacted_through = excluded.compacted_through,
-         turn_started_at = excluded.turn_started_at, worktree = excluded.worktree, last_changes = excluded.last_changes`,
+         turn_started_at = excluded.turn_started_at, worktree = excluded.worktree, last_changes = excluded.last_changes, sandbox = excluded.sandbox`,
       r.id,
       r.acp_session_id,
       r.server_id,
@@ -224,6 +236,7 @@ export class SessionStore {
       r.turn_started_at,
       r.worktree,
       r.last_changes,
+      r.sandbox,
     );
   }
 
@@ -317,11 +330,11 @@ export class SessionStore {
 
   writeServer(s: ServerRow): void {
     this.sql.exec(
-      `INSERT INTO acp_servers (server_id, agent, initialize, auth_method, can_resume, can_load, can_close, agent_version, cursor)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO acp_servers (server_id, agent, initialize, auth_method, can_resume, can_load, can_close, agent_version, cursor, sandbox)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (server_id) DO UPDATE SET agent = excluded.agent, initialize = excluded.initialize, auth_method = excluded.auth_method,
          can_resume = excluded.can_resume, can_load = excluded.can_load, can_close = excluded.can_close,
-         agent_version = excluded.agent_version, cursor = excluded.cursor`,
+         agent_version = excluded.agent_version, cursor = excluded.cursor, sandbox = excluded.sandbox`,
       s.server_id,
       s.agent,
       s.initialize,
@@ -331,6 +344,7 @@ export class SessionStore {
       s.can_close,
       s.agent_version,
       s.cursor,
+      s.sandbox,
     );
   }
 }

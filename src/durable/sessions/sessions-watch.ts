@@ -1,7 +1,7 @@
 /**
  * A live reader of every session record of one machine (`GET /v1/sessions/events`, merged across machines
  * by the route): `event: session` with a record when its state or its queue changes, `event: machine` when
- * the machine comes or goes. It carries no transcript: the dashboard's waiting count and list follow it,
+ * the machine comes or goes, `event: ports` when what listens on it changes (its sidecar says so). It carries no transcript: the dashboard's waiting count and list follow it,
  * reading the list again when it says something changed.
  */
 import type { Session } from "@agent-runtime/protocol/sessions";
@@ -36,5 +36,9 @@ export class SessionsWatch implements SessionsWatcher {
 
   machineChanged(): void {
     this.body.write(`event: machine\ndata: ${JSON.stringify({ machine: this.machine })}\n\n`);
+  }
+
+  portsChanged(): void {
+    this.body.write(`event: ports\ndata: ${JSON.stringify({ machine: this.machine })}\n\n`);
   }
 }

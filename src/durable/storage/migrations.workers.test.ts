@@ -11,6 +11,7 @@ import type { TeamObject } from "../team/team";
 import { SESSION_MIGRATIONS, SessionStore } from "../sessions/session-store";
 import { DELIVERY_MIGRATIONS } from "../notifications/deliverer";
 import { TEAM_MIGRATIONS } from "../team/team-schema";
+import { TASK_MIGRATIONS } from "../tasks/task-store";
 import { type Migration, migrate, schemaVersion } from "./migrations";
 import { getStored, jsonText, rows, UnreadableRecord } from "./stored";
 import { z } from "zod";
@@ -71,19 +72,37 @@ describe("a machine's sessions written by the previous release", () => {
         next_seq: 3,
         worktree: null,
         last_changes: null,
+        // Version 3 (sandboxes): none recorded for a session or a server from before.
+        sandbox: null,
       });
       expect(store.entries(`ses-0123456789abcdef-${machine}`, 0, 10).map((e) => [e.seq, e.kind])).toEqual([
         [1, "prompt"],
         [2, "text"],
       ]);
-      expect(store.server("s1")).toMatchObject({ agent: "mock", can_load: 1, cursor: 7 });
+      expect(store.server("s1")).toMatchObject({ agent: "mock", can_load: 1, cursor: 7, sandbox: null });
       // Opened again: nothing runs twice.
       new SessionStore(state.storage);
       expect(store.count()).toBe(1);
     });
     // The object reads it as its own.
     const listed = await runInDurableObject(stub, (instance: MachineObject) => instance.getSession(`ses-0123456789abcdef-${machine}`));
-    expect(listed).toMatchObject({ title: "Fix the build", cwd: "/home/me", agent: "mock", worktree: null, lastChanges: null });
+    expect(listed).toMatchObject({ title: "Fix the build", cwd: "/home/me", agent: "mock", worktree: null, lastChanges: null, sandbox: null });
+  });
+
+  it("keeps its tasks: a task from before origins were kept reads as a caller's", async () => {
+    const machine = "migrated-tasks";
+    const stub = env.MACHINE.get(env.MACHINE.idFromName(machine)) as DurableObjectStub<MachineObject>;
+    await runInDurableObject(stub, (_, state) => {
+      const sql = state.storage.sql;
+      dropAll(sql);
+      migrate(state.storage, "tasks", TASK_MIGRATIONS.slice(0, 1));
+      sql.exec(
+        `INSERT INTO tasks (id, agent, cwd, title, prompt, deadline_s, notify, state, created_by, created_at)
+         VALUES ('task-0123456789abcdef-${machine}', 'mock', '/srv', 'old', '[]', 60, 1, 'succeeded', 'API_TOKEN', 1)`,
+      );
+    });
+    const task = await runInDurableObject(stub, (instance: MachineObject) => instance.taskCall({ op: "get", id: `task-0123456789abcdef-${machine}` }));
+    expect(task).toMatchObject({ ok: true, value: { title: "old", origin: "task" } });
   });
 
   it("keeps its deliveries: the deliveries schema is adopted the same way", async () => {
@@ -122,6 +141,37 @@ describe("the team's tables written by the previous release", () => {
     expect(audit.entries).toEqual([expect.objectContaining({ token: "alice", route: "/v1/tokens", status: 201 })]);
     const tokens = await runInDurableObject(stub, (instance: TeamObject) => instance.listTokens());
     expect(tokens.map((t) => t.name)).toEqual(["alice"]);
+  });
+});
+
+describe("the team's triggers as version 3 wrote them", () => {
+  it("keep working at version 4: who may fire a comment trigger is the repository's people; the ids seen stay seen", async () => {
+    const stub = env.TEAM.get(env.TEAM.idFromName("migrated-triggers")) as DurableObjectStub<TeamObject>;
+    await runInDurableObject(stub, (_, state) => {
+      const sql = state.storage.sql;
+      dropAll(sql);
+      expect(migrate(state.storage, "team", TEAM_MIGRATIONS.slice(0, 3))).toBe(3); // the previous release's code
+      sql.exec(
+        `INSERT INTO triggers (id, secret, events, task, created_by, created_at, last_delivery) VALUES (?, ?, ?, ?, 'alice', 1, NULL)`,
+        "trg-0123456789abcdef",
+        "whsec-0123456789abcdef",
+        JSON.stringify([{ on: "issue_comment", prefix: "/agent" }]),
+        JSON.stringify({ machine: "laptop", agent: "mock", cwd: "/srv/app", prompt: "{{comment}}" }),
+      );
+      sql.exec(`INSERT INTO trigger_deliveries (trigger_id, delivery_id, at_ms) VALUES ('trg-0123456789abcdef', 'd-old', ?)`, Date.now());
+      expect(migrate(state.storage, "team", TEAM_MIGRATIONS)).toBe(TEAM_MIGRATIONS.length);
+    });
+    const trigger = await runInDurableObject(stub, (instance: TeamObject) => instance.getTrigger("trg-0123456789abcdef"));
+    expect(trigger).toMatchObject({ authors: { associations: ["OWNER", "MEMBER", "COLLABORATOR"], logins: [] }, createdBy: "alice" });
+    // A delivery id seen before the migration is still a replay (its signature is checked first).
+    const body = "{}";
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode("whsec-0123456789abcdef"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)));
+    const signature = `sha256=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+    const outcome = await runInDurableObject(stub, (instance: TeamObject) =>
+      instance.githubDelivery("trg-0123456789abcdef", { event: "issue_comment", delivery: "d-old", signature, body }),
+    );
+    expect(outcome).toMatchObject({ outcome: "replayed" });
   });
 });
 

@@ -20,15 +20,17 @@ import {
   TASK_LIMITS,
   type Task,
   type TaskCall,
+  type TaskOrigin,
   type TaskPage,
   type TaskRequest,
   type TaskResult,
   IssueRef,
 } from "@agent-runtime/protocol/tasks";
+import type { WorkOrigin } from "@agent-runtime/protocol/sandbox";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { RuntimeEvent } from "../notifications/events";
 import { POLICY_META, startedSessionId } from "../sessions/session-policy";
-import { resultOf, type TaskRow, TaskStore } from "./task-store";
+import { originOf, resultOf, type TaskRow, TaskStore } from "./task-store";
 import { randomHex16 } from "../../lib/ids";
 import { z } from "zod";
 import { listStoredSync } from "../storage/stored";
@@ -37,7 +39,10 @@ export interface TaskHost {
   online(): boolean;
   machine(): string;
   /** One message to an ACP server, as the relay sends a client's (recorded). */
-  acpPost(req: { serverId: string; agent?: AgentId; message: JsonRpcMessage; who: string }, timeoutMs: number): Promise<Outcome<AcpPostResult>>;
+  acpPost(
+    req: { serverId: string; agent?: AgentId; origin?: WorkOrigin; message: JsonRpcMessage; who: string },
+    timeoutMs: number,
+  ): Promise<Outcome<AcpPostResult>>;
   call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
   /** The session a server's ACP session id is recorded as. */
   recordOf(serverId: string, acpSessionId: string): Session | null;
@@ -47,6 +52,8 @@ export interface TaskHost {
   wake(atMs: number): Promise<void>;
   /** How long `session/new` may take (an install, a worktree). */
   startTimeoutMs: number;
+  /** A task started, went back to the queue or ended. */
+  changed?(task: Task): void;
 }
 
 const END_KEY = "task-end:";
@@ -67,7 +74,7 @@ export class TaskRunner {
   async handle(call: TaskCall): Promise<Outcome<Task | TaskPage>> {
     switch (call.op) {
       case "submit":
-        return this.submit(call.request, call.machine, call.who, call.report ?? null);
+        return this.submit(call.request, call.machine, call.who, call.report ?? null, call.origin);
       case "get": {
         const row = this.store.get(call.id);
         return row ? { ok: true, value: this.toTask(row) } : notFound(call.id);
@@ -82,7 +89,7 @@ export class TaskRunner {
     }
   }
 
-  private submit(request: TaskRequest, machine: string, who: string, report: IssueRef | null): Outcome<Task> {
+  private submit(request: TaskRequest, machine: string, who: string, report: IssueRef | null, origin: TaskOrigin): Outcome<Task> {
     if (this.store.count("queued") >= TASK_LIMITS.queuedPerMachine) {
       return { ok: false, problem: { code: "too_many_tasks", detail: `machine '${machine}' has ${TASK_LIMITS.queuedPerMachine} tasks queued already` } };
     }
@@ -107,6 +114,7 @@ export class TaskRunner {
       ended_at: null,
       result: null,
       report: report ? JSON.stringify(report) : null,
+      origin,
     };
     this.store.put(row);
     this.store.trim();
@@ -127,6 +135,7 @@ export class TaskRunner {
       next.state = "running";
       next.started_at = Date.now();
       this.store.put(next);
+      this.host.changed?.(this.toTask(next));
       this.endAt(next.id, next.started_at + next.deadline_s * 1000);
       void this.run(next);
     }
@@ -136,9 +145,15 @@ export class TaskRunner {
   private async run(row: TaskRow): Promise<void> {
     const who = row.created_by;
     const serverId = row.id;
+    // The call that starts its agent says what started the task: the team's sandbox rules match on it.
     const post = (message: Record<string, unknown>, timeoutMs: number, agent?: AgentId) =>
       this.host.acpPost(
-        { serverId, message: { jsonrpc: "2.0", id: `${row.id}-${String(message.method)}`, ...message }, who, ...(agent ? { agent } : {}) },
+        {
+          serverId,
+          message: { jsonrpc: "2.0", id: `${row.id}-${String(message.method)}`, ...message },
+          who,
+          ...(agent ? { agent, origin: originOf(row) } : {}),
+        },
         timeoutMs,
       );
     const init = await post({ method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, this.host.startTimeoutMs, row.agent);
@@ -155,6 +170,13 @@ export class TaskRunner {
       return this.notStarted(row, created.ok ? { code: "stream_error", detail: `the agent did not start a session: ${why}` } : created.problem);
     }
     const session = this.host.recordOf(serverId, sessionId);
+    // Cancelled (or timed out) while its agent started: its prompt is never sent, and its row stays as it ended.
+    const current = this.store.get(row.id);
+    if (!current || FINISHED_TASK_STATES.has(current.state)) {
+      if (current) this.store.put({ ...current, session_id: session?.id ?? null, acp_session_id: sessionId });
+      await this.host.call("acp.delete", { serverId }, 30_000).catch(() => undefined);
+      return this.drain();
+    }
     row.session_id = session?.id ?? null;
     row.acp_session_id = sessionId;
     this.store.put(row);
@@ -177,7 +199,11 @@ export class TaskRunner {
   private notStarted(row: TaskRow, problem: ProblemInit): Promise<void> {
     if (problem.code === "machine_offline" || problem.code === "machine_restarted") {
       const current = this.store.get(row.id);
-      if (current?.state === "running") this.store.put({ ...current, state: "queued", started_at: null });
+      if (current?.state === "running") {
+        const queued = { ...current, state: "queued" as const, started_at: null };
+        this.store.put(queued);
+        this.host.changed?.(this.toTask(queued));
+      }
       return Promise.resolve();
     }
     this.finish(row.id, "failed", { stopReason: null, error: problem.detail });
@@ -195,6 +221,7 @@ export class TaskRunner {
     const ended = { ...row, state, ended_at: Date.now(), result: JSON.stringify(result) };
     this.store.put(ended);
     this.storage.kv.delete(`${END_KEY}${id}`);
+    this.host.changed?.(this.toTask(ended));
     if (row.report) void this.reportOn(ended, IssueRef.parse(JSON.parse(row.report)), result);
   }
 
@@ -277,6 +304,7 @@ export class TaskRunner {
       endedAtMs: row.ended_at,
       deadlineSeconds: row.deadline_s,
       worktree: row.worktree !== null,
+      origin: originOf(row),
       result: resultOf(row),
     };
   }

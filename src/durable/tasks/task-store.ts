@@ -3,7 +3,7 @@
  * its state and result as they change. The table is made when first used, so a machine that never runs
  * a task pays nothing for it.
  */
-import { TASK_LIMITS, type TaskFilter, TaskResult, TaskState } from "@agent-runtime/protocol/tasks";
+import { TASK_LIMITS, type TaskFilter, TaskOrigin, TaskResult, TaskState } from "@agent-runtime/protocol/tasks";
 import { z } from "zod";
 import { type Migration, migrate } from "../storage/migrations";
 import { firstRow, rows } from "../storage/stored";
@@ -22,6 +22,13 @@ export const TASK_MIGRATIONS: readonly Migration[] = [
       sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_age ON tasks (created_at DESC, id DESC)`);
       sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, created_at)`);
       sql.exec(`CREATE INDEX IF NOT EXISTS tasks_by_session ON tasks (session_id)`);
+    },
+  },
+  {
+    version: 2,
+    does: "sandboxes: what started each task (a caller, a schedule, a trigger); tasks from before were a caller's",
+    up(sql) {
+      sql.exec(`ALTER TABLE tasks ADD COLUMN origin TEXT NOT NULL DEFAULT 'task'`);
     },
   },
 ];
@@ -51,6 +58,8 @@ export const TaskRow = z.object({
   result: z.string().nullable(),
   /** JSON IssueRef: where its result is posted (a GitHub trigger's task), or null. */
   report: z.string().nullable(),
+  /** What started it (TaskOrigin): the team's sandbox rules match on it. */
+  origin: TaskOrigin,
 });
 export type TaskRow = z.output<typeof TaskRow>;
 
@@ -73,6 +82,7 @@ const COLUMNS: (keyof TaskRow)[] = [
   "ended_at",
   "result",
   "report",
+  "origin",
 ];
 
 export class TaskStore {
@@ -146,4 +156,10 @@ export class TaskStore {
 
 export function resultOf(row: TaskRow): TaskResult | null {
   return row.result ? TaskResult.parse(JSON.parse(row.result)) : null;
+}
+
+/** What started a task, read back through its schema (a row from before origins were kept reads as `task`). */
+export function originOf(row: TaskRow): TaskOrigin {
+  const parsed = TaskOrigin.safeParse(row.origin);
+  return parsed.success ? parsed.data : "task";
 }

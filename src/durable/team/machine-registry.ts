@@ -80,6 +80,19 @@ export class MachineRegistry {
     return found.map((r) => r.id);
   }
 
+  /**
+   * The machines a live list watches, of a scope, by id: those with sessions, and those connected now (their
+   * object is up for the tunnel anyway). An offline machine without sessions is not woken to be watched.
+   */
+  toWatch(scope: "*" | string[]): string[] {
+    const watched = `SELECT id FROM session_machines UNION SELECT id FROM machines WHERE connected = 1`;
+    const found =
+      scope === "*"
+        ? rows(this.sql, IdRow, `${watched} ORDER BY id`)
+        : rows(this.sql, IdRow, `SELECT id FROM (${watched}) WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, JSON.stringify(scope));
+    return found.map((r) => r.id);
+  }
+
   /** One page of machines by id, after `after`. */
   list(page: { limit?: number; after?: string } = {}): { machines: Machine[]; nextAfter: string | null } {
     const limit = page.limit ?? 500;

@@ -1,6 +1,7 @@
 /**
  * How the team's schedules and GitHub triggers start tasks: through the machine object's task calls
- * (durable/tasks/), whose answers cross a Durable Object boundary and so are parsed, never cast.
+ * (durable/tasks/), whose answers cross a Durable Object boundary and so are parsed, never cast. Each
+ * says what started it (`origin`), so the task's agent gets the sandbox the team's rules give that origin.
  */
 import { FINISHED_TASK_STATES, machineOfTask, TaskState } from "@agent-runtime/protocol/tasks";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -26,7 +27,15 @@ export function scheduleTasks(env: Env): ScheduleHost {
   return {
     start: async (schedule) => {
       const who = `schedule ${schedule.id} of ${schedule.createdBy}`;
-      return started(await machineObject(env, schedule.task.machine).taskCall({ op: "submit", request: schedule.task, machine: schedule.task.machine, who }));
+      return started(
+        await machineObject(env, schedule.task.machine).taskCall({
+          op: "submit",
+          request: schedule.task,
+          machine: schedule.task.machine,
+          who,
+          origin: "schedule",
+        }),
+      );
     },
     going: async (task) => {
       const read = TaskOutcome.parse(await machineObject(env, machineOfTask(task)).taskCall({ op: "get", id: task }));
@@ -38,6 +47,6 @@ export function scheduleTasks(env: Env): ScheduleHost {
 export function triggerTasks(env: Env): TriggerHost {
   return {
     start: async (task, who, report) =>
-      started(await machineObject(env, task.machine).taskCall({ op: "submit", request: task, machine: task.machine, who, report })),
+      started(await machineObject(env, task.machine).taskCall({ op: "submit", request: task, machine: task.machine, who, report, origin: "trigger" })),
   };
 }

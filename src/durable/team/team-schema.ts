@@ -58,4 +58,13 @@ export const TEAM_MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 4,
+    does: "GitHub triggers: who may fire a comment trigger (null: the repository's people), and a digest of each delivery's body",
+    up(sql) {
+      sql.exec(`ALTER TABLE triggers ADD COLUMN authors TEXT`);
+      sql.exec(`ALTER TABLE trigger_deliveries ADD COLUMN body_sha256 TEXT`);
+      sql.exec(`CREATE INDEX IF NOT EXISTS trigger_deliveries_by_body ON trigger_deliveries (trigger_id, body_sha256)`);
+    },
+  },
 ];

@@ -34,6 +34,9 @@ import { type Delivery, TriggerBook } from "../triggers/trigger-book";
 import { type DeliveryOutcome, type Trigger, TriggerRequest } from "@agent-runtime/protocol/triggers";
 import { type Schedule, ScheduleRequest } from "@agent-runtime/protocol/schedules";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import { GroupCall, type GroupAnswer } from "@agent-runtime/protocol/attempts";
+import { AttemptGroups } from "../attempts/attempt-groups";
+import { attemptTriggers } from "../attempts/trigger-groups";
 
 export { AUDIT_KEEP_ENTRIES, AUDIT_KEEP_MS } from "./audit-log";
 export { MAX_TOKENS } from "./token-index";
@@ -59,6 +62,7 @@ export class TeamObject extends DurableObject<Env> {
   private readonly fanouts: Fanouts;
   private readonly schedules: ScheduleBook;
   private readonly triggers: TriggerBook;
+  private readonly groups: AttemptGroups;
   /** Test notifications (`POST /v1/notifications/subscriptions/{id}/test`) are sent from here; all others from machines. */
   private readonly deliverer: Deliverer;
 
@@ -73,7 +77,13 @@ export class TeamObject extends DurableObject<Env> {
     this.documents = new TeamDocumentStore(ctx.storage);
     this.fanouts = new Fanouts(ctx.storage, (after, limit) => this.machines.connectedAfter(after, limit));
     this.schedules = new ScheduleBook(sql, scheduleTasks(env));
-    this.triggers = new TriggerBook(sql, triggerTasks(env));
+    this.groups = new AttemptGroups(ctx.storage, {
+      attemptCall: (machine, call) => machineObject(env, machine).attemptCall(call),
+      base: (machine, args) => machineObject(env, machine).call("attempts.base", args),
+      comment: (machine, args) => machineObject(env, machine).call("gh.comment", args),
+      waitUntil: (work) => ctx.waitUntil(work),
+    });
+    this.triggers = new TriggerBook(sql, attemptTriggers(triggerTasks(env), this.groups));
     this.deliverer = new Deliverer(ctx.storage, {
       wake: (at) => alarmBy(ctx.storage, at),
       gone: (id) => this.dropSubscription(id),
@@ -138,6 +148,10 @@ export class TeamObject extends DurableObject<Env> {
 
   machinesWithSessions(scope: "*" | string[]): string[] {
     return this.machines.withSessions(scope);
+  }
+
+  machinesToWatch(scope: "*" | string[]): string[] {
+    return this.machines.toWatch(scope);
   }
 
   listMachines(page: { limit?: number; after?: string } = {}): { machines: Machine[]; nextAfter: string | null } {
@@ -258,24 +272,35 @@ export class TeamObject extends DurableObject<Env> {
   // ---------- GitHub triggers (docs/architecture.md, "GitHub triggers") ----------
 
   createTrigger(request: TriggerRequest, who: string): Outcome<Trigger> {
-    return this.triggers.create(TriggerRequest.parse(request), who);
+    const parsed = TriggerRequest.parse(request);
+    const created = this.triggers.create(parsed, who);
+    if (created.ok) this.groups.keepTriggerAttempts(created.value.id, parsed.attempts ?? null);
+    return created.ok ? { ok: true, value: { ...created.value, attempts: parsed.attempts ?? null } } : created;
   }
 
   listTriggers(): Trigger[] {
-    return this.triggers.list();
+    return this.triggers.list().map((t) => ({ ...t, attempts: this.groups.triggerAttempts(t.id) }));
   }
 
   getTrigger(id: string): Trigger | null {
-    return this.triggers.get(id);
+    const trigger = this.triggers.get(id);
+    return trigger ? { ...trigger, attempts: this.groups.triggerAttempts(id) } : null;
   }
 
   deleteTrigger(id: string): boolean {
+    this.groups.keepTriggerAttempts(id, null);
     return this.triggers.delete(id);
   }
 
   /** A delivery, checked here where the secret is: null when its signature is not the trigger's. */
   githubDelivery(id: string, delivery: Delivery): Promise<DeliveryOutcome | null> {
     return this.triggers.deliver(id, delivery);
+  }
+
+  // ---------- attempt groups (docs/architecture.md, "Attempt groups"): the record of each; its machines report ----------
+
+  groupCall(call: GroupCall): Promise<Outcome<GroupAnswer>> {
+    return this.groups.handle(GroupCall.parse(call));
   }
 
   // ---------- batched work: fan-outs and the six-hourly liveness refresh, one alarm ----------

@@ -15,8 +15,28 @@ const Common = {
 };
 const Labeled = z.object({ action: z.string(), label: z.object({ name: z.string() }).passthrough().optional(), ...Common }).passthrough();
 const Commented = z
-  .object({ action: z.string(), comment: z.object({ body: z.string(), user: z.object({ login: z.string() }).passthrough() }).passthrough(), ...Common })
+  .object({
+    action: z.string(),
+    comment: z
+      .object({
+        body: z.string(),
+        user: z.object({ login: z.string() }).passthrough(),
+        // How the author stands to the repository; absent (an old payload) reads as a stranger's.
+        author_association: z.string().default("NONE"),
+        created_at: z.string().optional(),
+      })
+      .passthrough(),
+    ...Common,
+  })
   .passthrough();
+
+/** Who wrote a comment, and when, as GitHub says. */
+export interface Commenter {
+  login: string;
+  association: string;
+  /** NaN when the payload does not say. */
+  createdAtMs: number;
+}
 
 /** What a prompt template may name: `{{title}}` and the others. */
 export interface TemplateFields {
@@ -30,7 +50,11 @@ export interface TemplateFields {
 }
 
 /** The delivery's issue and template fields, when it is one of the trigger's events; else why it is ignored. */
-export function deliveryContext(event: string, payload: unknown, events: GithubEvent[]): Outcome<{ issue: IssueRef; fields: TemplateFields }> {
+export function deliveryContext(
+  event: string,
+  payload: unknown,
+  events: GithubEvent[],
+): Outcome<{ issue: IssueRef; fields: TemplateFields; commenter: Commenter | null }> {
   const ignored = (detail: string): Outcome<never> => ({ ok: false, problem: { code: "invalid_request", detail } });
   if (event === "issues") {
     const p = Labeled.safeParse(payload);
@@ -39,7 +63,7 @@ export function deliveryContext(event: string, payload: unknown, events: GithubE
     if (p.data.action !== "labeled" || !events.some((e) => e.on === "issues.labeled" && e.label === label)) {
       return ignored(`issue ${p.data.action}${label ? ` (${label})` : ""}: not a label this trigger starts on`);
     }
-    return { ok: true, value: context(p.data, "", p.data.sender?.login ?? "") };
+    return { ok: true, value: { ...context(p.data, "", p.data.sender?.login ?? ""), commenter: null } };
   }
   if (event === "issue_comment") {
     const p = Commented.safeParse(payload);
@@ -48,7 +72,9 @@ export function deliveryContext(event: string, payload: unknown, events: GithubE
     if (p.data.action !== "created" || !events.some((e) => e.on === "issue_comment" && text.startsWith(e.prefix))) {
       return ignored(`comment ${p.data.action}: it does not start with this trigger's prefix`);
     }
-    return { ok: true, value: context(p.data, p.data.comment.body, p.data.comment.user.login) };
+    const { user, author_association, created_at } = p.data.comment;
+    const commenter = { login: user.login, association: author_association, createdAtMs: Date.parse(created_at ?? "") };
+    return { ok: true, value: { ...context(p.data, p.data.comment.body, user.login), commenter } };
   }
   return ignored(`'${event.slice(0, 64)}' events do not start tasks (issues and issue_comment do)`);
 }

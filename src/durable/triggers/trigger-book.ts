@@ -1,41 +1,49 @@
 /**
  * GitHub triggers in the team's object (docs/architecture.md, "GitHub triggers"). A delivery is checked
  * before anything else is read of it: its `X-Hub-Signature-256` against the trigger's secret
- * (WebCrypto's HMAC verify, constant time), then its delivery id against those seen (a replay is
- * ignored). Only then is its event matched and its prompt template filled; the task starts on its machine
- * and will say on the issue how it ended.
+ * (WebCrypto's HMAC verify, constant time), then its delivery id and the digest of its body against those
+ * seen within the window (a replay, under its own id or another, is ignored: the id is not signed, the body
+ * is). Only then is its event matched, its author checked (a comment from outside the trigger's people is
+ * refused) and its prompt template filled; the task starts on its machine and will say on the issue how it
+ * ended.
  */
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import {
   DELIVERIES_REMEMBERED,
+  DELIVERY_WINDOW_MS,
   type DeliveryOutcome,
   GithubEvent,
   type IssueRef,
   MAX_TRIGGERS,
+  MAX_TRIGGERS_PER_MACHINE,
   type Trigger,
   Trigger as TriggerSchema,
+  TriggerAuthors,
   type TriggerRequest,
 } from "@agent-runtime/protocol/triggers";
 import { ScheduleTask } from "@agent-runtime/protocol/schedules";
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
-import { deliveryContext, fillTemplate } from "./github-events";
+import { type Commenter, deliveryContext, fillTemplate } from "./github-events";
 import { firstRow, rows } from "../storage/stored";
 
 const Row = z.object({
   id: z.string(),
   secret: z.string(),
   events: z.string(),
+  /** Who may fire its comment events (TriggerAuthors); null for a trigger made before there was a choice: the default. */
+  authors: z.string().nullable(),
   task: z.string(),
   created_by: z.string(),
   created_at: z.number(),
   last_delivery: z.string().nullable(),
 });
 type Row = z.output<typeof Row>;
+const SeenDelivery = z.object({ delivery_id: z.string() });
 
 export interface TriggerHost {
-  /** Start the task a delivery asks for on its machine; its id, or why not. */
-  start(task: z.output<typeof ScheduleTask>, who: string, report: IssueRef): Promise<Outcome<{ id: string }>>;
+  /** Start the task a delivery asks for on its machine (or the trigger's attempt group); its id, or why not. */
+  start(task: z.output<typeof ScheduleTask>, who: string, report: IssueRef, trigger: string): Promise<Outcome<{ id: string }>>;
 }
 
 /** A delivery as the route hands it over: the headers that matter and the raw body (the signature covers its bytes). */
@@ -56,6 +64,17 @@ export class TriggerBook {
   ) {}
 
   create(request: TriggerRequest, who: string, now = Date.now()): Outcome<Trigger> {
+    const machine = request.task.machine;
+    const onMachine = Number(this.sql.exec(`SELECT COUNT(*) AS n FROM triggers WHERE json_extract(task, '$.machine') = ?`, machine).one().n);
+    if (onMachine >= MAX_TRIGGERS_PER_MACHINE) {
+      return {
+        ok: false,
+        problem: {
+          code: "conflict",
+          detail: `machine '${machine}' has ${MAX_TRIGGERS_PER_MACHINE} triggers: a member of it deletes one first (GET /v1/triggers lists them)`,
+        },
+      };
+    }
     if (Number(this.sql.exec(`SELECT COUNT(*) AS n FROM triggers`).one().n) >= MAX_TRIGGERS) {
       return { ok: false, problem: { code: "conflict", detail: `the team has ${MAX_TRIGGERS} triggers: delete one first` } };
     }
@@ -63,16 +82,18 @@ export class TriggerBook {
       id: `trg-${randomHex16()}`,
       secret: request.secret,
       events: JSON.stringify(request.events),
+      authors: JSON.stringify(request.authors),
       task: JSON.stringify(request.task),
       created_by: who,
       created_at: now,
       last_delivery: null,
     };
     this.sql.exec(
-      `INSERT INTO triggers (id, secret, events, task, created_by, created_at, last_delivery) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO triggers (id, secret, events, authors, task, created_by, created_at, last_delivery) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       row.id,
       row.secret,
       row.events,
+      row.authors,
       row.task,
       row.created_by,
       row.created_at,
@@ -99,22 +120,46 @@ export class TriggerBook {
   async deliver(id: string, delivery: Delivery, now = Date.now()): Promise<DeliveryOutcome | null> {
     const row = this.row(id);
     if (!row || !(await signatureMatches(row.secret, delivery.signature, delivery.body))) return null;
-    const seen = this.sql.exec(`SELECT 1 FROM trigger_deliveries WHERE trigger_id = ? AND delivery_id = ?`, id, delivery.delivery).toArray().length > 0;
-    if (seen) return { outcome: "replayed", detail: `delivery ${delivery.delivery} was handled already`, task: null };
-    this.sql.exec(`INSERT INTO trigger_deliveries (trigger_id, delivery_id, at_ms) VALUES (?, ?, ?)`, id, delivery.delivery, now);
+    // The delivery id is not signed: a captured body sent again under a new id is the same delivery.
+    const digest = await sha256Hex(delivery.body);
+    const since = now - DELIVERY_WINDOW_MS;
+    const seen = firstRow(
+      this.sql,
+      SeenDelivery,
+      `SELECT delivery_id FROM trigger_deliveries WHERE trigger_id = ? AND at_ms >= ? AND (delivery_id = ? OR body_sha256 = ?) LIMIT 1`,
+      id,
+      since,
+      delivery.delivery,
+      digest,
+    );
+    if (seen) {
+      const detail =
+        seen.delivery_id === delivery.delivery
+          ? `delivery ${delivery.delivery} was handled already`
+          : `this body was delivered already (delivery ${seen.delivery_id}): a replay under another id`;
+      return { outcome: "replayed", detail, task: null };
+    }
+    this.sql.exec(
+      `INSERT OR REPLACE INTO trigger_deliveries (trigger_id, delivery_id, at_ms, body_sha256) VALUES (?, ?, ?, ?)`,
+      id,
+      delivery.delivery,
+      now,
+      digest,
+    );
+    this.sql.exec(`DELETE FROM trigger_deliveries WHERE trigger_id = ? AND at_ms < ?`, id, since);
     this.sql.exec(
       `DELETE FROM trigger_deliveries WHERE trigger_id = ? AND delivery_id NOT IN (SELECT delivery_id FROM trigger_deliveries WHERE trigger_id = ? ORDER BY at_ms DESC LIMIT ?)`,
       id,
       id,
       DELIVERIES_REMEMBERED,
     );
-    const outcome = await this.act(row, delivery);
+    const outcome = await this.act(row, delivery, now);
     const last = { atMs: now, delivery: delivery.delivery, outcome: outcome.outcome, task: outcome.task };
     this.sql.exec(`UPDATE triggers SET last_delivery = ? WHERE id = ?`, JSON.stringify(last), id);
     return outcome;
   }
 
-  private async act(row: Row, delivery: Delivery): Promise<DeliveryOutcome> {
+  private async act(row: Row, delivery: Delivery, now: number): Promise<DeliveryOutcome> {
     if (delivery.event === "ping") return { outcome: "ignored", detail: "pong: the webhook reaches this trigger", task: null };
     const events = Events.parse(JSON.parse(row.events));
     let payload: unknown;
@@ -125,18 +170,52 @@ export class TriggerBook {
     }
     const matched = deliveryContext(delivery.event, payload, events);
     if (!matched.ok) return { outcome: "ignored", detail: matched.problem.detail, task: null };
+    const commenter = matched.value.commenter;
+    if (commenter) {
+      const refused = refusal(commenter, authorsOf(row), now);
+      if (refused) return refused;
+    }
     const task = ScheduleTask.parse(JSON.parse(row.task));
     const prompt = typeof task.prompt === "string" ? fillTemplate(task.prompt, matched.value.fields) : task.prompt;
     const started = await this.host
-      .start({ ...task, prompt }, `trigger ${row.id} (${matched.value.fields.author || "github"})`, matched.value.issue)
+      .start({ ...task, prompt }, `trigger ${row.id} (${matched.value.fields.author || "github"})`, matched.value.issue, row.id)
       .catch((err: unknown): Outcome<{ id: string }> => ({ ok: false, problem: { code: "internal", detail: String(err) } }));
     if (!started.ok) return { outcome: "failed", detail: started.problem.detail, task: null };
-    return { outcome: "started", detail: `task ${started.value.id} started on ${task.machine}`, task: started.value.id };
+    const what = started.value.id.startsWith("grp-") ? "attempt group" : "task";
+    return { outcome: "started", detail: `${what} ${started.value.id} started on ${task.machine}`, task: started.value.id };
   }
 
   private row(id: string): Row | null {
     return firstRow(this.sql, Row, `SELECT * FROM triggers WHERE id = ?`, id);
   }
+}
+
+/** Who may fire a trigger's comment events: as it says, or the repository's people for one made before it could. */
+function authorsOf(row: Row): TriggerAuthors {
+  return TriggerAuthors.parse(row.authors === null ? {} : JSON.parse(row.authors));
+}
+
+/** Why a comment starts nothing: its author is not one the trigger names, or it is older than the window. */
+function refusal(commenter: Commenter, authors: TriggerAuthors, now: number): DeliveryOutcome | null {
+  const allowed =
+    (authors.associations as string[]).includes(commenter.association) || authors.logins.some((l) => l.toLowerCase() === commenter.login.toLowerCase());
+  if (!allowed) {
+    const who = authors.logins.length > 0 ? ` or ${authors.logins.join(", ")}` : "";
+    return {
+      outcome: "refused",
+      detail: `${commenter.login} (${commenter.association}) may not start this trigger's task: it takes comments from ${authors.associations.join(", ") || "no association"}${who}`,
+      task: null,
+    };
+  }
+  if (commenter.createdAtMs < now - DELIVERY_WINDOW_MS) {
+    return { outcome: "replayed", detail: "this comment is older than the deliveries remembered: a replay", task: null };
+  }
+  return null;
+}
+
+async function sha256Hex(body: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(body)));
+  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** `sha256=<hex>` of the body with the secret, checked by WebCrypto (constant time). */
@@ -154,6 +233,7 @@ function toTrigger(row: Row): Trigger {
     id: row.id,
     kind: "github",
     events: Events.parse(JSON.parse(row.events)),
+    authors: authorsOf(row),
     task: ScheduleTask.parse(JSON.parse(row.task)),
     createdBy: row.created_by,
     createdAtMs: row.created_at,

@@ -1,7 +1,8 @@
 /**
  * GitHub deliveries (docs/architecture.md, "GitHub triggers"), through the worker as GitHub sends them:
  * a good signature on a matching event starts a task (queued: its machine is away); a bad signature, a
- * replayed delivery and another event start nothing; every delivery is audited.
+ * replayed delivery (under its id or another), a comment from outside the repository's people and another
+ * event start nothing; every delivery is audited.
  */
 import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -78,20 +79,32 @@ describe("GitHub triggers", () => {
       createdBy: `trigger ${trigger.id} (ada)`,
     });
 
-    // The same delivery again, a wrong signature, another label: nothing starts.
+    // The same delivery again, the same signed body under a new id, a wrong signature, another label: nothing starts.
     const replayed = await deliver(trigger, "issues", "d-1", labeled("agent"));
     expect(await replayed.json()).toMatchObject({ outcome: "replayed", task: null });
+    const renamed = await deliver(trigger, "issues", "d-1-again", labeled("agent"));
+    expect(await renamed.json()).toMatchObject({ outcome: "replayed", task: null, detail: expect.stringContaining("delivery d-1") });
     const forged = await deliver(trigger, "issues", "d-2", labeled("agent"), "not-the-secret-at-all");
     expect(forged.status).toBe(401);
     expect(forged.headers.get("content-type")).toContain("application/problem+json");
     const other = await deliver(trigger, "issues", "d-3", labeled("bug"));
     expect(await other.json()).toMatchObject({ outcome: "ignored" });
 
-    // A comment starting with the prefix does.
-    const comment = { action: "created", comment: { body: "/agent try again", user: { login: "bob" } }, issue, repository };
-    const again = await deliver(trigger, "issue_comment", "d-4", comment);
+    // A comment starting with the prefix does, from the repository's people.
+    const by = (login: string, association: string, body = "/agent try again") => ({
+      action: "created",
+      comment: { body, user: { login }, author_association: association, created_at: new Date().toISOString() },
+      issue,
+      repository,
+    });
+    const again = await deliver(trigger, "issue_comment", "d-4", by("bob", "MEMBER"));
     expect(again.status).toBe(202);
-    const notForUs = await deliver(trigger, "issue_comment", "d-5", { ...comment, comment: { body: "thanks!", user: { login: "bob" } } });
+    // From anyone else: answered, refused, nothing started.
+    const stranger = await deliver(trigger, "issue_comment", "d-4b", by("mallory", "NONE"));
+    expect(stranger.status).toBe(403);
+    expect(stranger.headers.get("content-type")).toContain("application/problem+json");
+    expect(((await stranger.json()) as { detail: string }).detail).toContain("mallory (NONE) may not start");
+    const notForUs = await deliver(trigger, "issue_comment", "d-5", by("bob", "MEMBER", "thanks!"));
     expect(await notForUs.json()).toMatchObject({ outcome: "ignored" });
 
     const tasks = (await (await api(`/v1/tasks?machine=${machine}`)).json()) as { tasks: { id: string }[] };
@@ -105,7 +118,28 @@ describe("GitHub triggers", () => {
         const audit = (await (await api("/v1/audit?limit=100")).json()) as { entries: { token: string; status: number }[] };
         return audit.entries.filter((e) => e.token.startsWith("(github delivery")).map((e) => e.status);
       })
-      .toEqual([200, 202, 200, 401, 200, 202, 200].reverse());
+      .toEqual([200, 202, 200, 200, 401, 200, 202, 403, 200].reverse());
+
+    // A comment trigger that names its people: logins whatever their association, and no association at all.
+    const named = await api("/v1/triggers", {
+      method: "POST",
+      body: JSON.stringify({
+        kind: "github",
+        secret: SECRET,
+        events: [{ on: "issue_comment", prefix: "/agent" }],
+        authors: { associations: [], logins: ["Mallory"] },
+        task: { machine, agent: "mock", cwd: "/srv/app", prompt: "{{comment}}" },
+      }),
+    });
+    const namedTrigger = (await named.json()) as Trigger;
+    expect(namedTrigger.authors).toEqual({ associations: [], logins: ["Mallory"] });
+    expect(trigger.authors).toEqual({ associations: ["OWNER", "MEMBER", "COLLABORATOR"], logins: [] });
+    expect((await deliver(namedTrigger, "issue_comment", "n-1", by("mallory", "NONE", "/agent one"))).status).toBe(202);
+    expect((await deliver(namedTrigger, "issue_comment", "n-2", by("bob", "OWNER", "/agent two"))).status).toBe(403);
+    // A comment older than the window is a replay, whatever its id and body.
+    const old = { ...by("mallory", "NONE", "/agent three"), comment: { ...by("mallory", "NONE", "/agent three").comment, created_at: "2020-01-01T00:00:00Z" } };
+    expect(await (await deliver(namedTrigger, "issue_comment", "n-3", old)).json()).toMatchObject({ outcome: "replayed" });
+    expect((await api(`/v1/triggers/${namedTrigger.id}`, { method: "DELETE" })).status).toBe(204);
 
     // Deleted, its deliveries are refused.
     expect((await api(`/v1/triggers/${trigger.id}`, { method: "DELETE" })).status).toBe(204);

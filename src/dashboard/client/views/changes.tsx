@@ -4,14 +4,15 @@
  * commit, push, pull request. Made for a phone first: one column, diffs that wrap inside themselves.
  */
 import { useEffect, useState } from "preact/hooks";
-import type { Changes, FileChange, FileDiff, GitStatus } from "@agent-runtime/protocol/review";
+import type { Changes, FileChange, FileDiff } from "@agent-runtime/protocol/review";
 import { summaryText } from "@agent-runtime/protocol/review-text";
 import type { Session } from "@agent-runtime/protocol/sessions";
-import { ApiError, byId, errorText, must, typed, typedMachine } from "../api";
+import { ApiError, byId, errorText, must, typed } from "../api";
 import { DiffBlock } from "../diff-view";
 import { href } from "../router";
 import { useCan } from "../session-context";
 import { Link, Note } from "./parts";
+import { Ship } from "./ship";
 
 const STATUS_WORD: Record<FileChange["status"], string> = {
   added: "added",
@@ -63,121 +64,16 @@ function FileRow(props: { session: string; turn: number | null; file: FileChange
   );
 }
 
-/** Commit, push and pull request for the session's folder, with the machine's own git. */
-function Ship(props: { record: Session }) {
-  const { record } = props;
-  const git = typedMachine(record.machine);
-  const [status, setStatus] = useState<GitStatus | null>(null);
-  const [unavailable, setUnavailable] = useState("");
-  const [message, setMessage] = useState(record.title ?? "");
-  const [note, setNote] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [pullRequest, setPullRequest] = useState<string | null>(null);
-  const canAct = useCan("member");
-  const reload = async () => {
-    try {
-      setStatus(await must(git.GET("/v1/git/status", { params: { query: { cwd: record.cwd } } })));
-    } catch (err) {
-      setUnavailable(err instanceof ApiError && err.status === 422 ? "This folder is not in a git repository: nothing to commit or push." : errorText(err));
-    }
-  };
-  useEffect(() => {
-    void reload();
-  }, [record.id]);
-  const run = (what: string, work: () => Promise<string>) => async () => {
-    setBusy(true);
-    setNote(`${what}…`);
-    try {
-      setNote(await work());
-      await reload();
-    } catch (err) {
-      setNote(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  if (unavailable) return <p class="muted">{unavailable}</p>;
-  if (!status) return <p class="muted">Reading the repository…</p>;
-  const where = `${status.branch ?? "a detached HEAD"}${status.upstream ? ` → ${status.upstream}` : ""}`;
-  return (
-    <div id="ship">
-      <p id="git-status" class="muted">
-        {where} · {status.files.length} uncommitted {status.files.length === 1 ? "file" : "files"}
-        {status.ahead ? ` · ${status.ahead} to push` : ""}
-        {status.behind ? ` · ${status.behind} behind` : ""}
-      </p>
-      {canAct ? (
-        <>
-          <form
-            id="commit-form"
-            class="stack"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void run("committing", async () => {
-                const made = await must(git.POST("/v1/git/commit", { body: { cwd: record.cwd, message } }));
-                return `Committed ${made.summary}`;
-              })();
-            }}
-          >
-            <textarea id="commit-message" aria-label="commit message" rows={2} value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
-            <div class="row">
-              <button id="git-commit" type="submit" class="primary" disabled={busy || !message.trim() || status.files.length === 0}>
-                Commit
-              </button>
-              <button
-                id="git-push"
-                type="button"
-                disabled={busy || !status.branch}
-                onClick={run("pushing", async () => {
-                  const pushed = await must(git.POST("/v1/git/push", { body: { cwd: record.cwd, setUpstream: !status.upstream } }));
-                  return `Pushed ${pushed.branch} to ${pushed.remote}`;
-                })}
-              >
-                Push
-              </button>
-              <button
-                id="git-pr"
-                type="button"
-                disabled={busy || !status.branch}
-                onClick={run("opening a pull request", async () => {
-                  const base = record.worktree?.base;
-                  const pr = await must(
-                    git.POST("/v1/git/pull-request", {
-                      body: {
-                        cwd: record.cwd,
-                        title: message.split("\n")[0] || record.title || "Changes by an agent",
-                        body: `Made by ${record.agent} in session ${record.id}.`,
-                        ...(base ? { base } : {}),
-                      },
-                    }),
-                  );
-                  setPullRequest(pr.url);
-                  return pr.opened ? "Pull request opened" : (pr.reason ?? "Open the pull request at its page");
-                })}
-              >
-                Open pull request
-              </button>
-            </div>
-          </form>
-          {pullRequest ? (
-            <p>
-              <a id="git-pr-link" href={pullRequest} target="_blank" rel="noopener noreferrer">
-                {pullRequest}
-              </a>
-            </p>
-          ) : null}
-        </>
-      ) : null}
-      <Note id="ship-msg" text={note} />
-    </div>
-  );
-}
-
 export function ChangesView(props: { id: string; turn: number | null }) {
   const [record, setRecord] = useState<Session | null>(null);
   const [changes, setChanges] = useState<Changes | null>(null);
   const [note, setNote] = useState("");
   const [conflict, setConflict] = useState<string[] | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  /** The turn this page reverted: its list is what it was, and it is not offered again. */
+  const [reverted, setReverted] = useState<number | null>(null);
+  /** Bumped after the folder changed here (a revert): the git status is read again. */
+  const [shipVersion, setShipVersion] = useState(0);
   const canAct = useCan("member");
   const load = async () => {
     setChanges(null);
@@ -191,6 +87,7 @@ export function ChangesView(props: { id: string; turn: number | null }) {
   useEffect(() => {
     setNote("");
     setConflict(null);
+    setConfirming(false);
     void load();
   }, [props.id, props.turn]);
 
@@ -200,7 +97,10 @@ export function ChangesView(props: { id: string; turn: number | null }) {
     try {
       const done = await must(typed.POST("/v1/sessions/{id}/revert", { ...byId(props.id), body: { turn: props.turn, force } }));
       setConflict(null);
+      setConfirming(false);
+      setReverted(props.turn);
       setNote(`Turn ${props.turn} reverted: ${done.restored.length} put back, ${done.removed.length} removed.`);
+      setShipVersion((v) => v + 1);
       await load();
     } catch (err) {
       if (err instanceof ApiError && err.status === 409) {
@@ -251,12 +151,37 @@ export function ChangesView(props: { id: string; turn: number | null }) {
               <FileRow key={`${props.turn}:${file.path}`} session={props.id} turn={props.turn} file={file} />
             ))}
           </ul>
-          {props.turn && canAct && changes.files.length > 0 ? (
-            <div class="row">
-              <button id="changes-revert" type="button" onClick={() => revert(false)}>
-                Revert this turn
-              </button>
-            </div>
+          {props.turn && reverted === props.turn ? (
+            <p id="changes-reverted" class="notice">
+              Reverted: the files above are as they were before turn {props.turn}.
+            </p>
+          ) : props.turn && canAct && changes.files.length > 0 ? (
+            confirming ? (
+              <div id="changes-revert-confirm" class="permission">
+                <p>Revert turn {props.turn}? On the machine:</p>
+                <ul>
+                  {changes.files.map((f) => (
+                    <li key={f.path}>
+                      {f.path}: {f.status === "added" ? "removed (the turn created it)" : `put back as it was before turn ${props.turn}`}
+                    </li>
+                  ))}
+                </ul>
+                <div class="row">
+                  <button id="changes-revert-yes" type="button" class="primary" onClick={() => revert(false)}>
+                    Revert
+                  </button>
+                  <button id="changes-revert-no" type="button" onClick={() => setConfirming(false)}>
+                    Keep them
+                  </button>
+                </div>
+              </div>
+            ) : (
+              <div class="row">
+                <button id="changes-revert" type="button" onClick={() => setConfirming(true)}>
+                  Revert this turn…
+                </button>
+              </div>
+            )
           ) : null}
           {conflict ? (
             <div id="changes-conflict" class="permission">
@@ -274,7 +199,7 @@ export function ChangesView(props: { id: string; turn: number | null }) {
       {record ? (
         <>
           <h3>Ship</h3>
-          <Ship record={record} />
+          <Ship record={record} version={shipVersion} />
         </>
       ) : null}
     </section>

@@ -1,5 +1,5 @@
 /** The machines of the team, and one machine's tabs: agents, processes, files, terminal, ports. */
-import type { ComponentChildren } from "preact";
+import { type ComponentChildren, Fragment } from "preact";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import { href, MACHINE_TABS, type MachineTab, machineHref } from "../router";
 import { useCan } from "../session-context";
@@ -93,7 +93,8 @@ export function MachineView(props: { machine: string; tab: MachineTab; query: UR
           </Link>
         ))}
       </nav>
-      {body}
+      {/* One truth per machine on the page: when the header's presence changes, the tab reads the machine again. */}
+      <Fragment key={known ? String(known.connected) : "unknown"}>{body}</Fragment>
     </div>
   );
 }

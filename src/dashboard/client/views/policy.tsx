@@ -5,14 +5,20 @@
  */
 import { useState } from "preact/hooks";
 import { TOOL_KINDS, type PolicyMachineStatus } from "@agent-runtime/protocol/policy";
+import { WORK_ORIGINS } from "@agent-runtime/protocol/sandbox";
 import { api, errorText, must, typed } from "../api";
 import { decisionText, formOf, matchText, moved, type Rule, type RuleForm, ruleFromForm, verdictText } from "../policy-rules";
+import { type SandboxRule, sandboxVerdictText, WORK_ORIGIN_WORDS } from "../sandbox-text";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
+import { SandboxRules } from "./sandbox";
 
 export function PolicyView() {
   const isAdmin = useCan("admin");
   const [rules, setRules] = useState<Rule[] | null>(null);
+  // The sandbox rules are part of the same document: a save writes both, so neither loses the other.
+  const [sandbox, setSandbox] = useState<SandboxRule[]>([]);
+  const [editingSandbox, setEditingSandbox] = useState(false);
   const [etag, setEtag] = useState<string | null>(null);
   const [changed, setChanged] = useState(false);
   const [editing, setEditing] = useState<number | "new" | null>(null);
@@ -20,23 +26,28 @@ export function PolicyView() {
   const [note, setNote] = useState("");
   const load = async () => {
     const res = await api("/v1/config/policy");
-    const body = (await res.json()) as { rules: Rule[] };
+    const body = (await res.json()) as { rules: Rule[]; sandbox?: SandboxRule[] };
     setEtag(res.headers.get("etag"));
     setRules(body.rules);
+    setSandbox(body.sandbox ?? []);
     setChanged(false);
     setStatus(await must(typed.GET("/v1/config/policy/status")));
   };
   // Polling would throw away an edit in progress: the policy is read when the view opens and after a save.
-  usePoll(() => (changed || editing !== null ? undefined : load().catch((err) => setNote(errorText(err)))), [], 60_000);
+  usePoll(() => (changed || editing !== null || editingSandbox ? undefined : load().catch((err) => setNote(errorText(err)))), [], 60_000);
   const edit = (next: Rule[]) => {
     setRules(next);
     setChanged(true);
   };
   const save = async () => {
-    const res = await api("/v1/config/policy", { method: "PUT", headers: etag ? { "if-match": etag } : {}, body: JSON.stringify({ rules }) });
+    const res = await api("/v1/config/policy", {
+      method: "PUT",
+      headers: etag ? { "if-match": etag } : {},
+      body: JSON.stringify({ rules, ...(sandbox.length ? { sandbox } : {}) }),
+    });
     const answer = (await res.json()) as { detail?: string };
     if (!res.ok) return setNote(answer.detail ?? `HTTP ${res.status}`);
-    setNote(`saved as version ${res.headers.get("etag")}: every machine's requests are judged by it now`);
+    setNote(`saved as version ${res.headers.get("etag")}: every machine's requests are judged by it now, and agents start in its sandboxes`);
     await load();
   };
   const list = rules ?? [];
@@ -103,7 +114,25 @@ export function PolicyView() {
           <button id="policy-add" type="button" onClick={() => setEditing("new")} disabled={editing !== null}>
             Add a rule
           </button>
-          <button id="policy-save" type="button" onClick={() => save().catch((err) => setNote(errorText(err)))} disabled={!changed || editing !== null}>
+        </div>
+      ) : null}
+      <SandboxRules
+        rules={sandbox}
+        isAdmin={isAdmin}
+        onEditing={setEditingSandbox}
+        onChange={(next) => {
+          setSandbox(next);
+          setChanged(true);
+        }}
+      />
+      {isAdmin ? (
+        <div class="row">
+          <button
+            id="policy-save"
+            type="button"
+            onClick={() => save().catch((err) => setNote(errorText(err)))}
+            disabled={!changed || editing !== null || editingSandbox}
+          >
             Save for the whole team
           </button>
           {changed ? (
@@ -114,7 +143,7 @@ export function PolicyView() {
         </div>
       ) : null}
       <Note id="policy-msg" text={note} />
-      <PolicyTester rules={list} />
+      <PolicyTester rules={list} sandbox={sandbox} />
       <Table
         id="policy-status"
         rows={status?.machines ?? []}
@@ -222,9 +251,10 @@ function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => v
 }
 
 /** What the rules on screen would do with a request (the worker evaluates them as each machine's object does). */
-function PolicyTester(props: { rules: Rule[] }) {
-  const [request, setRequest] = useState({ agent: "claude", machine: "", cwd: "/home/me/project", kind: "execute", command: "", paths: "" });
+function PolicyTester(props: { rules: Rule[]; sandbox: SandboxRule[] }) {
+  const [request, setRequest] = useState({ agent: "claude", machine: "", cwd: "/home/me/project", kind: "execute", command: "", paths: "", origin: "session" });
   const [answer, setAnswer] = useState("");
+  const [sandboxAnswer, setSandboxAnswer] = useState("");
   const set = (key: keyof typeof request, value: string) => setRequest({ ...request, [key]: value });
   const test = async () => {
     const paths = request.paths
@@ -234,7 +264,7 @@ function PolicyTester(props: { rules: Rule[] }) {
     const verdict = await must(
       typed.POST("/v1/config/policy/test", {
         body: {
-          policy: { rules: props.rules },
+          policy: { rules: props.rules, sandbox: props.sandbox },
           request: {
             agent: request.agent,
             machine: request.machine || "any-machine",
@@ -243,11 +273,13 @@ function PolicyTester(props: { rules: Rule[] }) {
             title: "",
             command: request.command || null,
             paths,
+            origin: WORK_ORIGINS.find((o) => o === request.origin) ?? "session",
           },
         },
       }),
     );
     setAnswer(verdictText(verdict));
+    setSandboxAnswer(sandboxVerdictText(verdict.sandbox));
   };
   return (
     <details id="policy-tester">
@@ -286,11 +318,22 @@ function PolicyTester(props: { rules: Rule[] }) {
         <label>
           Machine <input name="machine" value={request.machine} onInput={(e) => set("machine", e.currentTarget.value)} placeholder="any-machine" />
         </label>
+        <label>
+          Work from{" "}
+          <select name="origin" value={request.origin} onChange={(e) => set("origin", e.currentTarget.value)}>
+            {WORK_ORIGINS.map((o) => (
+              <option key={o} value={o}>
+                {WORK_ORIGIN_WORDS[o]}
+              </option>
+            ))}
+          </select>
+        </label>
         <button id="policy-test" type="submit">
           Test
         </button>
       </form>
       <Note id="policy-verdict" text={answer} />
+      <Note id="policy-sandbox-verdict" text={sandboxAnswer} />
     </details>
   );
 }

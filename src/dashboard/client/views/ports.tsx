@@ -8,6 +8,10 @@ import type { ListeningPort, PortList } from "@agent-runtime/protocol/preview";
 import { errorText, must, typedMachine } from "../api";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
+import { useMachineEvents } from "../live-changes";
+
+/** The live stream's changes after which a machine's ports are read again. */
+const PORT_EVENTS = ["ports", "machine"] as const;
 
 /**
  * Open a preview in a new tab. The tab is opened at once (a phone's browser allows a new tab only in the
@@ -39,6 +43,8 @@ export function PortsTab(props: { machine: string }) {
   const [note, setNote] = useState("");
   const load = async () => setList(await must(typedMachine(props.machine).GET("/v1/ports")));
   usePoll(() => load().catch((err) => setNote(errorText(err))), [props.machine]);
+  // What listens changed, or the machine came or went: read now, not at the next poll.
+  useMachineEvents(props.machine, PORT_EVENTS, () => void load().catch((err) => setNote(errorText(err))));
   const open = (port: number) => openPreview(props.machine, port).catch((err) => setNote(errorText(err)));
   return (
     <section id="ports-tab">
@@ -83,14 +89,14 @@ export function SessionPorts(props: { machine: string; serverId: string; state: 
   const canOpen = useCan("member");
   const [ports, setPorts] = useState<ListeningPort[]>([]);
   const [note, setNote] = useState("");
-  usePoll(
-    () =>
-      must(typedMachine(props.machine).GET("/v1/ports"))
-        .then((list) => setPorts(list.ports.filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId)))
-        .catch(() => setPorts([])),
-    [props.machine, props.serverId, props.state],
-  );
-  if (!canOpen || ports.length === 0) return null;
+  const load = () =>
+    must(typedMachine(props.machine).GET("/v1/ports"))
+      .then((list) => setPorts(list.ports.filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId)))
+      .catch(() => setPorts([]));
+  usePoll(load, [props.machine, props.serverId, props.state]);
+  useMachineEvents(props.machine, PORT_EVENTS, () => void load());
+  // An app on a machine that is away cannot be opened: the line goes with the machine, and comes back with it.
+  if (!canOpen || ports.length === 0 || props.state === "offline") return null;
   return (
     <div id="session-ports">
       {ports.map((p) => (

@@ -9,11 +9,13 @@ import { type AgentRequest, answerFileRequest, isFileRequest } from "../file-req
 import { renderMarkdown } from "../markdown";
 import { href, navigate } from "../router";
 import { useCan } from "../session-context";
+import { SessionSandboxPanel } from "./sandbox";
 import { deadlineText, entryClass, entryText, turnChangesOf, withEntry } from "../transcript";
 import { lazyView } from "../lazy";
 import { summaryText } from "@agent-runtime/protocol/review-text";
 import { Link } from "./parts";
 import { SessionPorts } from "./ports";
+import { SessionAway } from "./session-away";
 
 /** An edit the agent reported while its turn streams (an ACP tool call's `diff` content): shown, never stored. */
 interface LiveEdit {
@@ -173,9 +175,8 @@ export function SessionView(props: { id: string; onChange: () => void }) {
     serveFileRequests(record);
     // Through the session's queue: sent now when the machine is there, else when it is back (in order, once).
     try {
-      const entry = await must(typed.POST("/v1/sessions/{id}/prompt", { ...byId(props.id), body: { prompt: [{ type: "text", text: said }] } }));
-      if (entry.state === "queued")
-        setMessage(record.state === "offline" ? `Queued until ${record.machine} is back.` : "Queued: it is sent when the turn in progress ends.");
+      // A queued prompt shows in the waiting list (and why, while the machine is away), not in a message that outlives it.
+      await must(typed.POST("/v1/sessions/{id}/prompt", { ...byId(props.id), body: { prompt: said } }));
     } catch (err) {
       setMessage(errorText(err));
     }
@@ -221,6 +222,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         </p>
       ) : null}
       {record ? <SessionPorts machine={record.machine} serverId={record.serverId} state={record.state} /> : null}
+      {record ? <SessionSandboxPanel sandbox={record.sandbox} entries={entries} /> : null}
       {record ? (
         <p id="session-meta" class="muted">
           {record.machine} · {record.agent}
@@ -293,26 +295,11 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         {liveEdits.map((edit) => (
           <div key={edit.toolCallId} class="entry live-edit" data-kind="edit">
             <div class="muted">{edit.title}</div>
-            <ToolCallDiff path={edit.path} oldText={edit.oldText} newText={edit.newText} />
+            <ToolCallDiff path={edit.path} cwd={record?.cwd ?? ""} oldText={edit.oldText} newText={edit.newText} />
           </div>
         ))}
       </div>
-      {record && record.queued.length > 0 ? (
-        <ul id="session-queued" class="plain">
-          {record.queued.map((q) => (
-            <li key={q.id} class="row queued" data-queued={q.id}>
-              <span class="grow clamp">
-                Waiting{record.state === "offline" ? ` for ${record.machine}` : ""}: {q.text}
-              </span>
-              {canAct ? (
-                <button type="button" onClick={cancelQueued(q.id)}>
-                  Cancel
-                </button>
-              ) : null}
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      {record ? <SessionAway record={record} canAct={canAct} cancel={cancelQueued} /> : null}
       {canAct && record ? (
         <>
           <form id="session-form" class="row" onSubmit={prompt}>

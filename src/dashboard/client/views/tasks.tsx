@@ -3,11 +3,13 @@
  * waits, queued, for a machine that is away); everyone sees the list with each task's state and result;
  * a task opens as its session (transcript, changes), and one not ended can be cancelled.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import type { Task } from "@agent-runtime/protocol/tasks";
+import type { AgentInfo } from "@agent-runtime/protocol/agents";
+import type { Session } from "@agent-runtime/protocol/sessions";
 import { summaryText } from "@agent-runtime/protocol/review-text";
-import { byId, errorText, must, typed } from "../api";
+import { byId, errorText, must, typed, typedMachine } from "../api";
 import { ago, when } from "../format";
 import { href } from "../router";
 import { useCan, usePoll } from "../session-context";
@@ -22,7 +24,7 @@ export function resultText(task: Task): string {
   return parts.filter(Boolean).join(" · ") || "—";
 }
 
-export function TasksView(props: { machines: Machine[] | null }) {
+export function TasksView(props: { machines: Machine[] | null; sessions: Session[] }) {
   const canRun = useCan("member");
   const [tasks, setTasks] = useState<Task[] | null>(null);
   const [note, setNote] = useState("");
@@ -41,6 +43,7 @@ export function TasksView(props: { machines: Machine[] | null }) {
       {canRun ? (
         <NewTask
           machines={props.machines ?? []}
+          sessions={props.sessions}
           onStarted={() => {
             setVersion(version + 1);
             load().catch((err) => setNote(errorText(err)));
@@ -77,10 +80,32 @@ export function TasksView(props: { machines: Machine[] | null }) {
   );
 }
 
-function NewTask(props: { machines: Machine[]; onStarted: () => void }) {
+/** The agents of a machine, as it answers them (null while asked, or when it is away). */
+function useAgentsOf(machine: string, connected: boolean): { agents: AgentInfo[] | null; reload: () => void } {
+  const [agents, setAgents] = useState<AgentInfo[] | null>(null);
+  const [asked, setAsked] = useState(0);
+  useEffect(() => {
+    setAgents(null);
+    if (!machine || !connected) return;
+    let current = true;
+    must(typedMachine(machine).GET("/v1/agents", {}))
+      .then((list) => current && setAgents(list.agents))
+      .catch(() => current && setAgents(null));
+    return () => {
+      current = false;
+    };
+  }, [machine, connected, asked]);
+  return { agents, reload: () => setAsked((n) => n + 1) };
+}
+
+/**
+ * A task starts from what the machine has: its agent is one installed there (the others can be installed
+ * from here), its folder one of its recent sessions' or typed; what cannot start is said before Start.
+ */
+function NewTask(props: { machines: Machine[]; sessions: Session[]; onStarted: () => void }) {
   const [form, setForm] = useState({
     machine: "",
-    agent: "claude",
+    agent: "",
     cwd: "",
     prompt: "",
     worktree: false,
@@ -91,11 +116,43 @@ function NewTask(props: { machines: Machine[]; onStarted: () => void }) {
   });
   const [note, setNote] = useState("");
   const set = (key: keyof typeof form, value: string | boolean) => setForm({ ...form, [key]: value });
-  const machine = form.machine || props.machines[0]?.id || "";
+  const machine = form.machine || props.machines.find((m) => m.connected)?.id || props.machines[0]?.id || "";
+  const connected = props.machines.find((m) => m.id === machine)?.connected ?? false;
+  const { agents, reload } = useAgentsOf(machine, connected);
+  // Away, the machine cannot say: the agents its sessions ran are what it had when last seen.
+  const lastSeen = [...new Set(props.sessions.filter((s) => s.machine === machine).map((s) => s.agent))].map((id) => ({ id, name: id }));
+  const installed: { id: string; name?: string | undefined }[] = connected ? (agents?.filter((a) => a.installed) ?? []) : lastSeen;
+  const others = agents?.filter((a) => !a.installed && a.registry?.installable !== false) ?? [];
+  const agent = installed.some((a) => a.id === form.agent) ? form.agent : (installed[0]?.id ?? "");
+  const [toInstall, setToInstall] = useState("");
+  const folders = [...new Set(props.sessions.filter((s) => s.machine === machine && s.cwd !== ".").map((s) => s.cwd))].slice(0, 20);
+  // Said before Start: a machine that is away, or one with no agent to run it.
+  const blocker = !machine
+    ? "No machine has connected yet."
+    : !connected
+      ? installed.length > 0
+        ? `${machine} is away: the task waits until it is back (its agents as last seen in its sessions).`
+        : `${machine} is away, and no agent of it is known here: start the task when it is back.`
+      : agents && installed.length === 0
+        ? `No agent is installed on ${machine}: install one below first.`
+        : null;
+  const install = async () => {
+    const id = toInstall || others[0]?.id;
+    if (!id) return;
+    setNote(`installing ${id} on ${machine}…`);
+    try {
+      await must(typedMachine(machine).POST("/v1/agents/{agent}/install", { params: { path: { agent: id } }, body: {} }));
+      setNote(`${id} installed on ${machine}`);
+      setForm({ ...form, agent: id });
+      reload();
+    } catch (err) {
+      setNote(`${id}: ${errorText(err)}`);
+    }
+  };
   const start = async () => {
     const task = {
       machine,
-      agent: form.agent,
+      agent,
       cwd: form.cwd,
       prompt: form.prompt,
       deadlineSeconds: Math.round(Number(form.deadline) * 60),
@@ -133,11 +190,56 @@ function NewTask(props: { machines: Machine[]; onStarted: () => void }) {
           </select>
         </label>
         <label>
-          Agent <input name="agent" value={form.agent} onInput={(e) => set("agent", e.currentTarget.value)} />
+          Agent (installed on {machine || "the machine"})
+          <select name="agent" value={agent} disabled={installed.length === 0} onChange={(e) => set("agent", e.currentTarget.value)}>
+            {installed.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name ?? a.id}
+              </option>
+            ))}
+            {installed.length === 0 ? <option value="">{!connected ? "the machine is away" : agents ? "none installed" : "asking the machine…"}</option> : null}
+          </select>
         </label>
+        {others.length > 0 ? (
+          <div class="row" id="task-install">
+            <span class="muted">Not on {machine}:</span>
+            <select aria-label={`an agent to install on ${machine}`} value={toInstall || others[0]?.id} onChange={(e) => setToInstall(e.currentTarget.value)}>
+              {others.map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name ?? a.id}
+                </option>
+              ))}
+            </select>
+            <button type="button" onClick={() => void install()}>
+              Install
+            </button>
+          </div>
+        ) : null}
         <label>
-          Folder on the machine <input name="cwd" value={form.cwd} onInput={(e) => set("cwd", e.currentTarget.value)} placeholder="/home/me/project" required />
+          Folder on the machine
+          <input
+            name="cwd"
+            list="task-folders"
+            value={form.cwd}
+            onInput={(e) => set("cwd", e.currentTarget.value)}
+            placeholder={folders[0] ?? "/home/me/project"}
+            required
+          />
+          <datalist id="task-folders">
+            {folders.map((f) => (
+              <option key={f} value={f} />
+            ))}
+          </datalist>
         </label>
+        {folders.length > 0 ? (
+          <div class="chips" id="task-recent-folders" role="group" aria-label="recent folders on the machine">
+            {folders.slice(0, 4).map((f) => (
+              <button key={f} type="button" onClick={() => set("cwd", f)}>
+                {f.split("/").slice(-2).join("/")}
+              </button>
+            ))}
+          </div>
+        ) : null}
         <label>
           What to do
           <textarea name="prompt" rows={4} value={form.prompt} onInput={(e) => set("prompt", e.currentTarget.value)} required />
@@ -162,7 +264,12 @@ function NewTask(props: { machines: Machine[]; onStarted: () => void }) {
             </label>
           </>
         ) : null}
-        <button id="task-start" type="submit" class="primary">
+        {blocker ? (
+          <p id="task-blocker" class="notice">
+            {blocker}
+          </p>
+        ) : null}
+        <button id="task-start" type="submit" class="primary" disabled={!agent}>
           {form.repeat ? "Schedule" : "Start"}
         </button>
       </form>

@@ -1,0 +1,222 @@
+/**
+ * A machine's attempts (docs/architecture.md, "Attempt groups"): each is a task of this machine (queued
+ * while it is away or busy, run within its task limit, with its deadline) in a worktree on the attempt's
+ * own branch from the group's base commit. When its turn ends, what the agent left is committed on the
+ * branch and counted against the base, then the group's check runs in the worktree; the attempt reports
+ * to the team's object when it starts, checks and ends: never per message.
+ */
+import type { AttemptDiff, AttemptReport, AttemptRun, AttemptState, MachineAttemptAnswer, MachineAttemptCall } from "@agent-runtime/protocol/attempts";
+import { CHECK_TIMEOUT_DEFAULT_SECONDS } from "@agent-runtime/protocol/attempts";
+import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
+import type { Outcome } from "@agent-runtime/protocol/pending-calls";
+import type { Session } from "@agent-runtime/protocol/sessions";
+import { FINISHED_TASK_STATES, type Task, type TaskCall, type TaskPage } from "@agent-runtime/protocol/tasks";
+import { type RunRecord, RunStore } from "./run-store";
+
+export interface AttemptsHost {
+  machine(): string;
+  tasks(call: TaskCall): Promise<Outcome<Task | TaskPage>>;
+  session(id: string): Session | null;
+  call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
+  /** Tell the team's object (one call; the group is there). */
+  report(report: AttemptReport): Promise<void>;
+  waitUntil(work: Promise<unknown>): void;
+}
+
+const ENDED_AS: Record<string, AttemptState> = { failed: "failed", cancelled: "cancelled", timed_out: "timed_out" };
+
+export class MachineAttempts {
+  private readonly runs: RunStore;
+
+  constructor(
+    storage: DurableObjectStorage,
+    private readonly host: AttemptsHost,
+  ) {
+    this.runs = new RunStore(storage);
+  }
+
+  async handle(call: MachineAttemptCall): Promise<Outcome<MachineAttemptAnswer>> {
+    switch (call.op) {
+      case "start":
+        return this.start(call.run);
+      case "cancel":
+        return { ok: true, value: { cancelled: await this.cancel(call.group) } };
+      case "pick":
+        return this.pick(call.group, call.n, call.action, call.title);
+      case "discard":
+        return this.discard(call.group, call.n);
+      case "diff":
+        return this.diff(call.group, call.n, call.against);
+    }
+  }
+
+  /** Its task, submitted: it starts now or when the machine is back and under its limit. */
+  private async start(run: AttemptRun): Promise<Outcome<{ task: string; state: Task["state"]; startedAtMs: number | null }>> {
+    const submitted = await this.host.tasks({
+      op: "submit",
+      machine: this.host.machine(),
+      who: `${run.who} (attempt ${run.n} of ${run.group})`,
+      // Unattended work: the team's sandbox rules for tasks apply to each attempt.
+      origin: "task",
+      request: {
+        agent: run.agent,
+        cwd: run.cwd,
+        prompt: run.prompt,
+        worktree: { base: run.base.commit, branch: run.branch },
+        deadlineSeconds: run.deadlineSeconds,
+      },
+    });
+    if (!submitted.ok) return submitted;
+    const task = submitted.value as Task;
+    this.runs.put({ group: run.group, n: run.n, task: task.id, run, phase: "turn", worktree: null, acp: null, check: null, discarded: false });
+    return { ok: true, value: { task: task.id, state: task.state, startedAtMs: task.startedAtMs } };
+  }
+
+  /** A task changed: an attempt's start is reported; its end settles it, checks it and reports. */
+  taskChanged(task: Task): void {
+    const record = this.runs.byTask(task.id);
+    if (record?.phase !== "turn") return;
+    if (!FINISHED_TASK_STATES.has(task.state)) {
+      this.host.waitUntil(this.host.report(reportOf(record, task.state === "queued" ? "queued" : "running", task)));
+      return;
+    }
+    this.host.waitUntil(this.afterTurn(record, task));
+  }
+
+  private async afterTurn(record: RunRecord, task: Task): Promise<void> {
+    const session = task.session ? this.host.session(task.session) : null;
+    if (session?.worktree) record.worktree = { repository: session.worktree.repository, path: session.worktree.path, branch: session.worktree.branch };
+    if (session) record.acp = { agent: session.agent, sessionId: session.sessionId };
+    this.runs.put(record);
+    const report = reportOf(record, ENDED_AS[task.state] ?? "done", task);
+    report.error = task.result?.error ?? null;
+    // What the agent left is committed on its branch and counted, whatever the turn's end: the compare shows it.
+    if (record.worktree) {
+      const message = `${task.title}\n\nAttempt ${record.n} of ${record.group} (${record.run.agent} on this machine).`;
+      const settled = await this.host.call("attempts.settle", { cwd: record.worktree.path, base: record.run.base.commit, message });
+      if (settled.ok) report.changes = settled.value.changes;
+      else if (report.state === "done") Object.assign(report, { state: "failed", error: `its work could not be committed: ${settled.problem.detail}` });
+    }
+    if (report.state === "done" && record.run.check && record.worktree) {
+      record.phase = "checking";
+      this.runs.put(record);
+      await this.host.report({ ...report, state: "checking", endedAtMs: null });
+      const startedAt = task.startedAtMs ?? Date.now();
+      const leftMs = startedAt + record.run.deadlineSeconds * 1000 - Date.now();
+      const ownMs = (record.run.check.timeoutSeconds ?? CHECK_TIMEOUT_DEFAULT_SECONDS) * 1000;
+      const timeoutMs = Math.max(1000, Math.min(ownMs, leftMs));
+      const key = `${record.group}-${record.n}`;
+      const checked = await this.host.call(
+        "attempts.check",
+        { cwd: record.worktree.path, command: record.run.check.command, timeoutMs, key },
+        timeoutMs + 30_000,
+      );
+      const now = this.runs.get(record.group, record.n);
+      if (now?.phase === "cancelled") report.state = "cancelled";
+      else if (!checked.ok) Object.assign(report, { state: "failed", error: `the check could not run: ${checked.problem.detail}` });
+      else {
+        report.check = checked.value;
+        // Stopped by the attempt's deadline rather than the check's own timeout: the attempt timed out.
+        if (checked.value.timedOut && leftMs < ownMs)
+          Object.assign(report, { state: "timed_out", error: `its deadline (${record.run.deadlineSeconds} s) passed during the check` });
+      }
+      record.check = report.check;
+    }
+    record.phase = "ended";
+    this.runs.put(record);
+    report.endedAtMs = Date.now();
+    await this.host.report(report);
+  }
+
+  /** Every attempt of the group still going here stops: a queued task never runs, a turn is cancelled, a check is ended. */
+  private async cancel(group: string): Promise<number> {
+    let n = 0;
+    for (const record of this.runs.ofGroup(group)) {
+      if (record.phase === "turn" && record.task) {
+        await this.host.tasks({ op: "cancel", id: record.task, who: "attempt group cancelled" });
+        n++;
+      } else if (record.phase === "checking") {
+        record.phase = "cancelled";
+        this.runs.put(record);
+        await this.host.call("attempts.stopCheck", { key: `${group}-${record.n}` });
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private async pick(
+    group: string,
+    n: number,
+    action: "merge" | "pull-request",
+    title: string,
+  ): Promise<Outcome<{ how: string; commit: string | null; url: string | null }>> {
+    const record = this.runs.get(group, n);
+    if (!record?.worktree || record.discarded) return notHere(group, n, "its worktree");
+    const { run, worktree } = record;
+    if (action === "merge") {
+      if (!run.base.branch)
+        return { ok: false, problem: { code: "conflict", detail: "the group's base is a commit, not a branch: open a pull request instead" } };
+      const merged = await this.host.call("attempts.merge", { cwd: worktree.repository, branch: worktree.branch, into: run.base.branch, message: title });
+      return merged.ok ? { ok: true, value: { how: merged.value.how, commit: merged.value.commit, url: null } } : merged;
+    }
+    const pushed = await this.host.call("git.push", { cwd: worktree.path, branch: worktree.branch, setUpstream: true });
+    if (!pushed.ok) return pushed;
+    const opened = await this.host.call("git.pullRequest", {
+      cwd: worktree.path,
+      title,
+      body: `Attempt ${n} of ${group} (${run.agent}), picked from ${this.runs.ofGroup(group).length} attempts on this machine.`,
+      ...(run.base.branch ? { base: run.base.branch } : {}),
+    });
+    if (!opened.ok) return opened;
+    return {
+      ok: true,
+      value: { how: opened.value.opened ? "pull request opened" : (opened.value.reason ?? "open it at the page"), commit: null, url: opened.value.url },
+    };
+  }
+
+  /** Its worktree and branch removed, its session's checkpoints dropped: each said in the answer. */
+  private async discard(group: string, n: number): Promise<Outcome<{ worktree: boolean; branch: boolean; checkpoints: boolean }>> {
+    const record = this.runs.get(group, n);
+    if (!record) return notHere(group, n, "a record");
+    const removed = await this.host.call("attempts.discard", {
+      cwd: record.worktree?.repository ?? record.run.cwd,
+      path: record.worktree?.path ?? null,
+      branch: record.worktree?.branch ?? record.run.branch,
+    });
+    if (!removed.ok) return removed;
+    const dropped = record.acp ? await this.host.call("checkpoints.drop", record.acp) : null;
+    record.discarded = true;
+    this.runs.put(record);
+    return { ok: true, value: { ...removed.value, checkpoints: dropped?.ok === true && dropped.value.deleted } };
+  }
+
+  private async diff(group: string, n: number, against: "base" | number): Promise<Outcome<AttemptDiff>> {
+    const record = this.runs.get(group, n);
+    if (!record) return notHere(group, n, "a record");
+    const other = against === "base" ? null : this.runs.get(group, against);
+    if (against !== "base" && !other) return notHere(group, against, "a record");
+    const from = other ? other.run.branch : record.run.base.commit;
+    const diffed = await this.host.call("attempts.diff", { cwd: record.worktree?.repository ?? record.run.cwd, from, to: record.run.branch });
+    return diffed.ok ? { ok: true, value: { n, against, from, to: record.run.branch, ...diffed.value } } : diffed;
+  }
+}
+
+function reportOf(record: RunRecord, state: AttemptState, task: Task): AttemptReport {
+  return {
+    group: record.group,
+    n: record.n,
+    state,
+    task: task.id,
+    startedAtMs: task.startedAtMs,
+    endedAtMs: null,
+    check: null,
+    changes: null,
+    costUsd: null,
+    error: null,
+  };
+}
+
+function notHere(group: string, n: number, what: string): Outcome<never> {
+  return { ok: false, problem: { code: "not_found", detail: `attempt ${n} of ${group} has no ${what} on this machine` } };
+}

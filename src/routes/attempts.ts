@@ -1,0 +1,211 @@
+/**
+ * Attempt groups (docs/architecture.md, "Attempt groups"): one prompt as several attempts (agents ×
+ * machines), each a task in its own worktree from one base commit, checked, compared, one picked. The
+ * team's object keeps each group; the attempts' machines run them. A member whose scope holds every
+ * machine a group names starts and changes it; viewers with that scope read it; a group with a machine
+ * outside the caller's scope is as good as absent (404).
+ */
+import { createRoute, OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { z } from "zod";
+import { machineObject, teamStub } from "../durable/stubs";
+import type { AppEnv } from "../env";
+import { declare, reachMachine, resolveMachine, scopeAllows } from "../http/access";
+import { settled } from "../http/machine";
+import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
+import { ProblemError } from "@agent-runtime/protocol/problems";
+import {
+  AttemptDiff,
+  AttemptGroup,
+  AttemptGroupList,
+  AttemptGroupRequest,
+  DiscardRequest,
+  DiscardResult,
+  type GroupCall,
+  GroupId,
+  PickRequest,
+} from "@agent-runtime/protocol/attempts";
+
+const IdParams = z.object({ id: GroupId });
+
+const createGroupRoute = createRoute(
+  declare(
+    { role: "member", machine: false },
+    {
+      method: "post",
+      path: "/attempts",
+      summary:
+        "Start one prompt as 2–8 attempts (agents × machines), each a task in its own worktree on agent/<group>-<n>-<agent> from one base commit, each checked when its turn ends",
+      request: { body: jsonBody(AttemptGroupRequest) },
+      responses: {
+        201: json(AttemptGroup, "the group, its attempts queued or running"),
+        ...errors("not_found", "conflict", "git_failed", "machine_offline", "unsupported_media_type"),
+      },
+    },
+  ),
+);
+
+const listRoute = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/attempts",
+      summary: "The attempt groups whose every machine is in the token's scope, newest first",
+      request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional().describe("groups (default 50)") }) },
+      responses: { 200: json(AttemptGroupList, "the groups"), ...errors() },
+    },
+  ),
+);
+
+const getRoute = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/attempts/{id}",
+      summary: "A group's attempts side by side: state, agent, machine, duration, cost, files changed (+/−), check, branch",
+      request: { params: IdParams },
+      responses: { 200: json(AttemptGroup, "the group"), ...errors("not_found") },
+    },
+  ),
+);
+
+const diffRoute = createRoute(
+  declare(
+    { role: "viewer", machine: false },
+    {
+      method: "get",
+      path: "/attempts/{id}/diff",
+      summary: "An attempt's branch against the base commit, or against another attempt's branch on the same machine (computed by that machine's git)",
+      request: {
+        params: IdParams,
+        query: z.object({
+          n: z.coerce.number().int().min(1).max(8),
+          against: z
+            .union([z.literal("base"), z.coerce.number().int().min(1).max(8)])
+            .optional()
+            .describe("base (default), or another attempt's number"),
+        }),
+      },
+      responses: { 200: json(AttemptDiff, "the files and git's unified diff"), ...errors(...MACHINE_ERRORS, "not_found") },
+    },
+  ),
+);
+
+const pickRoute = createRoute(
+  declare(
+    { role: "member", machine: false },
+    {
+      method: "post",
+      path: "/attempts/{id}/pick",
+      summary:
+        "Pick an attempt: merge its branch into the base branch (fast-forward or a merge commit; a conflict is refused in git's words), or open a pull request from it",
+      request: { params: IdParams, body: jsonBody(PickRequest) },
+      responses: { 200: json(AttemptGroup, "the group, with what was picked"), ...errors(...MACHINE_ERRORS, "not_found", "git_failed") },
+    },
+  ),
+);
+
+const discardRoute = createRoute(
+  declare(
+    { role: "member", machine: false },
+    {
+      method: "post",
+      path: "/attempts/{id}/discard",
+      summary: "Discard one attempt, or every attempt not picked: its worktree and branch removed, its checkpoints dropped (each said in the answer)",
+      request: { params: IdParams, body: jsonBody(DiscardRequest) },
+      responses: { 200: json(DiscardResult, "what was removed, and the group"), ...errors(...MACHINE_ERRORS, "not_found", "git_failed") },
+    },
+  ),
+);
+
+const cancelRoute = createRoute(
+  declare(
+    { role: "member", machine: false },
+    {
+      method: "post",
+      path: "/attempts/{id}/cancel",
+      summary: "Cancel every attempt still going: a queued one never runs, a turn is cancelled, a check is stopped",
+      request: { params: IdParams },
+      responses: { 200: json(AttemptGroup, "the group, cancelled"), ...errors(...MACHINE_ERRORS, "not_found") },
+    },
+  ),
+);
+
+/** One call on the team's groups: its answer's problem thrown, its value handed on (each route parses it). */
+async function onGroups(c: Context<AppEnv>, call: GroupCall): Promise<unknown> {
+  return settled(await teamStub(c.env).groupCall(call));
+}
+
+/** A group the caller may see: every machine it names is in the caller's scope (else 404). */
+async function visible(c: Context<AppEnv>, id: string): Promise<AttemptGroup> {
+  const group = AttemptGroup.parse(await onGroups(c, { op: "get", id }));
+  const scope = c.get("identity").machines;
+  if (!group.attempts.every((a) => scopeAllows(scope, a.machine))) throw new ProblemError("not_found", `no attempt group '${id}'`);
+  return group;
+}
+
+const create: RouteHandler<typeof createGroupRoute, AppEnv> = async (c) => {
+  const request = c.req.valid("json");
+  const fallback = request.attempts.some((a) => a.machine === undefined) ? await resolveMachine(c) : null;
+  const machines = request.attempts.map((a) => a.machine ?? fallback!);
+  const distinct = [...new Set(machines)];
+  // Every machine named must be in the caller's scope; the audit line names the first.
+  for (const machine of [...distinct].reverse()) await reachMachine(c, machine, true);
+  const group = AttemptGroup.parse(await onGroups(c, { op: "create", request, machines, who: c.get("identity").name }));
+  return c.json(group, 201);
+};
+
+const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
+  const { limit = 50 } = c.req.valid("query");
+  return c.json(AttemptGroupList.parse(await onGroups(c, { op: "list", scope: c.get("identity").machines, limit })), 200);
+};
+
+const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => c.json(await visible(c, c.req.valid("param").id), 200);
+
+const diff: RouteHandler<typeof diffRoute, AppEnv> = async (c) => {
+  const group = await visible(c, c.req.valid("param").id);
+  const { n, against = "base" } = c.req.valid("query");
+  const attempt = group.attempts[n - 1];
+  const other = against === "base" ? null : group.attempts[against - 1];
+  if (!attempt || (against !== "base" && !other)) throw new ProblemError("not_found", `${group.id} has no attempt ${attempt ? against : n}`);
+  if (other && other.machine !== attempt.machine)
+    throw new ProblemError(
+      "conflict",
+      `attempts ${n} and ${against} ran on different machines (${attempt.machine}, ${other.machine}): each machine's git holds only its own branches, so they cannot be diffed against each other there; diff each against the base (GET …/diff?n=${n} and ?n=${against}), the same commit on both`,
+    );
+  c.set("machine", attempt.machine);
+  const answer = await machineObject(c.env, attempt.machine).attemptCall({ op: "diff", group: group.id, n, against });
+  return c.json(AttemptDiff.parse(settled(answer)), 200);
+};
+
+const pick: RouteHandler<typeof pickRoute, AppEnv> = async (c) => {
+  const group = await visible(c, c.req.valid("param").id);
+  const request = c.req.valid("json");
+  c.set("machine", group.attempts[request.n - 1]?.machine ?? group.attempts[0]!.machine);
+  return c.json(AttemptGroup.parse(await onGroups(c, { op: "pick", id: group.id, request, who: c.get("identity").name })), 200);
+};
+
+const discard: RouteHandler<typeof discardRoute, AppEnv> = async (c) => {
+  const group = await visible(c, c.req.valid("param").id);
+  const { n } = c.req.valid("json");
+  c.set("machine", group.attempts[(n ?? 1) - 1]?.machine ?? group.attempts[0]!.machine);
+  const call: GroupCall = { op: "discard", id: group.id, who: c.get("identity").name, ...(n !== undefined ? { n } : {}) };
+  return c.json(DiscardResult.parse(await onGroups(c, call)), 200);
+};
+
+const cancel: RouteHandler<typeof cancelRoute, AppEnv> = async (c) => {
+  const group = await visible(c, c.req.valid("param").id);
+  c.set("machine", group.attempts[0]!.machine);
+  return c.json(AttemptGroup.parse(await onGroups(c, { op: "cancel", id: group.id, who: c.get("identity").name })), 200);
+};
+
+export const attemptRoutes = new OpenAPIHono<AppEnv>()
+  .openapi(createGroupRoute, create)
+  .openapi(listRoute, list)
+  .openapi(getRoute, get)
+  .openapi(diffRoute, diff)
+  .openapi(pickRoute, pick)
+  .openapi(discardRoute, discard)
+  .openapi(cancelRoute, cancel);

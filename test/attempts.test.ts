@@ -1,0 +1,303 @@
+/**
+ * Attempt groups (docs/architecture.md, "Attempt groups"), with the mock agent on real sidecars and the
+ * machines' real git: three attempts of one prompt in their own worktrees, each writing its own change,
+ * a check (a script of the repository) failing for one; compared, diffed against the base and against
+ * each other; the passing one merged into the base branch; the others discarded; an attempt on a machine
+ * that is away runs when it is back; cancel stops every attempt; a GitHub trigger starts a group, whose
+ * summary goes on the issue through the machine's GitHub CLI (a fake `gh` on its PATH); refusals.
+ */
+import { execFileSync } from "node:child_process";
+import { createHmac } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
+
+type Attempt = {
+  n: number;
+  agent: string;
+  machine: string;
+  task: string | null;
+  branch: string;
+  state: string;
+  verdict: string | null;
+  check: { exitCode: number | null; durationMs: number; tail: string; timedOut: boolean } | null;
+  changes: { files: number; added: number; removed: number } | null;
+  costUsd: number | null;
+  durationMs: number | null;
+  discarded: boolean;
+};
+type Group = {
+  id: string;
+  state: string;
+  base: { branch: string | null; commit: string; agreedOn: string };
+  attempts: Attempt[];
+  picked: { n: number; action: string; how: string; commit: string | null } | null;
+};
+
+let rt: Runtime;
+let repo: string;
+const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" });
+
+beforeAll(async () => {
+  rt = await startRuntime({ machines: ["local", "away"], vars: { RECONNECT_GRACE_MS: "1000" } });
+  repo = join(rt.dir, "repo");
+  mkdirSync(repo);
+  git("init", "-q", "-b", "main");
+  git("config", "user.name", "Test Person");
+  git("config", "user.email", "person@example.com");
+  // The check: attempt 2's change is "wrong" (its folder's name is in what it wrote).
+  writeFileSync(join(repo, "check.sh"), 'if grep -q -- "-2-mock" notes.txt; then echo "notes.txt: attempt two is wrong"; exit 1; fi\necho "all good"\n');
+  writeFileSync(join(repo, "README.md"), "a repository\n");
+  git("add", ".");
+  git("commit", "-q", "-m", "start");
+});
+afterAll(async () => {
+  await rt?.dispose();
+});
+
+const post = (path: string, body: unknown, token?: string) =>
+  rt.api(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+async function json<T>(res: Promise<Response> | Response, status = 200): Promise<T> {
+  const r = await res;
+  const text = await r.text();
+  expect(r.status, text).toBe(status);
+  return JSON.parse(text) as T;
+}
+const read = (id: string) => json<Group>(rt.api(`/v1/attempts/${id}`));
+const until = (id: string, ok: (g: Group) => boolean, what: string, timeoutMs = 30_000) =>
+  waitFor(
+    async () => {
+      const group = await read(id);
+      return ok(group) ? group : null;
+    },
+    `group ${id}: ${what}`,
+    timeoutMs,
+  );
+
+describe("attempt groups", () => {
+  let group: Group;
+
+  it("run one prompt as three attempts, each in its worktree on its own branch, each checked", async () => {
+    const head = git("rev-parse", "main").trim();
+    const created = await json<Group>(
+      post("/v1/attempts", {
+        prompt: "/write notes.txt written in {{folder}}",
+        cwd: repo,
+        attempts: [{ agent: "mock" }, { agent: "mock", machine: "local" }, { agent: "mock" }],
+        check: { command: "sh check.sh", timeoutSeconds: 60 },
+      }),
+      201,
+    );
+    expect(created.id).toMatch(/^grp-[0-9a-f]{12}$/);
+    expect(created.base).toEqual({ branch: "main", commit: head, agreedOn: "local" });
+    expect(created.attempts.map((a) => a.branch)).toEqual([1, 2, 3].map((n) => `agent/${created.id}-${n}-mock`));
+    for (const a of created.attempts) expect(["queued", "running"]).toContain(a.state);
+
+    group = await until(created.id, (g) => g.state === "finished", "every attempt finished");
+    expect(group.attempts.map((a) => [a.state, a.verdict, a.check?.exitCode])).toEqual([
+      ["done", "passed", 0],
+      ["done", "failed", 1],
+      ["done", "passed", 0],
+    ]);
+    expect(group.attempts[1]!.check!.tail).toContain("attempt two is wrong");
+    expect(group.attempts[0]!.check!.tail).toContain("all good");
+    for (const a of group.attempts) {
+      expect(a.changes).toEqual({ files: 1, added: 1, removed: 0 });
+      expect(a.task).toMatch(/^task-[0-9a-f]{16}-local$/);
+      expect(a.durationMs).toBeGreaterThan(0);
+      expect(a.costUsd).toBeNull();
+      // Each attempt's work is a commit on its own branch, from the base.
+      expect(git("show", `${a.branch}:notes.txt`)).toBe(`written in ${group.id}-${a.n}-mock\n`);
+      expect(git("rev-parse", `${a.branch}~1`).trim()).toBe(head);
+    }
+    // The base branch is untouched until a pick.
+    expect(git("rev-parse", "main").trim()).toBe(head);
+    const listed = await json<{ groups: Group[] }>(rt.api("/v1/attempts"));
+    expect(listed.groups.map((g) => g.id)).toContain(group.id);
+  });
+
+  it("compare: each attempt against the base, and two attempts against each other", async () => {
+    const one = await json<{ files: { path: string; status: string; added: number }[]; diff: string }>(rt.api(`/v1/attempts/${group.id}/diff?n=1`));
+    expect(one.files).toEqual([{ path: "notes.txt", status: "A", added: 1, removed: 0 }]);
+    expect(one.diff).toContain(`+written in ${group.id}-1-mock`);
+    const between = await json<{ files: { path: string; status: string }[]; diff: string; from: string }>(
+      rt.api(`/v1/attempts/${group.id}/diff?n=1&against=2`),
+    );
+    expect(between.from).toBe(group.attempts[1]!.branch);
+    expect(between.files).toEqual([{ path: "notes.txt", status: "M", added: 1, removed: 1 }]);
+    expect(between.diff).toContain(`-written in ${group.id}-2-mock`);
+    expect(between.diff).toContain(`+written in ${group.id}-1-mock`);
+  });
+
+  it("pick merges the chosen attempt into the base branch; discard removes the others' worktrees and branches", async () => {
+    const picked = await json<Group>(post(`/v1/attempts/${group.id}/pick`, { n: 1, action: "merge" }));
+    expect(picked.picked).toMatchObject({ n: 1, action: "merge", how: "fast-forward" });
+    expect(git("log", "--format=%s", "-1", "main").trim()).toBe(`/write notes.txt written in {{folder}}`);
+    expect(git("rev-parse", "main").trim()).toBe(picked.picked!.commit);
+    // main is checked out in the repository itself: the merge happened there.
+    expect(readFileSync(join(repo, "notes.txt"), "utf8")).toBe(`written in ${group.id}-1-mock\n`);
+    const again = await post(`/v1/attempts/${group.id}/pick`, { n: 3, action: "merge" });
+    expect(again.status).toBe(409);
+
+    const worktrees = group.attempts.map((a) =>
+      git("worktree", "list", "--porcelain")
+        .split("\n\n")
+        .find((w) => w.includes(`refs/heads/${a.branch}`)),
+    );
+    const paths = worktrees.map((w) => /^worktree (.*)$/m.exec(w ?? "")?.[1]);
+    expect(paths.every((p) => p && existsSync(p))).toBe(true);
+
+    const discarded = await json<{ discarded: { n: number; worktree: boolean; branch: boolean; checkpoints: boolean }[]; group: Group }>(
+      post(`/v1/attempts/${group.id}/discard`, {}),
+    );
+    expect(discarded.discarded).toEqual([
+      { n: 2, worktree: true, branch: true, checkpoints: true },
+      { n: 3, worktree: true, branch: true, checkpoints: true },
+    ]);
+    expect(discarded.group.attempts.map((a) => a.discarded)).toEqual([false, true, true]);
+    expect(existsSync(paths[1]!)).toBe(false);
+    expect(existsSync(paths[2]!)).toBe(false);
+    expect(existsSync(paths[0]!)).toBe(true);
+    expect(git("branch", "--list", `agent/${group.id}-*`).trim()).toBe(`+ agent/${group.id}-1-mock`);
+    // What is gone cannot be diffed any more, and says so.
+    expect((await rt.api(`/v1/attempts/${group.id}/diff?n=2`)).status).toBe(404);
+  });
+
+  it("an attempt on a machine that is away waits, and runs when it is back", async () => {
+    await rt.sidecars.get("away")!.stop("SIGKILL");
+    await waitFor(async () => {
+      const machines = (await (await rt.api("/v1/machines")).json()) as { machines: { id: string; connected: boolean }[] };
+      return machines.machines.find((m) => m.id === "away")?.connected === false;
+    }, "the machine to be away");
+    const created = await json<Group>(
+      post("/v1/attempts", {
+        prompt: "/write later.txt from {{folder}}",
+        cwd: repo,
+        attempts: [
+          { agent: "mock", machine: "local" },
+          { agent: "mock", machine: "away" },
+        ],
+      }),
+      201,
+    );
+    expect(created.base.agreedOn).toBe("local");
+    const first = await until(created.id, (g) => g.attempts[0]!.state === "done", "the attempt on local done");
+    expect(first.attempts[1]!.state).toBe("queued");
+    expect(first.attempts[0]!.verdict).toBe("no_check");
+    // Two machines' branches are not diffed against each other: said, not faked.
+    const across = await rt.api(`/v1/attempts/${created.id}/diff?n=2&against=1`);
+    expect(across.status).toBe(409);
+    expect((await problemOf(across)).detail).toContain("different machines");
+
+    await rt.addSidecar("away");
+    const done = await until(created.id, (g) => g.state === "finished", "the away machine's attempt done");
+    expect(done.attempts[1]).toMatchObject({ state: "done", verdict: "no_check", machine: "away", changes: { files: 1 } });
+    expect(done.attempts[1]!.task).toMatch(/-away$/);
+    expect(git("show", `${done.attempts[1]!.branch}:later.txt`)).toBe(`from ${created.id}-2-mock\n`);
+  });
+
+  it("cancel stops every attempt", async () => {
+    const created = await json<Group>(
+      post("/v1/attempts", { prompt: "/slow 200 100", cwd: repo, attempts: [{ agent: "mock" }, { agent: "mock" }], check: { command: "true" } }),
+      201,
+    );
+    const running = await until(created.id, (g) => g.attempts.every((a) => a.state === "running" && a.task !== null), "both running");
+    const task = (id: string | null) => json<{ state: string; session: string | null }>(rt.api(`/v1/tasks/${id}`));
+    const session = async (id: string) => (await json<{ state: string }>(rt.api(`/v1/sessions/${id}`))).state;
+    // Both turns under way (their agents started, their prompts sent).
+    await Promise.all(
+      running.attempts.map((a) =>
+        waitFor(async () => {
+          const id = (await task(a.task)).session;
+          return id && (await session(id)) === "running" ? id : null;
+        }, `attempt ${a.n}'s turn to run`),
+      ),
+    );
+    const cancelled = await json<Group>(post(`/v1/attempts/${created.id}/cancel`, {}));
+    expect(cancelled.state).toBe("cancelled");
+    expect(cancelled.attempts.map((a) => a.state)).toEqual(["cancelled", "cancelled"]);
+    // Each attempt's task is cancelled on its machine (which sends its turn session/cancel: tasks.test.ts).
+    for (const a of running.attempts) expect((await task(a.task)).state).toBe("cancelled");
+    // Still cancelled once the machines have had their say.
+    expect((await read(created.id)).attempts.map((a) => a.state)).toEqual(["cancelled", "cancelled"]);
+  });
+
+  it("start from a GitHub trigger, and say on the issue how the attempts went", async () => {
+    // The machine's GitHub CLI: signed in, writing what it is asked to a file.
+    const bin = join(rt.dir, "fake-gh");
+    mkdirSync(bin);
+    const asked = join(bin, "asked.json");
+    writeFileSync(
+      join(bin, "gh"),
+      `#!/usr/bin/env node\nconst args = process.argv.slice(2);\nif (args[0] === "auth") process.exit(0);\nrequire("node:fs").writeFileSync(${JSON.stringify(asked)}, JSON.stringify(args));\nconsole.log("https://github.com/acme/app/issues/12#issuecomment-7");\n`,
+    );
+    chmodSync(join(bin, "gh"), 0o755);
+    await rt.addSidecar("hub", { PATH: `${bin}:${process.env.PATH}` });
+    const secret = "whsec-attempts-0123456789";
+    const trigger = await json<{ id: string; deliveryPath: string; attempts: unknown }>(
+      post("/v1/triggers", {
+        kind: "github",
+        secret,
+        events: [{ on: "issues.labeled", label: "race" }],
+        task: { machine: "hub", agent: "mock", cwd: repo, prompt: "/write notes.txt issue {{number}} by {{folder}}" },
+        attempts: { attempts: [{ agent: "mock" }, { agent: "mock" }], check: { command: "sh check.sh" } },
+      }),
+      201,
+    );
+    expect(trigger.attempts).toMatchObject({ attempts: [{ agent: "mock" }, { agent: "mock" }] });
+    const body = JSON.stringify({
+      action: "labeled",
+      label: { name: "race" },
+      issue: { number: 12, title: "Race them", body: "", html_url: "https://github.com/acme/app/issues/12" },
+      repository: { full_name: "acme/app" },
+      sender: { login: "ada" },
+    });
+    const delivered = await fetch(`${rt.url}${trigger.deliveryPath}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "issues",
+        "x-github-delivery": "delivery-attempts-1",
+        "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
+      },
+      body,
+    });
+    const outcome = (await delivered.json()) as { outcome: string; task: string };
+    expect(outcome).toMatchObject({ outcome: "started", task: expect.stringMatching(/^grp-/) });
+    const done = await until(outcome.task, (g) => g.state === "finished", "the trigger's group finished");
+    expect(done.attempts.map((a) => [a.machine, a.verdict])).toEqual([
+      ["hub", "passed"],
+      ["hub", "failed"],
+    ]);
+    const args = await waitFor(async () => (existsSync(asked) ? (JSON.parse(readFileSync(asked, "utf8")) as string[]) : null), "the summary to be posted");
+    expect(args.slice(0, 4)).toEqual(["issue", "comment", "12", "--repo"]);
+    const comment = args[args.indexOf("--body") + 1]!;
+    expect(comment).toContain(`Attempt group \`${done.id}\` finished: 2 attempts, 1 passed \`sh check.sh\``);
+    expect(comment).toContain(`| 1 | mock | hub | done | passed | 1 files, +1 −1 | \`${done.attempts[0]!.branch}\` |`);
+    expect(comment).toContain("| 2 | mock | hub | done | failed (exit 1) |");
+  });
+
+  it("refuse what they should", async () => {
+    const base = { prompt: "/write x.txt x", cwd: repo, attempts: [{ agent: "mock" }, { agent: "mock" }] };
+    expect((await post("/v1/attempts", { ...base, attempts: [{ agent: "mock" }] })).status).toBe(400);
+    const nowhere = await post("/v1/attempts", { ...base, attempts: [{ agent: "mock" }, { agent: "mock", machine: "nowhere" }] });
+    expect(nowhere.status).toBe(404);
+    const badBase = await post("/v1/attempts", { ...base, base: "no-such-branch" });
+    expect(badBase.status).toBe(422);
+    expect(errorCode(await problemOf(badBase))).toBe("git_failed");
+    const viewer = (await json<{ token: string }>(post("/v1/tokens", { name: "attempts-viewer", role: "viewer" }), 201)).token;
+    expect((await post("/v1/attempts", base, viewer)).status).toBe(403);
+    expect((await rt.api("/v1/attempts", { headers: { authorization: `Bearer ${viewer}` } })).status).toBe(200);
+    expect((await post(`/v1/attempts/${group.id}/cancel`, {}, viewer)).status).toBe(403);
+    const scoped = (await json<{ token: string }>(post("/v1/tokens", { name: "attempts-away-only", role: "member", machines: ["away"] }), 201)).token;
+    expect((await rt.api(`/v1/attempts/${group.id}`, { headers: { authorization: `Bearer ${scoped}` } })).status).toBe(404);
+    expect((await post("/v1/attempts", base, scoped)).status).toBe(403);
+    expect((await rt.api("/v1/attempts/grp-000000000000")).status).toBe(404);
+    expect((await rt.api("/v1/attempts/nope")).status).toBe(400);
+  });
+});

@@ -1,0 +1,316 @@
+/**
+ * The dashboard on a phone (390×844, Debian's Chromium) telling the truth: a live diff drawn inside the
+ * transcript, machine presence and ports that follow the live stream, offline and queued said once, revert
+ * that asks and a page that follows, a commit that lists what it takes. Each view touched is checked by axe.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rpc } from "./acp-helpers";
+import { accessible, fits, launchChromium } from "./browser";
+import { startRuntime, waitFor, type Runtime } from "./harness";
+
+/** Screenshots of the dashboard as a person sees it, kept as test output (git-ignored). */
+const SCREENSHOTS = join(fileURLToPath(new URL("..", import.meta.url)), "test-output", "dashboard");
+const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+
+let rt: Runtime;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  rt = await startRuntime({ machines: ["local"] });
+  browser = await launchChromium();
+  context = await browser.newContext(PHONE);
+  page = await context.newPage();
+  page.on("pageerror", (e) => console.error("the page threw:", e.stack));
+  await signIn(page);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await rt?.dispose();
+});
+
+async function signIn(p: Page): Promise<void> {
+  p.setDefaultTimeout(15_000);
+  await p.goto(`${rt.url}/`);
+  await p.fill("#token", rt.token);
+  await p.click("#login-form button[type=submit]");
+  await p.waitForSelector('nav [data-view="sessions"]');
+}
+
+async function open(p: Page, path: string, ready: string): Promise<void> {
+  await p.goto(`${rt.url}${path}`);
+  await p.waitForSelector(ready);
+}
+
+const shot = (p: Page, name: string) => p.screenshot({ path: join(SCREENSHOTS, `phone-${name}.png`), fullPage: true });
+
+/** A git repository with one commit, in the runtime's folder. */
+function repository(name: string): { dir: string; git: (...args: string[]) => string } {
+  const dir = join(rt.dir, name);
+  mkdirSync(dir);
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8" });
+  git("init", "-q", "-b", "main");
+  git("config", "user.name", "Test Person");
+  git("config", "user.email", "person@example.com");
+  writeFileSync(join(dir, "app.js"), "let a = 1;\n");
+  git("add", ".");
+  git("commit", "-q", "-m", "start");
+  return { dir, git };
+}
+
+/** A mock agent's session in `cwd` (its own ACP server), and its record's id. */
+async function mockSession(serverId: string, cwd: string): Promise<{ id: string; say: (text: string) => Promise<Response> }> {
+  let n = 1;
+  const post = (method: string, params: unknown, query = "") => rpc(rt, serverId, { jsonrpc: "2.0", id: n++, method, params }, query);
+  await post("initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
+  const { result } = (await (await post("session/new", { cwd, mcpServers: [] })).json()) as { result: { sessionId: string } };
+  const { id } = await waitFor(async () => {
+    const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+    return sessions.find((s) => s.sessionId === result.sessionId);
+  }, "the session's record");
+  return { id, say: (text) => post("session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text }] }) };
+}
+
+describe("the dashboard on a phone", () => {
+  it("draws a live diff right: a new file is added, its path is the session's, and nothing leaves the transcript", async () => {
+    const { dir } = repository("live-diff");
+    const { id } = await mockSession("live-diff", dir);
+    await open(page, `/sessions/${id}`, "#session-input:not([disabled])");
+    await page.fill("#session-input", "/write notes.md remember the milk");
+    await page.click("#session-send");
+    await page.waitForSelector(".live-edit .diff .d2h-code-line");
+    await shot(page, "live-diff");
+    expect((await page.textContent(".live-edit .d2h-tag"))?.trim()).toBe("ADDED");
+    expect((await page.textContent(".live-edit .d2h-file-name"))?.trim()).toBe("notes.md");
+    // One added line is a few lines high, not a screenful.
+    expect((await page.locator(".live-edit").boundingBox())!.height).toBeLessThan(160);
+    // Scrolled to its end, nothing inside the transcript is drawn below its edge (over the prompt box).
+    const escaping = await page.evaluate(() => {
+      const box = document.querySelector<HTMLElement>("#session-transcript")!;
+      box.scrollTop = box.scrollHeight;
+      const edge = box.getBoundingClientRect().bottom;
+      return [...box.querySelectorAll<HTMLElement>("*")]
+        .filter((el) => el.getClientRects().length > 0 && el.getBoundingClientRect().bottom > edge + 1)
+        .map((el) => `${el.tagName}.${el.className} ${Math.round(el.getBoundingClientRect().bottom - edge)} px below`);
+    });
+    expect(escaping).toEqual([]);
+    await fits(page, 390, true);
+    await accessible(page);
+  });
+
+  it("opens one live stream per tab, whatever the view", async () => {
+    const p = await context.newPage();
+    try {
+      // Counted where the page calls fetch, as it calls it: two streams opened together are both counted.
+      await p.addInitScript(() => {
+        const counted = window as unknown as { streamsOpened: number };
+        counted.streamsOpened = 0;
+        const original = window.fetch.bind(window);
+        window.fetch = (input, init) => {
+          if (String(input instanceof Request ? input.url : input).includes("/v1/sessions/events")) counted.streamsOpened++;
+          return original(input, init);
+        };
+      });
+      const opened = p.waitForResponse((r) => r.url().includes("/v1/sessions/events"));
+      await open(p, "/sessions", "#sessions-list");
+      await opened;
+      for (const [path, ready] of [
+        ["/machines", "#machines"],
+        ["/sessions", "#sessions-list"],
+      ] as const) {
+        await p.click(`nav [href="${path}"]`);
+        await p.waitForSelector(ready);
+      }
+      expect(await p.evaluate(() => (window as unknown as { streamsOpened: number }).streamsOpened)).toBe(1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it("shows a machine's presence within 3 s of its sidecar dying and coming back, on the list and its own page", async () => {
+    await rt.addSidecar("laptop");
+    await open(page, "/machines", '[data-machine="laptop"] .dot.on');
+    let t0 = Date.now();
+    await rt.sidecars.get("laptop")!.stop("SIGKILL");
+    // Drawn whether it holds or not: the screenshot shows what a person saw 3 s after.
+    const shown = await page.waitForSelector('[data-machine="laptop"] .dot:not(.on)', { timeout: 3000 }).then(
+      () => true,
+      () => false,
+    );
+    const went = Date.now() - t0;
+    await shot(page, "machines-sidecar-died");
+    expect(shown).toBe(true);
+    expect(await page.textContent('[data-machine="laptop"]')).toContain("offline");
+    await accessible(page);
+    // Away and back through the views: still the truth.
+    await page.click('nav [data-view="sessions"]');
+    await page.waitForSelector("#sessions-list");
+    await page.click('nav [data-view="machines"]');
+    expect(await page.textContent('[data-machine="laptop"]')).toContain("offline");
+    // Its own page while it is away, then back: the header and the tab agree.
+    await page.click('[data-machine="laptop"]');
+    await page.waitForSelector('[data-machine-view="laptop"]');
+    t0 = Date.now();
+    await rt.addSidecar("laptop");
+    await page.waitForSelector('[data-machine-view="laptop"] h2 .dot.on', { timeout: 3000 });
+    const came = Date.now() - t0;
+    await page.waitForSelector('tr[data-agent="mock"]');
+    expect(await page.textContent("#machine-view")).not.toContain("not connected");
+    console.log(`laptop shown offline ${went} ms after its sidecar died, connected ${came} ms after it was back`);
+  });
+
+  it("lists a port within 3 s of an app listening and drops it within 3 s of it closing; a session's app line too", async () => {
+    const read = page.waitForResponse((r) => /\/v1\/ports$/.test(new URL(r.url()).pathname));
+    await open(page, "/machines/local/ports", "#ports-tab");
+    await read;
+    // An app starts listening just after the page read the ports: it shows without waiting for the next read.
+    const app = createServer();
+    await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
+    const port = (app.address() as { port: number }).port;
+    let t0 = Date.now();
+    await page.waitForSelector(`#ports-list [data-port="${port}"]`, { timeout: 3000 });
+    const appeared = Date.now() - t0;
+    t0 = Date.now();
+    await new Promise((resolve) => app.close(resolve));
+    await page.waitForSelector(`#ports-list [data-port="${port}"]`, { state: "detached", timeout: 3000 });
+    const went = Date.now() - t0;
+    console.log(`port shown ${appeared} ms after it listened, gone ${went} ms after it closed`);
+
+    // A session's "listening on" line goes when its app stops, and while its machine is away.
+    const { id, say } = await mockSession("session-ports", rt.dir);
+    const free = createServer();
+    await new Promise<void>((resolve) => free.listen(0, "127.0.0.1", resolve));
+    const served = (free.address() as { port: number }).port;
+    await new Promise((resolve) => free.close(resolve));
+    await open(page, `/sessions/${id}`, "#session-input");
+    await say(`/serve ${served}`);
+    await page.waitForSelector(`#session-ports [data-open="${served}"], #session-ports :text(":${served}")`);
+    const { ports } = (await (await rt.api("/v1/ports")).json()) as { ports: { port: number; pid: number | null }[] };
+    const pid = ports.find((p) => p.port === served)?.pid;
+    expect(pid).toBeTypeOf("number");
+    t0 = Date.now();
+    process.kill(pid!, "SIGKILL");
+    await page.waitForSelector("#session-ports", { state: "detached", timeout: 3000 });
+    console.log(`a session's app line gone ${Date.now() - t0} ms after the app died`);
+  });
+
+  it("says once what offline means and what happens to what is sent, and clears it when it no longer holds", async () => {
+    const { id } = await mockSession("away", rt.dir);
+    await open(page, `/sessions/${id}`, "#session-input:not([disabled])");
+    await rt.sidecars.get("local")!.stop("SIGKILL");
+    await page.waitForSelector("#session-offline");
+    expect(await page.textContent("#session-offline")).toContain("local is offline");
+    await page.fill("#session-input", "sent while away");
+    await page.click("#session-send");
+    await page.waitForSelector("#session-queued [data-queued]");
+    // Outside the transcript (its history), the page says it once.
+    const outside = () =>
+      page.evaluate(() => {
+        const view = document.querySelector("#session-view")!.cloneNode(true) as HTMLElement;
+        view.querySelector("#session-transcript")?.remove();
+        return view.textContent ?? "";
+      });
+    expect((await outside()).match(/is back/g)).toHaveLength(1);
+    expect((await page.textContent("#session-msg"))?.trim()).toBe("");
+    await shot(page, "session-offline");
+    await accessible(page);
+    await fits(page, 390, true);
+    await rt.addSidecar("local");
+    await expect.poll(() => page.textContent("#session-transcript"), { timeout: 20_000 }).toContain("You said: sent while away");
+    await page.waitForSelector("#session-offline", { state: "detached" });
+    await page.waitForSelector("#session-queued", { state: "detached" });
+    expect(await outside()).not.toMatch(/is back|Queued|offline/);
+  });
+
+  it("asks before a revert with what will change, then follows it; a commit lists what it takes and says git's refusals with what to do", async () => {
+    const { dir, git } = repository("ship");
+    writeFileSync(join(dir, "stray.txt"), "not the session's\n");
+    const { id, say } = await mockSession("ship", dir);
+    await say("/write app.js let a = 2;");
+    await say("/write notes/todo.md remember the milk");
+    await open(page, `/sessions/${id}/changes?turn=2`, '#changes-files li[data-path="notes/todo.md"]');
+    await expect.poll(() => page.textContent("#git-status")).toContain("3 uncommitted files");
+
+    // Revert asks first, saying what it does; nothing is touched until it is confirmed.
+    await page.click("#changes-revert");
+    await page.waitForSelector("#changes-revert-confirm");
+    expect(await page.textContent("#changes-revert-confirm")).toContain("notes/todo.md: removed");
+    expect(existsSync(join(dir, "notes/todo.md"))).toBe(true);
+    await accessible(page);
+    await page.click("#changes-revert-yes");
+    await page.waitForSelector("#changes-reverted");
+    expect(existsSync(join(dir, "notes/todo.md"))).toBe(false);
+    // The page follows: no second revert offered, and the git status read again.
+    expect(await page.locator("#changes-revert").count()).toBe(0);
+    await expect.poll(() => page.textContent("#git-status")).toContain("2 uncommitted files");
+
+    // The commit lists the files: the session's chosen, the stray one not; the message says what changed.
+    expect(await page.isChecked('#commit-files [data-path="app.js"] input')).toBe(true);
+    expect(await page.isChecked('#commit-files [data-path="stray.txt"] input')).toBe(false);
+    expect(await page.inputValue("#commit-message")).toBe("Change app.js");
+    // No remote: no Push, no pull request, and why.
+    expect(await page.locator("#git-push, #git-pr").count()).toBe(0);
+    await page.waitForSelector("#git-no-remote");
+    await fits(page, 390, true);
+    await accessible(page);
+    await shot(page, "ship");
+    await page.click("#git-commit");
+    await expect.poll(() => page.textContent("#ship-msg")).toContain("Committed");
+    expect(git("log", "-1", "--format=%s").trim()).toBe("Change app.js");
+    expect(git("status", "--porcelain").trim()).toBe("?? stray.txt");
+
+    // With a remote that refuses, git's words show as an error, with what to do.
+    git("remote", "add", "origin", join(rt.dir, "no-such-remote"));
+    await open(page, `/sessions/${id}/changes`, "#git-push");
+    await page.click("#git-push");
+    await page.waitForSelector("#ship-msg.error");
+    const said = await page.textContent("#ship-msg");
+    expect(said).toContain("does not appear to be a git repository");
+    expect(said).toContain("git remote add");
+    await shot(page, "ship-refused");
+  });
+
+  it("starts a task from what the machine has: its installed agents, its recent folders, and why it cannot start before it is queued", async () => {
+    const folder = join(rt.dir, "task-folder");
+    mkdirSync(folder);
+    await mockSession("task-folder", folder);
+    await open(page, "/tasks", "#new-task");
+    expect((await page.locator("#new-task summary").boundingBox())!.height).toBeGreaterThanOrEqual(44);
+    await page.click("#new-task summary");
+    await page.selectOption('#new-task [name="machine"]', "local");
+    await expect
+      .poll(() => page.locator('#new-task [name="agent"] option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)))
+      .toContain("mock");
+    const offered = await page.locator('#new-task [name="agent"] option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(offered).not.toContain("claude"); // not installed on local: offered to install instead
+    await expect.poll(() => page.locator("#task-install option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).toContain("claude");
+    // The folders of the machine's recent sessions, one tap each.
+    await page.click('#task-recent-folders button:has-text("task-folder")');
+    expect(await page.inputValue('#new-task [name="cwd"]')).toBe(folder);
+    await fits(page, 390, true);
+    await accessible(page);
+    await shot(page, "task-form");
+    // A machine that is away, of which no agent is known: said before anything is queued, and Start waits.
+    await rt.sidecars.get("laptop")!.stop("SIGKILL");
+    await page.waitForSelector('#new-task [name="machine"] option[value="laptop"]:has-text("away")', { state: "attached" });
+    await page.selectOption('#new-task [name="machine"]', "laptop");
+    await expect.poll(() => page.textContent("#task-blocker")).toContain("laptop is away");
+    expect(await page.isDisabled("#task-start")).toBe(true);
+    // On local, with mock, it starts and runs (no "install first" after Start said "started").
+    await page.selectOption('#new-task [name="machine"]', "local");
+    await page.selectOption('#new-task [name="agent"]', "mock");
+    await page.fill('#new-task [name="prompt"]', "/write from-task.txt done");
+    await page.click("#task-start");
+    await expect.poll(() => page.textContent("#new-task-msg")).toContain("started");
+    await page.waitForSelector('#tasks [data-state="succeeded"]', { timeout: 30_000 });
+  });
+});
