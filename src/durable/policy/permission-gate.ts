@@ -7,11 +7,11 @@
  * runtime with the agent's own option, never shown to a person, and a client's answer to it is refused.
  */
 import type { JsonRpcId } from "@agent-runtime/protocol/acp";
-import { PermissionPolicy, type PolicyVerdict } from "@agent-runtime/protocol/policy";
+import { PermissionPolicy, type PolicyVerdict, TeamPolicy } from "@agent-runtime/protocol/policy";
 import { decidePermission, permissionFactsOf, policyOptionOf } from "@agent-runtime/protocol/policy-eval";
 import type { PendingRequest, Session } from "@agent-runtime/protocol/sessions";
 import { type StoredDocument, storedDocument } from "../config/team-documents";
-import { getStoredSync } from "../storage/stored";
+import { getStoredSync, UnreadableRecord } from "../storage/stored";
 import { z } from "zod";
 import { PolicyDeadlines, type Deadline } from "./policy-deadlines";
 
@@ -44,7 +44,7 @@ export interface Ruled {
 }
 
 export class PermissionGate {
-  private policy: StoredDocument<PermissionPolicy> | null = null;
+  private policy: StoredDocument<TeamPolicy> | null = null;
   private readonly verdicts = new Map<string, PolicyVerdict | null>();
   /** Requests the runtime answered, by server and JSON-RPC id: a client's answer to one is refused. */
   private readonly answeredIds = new Set<string>();
@@ -55,20 +55,30 @@ export class PermissionGate {
   }
 
   /** The team's policy as of `stored` (from a connect or the fan-out): kept in this object's storage, written only when it changed. */
-  keep(stored: StoredDocument<PermissionPolicy>): boolean {
+  keep(stored: StoredDocument<TeamPolicy>): boolean {
     if (this.current().version === stored.version) return false;
     this.policy = stored;
     this.host.storage.kv.put(POLICY_KEY, stored);
     return true;
   }
 
-  current(): StoredDocument<PermissionPolicy> {
-    this.policy ??= getStoredSync(this.host.storage.kv, POLICY_KEY, storedDocument(PermissionPolicy)) ?? {
+  current(): StoredDocument<TeamPolicy> {
+    this.policy ??= getStoredSync(this.host.storage.kv, POLICY_KEY, storedDocument(TeamPolicy)) ?? {
       version: 0,
       config: { rules: [] },
       updatedAtMs: null,
     };
     return this.policy;
+  }
+
+  /** The team's policy document as kept, or null when what is kept does not read as one (a sandbox then refuses to start an agent). */
+  readableConfig(): TeamPolicy | null {
+    try {
+      return this.current().config;
+    } catch (err) {
+      if (err instanceof UnreadableRecord) return null;
+      throw err;
+    }
   }
 
   /** A session's own policy (`_meta["agent-runtime/policy"]` on `session/new`, or its task's): kept beside the team's. */

@@ -101,7 +101,7 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
       keepSessionPolicy: (serverId, acpSessionId, policy) => gate.keepSessionPolicy(serverId, acpSessionId, policy),
       sseIdleCloseMs: host.sseIdleCloseMs,
       promptTimeoutMs: host.promptTimeoutMs,
-      sandboxes: new ServerSandboxes({ policy: () => gate.current().config, floor: host.floor, machine: host.machine }),
+      sandboxes: new ServerSandboxes({ policy: () => gate.readableConfig(), floor: host.floor, machine: host.machine }),
     },
     queued,
   );
