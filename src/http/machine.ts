@@ -6,7 +6,6 @@ import { settings } from "../settings";
 import { type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Caller } from "../durable/acp-transport/ownership";
-import { holderHeader } from "../durable/streams/stream-holders";
 
 /** The machine of this request, as the route's guard resolved and checked it (http/access.ts). */
 export function machineStub(c: Context<AppEnv>) {
@@ -22,11 +21,6 @@ export function machineStub(c: Context<AppEnv>) {
 export function callerOf(c: Context<AppEnv>): Caller {
   const { tokenId, name, role, expiresAtMs } = c.get("identity");
   return { tokenId, name, role, expiresAtMs };
-}
-
-/** The header a WebSocket upgrade handed to the machine's object carries its caller in. */
-export function callerHeader(c: Context<AppEnv>): Record<string, string> {
-  return holderHeader(callerOf(c));
 }
 
 export function acpTimeout(c: Context<AppEnv>): number {

@@ -9,14 +9,14 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { callerHeader, callerOf, machineStub, settled } from "../http/machine";
+import { callerOf, machineStub, settled } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { errors, jsonBody } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { isJsonRpcRequest, JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { AgentId } from "@agent-runtime/protocol/values";
 import { settings } from "../settings";
-import { ACP_SOCKET_PATH } from "../durable/acp-transport/connection-registry";
+import { acpSocketUpgrade } from "../durable/machine/object-requests";
 import { HEADER_CONNECTION_ID, HEADER_SESSION_ID } from "../durable/acp-transport/connection";
 
 const Headers = z.object({
@@ -124,9 +124,7 @@ export const acpTransportRoutes = new OpenAPIHono<AppEnv>()
   .openapi(stream, async function followAcpConnection(c) {
     if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
       const agent = agentOf(c, c.req.valid("query").agent);
-      const upgrade = new Request(`https://machine${ACP_SOCKET_PATH}?agent=${agent}`, {
-        headers: { upgrade: "websocket", ...callerHeader(c) },
-      });
+      const upgrade = acpSocketUpgrade(agent, callerOf(c));
       c.set("auditRead", true); // opening a WebSocket connection starts an agent
       return await machineStub(c).fetch(upgrade);
     }

@@ -16,7 +16,7 @@ import { machineObject } from "../durable/stubs";
 import { settings } from "../settings";
 import { problem } from "../lib/problem-response";
 import { appPathOf, appRequestHeaders, browserResponseHeaders, grantRedirect, PREVIEW_COOKIE, type PreviewPlace } from "../http/preview-headers";
-import { PREVIEW_PATH_PREFIX } from "../durable/preview/preview-streams";
+import { previewTarget } from "../durable/machine/object-requests";
 import { parsePreviewLabel, previewLabel } from "@agent-runtime/protocol/preview";
 import { Identifier } from "@agent-runtime/protocol/values";
 
@@ -37,7 +37,7 @@ function machineAndSecret(value: string | undefined): { machine: string; secret:
 /** One request of a preview, to the machine's object and back, with each side's headers. */
 async function forward(c: Context<AppEnv>, machine: string, pass: string, place: PreviewPlace, appPath: string): Promise<Response> {
   const request = c.req.raw;
-  const target = `https://machine${PREVIEW_PATH_PREFIX}${place.port}?path=${encodeURIComponent(appPath)}&pass=${pass}`;
+  const target = previewTarget(place.port, appPath, pass);
   const hasBody = request.body !== null && request.method !== "GET" && request.method !== "HEAD";
   const res = await machineObject(c.env, machine).fetch(target, {
     method: request.method,

@@ -3,9 +3,9 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { callerHeader, callerOf, machineStub, relay } from "../http/machine";
+import { callerOf, machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
-import { TERMINAL_PATH_PREFIX } from "../durable/terminals/terminal-viewers";
+import { terminalUpgrade } from "../durable/machine/object-requests";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import {
@@ -264,10 +264,7 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
       throw new ProblemError("conflict", `process '${id}' has no terminal (start it with tty: true); read its output from /processes/${id}/logs`);
     if (process.status !== "running") throw new ProblemError("conflict", `process '${id}' has exited; its output is at /processes/${id}/logs`);
     // The opener goes with the viewer: its token's revocation or expiry closes the terminal.
-    const upgrade = new Request(`https://machine${TERMINAL_PATH_PREFIX}${encodeURIComponent(id)}`, {
-      headers: { upgrade: "websocket", ...callerHeader(c) },
-    });
-    return await machineStub(c).fetch(upgrade);
+    return await machineStub(c).fetch(terminalUpgrade(id, callerOf(c)));
   })
   .openapi(remove, async function forgetProcess(c) {
     await relay(c, "processes.delete", { id: c.req.valid("param").id });

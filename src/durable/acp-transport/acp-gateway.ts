@@ -9,11 +9,11 @@ import type { StreamRef } from "@agent-runtime/protocol/frames";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
-import { AgentId } from "@agent-runtime/protocol/values";
+import type { AgentId } from "@agent-runtime/protocol/values";
 import { problemResponse } from "../../lib/problem-response";
 import { offline } from "../machine/tunnel";
 import type { AcpPostRequest } from "../sessions/session-calls";
-import { holderOf, type StreamHolders } from "../streams/stream-holders";
+import type { StreamHolder, StreamHolders } from "../streams/stream-holders";
 import type { AcpConnections } from "./connection-registry";
 import { Caller, ownerKey, refusedConnection, visibleServers } from "./ownership";
 
@@ -81,14 +81,12 @@ export class AcpGateway {
   }
 
   /** The WebSocket form: one socket is one connection (and one agent process), hibernatable, held by its opener. */
-  acceptSocket(request: Request): Response {
-    const agent = AgentId.safeParse(new URL(request.url).searchParams.get("agent"));
-    const holder = holderOf(request);
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !agent.success || !holder) {
+  acceptSocket(request: Request, agent: AgentId | null, holder: StreamHolder | null): Response {
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket" || !agent || !holder) {
       return problemResponse({ code: "invalid_request", detail: "expected a WebSocket upgrade naming its agent and its holder" });
     }
     if (!this.host.reachable()) return problemResponse(offline());
-    const { serverId, tags, attachment } = this.connections.socketSetup(agent.data, holder.name, ownerKey(holder));
+    const { serverId, tags, attachment } = this.connections.socketSetup(agent, holder.name, ownerKey(holder));
     const { 0: client, 1: server } = new WebSocketPair();
     this.host.accept(server, [...tags, ...this.holders.socketTags(holder)]);
     server.serializeAttachment(attachment);

@@ -38,7 +38,6 @@ export const MAX_CONNECTION_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 export const ACP_SOCKET_TAG = "acp";
 /** The path of the machine object's fetch that accepts an ACP WebSocket (`GET /acp` with an upgrade). */
-export const ACP_SOCKET_PATH = "/acp-socket";
 const socketTag = (serverId: string) => `acp:${serverId}`;
 
 /** What a WebSocket connection keeps across hibernation: everything it needs, no routing state. */

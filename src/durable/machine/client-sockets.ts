@@ -6,8 +6,8 @@
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import { problemResponse } from "../../lib/problem-response";
 import { ACP_SOCKET_TAG, type AcpConnections, acpSocketOf } from "../acp-transport/connection-registry";
-import { closeTextOf, holderOf, type StreamHolders } from "../streams/stream-holders";
-import { TERMINAL_PATH_PREFIX, TERMINAL_TAG, type TerminalViewers, viewerOf } from "../terminals/terminal-viewers";
+import { closeTextOf, type StreamHolder, type StreamHolders } from "../streams/stream-holders";
+import { TERMINAL_TAG, type TerminalViewers, viewerOf } from "../terminals/terminal-viewers";
 import { PREVIEW_TAG, type PreviewStreams, previewSocketOf } from "../preview/preview-streams";
 import { closeQuietly } from "../../lib/close-reason";
 
@@ -21,12 +21,10 @@ export class ClientSockets {
     private readonly previews: PreviewStreams,
   ) {}
 
-  /** A terminal's upgrade (`/_terminal/<process>`), attached for the holder the route named; null for another path. */
-  attachTerminal(request: Request, path: string): Response | null {
-    if (!path.startsWith(TERMINAL_PATH_PREFIX)) return null;
-    const holder = holderOf(request);
+  /** A terminal's upgrade (object-requests.ts), attached for the holder the route named. */
+  attachTerminal(request: Request, process: string, holder: StreamHolder | null): Response {
     if (!holder) return problemResponse({ code: "invalid_request", detail: "a terminal is opened for someone: the route names its holder" });
-    return this.viewers.attach(request, decodeURIComponent(path.slice(TERMINAL_PATH_PREFIX.length)), this.holders.socketTags(holder));
+    return this.viewers.attach(request, process, this.holders.socketTags(holder));
   }
 
   /** A message on one of these sockets (false: the socket is the tunnel's). */

@@ -48,7 +48,8 @@ import { alarmBy } from "../storage/alarm";
 import { MachineNotifications } from "../notifications/machine-notifications";
 import { TerminalViewers } from "../terminals/terminal-viewers";
 import { TokenGeneration } from "../tokens/token-generation";
-import { ACP_SOCKET_PATH, AcpConnections } from "../acp-transport/connection-registry";
+import { AcpConnections } from "../acp-transport/connection-registry";
+import { objectRequestOf } from "./object-requests";
 import { StreamHolder, StreamHolders } from "../streams/stream-holders";
 import { Caller } from "../acp-transport/ownership";
 import { AcpGateway } from "../acp-transport/acp-gateway";
@@ -195,12 +196,10 @@ export class MachineObject extends DurableObject<Env> {
   // ---------------- sockets: the tunnel, terminal viewers, ACP's WebSocket form ----------------
 
   override async fetch(request: Request): Promise<Response> {
-    const path = new URL(request.url).pathname;
-    const terminal = this.clients.attachTerminal(request, path);
-    if (terminal) return terminal;
-    if (path === ACP_SOCKET_PATH) return this.acp.acceptSocket(request);
-    const preview = this.previews.fetch(request, path);
-    if (preview) return preview;
+    const asked = objectRequestOf(request);
+    if (asked.kind === "terminal") return this.clients.attachTerminal(request, asked.process, asked.holder);
+    if (asked.kind === "acp-socket") return this.acp.acceptSocket(request, asked.agent, asked.holder);
+    if (asked.kind === "preview") return this.previews.fetch(request, asked);
     return acceptSidecar(request, {
       name: this.ctx.id.name ?? null,
       generation: () => this.tokens.current(),

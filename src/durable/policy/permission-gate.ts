@@ -11,7 +11,7 @@ import { PermissionPolicy, type PolicyVerdict, TeamPolicy } from "@agent-runtime
 import { decidePermission, permissionFactsOf, policyOptionOf } from "@agent-runtime/protocol/policy-eval";
 import type { PendingRequest, Session } from "@agent-runtime/protocol/sessions";
 import { type StoredDocument, storedDocument } from "../config/team-documents";
-import { getStoredSync } from "../storage/stored";
+import { getStoredSync, UnreadableRecord } from "../storage/stored";
 import { z } from "zod";
 import { PolicyDeadlines, type Deadline } from "./policy-deadlines";
 
@@ -70,6 +70,16 @@ export class PermissionGate {
       updatedAtMs: null,
     };
     return this.policy;
+  }
+
+  /** The team's policy document as kept, or null when what is kept does not read as one (a sandbox then refuses to start an agent). */
+  readableConfig(): TeamPolicy | null {
+    try {
+      return this.current().config;
+    } catch (err) {
+      if (err instanceof UnreadableRecord) return null;
+      throw err;
+    }
   }
 
   /** A session's own policy (`_meta["agent-runtime/policy"]` on `session/new`, or its task's): kept beside the team's. */

@@ -10,7 +10,7 @@ import { problemResponse } from "../../lib/problem-response";
 import type { StreamHolder, StreamHolders } from "../streams/stream-holders";
 import type { Tunnel } from "../machine/tunnel";
 import { type AccessStorage, PreviewAccess } from "./preview-access";
-import { PREVIEW_PATH_PREFIX, PreviewStreams } from "./preview-streams";
+import { PreviewStreams } from "./preview-streams";
 
 export interface MachinePreviewsHost {
   tunnel: Pick<Tunnel, "send" | "newId" | "previewOffer">;
@@ -37,13 +37,9 @@ export class MachinePreviews {
     this.access = new PreviewAccess(host.storage, (holder) => host.holders.watch(holder));
   }
 
-  /** A route's preview request (null: the path is not a preview's). */
-  fetch(request: Request, path: string): Promise<Response> | null {
-    if (!path.startsWith(PREVIEW_PATH_PREFIX)) return null;
-    const url = new URL(request.url);
-    const port = Number(path.slice(PREVIEW_PATH_PREFIX.length));
-    const appPath = url.searchParams.get("path") ?? "/";
-    const pass = this.access.check(url.searchParams.get("pass") ?? "", port);
+  /** A route's preview request (object-requests.ts: its port, the app's path and the pass it came with). */
+  fetch(request: Request, { port, path: appPath, pass: secret }: { port: number; path: string; pass: string }): Promise<Response> {
+    const pass = this.access.check(secret, port);
     if (!pass)
       return Promise.resolve(
         problemResponse({ code: "token_invalid", detail: "this preview's pass is not valid or expired: open the preview again from the dashboard" }),

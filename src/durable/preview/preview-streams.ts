@@ -25,8 +25,6 @@ import { offline } from "../machine/tunnel";
 import { sendBody } from "./request-body";
 
 export const PREVIEW_TAG = "preview";
-/** Where a route hands a preview to the object: `/_preview/{port}?path=…`. */
-export const PREVIEW_PATH_PREFIX = "/_preview/";
 
 const SocketAttachment = z.object({ kind: z.literal("preview"), sid: z.string() });
 

@@ -246,3 +246,24 @@ describe("stored data of an older release: read through its schema, or refused c
     });
   });
 });
+
+describe("the team's policy a machine's object keeps", () => {
+  it("is read back with its sandbox rules after the object forgot it; one that does not read is refused, not taken as no rules", async () => {
+    const stub = env.MACHINE.get(env.MACHINE.idFromName("kept-policy")) as DurableObjectStub<MachineObject>;
+    const document = {
+      version: 3,
+      config: { rules: [], sandbox: [{ match: { agents: ["claude"] }, profile: "workspace", network: { mode: "allowlist", allow: ["127.0.0.1:18555"] } }] },
+      updatedAtMs: 1,
+    };
+    await runInDurableObject(stub, (instance, state) => {
+      state.storage.kv.put("policy", document);
+      const gate = (instance as unknown as { gate: { policy: unknown; current(): unknown; readableConfig(): unknown } }).gate;
+      gate.policy = null;
+      expect(gate.current()).toMatchObject(document);
+      state.storage.kv.put("policy", { version: 4, config: { rules: "all" }, updatedAtMs: 2 });
+      gate.policy = null;
+      expect(() => gate.current()).toThrow(UnreadableRecord);
+      expect(gate.readableConfig()).toBeNull();
+    });
+  });
+});

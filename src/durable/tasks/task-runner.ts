@@ -22,11 +22,12 @@ import {
   type TaskCall,
   type TaskOrigin,
   type TaskPage,
-  type TaskRequest,
+  TaskRequest,
   type TaskResult,
   IssueRef,
 } from "@agent-runtime/protocol/tasks";
 import type { WorkOrigin } from "@agent-runtime/protocol/sandbox";
+import { PermissionPolicy } from "@agent-runtime/protocol/policy";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { Cost } from "@agent-runtime/protocol/usage";
 import type { RuntimeEvent } from "../notifications/events";
@@ -34,7 +35,7 @@ import { POLICY_META, startedSessionId } from "../sessions/session-policy";
 import { originOf, resultOf, type TaskRow, TaskStore } from "./task-store";
 import { randomHex16 } from "../../lib/ids";
 import { z } from "zod";
-import { listStoredSync } from "../storage/stored";
+import { jsonText, listStoredSync, parseStored } from "../storage/stored";
 
 export interface TaskHost {
   online(): boolean;
@@ -163,8 +164,8 @@ export class TaskRunner {
     const init = await post({ method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, this.host.startTimeoutMs, row.agent);
     if (!init.ok) return this.notStarted(row, init.problem);
     const meta = {
-      ...(row.worktree ? { [WORKTREE_META]: JSON.parse(row.worktree) } : {}),
-      ...(row.policy ? { [POLICY_META]: JSON.parse(row.policy) } : {}),
+      ...(row.worktree ? { [WORKTREE_META]: parseStored(jsonText(TaskRequest.shape.worktree.unwrap()), row.worktree, `task ${row.id}'s worktree`) } : {}),
+      ...(row.policy ? { [POLICY_META]: parseStored(jsonText(PermissionPolicy), row.policy, `task ${row.id}'s policy`) } : {}),
     };
     const params = { cwd: row.cwd, mcpServers: [], ...(Object.keys(meta).length ? { _meta: meta } : {}) };
     const created = await post({ method: "session/new", params }, this.host.startTimeoutMs);
@@ -185,7 +186,10 @@ export class TaskRunner {
     row.acp_session_id = sessionId;
     this.store.put(row);
     const leftMs = Math.max(1000, (row.started_at ?? Date.now()) + row.deadline_s * 1000 - Date.now());
-    const turn = await post({ method: "session/prompt", params: { sessionId, prompt: JSON.parse(row.prompt) } }, leftMs + 30_000);
+    const turn = await post(
+      { method: "session/prompt", params: { sessionId, prompt: parseStored(jsonText(TaskRequest.shape.prompt), row.prompt, `task ${row.id}'s prompt`) } },
+      leftMs + 30_000,
+    );
     const answer = turn.ok ? agentAnswer(turn.value) : null;
     const stopReason = answer?.result !== undefined ? stopReasonOf(answer.result) : null;
     const error = !turn.ok ? turn.problem.detail : (answer?.error ?? null);

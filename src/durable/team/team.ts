@@ -1,6 +1,6 @@
 /**
- * The team's one Durable Object: what is shared by every machine of a deployment (docs/architecture.md,
- * "The team object"). Each concern is its own class over the object's SQLite, and each RPC below hands
+ * The team's one Durable Object: what is shared by every machine of a deployment (the map at the top of
+ * docs/architecture.md). Each concern is its own class over the object's SQLite, and each RPC below hands
  * its work to one of them in one line: the index of issued tokens (a token's authority is its own object:
  * durable/tokens/token.ts), the audit log, the registry of machines (written when a sidecar connects or
  * disconnects, never per request: "Idle cost"), notification subscriptions, and the team's documents.

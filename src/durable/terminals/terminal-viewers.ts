@@ -20,7 +20,6 @@ import { offline } from "../machine/tunnel";
 import type { Subscriber, SubscriberKind } from "../streams/subscribers";
 
 export const TERMINAL_TAG = "terminal";
-export const TERMINAL_PATH_PREFIX = "/_terminal/";
 
 /** The tag that finds the viewer of subscription `sub`. */
 export function viewerTag(sub: string): string {
