@@ -25,6 +25,9 @@ import { SessionsView } from "./views/sessions";
 import { SignIn } from "./views/signin";
 import { TeamView } from "./views/team";
 
+/** The bootstrap token is "API_TOKEN" to the worker, and the deployment's token to a person. */
+const shownName = (name: string) => (name === "API_TOKEN" ? "deployment token" : name);
+
 type SignedIn = { state: "checking" } | { state: "out"; message: string } | { state: "in"; me: Whoami };
 
 export function App() {
@@ -127,8 +130,8 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
             </Link>
           ))}
         </nav>
-        <span id="whoami" class="muted">
-          {props.me.name} ({props.me.role})
+        <span id="whoami" class="muted" title={`${shownName(props.me.name)} (${props.me.role})`}>
+          {shownName(props.me.name)} ({props.me.role})
         </span>
         <button id="logout" type="button" onClick={signOut}>
           Sign out
@@ -171,7 +174,7 @@ function View(props: {
     case "machines":
       return <MachinesView machines={props.machines} />;
     case "machine":
-      return <MachineView machine={route.machine} tab={route.tab} query={route.query} machines={props.machines} />;
+      return <MachineView machine={route.machine} tab={route.tab} query={route.query} machines={props.machines} sessions={props.sessions ?? []} />;
     case "tasks":
       return <TasksView machines={props.machines} sessions={props.sessions ?? []} />;
     case "team":

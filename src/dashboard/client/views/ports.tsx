@@ -7,7 +7,9 @@ import { useState } from "preact/hooks";
 import type { ListeningPort, PortList } from "@agent-runtime/protocol/preview";
 import { errorText, must, typedMachine } from "../api";
 import { useCan, usePoll } from "../session-context";
-import { Note, Table } from "./parts";
+import type { Session } from "@agent-runtime/protocol/sessions";
+import { href, machineHref } from "../router";
+import { Link, Note, Table } from "./parts";
 import { useMachineEvents } from "../live-changes";
 
 /** The live stream's changes after which a machine's ports are read again. */
@@ -30,14 +32,33 @@ export async function openPreview(machine: string, port: number): Promise<void> 
   }
 }
 
-function ownerText(port: ListeningPort): string {
-  if (!port.owner) return "";
-  if (port.owner.kind === "acp") return "an agent's";
-  if (port.owner.kind === "process") return `process ${port.owner.processId}`;
-  return "the sidecar";
+/** The program listening, by name (its whole command line is a click away in Processes). */
+function programText(port: ListeningPort): string {
+  const program = port.command?.split(" ")[0]?.split("/").pop();
+  return program || "another user's process";
 }
 
-export function PortsTab(props: { machine: string }) {
+/** Who started what listens, in words, with a link to its session when an agent's app listens. */
+function Owner(props: { port: ListeningPort; machine: string; sessions: Session[] }) {
+  const owner = props.port.owner;
+  if (!owner) return <>{programText(props.port)}</>;
+  if (owner.kind === "sidecar") return <>agent-runtime itself</>;
+  if (owner.kind === "process")
+    return (
+      <>
+        {programText(props.port)} · <Link href={machineHref(props.machine, "processes")}>a process started here</Link>
+      </>
+    );
+  const session = props.sessions.find((s) => s.machine === props.machine && s.serverId === owner.serverId);
+  return (
+    <>
+      {programText(props.port)} ·{" "}
+      {session ? <Link href={href({ view: "session", id: session.id })}>{session.title || "an agent's session"}</Link> : "an agent's app"}
+    </>
+  );
+}
+
+export function PortsTab(props: { machine: string; sessions: Session[] }) {
   const canOpen = useCan("member");
   const [list, setList] = useState<PortList | null>(null);
   const [note, setNote] = useState("");
@@ -62,7 +83,7 @@ export function PortsTab(props: { machine: string }) {
         empty="Nothing listens on this machine."
         columns={[
           { label: "Port", cell: (p) => <strong>:{p.port}</strong> },
-          { label: "Process", cell: (p) => [p.command ?? "another user's process", ownerText(p)].filter(Boolean).join(" · ") },
+          { label: "What", cell: (p) => <Owner port={p} machine={props.machine} sessions={props.sessions} /> },
           { label: "Listens on", cell: (p) => p.addresses.join(", ") },
           {
             label: "Preview",
