@@ -17,6 +17,7 @@ import { MachinesView, MachineView } from "./views/machines";
 import { Link } from "./views/parts";
 import { SessionView } from "./views/session";
 import { lazyView } from "./lazy";
+import { whoText } from "./format";
 
 /** A session's Changes (the diff renderer) loads when it is opened. */
 const ChangesView = lazyView(() => import("./views/changes").then((m) => m.ChangesView));
@@ -24,9 +25,6 @@ const TasksView = lazyView(() => import("./views/tasks").then((m) => m.TasksView
 import { SessionsView } from "./views/sessions";
 import { SignIn } from "./views/signin";
 import { TeamView } from "./views/team";
-
-/** The bootstrap token is "API_TOKEN" to the worker, and the deployment's token to a person. */
-const shownName = (name: string) => (name === "API_TOKEN" ? "deployment token" : name);
 
 type SignedIn = { state: "checking" } | { state: "out"; message: string } | { state: "in"; me: Whoami };
 
@@ -130,8 +128,8 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
             </Link>
           ))}
         </nav>
-        <span id="whoami" class="muted" title={`${shownName(props.me.name)} (${props.me.role})`}>
-          {shownName(props.me.name)} ({props.me.role})
+        <span id="whoami" class="muted" title={`${whoText(props.me.name)} (${props.me.role})`}>
+          {whoText(props.me.name)} ({props.me.role})
         </span>
         <button id="logout" type="button" onClick={signOut}>
           Sign out

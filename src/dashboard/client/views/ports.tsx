@@ -3,7 +3,7 @@
  * asks for a preview link (POST /v1/ports/{port}/preview) and opens the app in a new tab. Also the line a
  * session view shows when the agent's own app listens.
  */
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import type { ListeningPort, PortList } from "@agent-runtime/protocol/preview";
 import { errorText, must, typedMachine } from "../api";
 import { useCan, usePoll } from "../session-context";
@@ -11,6 +11,19 @@ import type { Session } from "@agent-runtime/protocol/sessions";
 import { href, machineHref } from "../router";
 import { Link, Note, Table } from "./parts";
 import { useMachineEvents } from "../live-changes";
+
+/**
+ * Reads that may overlap (a poll, then a change the stream said): only the last one asked is shown, so an
+ * earlier, slower answer never puts back a port that has gone.
+ */
+function useLatest(): <T>(reading: Promise<T>, show: (value: T) => void) => Promise<void> {
+  const asked = useRef(0);
+  return async (reading, show) => {
+    const mine = ++asked.current;
+    const value = await reading;
+    if (mine === asked.current) show(value);
+  };
+}
 
 /** The live stream's changes after which a machine's ports are read again. */
 const PORT_EVENTS = ["ports", "machine"] as const;
@@ -62,7 +75,8 @@ export function PortsTab(props: { machine: string; sessions: Session[] }) {
   const canOpen = useCan("member");
   const [list, setList] = useState<PortList | null>(null);
   const [note, setNote] = useState("");
-  const load = async () => setList(await must(typedMachine(props.machine).GET("/v1/ports")));
+  const read = useLatest();
+  const load = async () => read(must(typedMachine(props.machine).GET("/v1/ports")), setList);
   usePoll(() => load().catch((err) => setNote(errorText(err))), [props.machine]);
   // What listens changed, or the machine came or went: read now, not at the next poll.
   useMachineEvents(props.machine, PORT_EVENTS, () => void load().catch((err) => setNote(errorText(err))));
@@ -110,10 +124,14 @@ export function SessionPorts(props: { machine: string; serverId: string; state: 
   const canOpen = useCan("member");
   const [ports, setPorts] = useState<ListeningPort[]>([]);
   const [note, setNote] = useState("");
+  const read = useLatest();
   const load = () =>
-    must(typedMachine(props.machine).GET("/v1/ports"))
-      .then((list) => setPorts(list.ports.filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId)))
-      .catch(() => setPorts([]));
+    read(
+      must(typedMachine(props.machine).GET("/v1/ports")).then((list) =>
+        list.ports.filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId),
+      ),
+      setPorts,
+    ).catch(() => setPorts([]));
   usePoll(load, [props.machine, props.serverId, props.state]);
   useMachineEvents(props.machine, PORT_EVENTS, () => void load());
   // An app on a machine that is away cannot be opened: the line goes with the machine, and comes back with it.
