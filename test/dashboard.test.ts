@@ -756,7 +756,7 @@ describe("the dashboard", () => {
   });
 
   it("lets an admin connect a machine, issue a token shown once, revoke it, and read the audit log", async () => {
-    expect(await page.textContent("#whoami")).toBe("API_TOKEN (admin)");
+    expect(await page.textContent("#whoami")).toBe("deployment token (admin)");
     await open(page, "/machines", "#connect-new");
     await page.click("#connect-new"); // from the machines view to the admin's form
     await page.waitForURL(`${rt.url}/admin?connect=1`);
@@ -795,7 +795,7 @@ describe("the dashboard", () => {
     expect(await page.textContent("#agents-section")).toContain("latest");
     await page.fill("#agents", JSON.stringify({ agents: { mock: { env: { MOCK_FROM_DASHBOARD: "1" } } } }));
     await page.click("#agents-save");
-    await expect.poll(() => page.textContent("#agents-msg")).toContain("saved as version");
+    await expect.poll(() => page.textContent("#agents-msg")).toContain("Saved (version");
     const etag = (await rt.api("/v1/config/agents")).headers.get("etag");
     await waitFor(async () => {
       const status = (await (await rt.api("/v1/config/agents/status")).json()) as {

@@ -17,6 +17,7 @@ import { MachinesView, MachineView } from "./views/machines";
 import { Link } from "./views/parts";
 import { SessionView } from "./views/session";
 import { lazyView } from "./lazy";
+import { whoText } from "./format";
 
 /** A session's Changes (the diff renderer) loads when it is opened. */
 const ChangesView = lazyView(() => import("./views/changes").then((m) => m.ChangesView));
@@ -127,8 +128,8 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
             </Link>
           ))}
         </nav>
-        <span id="whoami" class="muted">
-          {props.me.name} ({props.me.role})
+        <span id="whoami" class="muted" title={`${whoText(props.me.name)} (${props.me.role})`}>
+          {whoText(props.me.name)} ({props.me.role})
         </span>
         <button id="logout" type="button" onClick={signOut}>
           Sign out
@@ -171,7 +172,7 @@ function View(props: {
     case "machines":
       return <MachinesView machines={props.machines} />;
     case "machine":
-      return <MachineView machine={route.machine} tab={route.tab} query={route.query} machines={props.machines} />;
+      return <MachineView machine={route.machine} tab={route.tab} query={route.query} machines={props.machines} sessions={props.sessions ?? []} />;
     case "tasks":
       return <TasksView machines={props.machines} sessions={props.sessions ?? []} />;
     case "team":

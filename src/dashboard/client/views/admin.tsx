@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { AuditEntry, TokenInfo } from "@agent-runtime/protocol/trust";
 import { roleNamed, type RoleName } from "@agent-runtime/protocol/roles";
 import { byId, errorText, must, typed } from "../api";
-import { when } from "../format";
+import { when, whoText } from "../format";
 import { usePoll } from "../session-context";
 import { CopyButton, Note, Table } from "./parts";
 
@@ -180,7 +180,7 @@ function Tokens(props: { tick: number; onChange: () => void }) {
           { label: "name", cell: (t) => t.name },
           { label: "role", cell: (t) => t.role },
           { label: "machines", cell: (t) => (t.machines === "*" ? "every machine" : t.machines.join(", ")) },
-          { label: "created", cell: (t) => `${when(t.createdAtMs)} by ${t.createdBy}` },
+          { label: "created", cell: (t) => `${when(t.createdAtMs)} by ${whoText(t.createdBy)}` },
           { label: "expires", cell: (t) => (t.expiresAtMs ? when(t.expiresAtMs) : "never") },
           { label: "last used", cell: (t) => when(t.lastUsedMs) },
           {

@@ -1,6 +1,7 @@
 /** The machines of the team, and one machine's tabs: agents, processes, files, terminal, ports. */
 import { type ComponentChildren, Fragment } from "preact";
 import type { Machine } from "@agent-runtime/protocol/machines";
+import type { Session } from "@agent-runtime/protocol/sessions";
 import { href, MACHINE_TABS, type MachineTab, machineHref } from "../router";
 import { useCan } from "../session-context";
 import { AgentsTab } from "./agents";
@@ -47,7 +48,7 @@ export function MachinesView(props: { machines: Machine[] | null }) {
 
 const TAB_NAMES: Record<MachineTab, string> = { agents: "Agents", processes: "Processes", files: "Files", terminal: "Terminal", ports: "Ports" };
 
-export function MachineView(props: { machine: string; tab: MachineTab; query: URLSearchParams; machines: Machine[] | null }) {
+export function MachineView(props: { machine: string; tab: MachineTab; query: URLSearchParams; machines: Machine[] | null; sessions: Session[] }) {
   const known = props.machines?.find((m) => m.id === props.machine);
   const canAct = useCan("member");
   const tabs = MACHINE_TABS.filter((t) => t !== "terminal" || canAct);
@@ -66,7 +67,7 @@ export function MachineView(props: { machine: string; tab: MachineTab; query: UR
       body = canAct ? <TerminalTab machine={props.machine} processId={props.query.get("process")} /> : null;
       break;
     case "ports":
-      body = <PortsTab machine={props.machine} />;
+      body = <PortsTab machine={props.machine} sessions={props.sessions} />;
       break;
   }
   return (

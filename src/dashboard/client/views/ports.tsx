@@ -3,12 +3,27 @@
  * asks for a preview link (POST /v1/ports/{port}/preview) and opens the app in a new tab. Also the line a
  * session view shows when the agent's own app listens.
  */
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import type { ListeningPort, PortList } from "@agent-runtime/protocol/preview";
 import { errorText, must, typedMachine } from "../api";
 import { useCan, usePoll } from "../session-context";
-import { Note, Table } from "./parts";
+import type { Session } from "@agent-runtime/protocol/sessions";
+import { href, machineHref } from "../router";
+import { Link, Note, Table } from "./parts";
 import { useMachineEvents } from "../live-changes";
+
+/**
+ * Reads that may overlap (a poll, then a change the stream said): only the last one asked is shown, so an
+ * earlier, slower answer never puts back a port that has gone.
+ */
+function useLatest(): <T>(reading: Promise<T>, show: (value: T) => void) => Promise<void> {
+  const asked = useRef(0);
+  return async (reading, show) => {
+    const mine = ++asked.current;
+    const value = await reading;
+    if (mine === asked.current) show(value);
+  };
+}
 
 /** The live stream's changes after which a machine's ports are read again. */
 const PORT_EVENTS = ["ports", "machine"] as const;
@@ -30,18 +45,38 @@ export async function openPreview(machine: string, port: number): Promise<void> 
   }
 }
 
-function ownerText(port: ListeningPort): string {
-  if (!port.owner) return "";
-  if (port.owner.kind === "acp") return "an agent's";
-  if (port.owner.kind === "process") return `process ${port.owner.processId}`;
-  return "the sidecar";
+/** The program listening, by name (its whole command line is a click away in Processes). */
+function programText(port: ListeningPort): string {
+  const program = port.command?.split(" ")[0]?.split("/").pop();
+  return program || "another user's process";
 }
 
-export function PortsTab(props: { machine: string }) {
+/** Who started what listens, in words, with a link to its session when an agent's app listens. */
+function Owner(props: { port: ListeningPort; machine: string; sessions: Session[] }) {
+  const owner = props.port.owner;
+  if (!owner) return <>{programText(props.port)}</>;
+  if (owner.kind === "sidecar") return <>agent-runtime itself</>;
+  if (owner.kind === "process")
+    return (
+      <>
+        {programText(props.port)} · <Link href={machineHref(props.machine, "processes")}>a process started here</Link>
+      </>
+    );
+  const session = props.sessions.find((s) => s.machine === props.machine && s.serverId === owner.serverId);
+  return (
+    <>
+      {programText(props.port)} ·{" "}
+      {session ? <Link href={href({ view: "session", id: session.id })}>{session.title || "an agent's session"}</Link> : "an agent's app"}
+    </>
+  );
+}
+
+export function PortsTab(props: { machine: string; sessions: Session[] }) {
   const canOpen = useCan("member");
   const [list, setList] = useState<PortList | null>(null);
   const [note, setNote] = useState("");
-  const load = async () => setList(await must(typedMachine(props.machine).GET("/v1/ports")));
+  const read = useLatest();
+  const load = async () => read(must(typedMachine(props.machine).GET("/v1/ports")), setList);
   usePoll(() => load().catch((err) => setNote(errorText(err))), [props.machine]);
   // What listens changed, or the machine came or went: read now, not at the next poll.
   useMachineEvents(props.machine, PORT_EVENTS, () => void load().catch((err) => setNote(errorText(err))));
@@ -62,7 +97,7 @@ export function PortsTab(props: { machine: string }) {
         empty="Nothing listens on this machine."
         columns={[
           { label: "Port", cell: (p) => <strong>:{p.port}</strong> },
-          { label: "Process", cell: (p) => [p.command ?? "another user's process", ownerText(p)].filter(Boolean).join(" · ") },
+          { label: "What", cell: (p) => <Owner port={p} machine={props.machine} sessions={props.sessions} /> },
           { label: "Listens on", cell: (p) => p.addresses.join(", ") },
           {
             label: "Preview",
@@ -89,10 +124,14 @@ export function SessionPorts(props: { machine: string; serverId: string; state: 
   const canOpen = useCan("member");
   const [ports, setPorts] = useState<ListeningPort[]>([]);
   const [note, setNote] = useState("");
+  const read = useLatest();
   const load = () =>
-    must(typedMachine(props.machine).GET("/v1/ports"))
-      .then((list) => setPorts(list.ports.filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId)))
-      .catch(() => setPorts([]));
+    read(
+      must(typedMachine(props.machine).GET("/v1/ports")).then((list) =>
+        list.ports.filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId),
+      ),
+      setPorts,
+    ).catch(() => setPorts([]));
   usePoll(load, [props.machine, props.serverId, props.state]);
   useMachineEvents(props.machine, PORT_EVENTS, () => void load());
   // An app on a machine that is away cannot be opened: the line goes with the machine, and comes back with it.

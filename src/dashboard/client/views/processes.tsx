@@ -89,7 +89,7 @@ export function ProcessesTab(props: { machine: string }) {
             <input
               id="proc-cwd"
               class="grow"
-              placeholder="folder (empty: the sidecar's)"
+              placeholder="folder (empty: the machine's default)"
               spellcheck={false}
               value={cwd}
               onInput={(e) => setCwd(e.currentTarget.value)}

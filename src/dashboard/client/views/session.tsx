@@ -227,7 +227,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         <p id="session-meta" class="muted">
           {record.machine} · {record.agent}
           {record.agentVersion ? ` ${record.agentVersion}` : ""} · {record.worktree ? `branch ${record.worktree.branch} (from ${record.worktree.base}) · ` : ""}
-          {record.cwd === "." ? "the sidecar's folder" : record.cwd} · started by{" "}
+          {record.cwd === "." ? "the machine's default folder" : record.cwd} · started by{" "}
           {record.createdBy === "API_TOKEN" ? "the deployment's API token" : record.createdBy} {new Date(record.createdAtMs).toLocaleString()}
           {record.failure ? ` · ${record.failure.message}` : ""}
           {record.continuedFrom ? (

@@ -127,7 +127,7 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
           <input
             id="new-cwd"
             class="grow"
-            placeholder="folder (empty: the sidecar's)"
+            placeholder="folder (empty: the machine's default)"
             spellcheck={false}
             value={cwd}
             onInput={(e) => setCwd(e.currentTarget.value)}

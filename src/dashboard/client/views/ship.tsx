@@ -25,9 +25,15 @@ export function Ship(props: { record: Session; version: number }) {
   const [edited, setEdited] = useState(false);
   const [note, setNote] = useState<{ text: string; error: boolean }>({ text: "", error: false });
   const [busy, setBusy] = useState(false);
+  /**
+   * The page's `version` the listed status was read at: until it is read again after a revert, what is
+   * listed may be gone, and nothing is committed from it (the button is off from the render that says so).
+   */
+  const [readAt, setReadAt] = useState(-1);
   const [pullRequest, setPullRequest] = useState<string | null>(null);
   const canAct = useCan("member");
   const reload = async () => {
+    const version = props.version;
     try {
       const now = await must(git.GET("/v1/git/status", { params: { query: { cwd: record.cwd } } }));
       // What the session changed (the whole session's changes): chosen at first; anything else waits for a tick.
@@ -35,6 +41,7 @@ export function Ship(props: { record: Session; version: number }) {
       const touched = new Set((session?.files ?? []).map((f) => inRepository(f.path, session?.cwd ?? record.cwd, now.root)));
       setChosen(new Set(now.files.map((f) => f.path).filter((p) => touched.has(p))));
       setStatus(now);
+      setReadAt(version);
     } catch (err) {
       setUnavailable(err instanceof ApiError && err.status === 422 ? "This folder is not in a git repository: nothing to commit or push." : errorText(err));
     }
@@ -112,7 +119,7 @@ export function Ship(props: { record: Session; version: number }) {
               }}
             />
             <div class="row">
-              <button id="git-commit" type="submit" class="primary" disabled={busy || !message.trim() || picked.length === 0}>
+              <button id="git-commit" type="submit" class="primary" disabled={busy || readAt !== props.version || !message.trim() || picked.length === 0}>
                 Commit {picked.length} {picked.length === 1 ? "file" : "files"}
               </button>
               {canPush ? (

@@ -10,7 +10,7 @@ import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import { summaryText } from "@agent-runtime/protocol/review-text";
 import { byId, errorText, must, typed, typedMachine } from "../api";
-import { ago, when } from "../format";
+import { ago, when, whoText } from "../format";
 import { href } from "../router";
 import { useCan, usePoll } from "../session-context";
 import { Link, Note, Table } from "./parts";
@@ -66,7 +66,7 @@ export function TasksView(props: { machines: Machine[] | null; sessions: Session
           { label: "task", cell: (t) => (t.session ? <Link href={href({ view: "session", id: t.session })}>{t.title}</Link> : t.title) },
           { label: "where", cell: (t) => `${t.agent} on ${t.machine}` },
           { label: "result", cell: (t) => resultText(t) },
-          { label: "started", cell: (t) => `${ago(t.createdAtMs)} by ${t.createdBy}` },
+          { label: "started", cell: (t) => `${ago(t.createdAtMs)} by ${whoText(t.createdBy)}` },
           {
             label: "",
             cell: (t) =>
@@ -234,13 +234,14 @@ function NewTask(props: { machines: Machine[]; sessions: Session[]; onStarted: (
           </datalist>
         </label>
         {folders.length > 0 ? (
-          <div class="chips" id="task-recent-folders" role="group" aria-label="recent folders on the machine">
+          <fieldset class="chips" id="task-recent-folders">
+            <legend class="muted">Recent folders on {machine}</legend>
             {folders.slice(0, 4).map((f) => (
               <button key={f} type="button" onClick={() => set("cwd", f)}>
                 {f.split("/").slice(-2).join("/")}
               </button>
             ))}
-          </div>
+          </fieldset>
         ) : null}
         <label>
           What to do

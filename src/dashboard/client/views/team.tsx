@@ -55,7 +55,7 @@ function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
     }
     const res = await api(`/v1/config/${kind}`, { method: "PUT", headers: etag ? { "if-match": etag } : {}, body: JSON.stringify(body) });
     const answer = (await res.json()) as { detail?: string };
-    setNote(res.ok ? `saved as version ${res.headers.get("etag")}; machines apply it now` : (answer.detail ?? `HTTP ${res.status}`));
+    setNote(res.ok ? `Saved (version ${(res.headers.get("etag") ?? "").replace(/"/g, "")}): machines apply it now.` : (answer.detail ?? `HTTP ${res.status}`));
     await load();
   };
   return (
@@ -118,7 +118,7 @@ function Notifications() {
       <Table
         id="subscriptions"
         rows={subscriptions ?? []}
-        empty={subscriptions ? "none: “Notify me on this device” on Sessions, or POST /v1/notifications/subscriptions" : undefined}
+        empty={subscriptions ? "none: “Notify me on this device” on Sessions (or a webhook through the API)" : undefined}
         rowProps={(s) => ({ "data-subscription": s.id })}
         columns={[
           { label: "kind", cell: (s) => s.kind },
