@@ -14,7 +14,7 @@ import { problemResponse } from "../../lib/problem-response";
 import { offline } from "../machine/tunnel";
 import type { AcpPostRequest } from "../sessions/session-calls";
 import type { StreamHolder, StreamHolders } from "../streams/stream-holders";
-import type { AcpConnections } from "./connection-registry";
+import { AcpConnections, type AcpRelay } from "./connection-registry";
 import { Caller, ownerKey, refusedConnection, visibleServers } from "./ownership";
 
 export interface GatewayHost {
@@ -92,4 +92,13 @@ export class AcpGateway {
     server.serializeAttachment(attachment);
     return new Response(null, { status: 101, webSocket: client, headers: { "acp-connection-id": serverId } });
   }
+}
+
+/**
+ * The transport's connections and the gateway over them, as a machine's object wires them: one relay for
+ * both (the gateway's own messages never ask for a restore of another server's agent).
+ */
+export function acpTransport(relay: AcpRelay, host: Omit<GatewayHost, "post">, holders: StreamHolders): { connections: AcpConnections; gateway: AcpGateway } {
+  const connections = new AcpConnections(relay);
+  return { connections, gateway: new AcpGateway(connections, holders, { ...host, post: (req, timeoutMs) => relay.post(req, timeoutMs, false) }) };
 }

@@ -48,11 +48,11 @@ import { alarmBy } from "../storage/alarm";
 import { MachineNotifications } from "../notifications/machine-notifications";
 import { TerminalViewers } from "../terminals/terminal-viewers";
 import { TokenGeneration } from "../tokens/token-generation";
-import { AcpConnections } from "../acp-transport/connection-registry";
+import type { AcpConnections } from "../acp-transport/connection-registry";
 import { objectRequestOf } from "./object-requests";
 import { StreamHolder, StreamHolders } from "../streams/stream-holders";
 import { Caller } from "../acp-transport/ownership";
-import { AcpGateway } from "../acp-transport/acp-gateway";
+import { type AcpGateway, acpTransport } from "../acp-transport/acp-gateway";
 import { acceptSidecar, readSidecarFrame } from "./sidecar-connection";
 import { type Task, TaskCall, type TaskPage } from "@agent-runtime/protocol/tasks";
 import { MachinePreviews } from "../preview/machine-previews";
@@ -149,28 +149,27 @@ export class MachineObject extends DurableObject<Env> {
       taskChanged: (task) => this.attempts.taskChanged(task),
     });
     ({ recorder: this.sessions, calls: this.sessionCalls, gate: this.gate, tasks: this.tasks, subscriptions: this.recorderSubscriptions } = sessions);
-    this.acpConnections = new AcpConnections({
-      post: (req, timeoutMs, restore) => this.sessionCalls.acpPost(req, timeoutMs, restore),
-      stop: (serverId) => tunnel.call("acp.delete", { serverId }, 30_000).then(() => undefined),
-      sockets: (tag) => ctx.getWebSockets(tag),
-      hides,
-    });
-    this.acp = new AcpGateway(this.acpConnections, this.holders, {
-      post: (req, timeoutMs) => this.sessionCalls.acpPost(req, timeoutMs),
-      call: (op, args) => tunnel.call(op, args),
-      reachable: () => tunnel.reachable(),
-      accept: (ws, tags) => ctx.acceptWebSocket(ws, tags),
-      acpTimeoutMs: config.acpTimeoutMs,
-    });
+    ({ connections: this.acpConnections, gateway: this.acp } = acpTransport(
+      {
+        post: (req, timeoutMs, restore) => this.sessionCalls.acpPost(req, timeoutMs, restore),
+        stop: (serverId) => tunnel.call("acp.delete", { serverId }, 30_000).then(() => undefined),
+        sockets: (tag) => ctx.getWebSockets(tag),
+        hides,
+      },
+      {
+        call: (op, args) => tunnel.call(op, args),
+        reachable: () => tunnel.reachable(),
+        accept: (ws, tags) => ctx.acceptWebSocket(ws, tags),
+        acpTimeoutMs: config.acpTimeoutMs,
+      },
+      this.holders,
+    ));
     this.attempts = new MachineAttempts(ctx.storage, {
       machine: () => this.machineName(),
       tasks: (call) => this.tasks.handle(call),
       session: (id) => this.sessions.reads.get(id),
       call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
-      report: (report) =>
-        teamStub(env)
-          .groupCall({ op: "report", report })
-          .then(() => undefined),
+      report: async (report) => void (await teamStub(env).groupCall({ op: "report", report })),
       waitUntil: (work) => ctx.waitUntil(work),
     });
     this.previews = new MachinePreviews({ tunnel, storage: ctx.storage, holders: this.holders, ...sockets });

@@ -8,8 +8,6 @@
  * this path.
  */
 import {
-  type AgentCapabilities,
-  agentCapabilitiesOf,
   answerOf,
   exitDescription,
   paramsOf,
@@ -22,7 +20,7 @@ import {
 } from "@agent-runtime/protocol/acp-meaning";
 import { isJsonRpcRequest, type JsonRpcId, type JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
-import { SANDBOX_BLOCKED_METHOD, SandboxBlocked } from "@agent-runtime/protocol/sandbox";
+import { SANDBOX_BLOCKED_METHOD } from "@agent-runtime/protocol/sandbox";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { PendingRequest, QueuedPrompt, Session } from "@agent-runtime/protocol/sessions";
 import type { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
@@ -37,24 +35,10 @@ import { LoginRecords } from "./login-records";
 import { CatchUp } from "./catch-up";
 import { turnUsage, usageUpdated } from "./usage-records";
 import type { Cost } from "@agent-runtime/protocol/usage";
-import { serverRestored, serverStarted } from "./server-records";
+import { InitializeAnswers, serverRestored, serverStarted } from "./server-records";
+import { recordSandboxBlocked } from "./sandbox-records";
 
 export type { SessionListener } from "./live-sessions";
-
-/**
- * The text of a JSON-RPC answer's `result`, or null for an error or what is no answer. Only the runtime's
- * own JSON parse and serialisation (no schema walked): a key to tell an answer seen before, never read.
- */
-function resultText(body: string): string | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return null;
-  }
-  if (typeof value !== "object" || value === null || !("result" in value) || "error" in value) return null;
-  return JSON.stringify(value.result) ?? null;
-}
 
 /** The requests whose answers the recorder reads (`answered`). */
 const RECORDED_ANSWERS = new Set(["initialize", "authenticate", "session/new", "session/load", "session/resume", "session/prompt", "session/close"]);
@@ -91,8 +75,8 @@ export class SessionRecorder {
   readonly logins: LoginRecords;
   /** Answers waiting for the stream to reach what the agent wrote before them (`reached`). */
   private readonly catchingUp = new CatchUp();
-  /** Per server, the last error-free answer to `initialize` and what it said (one entry per server id). */
-  private readonly initializeAnswers = new Map<string, { key: string; caps: AgentCapabilities }>();
+  /** What each server's agent said in its `initialize` answer (server-records.ts). */
+  private readonly initializeAnswers: InitializeAnswers;
 
   constructor(storage: DurableObjectStorage, host: RecorderHost) {
     this.sessions = new LiveSessions(new SessionStore(storage), host.machine, host.online, host.firstSession, host.queuedOf);
@@ -102,6 +86,7 @@ export class SessionRecorder {
     this.judge = host.judge;
     this.costReported = host.costReported;
     this.logins = new LoginRecords(this.sessions, host.events);
+    this.initializeAnswers = new InitializeAnswers(this.sessions, (serverId, result) => this.logins.initialized(serverId, result));
   }
 
   private get store(): SessionStore {
@@ -170,7 +155,7 @@ export class SessionRecorder {
     if (typeof method !== "string" || !RECORDED_ANSWERS.has(method)) return null;
     const params = paramsOf(request);
     if (method === "initialize") {
-      this.initialized(serverId, params, body);
+      this.initializeAnswers.answered(serverId, params, body);
       return null;
     }
     const answer = answerOf(body);
@@ -190,44 +175,6 @@ export class SessionRecorder {
       if (session && answer.error === undefined) this.sessions.setState(session, "closed", now);
     }
     return null;
-  }
-
-  private initialized(serverId: string, params: Record<string, unknown>, body: string): void {
-    const server = this.sessions.server(serverId);
-    if (!server) return;
-    // The same result as last time on this server reads the same: its zod parse is kept, not redone (a
-    // client that initializes again, a health check, the round-trip bench). The result is compared as JSON
-    // text (the answer's own text differs by its id); what it says is still compared with the record below.
-    const key = resultText(body);
-    const known = this.initializeAnswers.get(serverId);
-    let caps: AgentCapabilities;
-    if (key !== null && known?.key === key) caps = known.caps;
-    else {
-      const answer = answerOf(body);
-      if (answer.error !== undefined) return;
-      caps = agentCapabilitiesOf(answer.result);
-      this.logins.initialized(serverId, answer.result);
-      if (this.initializeAnswers.size >= 1000) this.initializeAnswers.clear(); // bounded: a memo, not a record
-      if (key !== null) this.initializeAnswers.set(serverId, { key, caps });
-    }
-    const learned = {
-      initialize: JSON.stringify(params),
-      can_load: caps.load ? 1 : 0,
-      can_resume: caps.resume ? 1 : 0,
-      can_close: caps.close ? 1 : 0,
-      can_delete: caps.delete ? 1 : 0,
-      agent_version: caps.version,
-    };
-    // A client that initializes again as before (a reconnect, a health check) writes nothing.
-    const same =
-      server.initialize === learned.initialize &&
-      server.can_load === learned.can_load &&
-      server.can_resume === learned.can_resume &&
-      server.can_close === learned.can_close &&
-      server.can_delete === learned.can_delete &&
-      server.agent_version === learned.agent_version;
-    if (same) return;
-    this.sessions.serverChanged({ ...server, ...learned });
   }
 
   private sessionOpened(
@@ -335,7 +282,7 @@ export class SessionRecorder {
       const session = this.sessions.byAcpId(serverId, params.sessionId);
       if (!session || session.replaying) continue;
       if (message.method === SANDBOX_BLOCKED_METHOD) {
-        this.sandboxBlocked(session, params, now);
+        recordSandboxBlocked(this.sessions, session, params, now, { audit: this.sandboxAudit, events: this.events });
         continue;
       }
       if (message.method === "session/update") {
@@ -372,19 +319,6 @@ export class SessionRecorder {
     this.sessions.deliver();
     this.sessions.scheduleFlush();
     if (server) this.catchingUp.reached(serverId, server.cursor);
-  }
-
-  /** The agent's sandbox refused something: a `sandbox` entry, an audit line, a notification (docs/architecture.md, "Sandboxes"). */
-  private sandboxBlocked(session: LiveSession, params: Record<string, unknown>, now: number): void {
-    const parsed = SandboxBlocked.safeParse(params);
-    if (!parsed.success) return;
-    const { kind, target, reason } = parsed.data;
-    session.tail.add("sandbox", now, { text: `The sandbox refused ${target}: ${reason}`, data: { kind, target, reason } });
-    session.row.last_activity = now;
-    session.dirty = true;
-    const record = this.sessions.toSession(session.row);
-    this.sandboxAudit?.(record, target, reason);
-    this.events({ type: "sandbox.blocked", machine: record.machine, session: record, kind, target, reason });
   }
 
   /** The agent's process is gone (it exited, was stopped idle, or the sidecar restarted): its turns in progress failed. */

@@ -3,6 +3,7 @@
  * rules"): a client's first message names the agent and the server is recorded with the sandbox it was
  * started in; a restore starts it again in the same sandbox, and the sessions it reattached say so.
  */
+import { type AgentCapabilities, agentCapabilitiesOf, answerOf } from "@agent-runtime/protocol/acp-meaning";
 import type { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { LiveSessions } from "./live-sessions";
@@ -44,4 +45,72 @@ export function serverRestored(sessions: LiveSessions, serverId: string, sandbox
     sessions.notifyRecord(session);
   }
   sessions.scheduleFlush();
+}
+
+/**
+ * The text of a JSON-RPC answer's `result`, or null for an error or what is no answer. Only the runtime's
+ * own JSON parse and serialisation (no schema walked): a key to tell an answer seen before, never read.
+ */
+function resultText(body: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (typeof value !== "object" || value === null || !("result" in value) || "error" in value) return null;
+  return JSON.stringify(value.result) ?? null;
+}
+
+/**
+ * What each server's agent said in its `initialize` answer, written to its row when it changed. The same
+ * result as last time on a server reads the same: its zod parse is kept, not redone (a client that
+ * initializes again, a health check, the round-trip bench).
+ */
+export class InitializeAnswers {
+  /** Per server, the last error-free answer and what it said (one entry per server id, bounded: a memo, not a record). */
+  private readonly known = new Map<string, { key: string; caps: AgentCapabilities }>();
+
+  constructor(
+    private readonly sessions: LiveSessions,
+    /** A result read afresh (its login methods are kept from it: login-records.ts). */
+    private readonly readAfresh: (serverId: string, result: unknown) => void,
+  ) {}
+
+  answered(serverId: string, params: Record<string, unknown>, body: string): void {
+    const server = this.sessions.server(serverId);
+    if (!server) return;
+    // Compared as the result's JSON text (the answer's own text differs by its id); what it says is still
+    // compared with the record below.
+    const key = resultText(body);
+    const known = this.known.get(serverId);
+    let caps: AgentCapabilities;
+    if (key !== null && known?.key === key) caps = known.caps;
+    else {
+      const answer = answerOf(body);
+      if (answer.error !== undefined) return;
+      caps = agentCapabilitiesOf(answer.result);
+      this.readAfresh(serverId, answer.result);
+      if (this.known.size >= 1000) this.known.clear();
+      if (key !== null) this.known.set(serverId, { key, caps });
+    }
+    const learned = {
+      initialize: JSON.stringify(params),
+      can_load: caps.load ? 1 : 0,
+      can_resume: caps.resume ? 1 : 0,
+      can_close: caps.close ? 1 : 0,
+      can_delete: caps.delete ? 1 : 0,
+      agent_version: caps.version,
+    };
+    // A client that initializes again as before (a reconnect, a health check) writes nothing.
+    const same =
+      server.initialize === learned.initialize &&
+      server.can_load === learned.can_load &&
+      server.can_resume === learned.can_resume &&
+      server.can_close === learned.can_close &&
+      server.can_delete === learned.can_delete &&
+      server.agent_version === learned.agent_version;
+    if (same) return;
+    this.sessions.serverChanged({ ...server, ...learned });
+  }
 }

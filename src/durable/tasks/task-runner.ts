@@ -35,7 +35,7 @@ import { POLICY_META, startedSessionId } from "../sessions/session-policy";
 import { originOf, resultOf, type TaskRow, TaskStore } from "./task-store";
 import { randomHex16 } from "../../lib/ids";
 import { z } from "zod";
-import { jsonText, listStoredSync, parseStored } from "../storage/stored";
+import { getStoredSync, jsonText, listStoredSync, parseStored } from "../storage/stored";
 
 export interface TaskHost {
   online(): boolean;
@@ -61,6 +61,7 @@ export interface TaskHost {
 const END_KEY = "task-end:";
 /** A task's cost bound (its `maxCostUsd`), beside its row: the cost its agent reports is held against it. */
 const MAX_COST_KEY = "task-max-cost:";
+const MaxCost = z.number().nonnegative();
 
 export class TaskRunner {
   private readonly store: TaskStore;
@@ -261,7 +262,7 @@ export class TaskRunner {
   async costReported(sessionId: string, cost: Cost): Promise<void> {
     const row = this.store.bySession(sessionId);
     if (!row || row.state !== "running") return;
-    const max = this.storage.kv.get<number>(`${MAX_COST_KEY}${row.id}`);
+    const max = getStoredSync(this.storage.kv, `${MAX_COST_KEY}${row.id}`, MaxCost);
     if (max === undefined || cost.currency !== "USD" || cost.amount <= max) return;
     await this.stop(row, "cancelled", `its cost ($${cost.amount}) passed its maxCostUsd ($${max})`);
   }
