@@ -69,19 +69,31 @@ describe("a machine's sessions written by the previous release", () => {
         next_seq: 3,
         worktree: null,
         last_changes: null,
+        // Version 3 (logins and usage): no login methods, no usage, and a server that cannot delete sessions.
+        login: null,
+        usage: null,
       });
       expect(store.entries(`ses-0123456789abcdef-${machine}`, 0, 10).map((e) => [e.seq, e.kind])).toEqual([
         [1, "prompt"],
         [2, "text"],
       ]);
-      expect(store.server("s1")).toMatchObject({ agent: "mock", can_load: 1, cursor: 7 });
+      expect(store.server("s1")).toMatchObject({ agent: "mock", can_load: 1, cursor: 7, can_delete: 0 });
       // Opened again: nothing runs twice.
       new SessionStore(state.storage);
       expect(store.count()).toBe(1);
     });
     // The object reads it as its own.
     const listed = await runInDurableObject(stub, (instance: MachineObject) => instance.getSession(`ses-0123456789abcdef-${machine}`));
-    expect(listed).toMatchObject({ title: "Fix the build", cwd: "/home/me", agent: "mock", worktree: null, lastChanges: null });
+    expect(listed).toMatchObject({
+      title: "Fix the build",
+      cwd: "/home/me",
+      agent: "mock",
+      worktree: null,
+      lastChanges: null,
+      login: null,
+      usage: null,
+      waiting: null,
+    });
   });
 
   it("keeps its deliveries: the deliveries schema is adopted the same way", async () => {
