@@ -54,11 +54,18 @@ function Question(props: { record: Session; onError: (text: string) => void }) {
         </p>
       ) : null}
       {(question?.fields ?? []).map((field) => (
-        <label key={field.name} class="field">
-          {field.title ?? field.name}
-          {field.required ? " (required)" : ""}
+        <div key={field.name} class="field">
+          <label for={`question-${field.name}`}>
+            {field.title ?? field.name}
+            {field.required ? " (required)" : ""}
+          </label>
           {field.options ? (
-            <select name={field.name} value={values[field.name] ?? ""} onChange={(e) => setValues({ ...values, [field.name]: e.currentTarget.value })}>
+            <select
+              id={`question-${field.name}`}
+              name={field.name}
+              value={values[field.name] ?? ""}
+              onChange={(e) => setValues({ ...values, [field.name]: e.currentTarget.value })}
+            >
               <option value="">—</option>
               {field.options.map((o) => (
                 <option key={o} value={o}>
@@ -68,6 +75,7 @@ function Question(props: { record: Session; onError: (text: string) => void }) {
             </select>
           ) : (
             <input
+              id={`question-${field.name}`}
               name={field.name}
               type="text"
               inputMode={field.type === "number" || field.type === "integer" ? "decimal" : "text"}
@@ -77,7 +85,7 @@ function Question(props: { record: Session; onError: (text: string) => void }) {
             />
           )}
           {field.description ? <span class="muted">{field.description}</span> : null}
-        </label>
+        </div>
       ))}
       <div class="row">
         <button type="submit" class="primary" disabled={busy} data-answer="accept">
