@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { agentCapabilitiesOf, answerOf, exitDescription, pendingRequestOf, permissionAnswerOf, promptText, stopReasonOf } from "./acp-meaning";
+import {
+  agentCapabilitiesOf,
+  answerOf,
+  elicitationAnswerOf,
+  exitDescription,
+  pendingRequestOf,
+  permissionAnswerOf,
+  promptText,
+  stopReasonOf,
+} from "./acp-meaning";
 
 describe("agentCapabilitiesOf", () => {
   it("reads resume, load, list, close and the version from an answer to initialize", () => {
@@ -69,5 +78,42 @@ describe("messages", () => {
     expect(exitDescription('{"exitCode":null,"signal":"SIGKILL"}')).toBe("SIGKILL");
     expect(exitDescription("{}")).toBeNull();
     expect(exitDescription("nope")).toBeNull();
+  });
+});
+
+describe("elicitation", () => {
+  it("keeps a form's fields and a URL's link, and an answer's action and field names (never the values)", () => {
+    const form = pendingRequestOf(
+      "elicitation/create",
+      7,
+      {
+        sessionId: "s",
+        mode: "form",
+        message: "Who?",
+        requestedSchema: {
+          type: "object",
+          properties: { name: { type: "string", title: "Name" }, size: { type: "string", enum: ["s", "m"] }, odd: "nonsense" },
+          required: ["name"],
+        },
+      },
+      5,
+    );
+    expect(form).toMatchObject({ kind: "elicitation", title: "Who?", requestId: 7 });
+    expect(form.elicitation).toEqual({
+      mode: "form",
+      message: "Who?",
+      fields: [
+        { name: "name", type: "string", title: "Name", description: null, required: true, options: null },
+        { name: "size", type: "string", title: null, description: null, required: false, options: ["s", "m"] },
+      ],
+    });
+    const link = pendingRequestOf("elicitation/create", 8, { sessionId: "s", mode: "url", message: "Open", url: "https://x.test/a", elicitationId: "e1" }, 5);
+    expect(link.elicitation).toEqual({ mode: "url", message: "Open", url: "https://x.test/a", elicitationId: "e1" });
+    expect(elicitationAnswerOf(form, { result: { action: "accept", content: { name: "secret" } } })).toEqual({
+      requestId: 7,
+      action: "accept",
+      fields: ["name"],
+    });
+    expect(elicitationAnswerOf(form, { error: { code: 1 } }).action).toBe("error");
   });
 });

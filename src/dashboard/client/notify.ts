@@ -40,7 +40,7 @@ export async function notifyThisDevice(): Promise<string> {
     PUSH_SERVICE_WAIT_MS,
     `this browser's push service did not answer within ${PUSH_SERVICE_WAIT_MS / 1000} s: try again later`,
   );
-  const events = ["permission.requested", "turn.finished", "turn.failed"] as const;
+  const events = ["permission.requested", "elicitation.requested", "agent.login", "turn.finished", "turn.failed"] as const;
   const { endpoint, keys, expirationTime } = subscription.toJSON();
   if (!endpoint || !keys?.auth || !keys.p256dh) throw new Error("this browser's push subscription has no endpoint or keys: try again later");
   const body = { kind: "webpush" as const, subscription: { endpoint, expirationTime, keys: { auth: keys.auth, p256dh: keys.p256dh } }, events: [...events] };

@@ -71,7 +71,7 @@ self.addEventListener("push", (event) => {
         tag: message.tag || undefined,
         data: { url: message.url || "/" },
         // A question waits for a person: it stays until it is seen.
-        requireInteraction: message.event === "permission.requested",
+        requireInteraction: message.event === "permission.requested" || message.event === "elicitation.requested" || message.event === "agent.login",
         icon: "/icon.svg",
       }),
       // An open dashboard reads its sessions again now: its waiting count follows the push, not its next poll.

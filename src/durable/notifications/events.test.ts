@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import { hears, payloadOf, quote } from "./events";
+import { pushMessage } from "./deliverer";
 
 const target: SubscriptionTarget = {
   id: "sub-1",
@@ -119,5 +120,52 @@ describe("quote", () => {
     expect(done.text.match(/<[^&]/g)).toEqual(["<h"]); // only <https://r/sessions/…|Open>
     expect(done.text.endsWith(`<https://r/sessions/${session.id}|Open>`)).toBe(true);
     expect(done.turn?.lastLine).toBe(lastLine);
+  });
+});
+
+describe("questions, logins and cost", () => {
+  it("says what the agent asks, that it must be logged in and how, and what a turn cost", () => {
+    const question = payloadOf(
+      {
+        type: "elicitation.requested",
+        machine: "laptop",
+        session,
+        question: {
+          requestId: 4,
+          kind: "elicitation",
+          title: "What is your name?",
+          toolCallId: null,
+          options: [],
+          atMs: 0,
+          elicitation: { mode: "form", message: "What is your name?", fields: [] },
+        },
+      },
+      "https://r",
+      "e",
+      0,
+    );
+    expect(question).toMatchObject({ event: "elicitation.requested", question: { requestId: 4, title: "What is your name?", mode: "form" } });
+    expect(question.text).toContain("asks: What is your name?");
+    expect(pushMessage(question).title).toContain("needs you");
+    const methods = [{ id: "t", type: "terminal" as const, name: "Log in in a terminal" }];
+    const login = payloadOf({ type: "agent.login", machine: "laptop", session, methods }, "https://r", "e", 0);
+    expect(login).toMatchObject({ event: "agent.login", login: { methods } });
+    expect(pushMessage(login).title).toContain("needs a login");
+    const done = payloadOf(
+      {
+        type: "turn.finished",
+        machine: "laptop",
+        session,
+        stopReason: "end_turn",
+        durationMs: 1,
+        lastLine: null,
+        usage: { inputTokens: 5, outputTokens: 15, cachedTokens: 0, cost: { amount: 0.00002, currency: "USD" } },
+      },
+      "https://r",
+      "e",
+      0,
+    );
+    expect(done.turn?.usage).toMatchObject({ inputTokens: 5 });
+    expect(done.text).toContain("($0.00002)");
   });
 });

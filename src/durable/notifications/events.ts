@@ -125,5 +125,7 @@ export function payloadOf(event: RuntimeEvent, baseUrl: string, id: string, atMs
 function costText(usage: TurnUsage | null | undefined): string {
   const cost = usage?.cost;
   if (!cost) return "";
-  return cost.currency === "USD" ? ` ($${cost.amount.toFixed(4)})` : ` (${cost.amount} ${cost.currency})`;
+  // Cents for what costs cents; two significant digits for less (a mock's turn costs $0.00002).
+  const amount = cost.amount >= 0.01 ? cost.amount.toFixed(2) : String(Number(cost.amount.toPrecision(2)));
+  return cost.currency === "USD" ? ` ($${amount})` : ` (${amount} ${cost.currency})`;
 }

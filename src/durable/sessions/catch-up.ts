@@ -23,10 +23,9 @@ export class CatchUp {
   reached(serverId: string, cursor: number): void {
     const waiting = this.waiting.get(serverId);
     if (!waiting) return;
-    this.keep(
-      serverId,
-      waiting.filter((w) => (w.seq <= cursor ? (w.resolve(), false) : true)),
-    );
+    const [due, left] = [waiting.filter((w) => w.seq <= cursor), waiting.filter((w) => w.seq > cursor)];
+    for (const w of due) w.resolve();
+    this.keep(serverId, left);
   }
 
   private keep(serverId: string, left: { seq: number; resolve: () => void }[]): void {

@@ -325,11 +325,7 @@ export class SessionCalls {
     const record = this.sessions.reads.get(id);
     if (!record) return notFound(id);
     const pending = record.pending;
-    if (
-      !pending ||
-      pending.kind !== "elicitation" ||
-      (answer.requestId !== undefined && JSON.stringify(pending.requestId) !== JSON.stringify(answer.requestId))
-    ) {
+    if (pending?.kind !== "elicitation" || (answer.requestId !== undefined && JSON.stringify(pending.requestId) !== JSON.stringify(answer.requestId))) {
       return {
         ok: false,
         problem: { code: "conflict", detail: `session '${id}' is not waiting for an answer to a question (answered, cancelled or never asked)` },

@@ -52,6 +52,19 @@ describe("TranscriptTail", () => {
     expect(tail.next).toBe(5);
   });
 
+  it("keeps the agent's message ids on its entries, and starts a new entry for a new message", () => {
+    const tail = new TranscriptTail(1);
+    const chunk = (text: string, messageId?: string) =>
+      effectOf({ sessionUpdate: "agent_message_chunk", content: { type: "text", text }, ...(messageId ? { messageId } : {}) });
+    tail.apply(chunk("Hel", "m1"), 1);
+    tail.apply(chunk("lo", "m1"), 2);
+    tail.apply(chunk("Next", "m2"), 3);
+    expect(tail.takeUnsaved()).toEqual([
+      { seq: 1, atMs: 1, kind: "text", text: "Hello", data: { messageId: "m1" } },
+      { seq: 2, atMs: 3, kind: "text", text: "Next", data: { messageId: "m2" } },
+    ]);
+  });
+
   it("starts a new entry when one would pass the entry bound", () => {
     const tail = new TranscriptTail(1);
     const big = "x".repeat(TRANSCRIPT_LIMITS.maxEntryChars - 1);

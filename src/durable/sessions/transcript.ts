@@ -9,7 +9,7 @@ import { TRANSCRIPT_LIMITS, type TranscriptEntry, type TranscriptEntryKind } fro
 
 /** What an ACP `session/update` means for the transcript and the record. */
 export type UpdateEffect =
-  | { type: "chunk"; kind: "text" | "thought"; text: string }
+  | { type: "chunk"; kind: "text" | "thought"; text: string; messageId?: string }
   | { type: "tool_call"; toolCallId: string; data: Record<string, unknown> }
   | { type: "tool_call_update"; toolCallId: string; data: Record<string, unknown> }
   | { type: "plan"; data: Record<string, unknown> }
@@ -40,10 +40,14 @@ function toolData(fields: z.infer<typeof ToolFields>): Record<string, unknown> {
 export function effectOf(update: unknown): UpdateEffect {
   // The hot path first, checked by hand: a stream in full flow is thousands of text chunks a second.
   if (typeof update === "object" && update !== null) {
-    const { sessionUpdate, content } = update as { sessionUpdate?: unknown; content?: { type?: unknown; text?: unknown } };
+    const { sessionUpdate, content, messageId } = update as { sessionUpdate?: unknown; content?: { type?: unknown; text?: unknown }; messageId?: unknown };
     if (sessionUpdate === "agent_message_chunk" || sessionUpdate === "agent_thought_chunk") {
       if (typeof content !== "object" || content === null || content.type !== "text" || typeof content.text !== "string") return { type: "ignore" };
-      return { type: "chunk", kind: sessionUpdate === "agent_message_chunk" ? "text" : "thought", text: content.text };
+      const kind = sessionUpdate === "agent_message_chunk" ? "text" : "thought";
+      // The agent's id of the message (ACP's messageId): kept on the entry, and a new message starts a new entry.
+      return typeof messageId === "string"
+        ? { type: "chunk", kind, text: content.text, messageId: messageId.slice(0, 256) }
+        : { type: "chunk", kind, text: content.text };
     }
   }
   const parsed = Update.safeParse(update);
@@ -111,11 +115,12 @@ export class TranscriptTail {
     switch (effect.type) {
       case "chunk": {
         const open = this.open;
-        if (open?.kind === effect.kind && (open.text?.length ?? 0) + effect.text.length <= TRANSCRIPT_LIMITS.maxEntryChars) {
+        const sameMessage = effect.messageId === undefined || open?.data?.messageId === effect.messageId;
+        if (open?.kind === effect.kind && sameMessage && (open.text?.length ?? 0) + effect.text.length <= TRANSCRIPT_LIMITS.maxEntryChars) {
           open.text = (open.text ?? "") + effect.text;
           this.touch(open);
         } else {
-          this.add(effect.kind, atMs, { text: effect.text });
+          this.add(effect.kind, atMs, { text: effect.text, ...(effect.messageId ? { data: { messageId: effect.messageId } } : {}) });
         }
         return;
       }

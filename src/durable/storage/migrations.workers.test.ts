@@ -74,19 +74,32 @@ describe("a machine's sessions written by the previous release", () => {
         last_changes: null,
         // Version 3 (sandboxes): none recorded for a session or a server from before.
         sandbox: null,
+        // Version 4 (logins and usage): no login methods, no usage, and a server that cannot delete sessions.
+        login: null,
+        usage: null,
       });
       expect(store.entries(`ses-0123456789abcdef-${machine}`, 0, 10).map((e) => [e.seq, e.kind])).toEqual([
         [1, "prompt"],
         [2, "text"],
       ]);
-      expect(store.server("s1")).toMatchObject({ agent: "mock", can_load: 1, cursor: 7, sandbox: null });
+      expect(store.server("s1")).toMatchObject({ agent: "mock", can_load: 1, cursor: 7, sandbox: null, can_delete: 0 });
       // Opened again: nothing runs twice.
       new SessionStore(state.storage);
       expect(store.count()).toBe(1);
     });
     // The object reads it as its own.
     const listed = await runInDurableObject(stub, (instance: MachineObject) => instance.getSession(`ses-0123456789abcdef-${machine}`));
-    expect(listed).toMatchObject({ title: "Fix the build", cwd: "/home/me", agent: "mock", worktree: null, lastChanges: null, sandbox: null });
+    expect(listed).toMatchObject({
+      title: "Fix the build",
+      cwd: "/home/me",
+      agent: "mock",
+      worktree: null,
+      lastChanges: null,
+      login: null,
+      usage: null,
+      waiting: null,
+      sandbox: null,
+    });
   });
 
   it("keeps its tasks: a task from before origins were kept reads as a caller's", async () => {

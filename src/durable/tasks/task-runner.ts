@@ -261,7 +261,7 @@ export class TaskRunner {
    */
   async costReported(sessionId: string, cost: Cost): Promise<void> {
     const row = this.store.bySession(sessionId);
-    if (!row || row.state !== "running") return;
+    if (row?.state !== "running") return;
     const max = getStoredSync(this.storage.kv, `${MAX_COST_KEY}${row.id}`, MaxCost);
     if (max === undefined || cost.currency !== "USD" || cost.amount <= max) return;
     await this.stop(row, "cancelled", `its cost ($${cost.amount}) passed its maxCostUsd ($${max})`);

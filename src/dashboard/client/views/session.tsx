@@ -16,6 +16,7 @@ import { summaryText } from "@agent-runtime/protocol/review-text";
 import { Link } from "./parts";
 import { SessionPorts } from "./ports";
 import { SessionAway } from "./session-away";
+import { costText, SessionAsks } from "./session-asks";
 
 /** An edit the agent reported while its turn streams (an ACP tool call's `diff` content): shown, never stored. */
 interface LiveEdit {
@@ -230,6 +231,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
           {record.cwd === "." ? "the machine's default folder" : record.cwd} · started by{" "}
           {record.createdBy === "API_TOKEN" ? "the deployment's API token" : record.createdBy} {new Date(record.createdAtMs).toLocaleString()}
           {record.failure ? ` · ${record.failure.message}` : ""}
+          <span id="session-cost">{costText(record)}</span>
           {record.continuedFrom ? (
             <>
               {" · continued from "}
@@ -246,7 +248,8 @@ export function SessionView(props: { id: string; onChange: () => void }) {
         </p>
       ) : null}
       <div id="session-pending">
-        {record?.pending ? (
+        {record ? <SessionAsks record={record} canAct={canAct} onError={setMessage} /> : null}
+        {record?.pending && record.pending.kind !== "elicitation" ? (
           <div class="permission">
             <div>
               The agent asks: {record.pending.title}
