@@ -31,10 +31,10 @@
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fetchTurn, type Report, shellTurn } from "./acting";
+import { editTurn, scatter } from "./editing";
 import {
   agent,
   methods,
@@ -158,62 +158,14 @@ async function permissionTurn(client: AgentContext, session: Session, signal: Ab
   await say(client, session.id, allowed ? `Permission granted: ${done}` : `Permission denied: ${done}`);
 }
 
-/** What a file held before a turn touched it, or null when there was none. */
-function contentOf(path: string): string | null {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return null;
-  }
-}
-
-/** `/write` and `/delete`: change one file on the disk, reported as an edit tool call carrying its diff. */
-async function editTurn(client: AgentContext, session: Session, text: string): Promise<void> {
-  const firstLine = text.split("\n")[0] ?? "";
-  const match = /^\/(write|delete)\s+(\S+)\s?(.*)$/.exec(firstLine);
-  if (!match) return say(client, session.id, "usage: /write <path> <text> or /delete <path>");
-  const [, verb, relative = "", written = ""] = match;
-  // `{{folder}}`: the name of the folder the session runs in, so that attempts of one prompt (each in its worktree) write apart.
-  const content = written.replaceAll("{{folder}}", basename(session.cwd));
-  const path = resolve(session.cwd, relative);
-  const before = contentOf(path);
-  if (verb === "write") {
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, `${content}\n`);
-  } else rmSync(path, { force: true });
-  const toolCallId = `mock-edit-${randomUUID().slice(0, 8)}`;
-  const diff = { type: "diff" as const, path, oldText: before, newText: verb === "write" ? `${content}\n` : "" };
-  await client.notify(methods.client.session.update, {
-    sessionId: session.id,
-    update: {
-      sessionUpdate: "tool_call",
-      toolCallId,
-      title: `${verb === "write" ? "Write" : "Delete"} ${relative}`,
-      kind: verb === "write" ? "edit" : "delete",
-      status: "completed",
-      locations: [{ path }],
-      content: [diff],
-    },
-  });
-  return say(client, session.id, `${verb === "write" ? "Wrote" : "Deleted"} ${relative}`);
-}
-
 async function runTurn(client: AgentContext, session: Session, text: string, signal: AbortSignal): Promise<void> {
   const [command, ...rest] = text.split(/\s+/);
   switch (command) {
     case "/write":
     case "/delete":
-      return editTurn(client, session, text);
-    case "/scatter": {
-      // n files, one in each of n folders (src/module<i>/scattered.txt), each the rest of the line ({{folder}}: the session folder's name).
-      const count = Math.max(1, Math.min(1000, Number(rest[0] ?? 10) || 10));
-      const content = rest.slice(1).join(" ").replaceAll("{{folder}}", basename(session.cwd));
-      for (let i = 0; i < count; i++) {
-        mkdirSync(join(session.cwd, "src", `module${i}`), { recursive: true });
-        writeFileSync(join(session.cwd, "src", `module${i}`, "scattered.txt"), `${content}\n`);
-      }
-      return say(client, session.id, `Wrote ${count} files`);
-    }
+      return say(client, session.id, await editTurn(client, session, text));
+    case "/scatter":
+      return say(client, session.id, scatter(session, rest));
     case "/permission":
       return permissionTurn(client, session, signal, rest);
     case "/title":
