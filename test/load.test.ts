@@ -76,10 +76,11 @@ describe("load", () => {
     });
     expect(res.status).toBe(200);
     const events = await readSse(rt, "overflow", { until: (evs) => evs.filter((e) => e.event === "message").length >= 2000 });
-    expect(events[0]).toMatchObject({ event: "error", data: { dropped: { from: 1, to: 3000 } } });
+    // 5,000 messages and the turn's usage_update: the buffer of 2,000 holds 3,002 to 5,001.
+    expect(events[0]).toMatchObject({ event: "error", data: { dropped: { from: 1, to: 3001 } } });
     const ids = events.filter((e) => e.event === "message").map((e) => e.id);
-    expect(ids[0]).toBe(3001);
-    expect(ids.at(-1)).toBe(5000);
+    expect(ids[0]).toBe(3002);
+    expect(ids.at(-1)).toBe(5001);
   });
 
   it("closes a reader that stops reading once it is 8 MiB behind, telling it where to resume", { timeout: 60_000 }, async () => {
