@@ -28,6 +28,10 @@ export const SANDBOX_PROMPT = (command: string) => `Please run in the sandbox: $
 /** Write a file, then run a shell command (Claude Code's `Bash`): a task's policy allows the one and denies the other. */
 export const WRITE_THEN_RUN_PROMPT = (file: string, command: string) => `${WRITE_PROMPT(file)}\nAfterwards run this command: ${command}`;
 const RUN_REQUEST = /^Afterwards run this command: (.+)$/m;
+/** Read a file with the agent's own read tool (Claude Code's `Read`), then say what came back. */
+export const READ_PROMPT = (file: string) => `Please read the file ${file} and tell me what it says`;
+export const READ_FINAL_TEXT = "Done: I tried to read the file.";
+const READ_REQUEST = /Please read the file (\S+) and tell me what it says/;
 
 export interface FakeModels {
   url: string;
@@ -111,13 +115,30 @@ function anthropic(path: string, body: AnthropicRequest, res: ServerResponse): v
   const toolResults = messages.flatMap(blocks).filter((b) => b.type === "tool_result").length;
   const runCommand = RUN_REQUEST.exec(userText)?.[1];
   const shell = body.tools?.find((t) => /^bash$/i.test(t.name));
-  const run =
-    tool && shell && runCommand && toolResults === 1 ? { name: shell.name, input: { command: runCommand, description: "Run the command asked for" } } : null;
-  const move = tool ? decide(userText, toolResultSeen) : ({ kind: "say", text: "A short title" } as const);
+  const lastText =
+    last?.role === "user"
+      ? blocks(last)
+          .map((b) => b.text ?? "")
+          .join("\n")
+      : "";
+  const readPath = READ_REQUEST.exec(lastText)?.[1];
+  const reader = body.tools?.find((t) => /^read$/i.test(t.name));
+  const run: { name: string; input: Record<string, string> } | null =
+    tool && shell && runCommand && toolResults === 1
+      ? { name: shell.name, input: { command: runCommand, description: "Run the command asked for" } }
+      : tool && reader && readPath && !toolResultSeen
+        ? { name: reader.name, input: { file_path: readPath } }
+        : null;
+  const readAnswered = tool && toolResultSeen && READ_REQUEST.test(userText);
+  const move = readAnswered
+    ? ({ kind: "say", text: READ_FINAL_TEXT } as const)
+    : tool
+      ? decide(userText, toolResultSeen)
+      : ({ kind: "say", text: "A short title" } as const);
   const id = `msg_fake_${Date.now()}`;
   const usage = { input_tokens: 12, output_tokens: 8, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const content = run
-    ? [{ type: "tool_use" as const, id: `toolu_fake_${Date.now()}`, name: run.name, input: run.input as Record<string, string> }]
+    ? [{ type: "tool_use" as const, id: `toolu_fake_${Date.now()}`, name: run.name, input: run.input }]
     : move.kind === "write"
       ? [
           {

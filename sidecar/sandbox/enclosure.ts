@@ -8,6 +8,7 @@ import { existsSync, statSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { builtinName } from "@agent-runtime/protocol/registry";
 import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { AgentLaunch } from "../acp/acp-server";
@@ -209,7 +210,8 @@ export class Enclosure {
       hiddenDirs.push(dataDir);
       const teamEnv = join(dataDir, "agents", "team-env.json");
       if (existsSync(teamEnv)) hiddenFiles.push(teamEnv);
-      const state = AGENT_STATE[agent];
+      // By its built-in name: a registry agent (`claude-acp`) keeps its state where the built-in one does.
+      const state = AGENT_STATE[builtinName(agent)];
       for (const dir of state?.dirs ?? []) {
         await mkdir(join(home, dir), { recursive: true }).catch(() => undefined);
         writable.push(join(home, dir));
