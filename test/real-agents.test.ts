@@ -261,6 +261,22 @@ describe("a task of Claude Code under its permission policy", () => {
           { name: "no shell", match: { kinds: ["execute"] }, decision: "deny" },
         ],
       };
+      // A task runs sandboxed (workspace, its agent's model hosts: SECURITY.md, "Sandboxes"); this one's model is the
+      // fake server on 127.0.0.1, which the team's rule for tasks lists, as a team with its own gateway would.
+      const sandbox = [
+        { name: "tasks reach the model", match: { origins: ["task"] }, profile: "workspace", network: { mode: "allowlist", allow: [new URL(fake.url).host] } },
+      ];
+      const put = await rt.api("/v1/config/policy", {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ rules: [], sandbox }),
+      });
+      expect(put.status, await put.clone().text()).toBe(200);
+      const etag = put.headers.get("etag");
+      await waitFor(async () => {
+        const body = (await (await rt.api("/v1/config/policy/status")).json()) as { machines: { machine: string; version: string | null }[] };
+        return body.machines.some((m) => m.machine === "local" && m.version === etag);
+      }, "the machine's object to hold the policy");
       const created = await rt.api("/v1/tasks", {
         method: "POST",
         headers: { "content-type": "application/json" },
