@@ -34,8 +34,14 @@ const slowPrompt = (id: number, sessionId: string, n: number, ms: number) => ({
 });
 
 const ticks = (n: number) => Array.from({ length: n }, (_, i) => `tick ${i + 1} `);
+type Update = { params: { update: { sessionUpdate: string; content?: { text: string } } } };
+/** The streamed texts, in order; other updates (the `usage_update` after each turn) are not text. */
 const texts = (events: { event: string; data: unknown }[]) =>
-  events.filter((e) => e.event === "message").map((e) => (e.data as { params: { update: { content: { text: string } } } }).params.update.content.text);
+  events
+    .filter((e) => e.event === "message")
+    .map((e) => (e.data as Update).params.update)
+    .filter((u) => u.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.content?.text ?? "");
 
 describe("the sidecar killed outright in the middle of a prompt", () => {
   it("answers the caller 503, leaves no agent running, and reaps its other children when it comes back", async () => {
