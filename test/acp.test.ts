@@ -202,22 +202,26 @@ describe("the SSE stream", () => {
   }
 
   it("delivers what the agent wrote while nobody was reading, in order, and resumes after Last-Event-ID", async () => {
-    await promptSession("late", "abcdefghijklmnopqrstuvwxyz"); // 36 chars of answer: 5 chunks
-    const all = await readSse(rt, "late", { until: (events) => events.length >= 5 });
-    expect(all.map((e) => e.id)).toEqual([1, 2, 3, 4, 5]);
-    expect(all.map((e) => (e.data as { params: { update: { content: { text: string } } } }).params.update.content.text).join("")).toBe(
-      "You said: abcdefghijklmnopqrstuvwxyz",
-    );
-    const resumed = await readSse(rt, "late", { lastEventId: 3, until: (events) => events.length >= 2 });
-    expect(resumed.map((e) => e.id)).toEqual([4, 5]);
+    await promptSession("late", "abcdefghijklmnopqrstuvwxyz"); // 36 chars of answer: 5 chunks, then the turn's usage_update
+    const all = await readSse(rt, "late", { until: (events) => events.length >= 6 });
+    expect(all.map((e) => e.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(
+      all
+        .slice(0, 5)
+        .map((e) => (e.data as { params: { update: { content: { text: string } } } }).params.update.content.text)
+        .join(""),
+    ).toBe("You said: abcdefghijklmnopqrstuvwxyz");
+    expect(all[5]!.data).toMatchObject({ params: { update: { sessionUpdate: "usage_update" } } });
+    const resumed = await readSse(rt, "late", { lastEventId: 3, until: (events) => events.length >= 3 });
+    expect(resumed.map((e) => e.id)).toEqual([4, 5, 6]);
   });
 
   it("serves several readers at once, each everything", async () => {
-    const first = readSse(rt, "fanout", { until: (events) => events.length >= 5 });
-    const second = readSse(rt, "fanout", { until: (events) => events.length >= 5 });
+    const first = readSse(rt, "fanout", { until: (events) => events.length >= 6 });
+    const second = readSse(rt, "fanout", { until: (events) => events.length >= 6 });
     await promptSession("fanout", "abcdefghijklmnopqrstuvwxyz");
     const [a, b] = await Promise.all([first, second]);
-    expect(a.map((e) => e.id)).toEqual([1, 2, 3, 4, 5]);
+    expect(a.map((e) => e.id)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(b).toEqual(a);
   });
 
@@ -227,12 +231,13 @@ describe("the SSE stream", () => {
     const opened = new Promise<void>((resolve) => {
       attached = resolve;
     });
-    const reading = readSse(rt, "ending", { lastEventId: 2, untilEnd: true, opened: attached });
+    // "You said: bye" is two chunks, then the turn's usage_update: three messages.
+    const reading = readSse(rt, "ending", { lastEventId: 3, untilEnd: true, opened: attached });
     await opened;
     expect((await rt.api("/v1/acp/ending", { method: "DELETE" })).status).toBe(204);
     const events = await reading;
     expect(events.at(-1)).toMatchObject({ event: "end", data: { serverId: "ending", agent: "mock" } });
-    const after = await rt.api("/v1/acp/ending", { headers: { accept: "text/event-stream", "last-event-id": "2" } });
+    const after = await rt.api("/v1/acp/ending", { headers: { accept: "text/event-stream", "last-event-id": "3" } });
     expect(after.status).toBe(404);
     await after.body?.cancel();
   });
@@ -260,7 +265,8 @@ describe("the SSE stream", () => {
     const res = await prompt; // the POST in flight survives the drop and is answered once
     expect(res.status).toBe(200);
     expect(((await res.json()) as { result: { stopReason: string } }).result.stopReason).toBe("end_turn");
-    const events = await reading;
+    // The 40 ticks, in order (the turn's usage_update may follow them).
+    const events = (await reading).slice(0, 40);
     expect(events.map((e) => e.id)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     expect(events.map((e) => (e.data as { params: { update: { content: { text: string } } } }).params.update.content.text)).toEqual(
       Array.from({ length: 40 }, (_, i) => `tick ${i + 1} `),
@@ -285,8 +291,9 @@ describe("a bounded buffer with a clear rule", () => {
         params: { sessionId: s.result.sessionId, prompt: [{ type: "text", text: "/stream 25 10" }] },
       });
       const events = await readSse(small, "tiny", { until: (evs) => evs.filter((e) => e.event === "message").length >= 10 });
-      expect(events[0]).toMatchObject({ event: "error", data: { type: "urn:agent-runtime:error:stream_error", dropped: { from: 1, to: 15 } } });
-      expect(events.filter((e) => e.event === "message").map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, i) => i + 16));
+      // 25 messages and the turn's usage_update: the buffer of 10 holds 17 to 26.
+      expect(events[0]).toMatchObject({ event: "error", data: { type: "urn:agent-runtime:error:stream_error", dropped: { from: 1, to: 16 } } });
+      expect(events.filter((e) => e.event === "message").map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, i) => i + 17));
     } finally {
       await small.dispose();
     }
