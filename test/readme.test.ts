@@ -49,7 +49,7 @@ describe("the README's examples", () => {
     expect(stdout).toContain('"machines":[{"id":"local","connected":true');
     expect(stdout).toMatch(/session: mock-[0-9a-f-]{36}\n/);
     expect(stdout).toMatch(/"sessions":\[\{"id":"ses-[0-9a-f]{16}-local","sessionId":"mock-/);
-    expect(stdout).toContain('"result":{"stopReason":"end_turn"}');
+    expect(stdout).toContain('"result":{"stopReason":"end_turn","usage":{"inputTokens":');
     expect(stdout).toMatch(/id: 1\nevent: message\ndata: \{"jsonrpc":"2.0","method":"session\/update"/);
     expect(((await (await rt.api("/v1/acp")).json()) as { servers: unknown[] }).servers).toEqual([]); // DELETE stopped it
   });
