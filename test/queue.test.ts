@@ -108,8 +108,8 @@ it("tells a reader of a restored agent's stream the gap once, not in a loop that
   const read = readSse(rt, "restored", { until: (events) => events.some((e) => JSON.stringify(e.data).includes(": after")) });
   expect((await prompt(id, "after")).status).toBe(202);
   const events = await read;
-  // Messages 1 and 2 were the agent's before it was restored: said once, then the reply.
-  expect(events.filter((e) => e.event === "error").map((e) => (e.data as { dropped?: unknown }).dropped)).toEqual([{ from: 1, to: 2 }]);
+  // Messages 1 to 3 (two chunks and the turn's usage_update) were the agent's before it was restored: said once, then the reply.
+  expect(events.filter((e) => e.event === "error").map((e) => (e.data as { dropped?: unknown }).dropped)).toEqual([{ from: 1, to: 3 }]);
 });
 
 it("refuses a prompt for a closed or unknown session, and one that is neither text nor content blocks", async () => {
