@@ -75,12 +75,15 @@ describe("load", () => {
       params: { sessionId: sid, prompt: [{ type: "text", text: "/stream 5000 100" }] },
     });
     expect(res.status).toBe(200);
+    // 5000 chunks, then the turn's usage_update (message 5001): the buffer of 2000 holds 3002 to 5001.
     const events = await readSse(rt, "overflow", { until: (evs) => evs.filter((e) => e.event === "message").length >= 2000 });
-    // 5,000 messages and the turn's usage_update: the buffer of 2,000 holds 3,002 to 5,001.
     expect(events[0]).toMatchObject({ event: "error", data: { dropped: { from: 1, to: 3001 } } });
-    const ids = events.filter((e) => e.event === "message").map((e) => e.id);
+    const messages = events.filter((e) => e.event === "message");
+    const ids = messages.map((e) => e.id);
     expect(ids[0]).toBe(3002);
     expect(ids.at(-1)).toBe(5001);
+    expect(messages.at(-2)!.data).toMatchObject({ params: { update: { sessionUpdate: "agent_message_chunk" } } });
+    expect(messages.at(-1)!.data).toMatchObject({ params: { update: { sessionUpdate: "usage_update" } } });
   });
 
   it("closes a reader that stops reading once it is 8 MiB behind, telling it where to resume", { timeout: 60_000 }, async () => {

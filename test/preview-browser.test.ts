@@ -119,7 +119,11 @@ describe("the dashboard's Ports, on a phone", () => {
     await signIn(page);
     await page.goto(`${rt.url}/machines/local/ports`);
     await page.waitForSelector(`[data-port="${agentPort}"] [data-open]`);
-    expect(await page.textContent(`[data-port="${agentPort}"]`)).toContain("an agent's");
+    // Named by its program, and linked to its agent's session (titled by its first prompt) once the sessions are read.
+    const sessionLink = `[data-port="${agentPort}"] a[href="/sessions/${record.id}"]`;
+    await page.waitForSelector(sessionLink);
+    expect(await page.textContent(sessionLink)).toBe(`/serve ${agentPort}`);
+    expect(await page.textContent(`[data-port="${agentPort}"]`)).toContain("node · ");
     expect(await page.textContent("#ports-exposed")).toContain(`${agentPort}`);
     // The worker's own port listens here too, not exposed: listed without Open.
     expect(await page.locator(`[data-port="${new URL(rt.url).port}"] [data-open]`).count()).toBe(0);
