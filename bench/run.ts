@@ -21,6 +21,7 @@ import { buildAll } from "../scripts/build";
 import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
+import { benchSandbox, sandboxReport } from "./sandbox";
 import { benchReview, reviewReport } from "./review";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
 import { benchPreview, previewReport } from "./preview";
@@ -921,6 +922,10 @@ if (process.env.BENCH_ONLY === "reconnect") {
   console.log(reconnectReport(await benchReconnect()));
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "sandbox") {
+  console.log(sandboxReport(await benchSandbox()));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "review") {
   console.log(reviewReport(await benchReview()));
   process.exit(0);
@@ -973,6 +978,9 @@ console.log(table);
 console.error("bench: checkpoints of a 10,000-file folder ...");
 const review = await benchReview();
 console.log(reviewReport(review));
+console.error("bench: sandboxes: an agent's start, a turn and a connection inside and outside ...");
+const sandbox = await benchSandbox();
+console.log(sandboxReport(sandbox));
 console.error("bench: a first visit on a slow phone network ...");
 const firstVisit = await benchFirstVisit();
 console.log(firstVisitReport(firstVisit));
@@ -1006,6 +1014,7 @@ await writeFile(
       floor,
       thisProject: { ...ours, ...acpTransports },
       review,
+      sandbox,
       firstVisit,
       // The names the issue of record asks for (bench/README.md).
       dashboard: { slow4gUsableMs: firstVisit.usableMs, sessionsViewJsGzipBytes: firstVisit.scriptBytes },
