@@ -12,7 +12,7 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AcpServer as AcpServerInfo } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { EventLogLimits } from "../streams/event-log";
-import { AcpServer, type AgentLauncher, spawnAgentProcess } from "./acp-server";
+import { AcpServer, type AgentLaunch, type AgentLauncher, spawnAgentProcess } from "./acp-server";
 import { logger } from "../log";
 import { stderrCause } from "../scrub";
 import type { ManagedProcess, ProcessManager } from "../processes/processes";
@@ -261,8 +261,8 @@ export class AcpServers {
   }
 
   /** An agent's process inside `enclosure`: its launch, wrapped. */
-  private async spawnIn(enclosure: Enclosure, agent: AgentId, serverId: string): Promise<ManagedProcess> {
-    const proc = await spawnAgentProcess(this.processes, await enclosure.wrap(agent, await this.launch(agent)), `acp:${serverId}`);
+  private async spawnIn(enclosure: Enclosure, agent: AgentId, serverId: string, launch?: AgentLaunch): Promise<ManagedProcess> {
+    const proc = await spawnAgentProcess(this.processes, await enclosure.wrap(agent, launch ?? (await this.launch(agent))), `acp:${serverId}`);
     enclosure.started(proc.info.pid);
     return proc;
   }
@@ -271,7 +271,12 @@ export class AcpServers {
     // Refused before anything starts when the machine cannot enforce the sandbox in force.
     const enclosure = this.sandboxes ? await this.sandboxes.enclosure(serverId, sandbox) : null;
     for (const folder of folders) enclosure?.addFolder(folder);
-    const spawn = enclosure ? this.spawnIn(enclosure, agent, serverId) : spawnAgentProcess(this.processes, await this.launch(agent), `acp:${serverId}`);
+    // An agent that is unknown or not installed is refused as such (400, 404), before anything starts.
+    const launch = await this.launch(agent).catch(async (err: unknown) => {
+      await enclosure?.dispose();
+      throw err;
+    });
+    const spawn = enclosure ? this.spawnIn(enclosure, agent, serverId, launch) : spawnAgentProcess(this.processes, launch, `acp:${serverId}`);
     const proc = await spawn.catch(async (err: unknown) => {
       await enclosure?.dispose();
       // The agent is installed but its process cannot start: the upstream of this relay is broken (502),
