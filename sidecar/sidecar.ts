@@ -158,7 +158,9 @@ export class Sidecar {
     );
     this.skills = new SkillsApplier(dataDir, home, this.processes, skillsTargets);
     this.mcp = new McpApplier(dataDir, home, () => installedMcpTargets(isInstalled));
-    this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home, dataDir);
+    this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home, dataDir, process.env, (agent) =>
+      this.sandboxes.enclosure(`probe-${agent}`, undefined),
+    );
     this.tunnel = new TunnelClient({
       url: options.url,
       machine: options.machine,
