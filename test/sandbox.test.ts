@@ -266,8 +266,11 @@ describe("what the owner switched off or fenced in", () => {
     expect(errorCode(problem)).toBe("sandbox_unavailable");
     expect(problem.detail).toContain("bwrap was not found");
     expect(problem.detail).toContain("apt-get install bubblewrap");
+    // Nor does an agent's configuration probe start it unsandboxed.
+    const probed = (await (await rt.api("/machines/bare/v1/agents/mock?config=true&no_cache=true")).json()) as { configError: string | null };
+    expect(probed.configError).toContain("bwrap was not found");
     // Nothing ran instead: no agent process was started for it.
     const processes = (await (await rt.api("/machines/bare/v1/processes")).json()) as { processes: { label?: string }[] };
-    expect(processes.processes.filter((p) => p.label === "acp:no-walls")).toEqual([]);
+    expect(processes.processes.filter((p) => p.label === "acp:no-walls" || p.label === "probe:mock")).toEqual([]);
   });
 });
