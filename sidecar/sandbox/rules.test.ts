@@ -3,7 +3,7 @@
  * operation is refused for, what the allowlist lets through, the order of bubblewrap's mounts, and the
  * egress proxy over a real unix socket.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,7 +13,7 @@ import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
 import { bwrapArgs, type EnclosurePaths, proxyEnv } from "./bwrap-args";
 import { allows, type BlockedConnection, EgressProxy } from "./egress-proxy";
 import { capabilityOf, refusal } from "./guard";
-import { OwnerLimitsError, ownerLimits } from "./owner-limits";
+import { OwnerLimitsError, ownerLimits, readOwnerLimitsFile } from "./owner-limits";
 
 const HOME = "/home/pat";
 const spec = (profile: SandboxSpec["profile"], mode: SandboxSpec["network"]["mode"], allow: string[] = []): SandboxSpec => ({
@@ -40,6 +40,23 @@ describe("the owner's limits", () => {
     expect(() => ownerLimits({ deny: "shell" }, null, HOME)).toThrow(/--deny: 'shell'/);
     expect(() => ownerLimits({ roots: "code" }, null, HOME)).toThrow(/neither absolute/);
     expect(() => ownerLimits({ allowNetwork: "not a host" }, null, HOME)).toThrow(/--allow-network/);
+  });
+
+  it("reads <config dir>/sandbox.json through its schema, and says what is wrong in it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "owner-file-"));
+    try {
+      const file = join(dir, "sandbox.json");
+      expect(await readOwnerLimitsFile(file)).toBeNull();
+      writeFileSync(file, JSON.stringify({ sandbox: "read-only", allowNetwork: ["github.com"], deny: ["files"], roots: ["~/code"] }));
+      const limits = ownerLimits({}, await readOwnerLimitsFile(file), HOME);
+      expect(limits).toEqual({ floor: spec("read-only", "allowlist", ["github.com"]), deny: ["files"], roots: ["/home/pat/code"] });
+      writeFileSync(file, JSON.stringify({ sandbox: "read-only", shell: false }));
+      await expect(readOwnerLimitsFile(file)).rejects.toThrow(/sandbox\.json/);
+      writeFileSync(file, "{ not json");
+      await expect(readOwnerLimitsFile(file)).rejects.toThrow(/is not JSON/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("refuses a denied capability and a folder outside the roots, naming the flag", async () => {
