@@ -170,6 +170,11 @@ describe("an agent under workspace and an allowlist naming one loopback port", (
       expect(await m.say("s2", sessionId, `/fetch http://127.0.0.1:${listedPort}/`)).toContain("error");
       expect(await m.say("s2", sessionId, "/sh cat ~/notes.txt")).toMatch(/exit code 1[\s\S]*Permission denied/);
       expect(await m.say("s2", sessionId, "/sh echo ok > written.txt")).toContain("exit code 0");
+      // A client resuming the session on another server (as after a discovery): its folder is writable there too.
+      await m.call("s2b", "initialize", { protocolVersion: 1, clientCapabilities: {} }, { agent: "mock" });
+      await m.call("s2b", "session/resume", { sessionId, cwd: work, mcpServers: [] });
+      expect(await m.say("s2b", sessionId, "/sh echo ok > resumed.txt")).toContain("exit code 0");
+      expect(readFileSync(join(work, "resumed.txt"), "utf8")).toBe("ok\n");
     } finally {
       await m.processes.stopAll();
     }

@@ -74,6 +74,19 @@ describe("the owner's limits", () => {
       "--roots",
     );
     expect(await refusal(limits, "acp.list", {} as never, resolvePath)).toBeNull();
+    // The folder the agent is told is the one judged, whatever the worker says of it beside the message.
+    const message = (method: string, cwd: string) => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { sessionId: "s", cwd, mcpServers: [] } });
+    const lying = { serverId: "x", message: message("session/new", "/etc"), method: "session/new", cwd: "/srv/work", awaitId: 1 };
+    expect((await refusal(limits, "acp.post", lying as never, resolvePath))?.message).toContain("'/etc' is outside");
+    const resume = { serverId: "x", message: message("session/resume", "/home/pat"), method: "session/resume", awaitId: 2 };
+    expect((await refusal(limits, "acp.post", resume as never, resolvePath))?.message).toContain("--roots");
+    const prompt = {
+      serverId: "x",
+      message: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { cwd: "/etc" } }),
+      method: "session/prompt",
+      awaitId: 3,
+    };
+    expect(await refusal(limits, "acp.post", prompt as never, resolvePath)).toBeNull();
   });
 });
 
