@@ -21,6 +21,7 @@ import { buildAll } from "../scripts/build";
 import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
+import { benchSandbox, sandboxReport } from "./sandbox";
 import { benchReview, reviewReport } from "./review";
 import { chromiumPath } from "./browser";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
@@ -941,6 +942,10 @@ if (process.env.BENCH_ONLY === "attempts") {
   console.log(attemptsReport(await benchAttempts()));
   process.exit(0);
 }
+if (process.env.BENCH_ONLY === "sandbox") {
+  console.log(sandboxReport(await benchSandbox()));
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === "review") {
   console.log(reviewReport(await benchReview()));
   process.exit(0);
@@ -996,6 +1001,9 @@ console.log(reviewReport(review));
 console.error("bench: attempt groups over a 10,000-file repository ...");
 const attempts = await benchAttempts();
 console.log(attemptsReport(attempts));
+console.error("bench: sandboxes: an agent's start, a turn and a connection inside and outside ...");
+const sandbox = await benchSandbox();
+console.log(sandboxReport(sandbox));
 console.error("bench: a first visit on a slow phone network ...");
 const firstVisit = await benchFirstVisit();
 console.log(firstVisitReport(firstVisit));
@@ -1032,6 +1040,7 @@ await writeFile(
       thisProject: { ...ours, ...acpTransports },
       review,
       attempts,
+      sandbox,
       firstVisit,
       // The names the issue of record asks for (bench/README.md).
       dashboard: firstVisit ? { slow4gUsableMs: firstVisit.usableMs, sessionsViewJsGzipBytes: firstVisit.scriptBytes } : null,

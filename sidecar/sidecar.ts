@@ -171,8 +171,10 @@ export class Sidecar {
     );
     this.skills = new SkillsApplier(dataDir, home, this.processes, skillsTargets);
     this.mcp = new McpApplier(dataDir, home, () => installedMcpTargets(isInstalled));
-    this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home, dataDir);
-    this.logins = new AgentLogins(this.processes, launcher, agentValues, dataDir);
+    this.agents = new AgentCatalog(this.installer, this.acp, this.processes, launcher, home, dataDir, process.env, (agent) =>
+      this.sandboxes.enclosure(`probe-${agent}`, undefined),
+    );
+    this.logins = new AgentLogins(this.processes, launcher, agentValues, dataDir, (agent) => this.sandboxes.enclosure(`login-${agent}`, undefined));
     this.acp.loginObserved = (agent, loggedIn) => this.logins.observed(agent, loggedIn);
     this.tunnel = new TunnelClient({
       url: options.url,

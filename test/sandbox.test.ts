@@ -13,6 +13,7 @@ import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SIDECAR_BUNDLE } from "../dev/runtime";
 import { errorCode, problemOf, startRuntime, waitFor, type Runtime } from "./harness";
 
 let rt: Runtime;
@@ -137,6 +138,14 @@ describe("an owner's workspace floor with one loopback port allowed", () => {
       body: JSON.stringify({ kind: "webhook", url: `http://127.0.0.1:${hookPort}/hook`, secret: "whsec-0123456789abcdef", events: ["sandbox.blocked"] }),
     });
     expect(subscribed.status, await subscribed.clone().text()).toBe(201);
+
+    // `status` says the same on the machine itself.
+    const status = execFileSync(process.execPath, [SIDECAR_BUNDLE, "status", "--data-dir", join(rt.dir, "data-local")], {
+      env: { ...process.env, ...ownerEnv() },
+    }).toString();
+    expect(status).toContain("sandbox:    linux-bwrap; can enforce read-only, workspace, full");
+    expect(status).toContain(`floor:      workspace, network allowlist 127.0.0.1:${listed}`);
+    expect(status).toContain("denied:     nothing");
 
     expect((await post("walls", "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock")).status).toBe(200);
     const created = (await (await post("walls", "session/new", { cwd: work, mcpServers: [] })).json()) as { result: { sessionId: string } };
@@ -266,8 +275,11 @@ describe("what the owner switched off or fenced in", () => {
     expect(errorCode(problem)).toBe("sandbox_unavailable");
     expect(problem.detail).toContain("bwrap was not found");
     expect(problem.detail).toContain("apt-get install bubblewrap");
+    // Nor does an agent's configuration probe start it unsandboxed.
+    const probed = (await (await rt.api("/machines/bare/v1/agents/mock?config=true&no_cache=true")).json()) as { configError: string | null };
+    expect(probed.configError).toContain("bwrap was not found");
     // Nothing ran instead: no agent process was started for it.
     const processes = (await (await rt.api("/machines/bare/v1/processes")).json()) as { processes: { label?: string }[] };
-    expect(processes.processes.filter((p) => p.label === "acp:no-walls")).toEqual([]);
+    expect(processes.processes.filter((p) => p.label === "acp:no-walls" || p.label === "probe:mock")).toEqual([]);
   });
 });

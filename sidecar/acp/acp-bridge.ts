@@ -22,6 +22,7 @@ import type { SessionHooks } from "../review/session-hooks";
 import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
 import type { Sandboxes } from "../sandbox/sandboxes";
 import { remember, widenSandbox } from "./sandboxed-restart";
+import { sessionFolderOf } from "../sandbox/guard";
 
 const log = logger("acp");
 
@@ -126,9 +127,11 @@ export class AcpServers {
     const message = sessionStart ? await this.withFolderMcpServers(hooked?.message ?? args.message, folder) : (hooked?.message ?? args.message);
     let answer: AcpPostResult;
     try {
-      // Under `workspace` a session's folder must be writable: an agent started before it knew is started again.
-      if (sessionStart && server.enclosure && !server.enclosure.covers(folder)) {
-        await widenSandbox(server, folder, async () => {
+      // Under `workspace` a session's folder must be writable: an agent started before it knew is started
+      // again. The folder is the one the agent is told (the message as sent), whatever else was said of it.
+      const told = server.enclosure ? sessionFolderOf(message) : undefined;
+      if (told !== undefined && server.enclosure && !server.enclosure.covers(told)) {
+        await widenSandbox(server, told, async () => {
           const proc = await this.spawnIn(server.enclosure!, server.agent, server.serverId);
           void proc.exited.then(() => this.exited(server));
           return proc;
@@ -281,7 +284,11 @@ export class AcpServers {
     // Refused before anything starts when the machine cannot enforce the sandbox in force.
     const enclosure = this.sandboxes ? await this.sandboxes.enclosure(serverId, sandbox) : null;
     for (const folder of folders) enclosure?.addFolder(folder);
-    const launch = await this.launch(agent);
+    // An agent that is unknown or not installed is refused as such (400, 404), before anything starts.
+    const launch = await this.launch(agent).catch(async (err: unknown) => {
+      await enclosure?.dispose();
+      throw err;
+    });
     const spawn = enclosure ? this.spawnIn(enclosure, agent, serverId, launch) : spawnAgentProcess(this.processes, launch, `acp:${serverId}`);
     const proc = await spawn.catch(async (err: unknown) => {
       await enclosure?.dispose();

@@ -17,6 +17,7 @@ import { envAuthMethod } from "./auth";
 import { type AgentDefinition, builtinAgent } from "./definitions";
 import type { Installer } from "./installer";
 import { MOCK_AGENT_PATH } from "./launcher";
+import type { Enclosure } from "../sandbox/enclosure";
 import { commandLine } from "./node-runner";
 import { listRegistryInstalled, MACHINE_PLATFORM, type RegistryInstalled, readRegistryInstalled } from "./registry-install";
 
@@ -34,6 +35,8 @@ export class AgentCatalog {
     private readonly home: string,
     private readonly dataDir: string,
     private readonly env: NodeJS.ProcessEnv = process.env,
+    /** The sandbox a probe's agent runs in, as any agent's does (sidecar/sandbox/sandboxes.ts): the owner's floor. */
+    private readonly enclose: ((agent: AgentId) => Promise<Enclosure>) | null = null,
   ) {}
 
   /** The built-in agents, then every agent installed from the registry. */
@@ -184,7 +187,13 @@ export class AgentCatalog {
   private async probeConfigOptions(agent: AgentId): Promise<{ options: unknown[] | null; error: string | null }> {
     let proc: Awaited<ReturnType<typeof spawnAgentProcess>>;
     try {
-      proc = await spawnAgentProcess(this.processes, await this.launcher(agent), `probe:${agent}`);
+      const enclosure = this.enclose ? await this.enclose(agent) : null;
+      const launch = await this.launcher(agent);
+      proc = await spawnAgentProcess(this.processes, enclosure ? await enclosure.wrap(agent, launch) : launch, `probe:${agent}`).catch(async (err: unknown) => {
+        await enclosure?.dispose();
+        throw err;
+      });
+      void proc.exited.then(() => enclosure?.dispose());
     } catch (err) {
       return { options: null, error: errorText(err) };
     }

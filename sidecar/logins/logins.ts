@@ -21,6 +21,7 @@ import {
 } from "@agent-runtime/protocol/logins";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AgentId } from "@agent-runtime/protocol/values";
+import type { Enclosure } from "../sandbox/enclosure";
 import { AcpServer, type AgentLaunch, type AgentLauncher, spawnAgentProcess } from "../acp/acp-server";
 import { logger } from "../log";
 import type { ProcessManager } from "../processes/processes";
@@ -56,6 +57,8 @@ export class AgentLogins {
     private readonly launch: AgentLauncher,
     private readonly values: AgentValues,
     private readonly dataDir: string,
+    /** The owner's floor around the agent's process when it is asked whether it is logged in (null: no sandbox here). */
+    private readonly enclose: ((agent: AgentId) => Promise<Enclosure>) | null = null,
   ) {}
 
   /** What is known without asking the agent (the agents list): `unknown` until it was asked or a session said. */
@@ -176,14 +179,22 @@ export class AgentLogins {
   /** A process of the agent's own for one question: started, initialized (logged in as the environment allows), then stopped. */
   private async withAgent<T>(agent: AgentId, timeoutMs: number, fn: (server: AcpServer, initialized: unknown) => Promise<T>): Promise<T> {
     const launch: AgentLaunch = await this.launch(agent);
-    const proc = await spawnAgentProcess(this.processes, launch, `login:${agent}`);
+    // Asked by no team: the owner's floor alone applies, as to any other process of the agent.
+    const enclosure = this.enclose ? await this.enclose(agent) : null;
+    const proc = await spawnAgentProcess(this.processes, enclosure ? await enclosure.wrap(agent, launch) : launch, `login:${agent}`).catch(
+      async (err: unknown) => {
+        await enclosure?.dispose();
+        throw err;
+      },
+    );
+    void proc.exited.then(() => enclosure?.dispose());
     const server = new AcpServer(
       `login-${agent}-${Date.now().toString(36)}`,
       agent,
       proc,
       { maxEvents: 100, maxBytes: 1024 * 1024 },
       1,
-      null,
+      enclosure,
       launch.env ?? {},
     );
     try {

@@ -106,9 +106,9 @@ export function bwrapArgs(spec: SandboxSpec, paths: EnclosurePaths, command: str
 }
 
 /** The proxy variables an agent's HTTP clients honour; loopback goes through the proxy when the allowlist names a loopback port. */
-export function proxyEnv(spec: SandboxSpec): Record<string, string> {
+export function proxyEnv(spec: SandboxSpec, port = PROXY_PORT_INSIDE): Record<string, string> {
   if (spec.network.mode !== "allowlist") return {};
-  const url = `http://127.0.0.1:${PROXY_PORT_INSIDE}`;
+  const url = `http://127.0.0.1:${port}`;
   const loopbackListed = spec.network.allow.some((h) => isLoopbackHost(hostOf(h)));
   const noProxy = loopbackListed ? "" : "localhost,127.0.0.1,::1";
   return {

@@ -67,10 +67,16 @@ export class EgressProxy {
     });
   }
 
-  listen(path: string): Promise<void> {
+  /** On a unix socket (Linux: bridged into the sandbox), or on a loopback port (macOS: reached directly); answers the port. */
+  listen(path: string | null): Promise<number | null> {
     return new Promise((resolve, reject) => {
       this.server.once("error", reject);
-      this.server.listen(path, () => resolve());
+      const listening = () => {
+        const address = this.server.address();
+        resolve(typeof address === "object" && address ? address.port : null);
+      };
+      if (path === null) this.server.listen(0, "127.0.0.1", listening);
+      else this.server.listen(path, listening);
     });
   }
 

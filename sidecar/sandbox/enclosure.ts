@@ -16,6 +16,7 @@ import { bwrapArgs, type EnclosurePaths, INGRESS_SCRIPT, proxyEnv } from "./bwra
 import { firstChild, listensIn } from "./ingress";
 import { type BlockedConnection, EgressProxy } from "./egress-proxy";
 import { needsEnclosure, type SandboxTools } from "./platform";
+import { seatbeltProfile } from "./seatbelt";
 
 /** Never readable under `read-only` and `workspace`, relative to the home folder (SECURITY.md says why each). */
 export const HOME_SECRETS = [
@@ -43,6 +44,12 @@ export const HOME_SECRETS = [
   ".config/microsoft-edge",
   "snap/chromium",
   "snap/firefox",
+  "Library/Keychains",
+  "Library/Cookies",
+  "Library/Application Support/Google/Chrome",
+  "Library/Application Support/Firefox",
+  "Library/Application Support/BraveSoftware",
+  "Library/Safari",
 ];
 
 /** An agent's own state, writable inside so it can keep its sessions; its settings that run commands stay read-only. */
@@ -108,6 +115,8 @@ export class Enclosure {
   private readonly folders = new Set<string>();
   private privateDir: string | null = null;
   private proxy: EgressProxy | null = null;
+  /** macOS: the egress proxy's loopback port. */
+  private proxyPort: number | null = null;
   /** The agent's process (bwrap's, outside): its first child is inside the sandbox's namespaces. */
   private pid: number | null = null;
 
@@ -172,19 +181,32 @@ export class Enclosure {
       await mkdir(ingressDir, { recursive: true });
       await writeFile(join(ingressDir, "ingress.sh"), INGRESS_SCRIPT);
     }
+    const seatbelt = this.ctx.tools.platform === "macos-seatbelt";
     let proxySocket: string | null = null;
     if (this.spec.network.mode === "allowlist") {
-      proxySocket = join(this.privateDir, "egress.sock");
+      proxySocket = seatbelt ? null : join(this.privateDir, "egress.sock");
       if (!this.proxy) {
         this.proxy = new EgressProxy(this.spec.network, this.onBlocked);
-        await this.proxy.listen(proxySocket);
+        this.proxyPort = await this.proxy.listen(proxySocket);
       }
     }
+    if (seatbelt) return this.seatbelt(bwrap, agent, launch);
     const env: Record<string, string> = { ...launch.env, ...proxyEnv(this.spec), TMPDIR: "/tmp" };
     const paths = { ...(await this.paths(agent, launch, env, proxySocket)), ingressDir };
     const args = bwrapArgs(this.spec, paths, launch.command, launch.args, this.ctx.isRoot);
     const unset = SESSION_SOCKET_VARS.flatMap((name) => ["--unsetenv", name]);
     return { command: bwrap, args: [...unset, ...args], cwd: launch.cwd, env };
+  }
+
+  /** macOS: the same rules as a Seatbelt profile for `sandbox-exec -p` (sidecar/sandbox/seatbelt.ts). */
+  private async seatbelt(sandboxExec: string, agent: AgentId, launch: AgentLaunch): Promise<AgentLaunch> {
+    const tmp = join(this.privateDir!, "tmp");
+    await mkdir(tmp, { recursive: true });
+    const port = this.proxyPort;
+    const env: Record<string, string> = { ...launch.env, ...proxyEnv(this.spec, port ?? undefined), TMPDIR: tmp };
+    const paths = await this.paths(agent, launch, env, null);
+    const profile = seatbeltProfile(this.spec, paths, { tmp, proxyPort: port });
+    return { command: sandboxExec, args: ["-p", profile, launch.command, ...launch.args], cwd: launch.cwd, env };
   }
 
   private async paths(

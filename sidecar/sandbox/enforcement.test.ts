@@ -159,13 +159,22 @@ describe("an agent under workspace and an allowlist naming one loopback port", (
 
   it("keeps the owner's floor when a looser sandbox is asked for", { timeout: 60_000 }, async () => {
     const m = machine({ sandbox: "workspace", allowNetwork: "none" });
-    const full: SandboxSpec = { profile: "full", network: { mode: "open", allow: [] }, denyRead: [] };
+    // The team asks for full access, and names one more path nobody may read: the floor's profile and the path both hold.
+    writeFileSync(join(home, "notes.txt"), "PLANTED-NOTES\n");
+    const full: SandboxSpec = { profile: "full", network: { mode: "open", allow: [] }, denyRead: ["~/notes.txt"] };
     try {
       await m.call("s2", "initialize", { protocolVersion: 1, clientCapabilities: {} }, { agent: "mock", sandbox: full });
       const created = await m.call("s2", "session/new", { cwd: work, mcpServers: [] }, { cwd: work });
       const sessionId = created.result!.sessionId as string;
       expect(await m.say("s2", sessionId, "/sh cat ~/.ssh/id_ed25519")).toContain("Permission denied");
       expect(await m.say("s2", sessionId, `/fetch http://127.0.0.1:${listedPort}/`)).toContain("error");
+      expect(await m.say("s2", sessionId, "/sh cat ~/notes.txt")).toMatch(/exit code 1[\s\S]*Permission denied/);
+      expect(await m.say("s2", sessionId, "/sh echo ok > written.txt")).toContain("exit code 0");
+      // A client resuming the session on another server (as after a discovery): its folder is writable there too.
+      await m.call("s2b", "initialize", { protocolVersion: 1, clientCapabilities: {} }, { agent: "mock" });
+      await m.call("s2b", "session/resume", { sessionId, cwd: work, mcpServers: [] });
+      expect(await m.say("s2b", sessionId, "/sh echo ok > resumed.txt")).toContain("exit code 0");
+      expect(readFileSync(join(work, "resumed.txt"), "utf8")).toBe("ok\n");
     } finally {
       await m.processes.stopAll();
     }

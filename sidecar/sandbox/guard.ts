@@ -11,6 +11,23 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { OpHandlers } from "../tunnel";
 import { type Deniable, type OwnerLimits, underRoots } from "./owner-limits";
 
+const SESSION_METHODS = new Set(["session/new", "session/load", "session/resume"]);
+
+/**
+ * The folder a client message starts or reattaches a session in, read from the message itself (what the
+ * agent will be told), never from what the worker says of it: a worker cannot name one folder to the
+ * guard and another to the agent.
+ */
+export function sessionFolderOf(message: string): string | undefined {
+  if (!message.includes('"cwd"')) return undefined;
+  try {
+    const parsed = JSON.parse(message) as { method?: unknown; params?: { cwd?: unknown } };
+    return typeof parsed.method === "string" && SESSION_METHODS.has(parsed.method) && typeof parsed.params?.cwd === "string" ? parsed.params.cwd : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Which capability an operation belongs to, for `--deny` (null: none that can be denied). */
 export function capabilityOf<N extends OpName>(op: N, args: OpArgs<N>): Deniable[] {
   if (op.startsWith("processes.")) {
@@ -27,7 +44,10 @@ export function foldersOf<N extends OpName>(op: N, args: OpArgs<N>): string[] {
   const a = args as Record<string, unknown>;
   const str = (v: unknown): string[] => (typeof v === "string" ? [v] : []);
   switch (op) {
-    case "acp.post":
+    case "acp.post": {
+      const inMessage = sessionFolderOf((args as OpArgs<"acp.post">).message);
+      return [...str(a.cwd), ...(inMessage === undefined ? [] : [inMessage])];
+    }
     case "acp.discover":
     case "git.status":
     case "git.commit":

@@ -3,7 +3,7 @@
  * operation is refused for, what the allowlist lets through, the order of bubblewrap's mounts, and the
  * egress proxy over a real unix socket.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,7 +13,7 @@ import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
 import { bwrapArgs, type EnclosurePaths, proxyEnv } from "./bwrap-args";
 import { allows, type BlockedConnection, EgressProxy } from "./egress-proxy";
 import { capabilityOf, refusal } from "./guard";
-import { OwnerLimitsError, ownerLimits } from "./owner-limits";
+import { OwnerLimitsError, ownerLimits, readOwnerLimitsFile } from "./owner-limits";
 
 const HOME = "/home/pat";
 const spec = (profile: SandboxSpec["profile"], mode: SandboxSpec["network"]["mode"], allow: string[] = []): SandboxSpec => ({
@@ -42,6 +42,23 @@ describe("the owner's limits", () => {
     expect(() => ownerLimits({ allowNetwork: "not a host" }, null, HOME)).toThrow(/--allow-network/);
   });
 
+  it("reads <config dir>/sandbox.json through its schema, and says what is wrong in it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "owner-file-"));
+    try {
+      const file = join(dir, "sandbox.json");
+      expect(await readOwnerLimitsFile(file)).toBeNull();
+      writeFileSync(file, JSON.stringify({ sandbox: "read-only", allowNetwork: ["github.com"], deny: ["files"], roots: ["~/code"] }));
+      const limits = ownerLimits({}, await readOwnerLimitsFile(file), HOME);
+      expect(limits).toEqual({ floor: spec("read-only", "allowlist", ["github.com"]), deny: ["files"], roots: ["/home/pat/code"] });
+      writeFileSync(file, JSON.stringify({ sandbox: "read-only", shell: false }));
+      await expect(readOwnerLimitsFile(file)).rejects.toThrow(/sandbox\.json/);
+      writeFileSync(file, "{ not json");
+      await expect(readOwnerLimitsFile(file)).rejects.toThrow(/is not JSON/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses a denied capability and a folder outside the roots, naming the flag", async () => {
     const limits = ownerLimits({ deny: "terminal", roots: "/srv/work" }, null, HOME);
     const resolvePath = (p: string) => (p === "~" ? HOME : p);
@@ -57,6 +74,19 @@ describe("the owner's limits", () => {
       "--roots",
     );
     expect(await refusal(limits, "acp.list", {} as never, resolvePath)).toBeNull();
+    // The folder the agent is told is the one judged, whatever the worker says of it beside the message.
+    const message = (method: string, cwd: string) => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { sessionId: "s", cwd, mcpServers: [] } });
+    const lying = { serverId: "x", message: message("session/new", "/etc"), method: "session/new", cwd: "/srv/work", awaitId: 1 };
+    expect((await refusal(limits, "acp.post", lying as never, resolvePath))?.message).toContain("'/etc' is outside");
+    const resume = { serverId: "x", message: message("session/resume", "/home/pat"), method: "session/resume", awaitId: 2 };
+    expect((await refusal(limits, "acp.post", resume as never, resolvePath))?.message).toContain("--roots");
+    const prompt = {
+      serverId: "x",
+      message: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { cwd: "/etc" } }),
+      method: "session/prompt",
+      awaitId: 3,
+    };
+    expect(await refusal(limits, "acp.post", prompt as never, resolvePath)).toBeNull();
   });
 });
 
