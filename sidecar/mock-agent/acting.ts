@@ -72,7 +72,9 @@ export function fetchOnce(target: string, timeoutMs = 15_000): Promise<{ status:
     const proxyPort = Number(proxy.port || 80);
     if (url.protocol === "http:") {
       const req = httpRequest(
-        { host: proxy.hostname, port: proxyPort, method: "GET", path: url.href, headers: { host: url.host }, timeout: timeoutMs },
+        // Absolute-form, as HTTP clients ask a proxy; no Host of the target's (Node 24 refuses one that is not
+        // the connection's authority): the proxy sets it from the URL.
+        { host: proxy.hostname, port: proxyPort, method: "GET", path: url.href, timeout: timeoutMs },
         (res) => statusOf(res).then(resolve, fail),
       );
       req.on("timeout", () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));

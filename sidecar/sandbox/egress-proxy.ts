@@ -8,7 +8,7 @@
  * not lead to the machine's own services).
  */
 import { lookup } from "node:dns/promises";
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { connect, isIP, type Socket } from "node:net";
 import { rm } from "node:fs/promises";
 import type { SandboxNetwork } from "@agent-runtime/protocol/sandbox";
@@ -151,7 +151,9 @@ export class EgressProxy {
       res.writeHead(403, { "content-type": "text/plain" }).end(`agent-runtime sandbox: ${decision.refused}\n`);
       return;
     }
-    const headers = { ...req.headers };
+    // RFC 9112 §3.2.2: a proxy sends the target's authority as Host, whatever the client put there (some
+    // clients, Node 24's among them, send the proxy's own when asked for an absolute URL).
+    const headers: IncomingHttpHeaders = { ...req.headers, host: url.host };
     delete headers["proxy-connection"];
     delete headers["proxy-authorization"];
     const upstream = httpRequest(
