@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { connect as tlsConnect } from "node:tls";
 
@@ -72,9 +72,10 @@ export function fetchOnce(target: string, timeoutMs = 15_000): Promise<{ status:
     const proxyPort = Number(proxy.port || 80);
     if (url.protocol === "http:") {
       const req = httpRequest(
-        // Absolute-form, as HTTP clients ask a proxy; no Host of the target's (Node 24 refuses one that is not
-        // the connection's authority): the proxy sets it from the URL.
-        { host: proxy.hostname, port: proxyPort, method: "GET", path: url.href, timeout: timeoutMs },
+        // Absolute-form, as HTTP clients ask a proxy, on an agent of its own: Node's global agent (with
+        // NODE_USE_ENV_PROXY, as inside a sandbox) would proxy this request a second time. No Host of the
+        // target's: the proxy sets it from the URL.
+        { host: proxy.hostname, port: proxyPort, method: "GET", path: url.href, timeout: timeoutMs, agent: new HttpAgent() },
         (res) => statusOf(res).then(resolve, fail),
       );
       req.on("timeout", () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));
@@ -82,7 +83,14 @@ export function fetchOnce(target: string, timeoutMs = 15_000): Promise<{ status:
       req.end();
       return;
     }
-    const connect = httpRequest({ host: proxy.hostname, port: proxyPort, method: "CONNECT", path: `${url.hostname}:${port}`, timeout: timeoutMs });
+    const connect = httpRequest({
+      host: proxy.hostname,
+      port: proxyPort,
+      method: "CONNECT",
+      path: `${url.hostname}:${port}`,
+      timeout: timeoutMs,
+      agent: new HttpAgent(),
+    });
     connect.on("connect", (res, socket) => {
       if (res.statusCode !== 200) {
         socket.destroy();
