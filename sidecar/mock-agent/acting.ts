@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { connect as tlsConnect } from "node:tls";
+import { errnoCode } from "../log";
 
 const MAX_OUTPUT = 64 * 1024;
 
@@ -24,7 +25,7 @@ export function runShell(line: string, cwd: string, signal: AbortSignal): Promis
     child.stdout.on("data", take);
     child.stderr.on("data", take);
     child.on("error", (err) => {
-      if ((err as NodeJS.ErrnoException).code !== "ABORT_ERR") output += `${err.message}\n`;
+      if (errnoCode(err) !== "ABORT_ERR") output += `${err.message}\n`;
     });
     child.on("close", (code, sig) => resolve({ output: output.slice(0, MAX_OUTPUT), exitCode: code, signal: sig }));
   });

@@ -13,6 +13,7 @@ import { connect, isIP, type Socket } from "node:net";
 import { rm } from "node:fs/promises";
 import type { SandboxNetwork } from "@agent-runtime/protocol/sandbox";
 import { hostOf, isLoopbackHost } from "./bwrap-args";
+import { errnoCode } from "../log";
 
 export interface BlockedConnection {
   host: string;
@@ -98,7 +99,7 @@ export class EgressProxy {
     try {
       address = (await lookup(host)).address;
     } catch (err) {
-      return { refused: `${host} does not resolve: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
+      return { refused: `${host} does not resolve: ${errnoCode(err) ?? String(err)}` };
     }
     if (isLoopbackAddress(address) && !isLoopbackHost(host) && !allows(this.network, address, port)) {
       return refuse(`${host} resolves to the loopback address ${address}, whose port ${port} is not listed`);

@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { DeniedPath, NetworkHost, NO_SANDBOX, SandboxProfile, type SandboxNetwork, type SandboxSpec } from "@agent-runtime/protocol/sandbox";
+import { errnoCode } from "../log";
 
 /** Capabilities of the hosted side an owner can switch off. */
 export const DENIABLE = ["processes", "terminal", "files", "agents-install"] as const;
@@ -107,7 +108,7 @@ export async function readOwnerLimitsFile(path: string): Promise<OwnerLimitsFile
   try {
     text = await readFile(path, "utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    if (errnoCode(err) === "ENOENT") return null;
     throw new OwnerLimitsError(`${path}: ${(err as Error).message}`);
   }
   let value: unknown;
