@@ -21,7 +21,11 @@ describe("the team documents' forms", () => {
     const document = KINDS.mcp.document([made.entry]);
     expect(McpConfig.parse(document)).toEqual(document);
     // …and back: the form shows what the document holds.
-    expect(KINDS.mcp.formOf(KINDS.mcp.entries(document)[0]!)).toMatchObject({ name: "github", args: "-y\n@modelcontextprotocol/server-github", env: "LOG_LEVEL=debug" });
+    expect(KINDS.mcp.formOf(KINDS.mcp.entries(document)[0]!)).toMatchObject({
+      name: "github",
+      args: "-y\n@modelcontextprotocol/server-github",
+      env: "LOG_LEVEL=debug",
+    });
   });
 
   it("say each mistake by its field, before anything is saved", () => {
