@@ -577,7 +577,8 @@ describe("the dashboard", () => {
           [`/machines/local/files?path=${encodeURIComponent(rt.dir)}`, "#files tr"],
           ["/machines/local/ports", "#ports-list tr"],
           ["/tasks", "#tasks-view"],
-          ["/team", "#skills"],
+          ["/team", "#policy-rules li"],
+          ["/team/mcp", "#mcp-entries li"],
           ["/admin", "#audit tr"],
         ] as const) {
           await open(p, path, ready);
