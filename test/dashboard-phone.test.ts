@@ -470,5 +470,26 @@ describe("the dashboard on a phone", () => {
       expect(small, tab).toEqual([]);
     }
     expect(await page.locator("#team-view nav.tabs a").evaluateAll((as) => new Set(as.map((a) => Math.round(a.getBoundingClientRect().top))).size)).toBe(1);
+
+    // Out of reach: what was read stays on the page, said to be the last read, until the service answers again.
+    await page.click('#team-view nav.tabs [data-tab="mcp"]');
+    await page.waitForSelector('#mcp-entries [data-entry="github"]');
+    await context.setOffline(true);
+    try {
+      await page.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
+      await expect
+        .poll(() =>
+          page
+            .locator("#mcp-load")
+            .textContent()
+            .catch(() => ""),
+        )
+        .toContain("Cannot reach the service");
+      expect(await page.locator('#mcp-entries [data-entry="github"]').count()).toBe(1);
+    } finally {
+      await context.setOffline(false);
+    }
+    await page.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
+    await page.waitForSelector("#mcp-load", { state: "detached" });
   });
 });

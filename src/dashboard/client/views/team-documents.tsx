@@ -92,7 +92,9 @@ export function TeamDocument(props: { kind: DocumentKind }) {
     <section id={`${kind}-section`}>
       <h2 id={`${kind}-title`}>{spec.title}</h2>
       <p class="hint">{spec.hint}</p>
-      {stored.error ? <Note id={`${kind}-load`} text={stored.outage ? `Out of reach: ${stored.error}` : stored.error} error /> : null}
+      {stored.error ? (
+        <Note id={`${kind}-load`} text={stored.outage ? `Cannot reach the service (${stored.error}): this is the list as last read.` : stored.error} error />
+      ) : null}
       <ul id={`${kind}-entries`} class="entries">
         {list.map((entry, index) =>
           editing === index ? (
