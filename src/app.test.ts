@@ -54,6 +54,7 @@ describe("the worker in-process", () => {
       "/machines/laptop",
       "/machines/laptop/files",
       "/team",
+      "/team/mcp",
       "/admin",
     ]) {
       const res = await app.request(path, {}, env, ctx);
