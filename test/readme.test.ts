@@ -9,19 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { promisify } from "node:util";
 import { ROOT, SIDECAR_BUNDLE } from "../dev/runtime";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
+import { example } from "./docs-examples";
 import { startRuntime, type Runtime, waitFor } from "./harness";
 import { type PreviewApp, startPreviewApp } from "./preview-app";
 
 const run = promisify(execFile);
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
-
-/** The fenced block right after `<!-- example: NAME ... -->`. */
-function example(name: string): string {
-  const marker = README.indexOf(`<!-- example: ${name}`);
-  if (marker < 0) throw new Error(`README has no example '${name}'`);
-  const match = /```[a-z]*\n([\s\S]*?)```/.exec(README.slice(marker));
-  return match![1]!;
-}
 
 let rt: Runtime;
 /** An app on the machine for the preview example, its port exposed. */
@@ -45,7 +38,7 @@ describe("the README's examples", () => {
 
   it("the curl walk-through drives the mock agent", async () => {
     // As a person runs it, line by line: the stream read ends by its --max-time (curl exit 28), the rest goes on.
-    const { stdout } = await run("bash", ["-uc", example("curl")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+    const { stdout } = await run("bash", ["-uc", example("README.md", "curl")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
     expect(stdout).toContain('"machines":[{"id":"local","connected":true');
     expect(stdout).toMatch(/session: mock-[0-9a-f-]{36}\n/);
     expect(stdout).toMatch(/"sessions":\[\{"id":"ses-[0-9a-f]{16}-local","sessionId":"mock-/);
@@ -83,7 +76,7 @@ describe("the README's examples", () => {
     const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
     const session = sessions.find((s) => s.sessionId === result.sessionId)!.id;
 
-    const { stdout } = await run("bash", ["-uc", example("review")], {
+    const { stdout } = await run("bash", ["-uc", example("README.md", "review")], {
       env: { ...process.env, URL: rt.url, TOKEN: rt.token, SESSION: session, FOLDER: folder },
     });
     expect(stdout).toContain('"totals":{"files":1,"additions":1,"deletions":0}');
@@ -97,7 +90,7 @@ describe("the README's examples", () => {
   });
 
   it("the policy example sets the team's rules and tries a request against them", async () => {
-    const { stdout } = await run("bash", ["-uc", example("policy")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+    const { stdout } = await run("bash", ["-uc", example("README.md", "policy")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
     expect(stdout).toContain('{"name":"no rm","match":{"kinds":["execute"],"commands":["rm *"]},"decision":"deny"}');
     // The tester also says which sandbox that agent would start in: no sandbox rule, so a person's session's default.
     expect(stdout).toContain(
@@ -107,7 +100,7 @@ describe("the README's examples", () => {
   });
 
   it("the sandbox example sets the team's sandbox rules and says which sandbox a triggered task gets", async () => {
-    const { stdout } = await run("bash", ["-uc", example("sandbox-rules")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+    const { stdout } = await run("bash", ["-uc", example("README.md", "sandbox-rules")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
     expect(stdout).toContain('{"name":"triggered","match":{"origins":["trigger"]},"profile":"workspace","network":{"mode":"allowlist","allow":["github.com"]}');
     expect(stdout).toContain(
       '"sandbox":{"origin":"trigger","requested":{"profile":"workspace","network":{"mode":"allowlist","allow":["github.com","api.anthropic.com"]},"denyRead":[]},"rule":0,"ruleName":"triggered"}',
@@ -116,7 +109,9 @@ describe("the README's examples", () => {
   });
 
   it("the preview example lists the machine's ports and opens the app through a link", async () => {
-    const { stdout } = await run("bash", ["-uc", example("preview")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, PORT: String(app.port) } });
+    const { stdout } = await run("bash", ["-uc", example("README.md", "preview")], {
+      env: { ...process.env, URL: rt.url, TOKEN: rt.token, PORT: String(app.port) },
+    });
     expect(stdout).toContain(`"port":${app.port},"addresses":["127.0.0.1"]`);
     expect(stdout).toContain(`"expose":"${app.port}"`);
     expect(stdout.endsWith("the app's home page")).toBe(true);
@@ -125,19 +120,19 @@ describe("the README's examples", () => {
   it("the tasks example starts a task and lists it once it succeeded", async () => {
     const folder = join(rt.dir, "readme-task");
     mkdirSync(folder);
-    const start = example("tasks").split("\n").slice(0, 3).join("\n");
+    const start = example("README.md", "tasks").split("\n").slice(0, 3).join("\n");
     const { stdout } = await run("bash", ["-uc", start], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, FOLDER: folder } });
     const task = JSON.parse(stdout) as { id: string; state: string };
     expect(["queued", "running"]).toContain(task.state);
     await waitFor(async () => ((await (await rt.api(`/v1/tasks/${task.id}`)).json()) as { state: string }).state === "succeeded", "the task to succeed");
-    const listed = await run("bash", ["-uc", example("tasks")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, FOLDER: folder } });
+    const listed = await run("bash", ["-uc", example("README.md", "tasks")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, FOLDER: folder } });
     expect(listed.stdout).toContain(`"id":"${task.id}"`);
     expect(readFileSync(join(folder, "notes.txt"), "utf8")).toBe("nightly notes\n");
   });
 
   it("the sandbox-agent SDK example writes a file, runs a command and drives a terminal", async () => {
     const file = join(ROOT, "test", `.readme-sdk-example-${process.pid}.ts`);
-    writeFileSync(file, example("sandbox-agent-sdk"));
+    writeFileSync(file, example("README.md", "sandbox-agent-sdk"));
     try {
       const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), file], {
         env: { ...process.env, URL: rt.url, TOKEN: rt.token },
@@ -152,7 +147,7 @@ describe("the README's examples", () => {
 
   it.each(["acp-http-client", "acp-transport"])("the %s example runs a permission round trip", async (name) => {
     const file = join(ROOT, "test", `.readme-${name}-example-${process.pid}.ts`);
-    writeFileSync(file, example(name));
+    writeFileSync(file, example("README.md", name));
     try {
       const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), file], {
         env: { ...process.env, URL: rt.url, TOKEN: rt.token },

@@ -16,16 +16,10 @@ import { ROOT } from "../dev/runtime";
 import { TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import { LATEST_SIDECAR_VERSION } from "@agent-runtime/protocol/version";
+import { example } from "./docs-examples";
 import { startRuntime, waitFor, type Runtime } from "./harness";
 
 const run = promisify(execFile);
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
-
-function example(name: string): string {
-  const marker = README.indexOf(`<!-- example: ${name}`);
-  if (marker < 0) throw new Error(`README has no example '${name}'`);
-  return /```[a-z]*\n([\s\S]*?)```/.exec(README.slice(marker))![1]!;
-}
 
 let rt: Runtime;
 let work: string;
@@ -92,7 +86,7 @@ describe("the sidecar package", () => {
     });
     const { token } = (await minted.json()) as { token: string };
     let output = "";
-    connect = spawn("bash", ["-euc", example("connect")], {
+    connect = spawn("bash", ["-euc", example("README.md", "connect")], {
       cwd: machineDir,
       env: userEnv({ URL: rt.url, MACHINE_TOKEN: token, SIDECAR_PACKAGE: tarball }),
       stdio: ["ignore", "pipe", "pipe"],
