@@ -1,6 +1,6 @@
 /**
  * The sidecar as a user gets it: `npm pack ./sidecar`, installed from the tarball into an empty folder
- * outside the repository by the README's "connect a machine" steps, run as written, joins the runtime as
+ * outside the repository by the steps of docs/deploying.md, "Connect a machine", run as written, joins the runtime as
  * a new machine and serves an ACP round trip with the mock agent. Also: what the tarball holds and how
  * big the install is, `status`, the service files, and the version handshake.
  */
@@ -86,7 +86,7 @@ describe("the sidecar package", () => {
     });
     const { token } = (await minted.json()) as { token: string };
     let output = "";
-    connect = spawn("bash", ["-euc", example("README.md", "connect")], {
+    connect = spawn("bash", ["-euc", example("docs/deploying.md", "connect")], {
       cwd: machineDir,
       env: userEnv({ URL: rt.url, MACHINE_TOKEN: token, SIDECAR_PACKAGE: tarball }),
       stdio: ["ignore", "pipe", "pipe"],
