@@ -78,7 +78,7 @@ describe("the sidecar package", () => {
     expect(Object.keys(manifest.dependencies)).toEqual(["@lydell/node-pty"]);
   });
 
-  it("installs from the tarball into an empty folder and connects by the README's steps, as a new machine, serving an ACP round trip", async () => {
+  it("installs from the tarball into an empty folder and connects by the steps of docs/deploying.md, as a new machine, serving an ACP round trip", async () => {
     const minted = await rt.api("/v1/machine-tokens", {
       method: "POST",
       headers: { "content-type": "application/json" },
