@@ -1,5 +1,5 @@
 /**
- * Logging agents in (docs/architecture.md, "Logins"; README "Logging agents in"): whether an agent is
+ * Logging agents in (docs/architecture.md, "Logins"; docs/agents.md, "Logging agents in"): whether an agent is
  * logged in on the machine and how it can be, a login by one of its methods (a value kept on the machine,
  * a terminal, the agent's own flow), and logging out. Members of the machine may; the audit names the
  * agent and the method, never a value.

@@ -1,5 +1,5 @@
 /**
- * The machine's ports (README, "Preview your app"): what listens, and opening one in a browser. Opening
+ * The machine's ports (docs/previews.md, "Preview your app"): what listens, and opening one in a browser. Opening
  * needs the member role on the machine and is audited here, once per visit; the requests of the visit are
  * served by the preview routes (routes/preview.ts) on the pass this call makes.
  */

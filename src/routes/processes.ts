@@ -1,4 +1,4 @@
-/** Processes on the machine: everything the runtime started, and what a user starts (README, "The API"). */
+/** Processes on the machine: everything the runtime started, and what a user starts (docs/api.md, "Every route"). */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";

@@ -11059,7 +11059,7 @@ export interface components {
         PolicyMatch: {
             /** @description the agents it applies to (any, when absent) */
             agents?: components["schemas"]["AgentId"][];
-            /** @description patterns on the command an execute tool runs, `*` matching any characters: `npm test`, `npm run *`, `rm -rf *`. A command chained with `&&`, `;`, `|` is matched a part at a time (see the README) */
+            /** @description patterns on the command an execute tool runs, `*` matching any characters: `npm test`, `npm run *`, `rm -rf *`. A command chained with `&&`, `;`, `|` is matched a part at a time (see docs/policy-and-sandboxes.md) */
             commands?: string[];
             /** @description the tool call's kind, as the agent gives it (ACP ToolKind) */
             kinds?: ("read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "switch_mode" | "other")[];
