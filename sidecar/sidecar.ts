@@ -33,7 +33,7 @@ import type { StreamResolver } from "./streams/stream-hub";
 import { writeStatus, type SidecarStatus } from "./status-file";
 import { ExposedPorts } from "./preview/exposed-ports";
 import { listeningPorts } from "./preview/listening-ports";
-import { watchPorts } from "./preview/port-watch";
+import { PortWatch } from "./preview/port-watch";
 import { PreviewProxy } from "./preview/preview-proxy";
 import type { PortOwner } from "@agent-runtime/protocol/preview";
 import { TunnelClient, type OpHandlers, type TunnelStateChange } from "./tunnel";
@@ -104,6 +104,8 @@ export class Sidecar {
   private readonly checks: Checks;
   private readonly dataDir: string;
   private readonly exposed: ExposedPorts;
+  /** The tunnel's watch of what listens, told what each list read showed (port-watch.ts). */
+  private readonly portWatch = new PortWatch();
   readonly sandboxes: Sandboxes;
   private status: SidecarStatus;
   private statusWrites: Promise<void> = Promise.resolve();
@@ -191,7 +193,7 @@ export class Sidecar {
             return socket ? () => connectInside(socket, port) : null;
           },
         }),
-      watchPorts,
+      watchPorts: (changed) => this.portWatch.watch(changed),
       sandbox: () => this.sandboxes.describe(),
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       ...(options.onReplaced ? { onReplaced: options.onReplaced } : {}),
@@ -256,7 +258,14 @@ export class Sidecar {
       ...this.files.handlers(),
       ...reviewHandlers(this.checkpoints, this.worktrees, (path) => this.files.resolvePath(path)),
       ...attemptHandlers(this.checks, this.worktrees, join(this.dataDir, "worktrees"), (path) => this.files.resolvePath(path)),
-      "ports.list": async () => ({ ports: await listeningPorts(this.portOwners(), (port) => this.exposed.allows(port)), expose: this.exposed.spec }),
+      "ports.list": async () => ({
+        ports: await listeningPorts(
+          this.portOwners(),
+          (port) => this.exposed.allows(port),
+          (set) => this.portWatch.shown(set),
+        ),
+        expose: this.exposed.spec,
+      }),
     };
   }
 

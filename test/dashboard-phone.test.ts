@@ -168,7 +168,7 @@ describe("the dashboard on a phone", () => {
     console.log(`laptop shown offline ${went} ms after its sidecar died, connected ${came} ms after it was back`);
   });
 
-  it("lists a port within 3 s of an app listening; a session's app line goes within 3 s of its machine going", async () => {
+  it("lists a port within 3 s of an app listening and drops it within 3 s of it closing; a session's app line goes with its machine", async () => {
     const read = page.waitForResponse((r) => /\/v1\/ports$/.test(new URL(r.url()).pathname));
     await open(page, "/machines/local/ports", "#ports-tab");
     await read;
@@ -179,8 +179,20 @@ describe("the dashboard on a phone", () => {
     let t0 = Date.now();
     await page.waitForSelector(`#ports-list [data-port="${port}"]`, { timeout: 3000 });
     const appeared = Date.now() - t0;
-    await new Promise((resolve) => app.close(resolve));
     console.log(`port shown ${appeared} ms after it listened`);
+
+    // A second app, read by the page before the machine's once-a-second watch saw it (the person came back to
+    // the tab): it closes at once, and goes from the page all the same (port-watch.ts, `shown`).
+    const brief = createServer();
+    await new Promise<void>((resolve) => brief.listen(0, "127.0.0.1", resolve));
+    const briefPort = (brief.address() as { port: number }).port;
+    await page.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
+    await page.waitForSelector(`#ports-list [data-port="${briefPort}"]`, { timeout: 3000 });
+    for (const server of [app, brief]) await new Promise((resolve) => server.close(resolve));
+    t0 = Date.now();
+    await page.waitForSelector(`#ports-list [data-port="${briefPort}"]`, { state: "detached", timeout: 3000 });
+    await page.waitForSelector(`#ports-list [data-port="${port}"]`, { state: "detached", timeout: 3000 });
+    console.log(`closed ports gone ${Date.now() - t0} ms after they closed`);
 
     // A session's "listening on" line goes when its app stops, and while its machine is away.
     const { id, say } = await mockSession("session-ports", rt.dir);
@@ -370,7 +382,7 @@ describe("the dashboard on a phone", () => {
     for (const box of await page.locator("#new-task label.check").all()) expect((await box.boundingBox())!.height).toBeLessThan(60);
     for (const [path, ready] of [
       ["/tasks", "#new-task"],
-      ["/team", "#skills-section"],
+      ["/team/skills", "#skills-section"],
       [`/sessions/${id}`, "#session-meta"],
       ["/machines/local/ports", "#ports-list"],
     ] as const) {
@@ -378,5 +390,85 @@ describe("the dashboard on a phone", () => {
       expect(await page.textContent("body"), path).not.toMatch(jargon);
       for (const summary of await page.locator("summary").all()) expect((await summary.boundingBox())!.height, path).toBeGreaterThanOrEqual(44);
     }
+  });
+
+  it("edits the team's documents with forms, not JSON, and keeps the policy one tap from the navigation", async () => {
+    // The policy: one tap on Team, at the top of what shows, not below the documents.
+    await open(page, "/sessions", "#sessions-list");
+    await page.click('nav [data-view="team"]');
+    await page.waitForSelector("#policy-section h2");
+    expect((await page.locator("#policy-section h2").first().boundingBox())!.y).toBeLessThan(844 / 2);
+    await fits(page, 390, true);
+    await accessible(page);
+    await shot(page, "team-policy");
+
+    // An MCP server through its form: a mistake is said beside its field, nothing saved until it is right.
+    await page.click('#team-view nav.tabs [data-tab="mcp"]');
+    await page.click("#mcp-add");
+    await page.fill('#entry-editor [name="name"]', "git hub");
+    await page.fill('#entry-editor [name="command"]', "npx");
+    await page.fill('#entry-editor [name="args"]', "-y\n@modelcontextprotocol/server-github");
+    await page.fill('#entry-editor [name="env"]', "LOG_LEVEL=debug");
+    await page.click('#entry-editor button[type="submit"]');
+    const error = page.locator('#entry-editor [data-field="name"] .field-error');
+    await error.waitFor();
+    expect(await error.textContent()).toContain("letters, digits");
+    const [field, said] = [await page.locator('#entry-editor [name="name"]').boundingBox(), await error.boundingBox()];
+    expect(said!.y - (field!.y + field!.height)).toBeLessThan(30); // right under the field it is about
+    expect(await page.getAttribute('#entry-editor [name="name"]', "aria-invalid")).toBe("true");
+    await accessible(page);
+    await page.fill('#entry-editor [name="name"]', "github");
+    await page.click('#entry-editor button[type="submit"]');
+    await page.waitForSelector('#mcp-entries [data-entry="github"]');
+    await page.click("#mcp-save");
+    await expect.poll(() => page.textContent("#mcp-msg")).toContain("Saved (version");
+    expect(await (await rt.api("/v1/config/mcp")).json()).toEqual({
+      servers: { github: { type: "local", command: "npx", args: ["-y", "@modelcontextprotocol/server-github"], env: { LOG_LEVEL: "debug" } } },
+    });
+    // The JSON, one tap away, says the same.
+    await page.click("#mcp-json summary");
+    expect(JSON.parse(await page.inputValue("#mcp"))).toEqual(await (await rt.api("/v1/config/mcp")).json());
+    await fits(page, 390, true);
+    await accessible(page);
+    await shot(page, "team");
+
+    // A skill source, the same way; its save carries the version read, so a save over a newer one is refused.
+    await page.click('#team-view nav.tabs [data-tab="skills"]');
+    await page.click("#skills-add");
+    await page.selectOption('#entry-editor [name="type"]', "github");
+    await page.fill('#entry-editor [name="source"]', "acme/team-skills");
+    await page.fill('#entry-editor [name="skills"]', "pdf, review");
+    await page.click('#entry-editor button[type="submit"]');
+    await page.waitForSelector('#skills-entries [data-entry="0"]');
+    const meanwhile = await rt.api("/v1/config/skills", {
+      method: "PUT",
+      body: JSON.stringify({ sources: [] }),
+      headers: { "content-type": "application/json" },
+    });
+    expect(meanwhile.status).toBe(200);
+    await page.click("#skills-save");
+    await expect.poll(() => page.textContent("#skills-msg")).toContain("Someone saved a newer version");
+    await page.click('#skills-section button:has-text("Discard changes")');
+    await page.waitForSelector("#skills-entries li.muted");
+    await page.click("#skills-add");
+    await page.fill('#entry-editor [name="source"]', "acme/team-skills");
+    await page.fill('#entry-editor [name="skills"]', "pdf, review");
+    await page.click('#entry-editor button[type="submit"]');
+    await page.click("#skills-save");
+    await expect.poll(() => page.textContent("#skills-msg")).toContain("Saved (version");
+    expect(await (await rt.api("/v1/config/skills")).json()).toEqual({ sources: [{ type: "github", source: "acme/team-skills", skills: ["pdf", "review"] }] });
+    await fits(page, 390, true);
+    await accessible(page);
+    // Every target on the Team view is a thumb's.
+    for (const tab of ["policy", "skills", "mcp", "agents", "notifications"]) {
+      await page.click(`#team-view nav.tabs [data-tab="${tab}"]`);
+      await page.waitForSelector(`#team-view nav.tabs [data-tab="${tab}"].selected`);
+      await page.waitForSelector(tab === "notifications" ? "#notifications" : `#${tab}-section`);
+      const small = await page
+        .locator("#team-view button:visible, #team-view summary:visible, #team-view nav.tabs a")
+        .evaluateAll((els) => els.filter((el) => el.getBoundingClientRect().height < 44).map((el) => el.outerHTML.slice(0, 80)));
+      expect(small, tab).toEqual([]);
+    }
+    expect(await page.locator("#team-view nav.tabs a").evaluateAll((as) => new Set(as.map((a) => Math.round(a.getBoundingClientRect().top))).size)).toBe(1);
   });
 });

@@ -791,21 +791,33 @@ describe("the dashboard", () => {
   });
 
   it("lets an admin set the team's agents, and shows each machine applying them", async () => {
-    await open(page, "/team", "#agents");
-    expect(await page.textContent("#agents-section")).toContain("latest");
-    await page.fill("#agents", JSON.stringify({ agents: { mock: { env: { MOCK_FROM_DASHBOARD: "1" } } } }));
+    await open(page, "/team/agents", "#agents-add");
+    await page.click("#agents-add");
+    await page.fill('#entry-editor [name="agent"]', "mock");
+    await page.fill('#entry-editor [name="env"]', "MOCK_FROM_DASHBOARD=1");
+    await page.click('#entry-editor button[type="submit"]');
+    await page.waitForSelector('#agents-entries [data-entry="mock"]');
+    expect(await page.textContent('#agents-entries [data-entry="mock"]')).toContain("mock latest with MOCK_FROM_DASHBOARD");
     await page.click("#agents-save");
     await expect.poll(() => page.textContent("#agents-msg")).toContain("Saved (version");
     const etag = (await rt.api("/v1/config/agents")).headers.get("etag");
+    expect(await (await rt.api("/v1/config/agents")).json()).toEqual({ agents: { mock: { version: "latest", env: { MOCK_FROM_DASHBOARD: "1" } } } });
     await waitFor(async () => {
       const status = (await (await rt.api("/v1/config/agents/status")).json()) as {
         machines: { machine: string; version: string; agents?: Record<string, { installedVersion: string | null }> }[];
       };
       return status.machines.some((m) => m.machine === "local" && m.version === etag && m.agents?.mock?.installedVersion);
     }, "local to apply the team's agents and report mock's version");
-    await open(page, "/team", "#agents-status tr");
+    await open(page, "/team/agents", "#agents-status tr");
     expect(await page.textContent("#agents-status")).toContain("mock 1.0.0");
-    // A secret is refused with the reason, and nothing changes.
+    // A secret is refused beside its field, before anything is sent…
+    await page.click('#agents-entries [data-entry="mock"] button:has-text("Edit")');
+    await page.fill('#entry-editor [name="env"]', "MOCK_API_KEY=x");
+    await page.click('#entry-editor button[type="submit"]');
+    await expect.poll(() => page.textContent('#entry-editor [data-field="env"] .field-error')).toContain("looks like a secret");
+    await page.click('#entry-editor button:has-text("Cancel")');
+    // …and typed as JSON, the worker refuses it with the reason, and nothing changes.
+    await page.click("#agents-json summary");
     await page.fill("#agents", JSON.stringify({ agents: { mock: { env: { MOCK_API_KEY: "x" } } } }));
     await page.click("#agents-save");
     await expect.poll(() => page.textContent("#agents-msg")).toContain("looks like a secret");
@@ -924,9 +936,11 @@ describe("the dashboard", () => {
       expect(await viewerPage.locator("#new-session").count()).toBe(0);
       await open(viewerPage, "/machines", '[data-machine="local"]');
       expect(await viewerPage.locator("#connect-new").count()).toBe(0);
-      await open(viewerPage, "/team", "#skills");
-      for (const hidden of ["#skills-save", "#mcp-save", "#agents-save"]) expect(await viewerPage.locator(hidden).count(), hidden).toBe(0);
-      expect(await viewerPage.getAttribute("#skills", "readonly")).not.toBeNull();
+      for (const kind of ["skills", "mcp", "agents"]) {
+        await open(viewerPage, `/team/${kind}`, `#${kind}-entries`);
+        for (const hidden of [`#${kind}-save`, `#${kind}-add`, `#${kind}-entries button`]) expect(await viewerPage.locator(hidden).count(), hidden).toBe(0);
+        expect(await viewerPage.getAttribute(`#${kind}`, "readonly")).not.toBeNull();
+      }
       await open(viewerPage, "/admin", "main");
       expect(await viewerPage.textContent("main")).toContain("Only an admin");
       // A machine's views: no button to install, start, attach, stop or upload, and no terminal tab.

@@ -13,7 +13,7 @@ const run = promisify(execFile);
 /** How far up a process's parents we look for one of the runtime's (agent → shell → npm → vite is four). */
 const MAX_ANCESTRY = 32;
 
-interface Socket {
+export interface Socket {
   port: number;
   address: string;
   pid: number | null;
@@ -26,8 +26,22 @@ export interface ProcessTree {
   commandOf(pid: number): Promise<string | null>;
 }
 
-export async function listeningPorts(owners: ReadonlyMap<number, PortOwner>, allowed: (port: number) => boolean): Promise<ListeningPort[]> {
+/**
+ * The listening sockets as one comparable text (`address:port` lines, sorted, each once): what the ports
+ * watch compares between its reads, and what a list read tells it it showed (port-watch.ts).
+ */
+export function socketSet(sockets: readonly { address: string; port: number }[]): string {
+  return [...new Set(sockets.map((s) => `${s.address}:${s.port}`))].sort().join("\n");
+}
+
+/** `shown`: told the sockets this read saw, so the watch reports their change even if its own reads missed them. */
+export async function listeningPorts(
+  owners: ReadonlyMap<number, PortOwner>,
+  allowed: (port: number) => boolean,
+  shown?: (set: string) => void,
+): Promise<ListeningPort[]> {
   const { sockets, tree } = process.platform === "linux" ? await linuxSockets(owners) : await lsofSockets(owners);
+  shown?.(socketSet(sockets));
   const byPort = new Map<number, { addresses: Set<string>; pid: number | null }>();
   for (const socket of sockets) {
     const entry = byPort.get(socket.port) ?? { addresses: new Set<string>(), pid: null };
@@ -124,15 +138,21 @@ async function socketOwners(inodes: Set<string>): Promise<Map<string, number>> {
 
 // ---------- macOS and others: lsof and ps ----------
 
-async function lsofSockets(owners: ReadonlyMap<number, PortOwner>): Promise<{ sockets: Socket[]; tree: ProcessTree }> {
-  const lsof = await run("lsof", ["-nP", "-iTCP", "-sTCP:LISTEN", "-F", "pn"]).catch(() => ({ stdout: "" }));
+/** `lsof -F pn`'s listening sockets (`-F n` alone gives them without their process). */
+export function parseLsof(stdout: string): Socket[] {
   const sockets: Socket[] = [];
   let pid: number | null = null;
-  for (const line of lsof.stdout.split("\n")) {
+  for (const line of stdout.split("\n")) {
     if (line.startsWith("p")) pid = Number(line.slice(1));
     const name = line.startsWith("n") ? /^(.*):(\d+)$/.exec(line.slice(1)) : null;
     if (name) sockets.push({ port: Number(name[2]), address: (name[1] ?? "").replace(/^\[|\]$/g, "").replace(/^\*$/, "0.0.0.0"), pid });
   }
+  return sockets;
+}
+
+async function lsofSockets(owners: ReadonlyMap<number, PortOwner>): Promise<{ sockets: Socket[]; tree: ProcessTree }> {
+  const lsof = await run("lsof", ["-nP", "-iTCP", "-sTCP:LISTEN", "-F", "pn"]).catch(() => ({ stdout: "" }));
+  const sockets = parseLsof(lsof.stdout);
   const ps = await run("ps", ["-axo", "pid=,ppid=,command="]).catch(() => ({ stdout: "" }));
   const table = new Map<number, { ppid: number; command: string }>();
   for (const line of ps.stdout.split("\n")) {

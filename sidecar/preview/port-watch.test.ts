@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
-import { listeningSet, watchPorts } from "./port-watch";
+import { listeningSet, PortWatch, watchPorts } from "./port-watch";
 
 describe("watchPorts", () => {
   it("says when a socket starts listening and when it stops", async () => {
@@ -30,6 +30,36 @@ describe("watchPorts", () => {
       server.close();
       await closed;
       expect((await listeningSet()).split("\n")).not.toContain(`127.0.0.1:${port}`);
+    } finally {
+      stop();
+    }
+  });
+
+  it("counts a change from what a list read showed, even a state its own reads never saw", async () => {
+    // The watch's own reads are an hour apart here: only the list read (`shown`) sees the server listen.
+    const watch = new PortWatch();
+    let changes = 0;
+    let baseline: () => void = () => {};
+    const firstRead = new Promise<void>((resolve) => (baseline = resolve));
+    const stop = watch.watch(
+      () => changes++,
+      3_600_000,
+      () => baseline(),
+    );
+    try {
+      await firstRead;
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const port = (server.address() as { port: number }).port;
+      const shown = await listeningSet();
+      expect(shown.split("\n")).toContain(`127.0.0.1:${port}`);
+      watch.shown(shown);
+      expect(changes).toBe(1); // a page was shown a port the watch had not seen: the others are told too
+      const before = changes;
+      await new Promise((resolve) => server.close(resolve));
+      await watch.check();
+      // Its going is a change, though the watch's own last read never had it.
+      expect(changes).toBeGreaterThan(before);
     } finally {
       stop();
     }

@@ -17,6 +17,7 @@ export const DASHBOARD_PATHS = [
   ...["agents", "processes", "files", "terminal", "ports"].map((tab) => `/machines/:machine/${tab}`),
   "/tasks",
   "/team",
+  ...["policy", "skills", "mcp", "agents", "notifications"].map((tab) => `/team/${tab}`),
   "/admin",
 ];
 

@@ -47,7 +47,7 @@ export function api(path: string, init: RequestInit = {}): Promise<Response> {
 }
 
 /** An ApiError from a refused answer: its problem's detail and type when it sent application/problem+json. */
-function refused(status: number, body: unknown): ApiError {
+export function refused(status: number, body: unknown): ApiError {
   const problem = body !== null && typeof body === "object" ? (body as Record<string, unknown>) : null;
   return new ApiError(
     status,

@@ -176,7 +176,7 @@ function View(props: {
     case "tasks":
       return <TasksView machines={props.machines} sessions={props.sessions ?? []} />;
     case "team":
-      return <TeamView />;
+      return <TeamView tab={route.tab} />;
     case "admin":
       return props.isAdmin ? (
         <AdminView focusConnect={new URLSearchParams(location.search).has("connect")} onMachinesChange={props.reloadMachines} />

@@ -8,7 +8,11 @@ describe("parseRoute and href", () => {
     expect(parseRoute("/sessions/ses-0123-alice%20laptop")).toEqual({ view: "session", id: "ses-0123-alice laptop" });
     expect(href({ view: "session", id: "ses-0123-alice laptop" })).toBe("/sessions/ses-0123-alice%20laptop");
     expect(parseRoute("/machines")).toEqual({ view: "machines" });
-    expect(parseRoute("/team")).toEqual({ view: "team" });
+    expect(parseRoute("/team")).toEqual({ view: "team", tab: "policy" });
+    expect(parseRoute("/team/mcp")).toEqual({ view: "team", tab: "mcp" });
+    expect(href({ view: "team", tab: "policy" })).toBe("/team");
+    expect(href({ view: "team", tab: "skills" })).toBe("/team/skills");
+    expect(parseRoute("/team/secrets")).toEqual({ view: "missing", path: "/team/secrets" });
     expect(parseRoute("/admin/")).toEqual({ view: "admin" });
   });
 

@@ -7,6 +7,9 @@ import { useEffect, useState } from "preact/hooks";
 
 export const MACHINE_TABS = ["agents", "processes", "files", "terminal", "ports"] as const;
 export type MachineTab = (typeof MACHINE_TABS)[number];
+/** The Team view's tabs: the permission policy first, at `/team`, one tap from the navigation. */
+export const TEAM_TABS = ["policy", "skills", "mcp", "agents", "notifications"] as const;
+export type TeamTab = (typeof TEAM_TABS)[number];
 
 export type Route =
   | { view: "sessions" }
@@ -15,7 +18,7 @@ export type Route =
   | { view: "machines" }
   | { view: "machine"; machine: string; tab: MachineTab; query: URLSearchParams }
   | { view: "tasks" }
-  | { view: "team" }
+  | { view: "team"; tab: TeamTab }
   | { view: "admin" }
   | { view: "missing"; path: string };
 
@@ -37,7 +40,8 @@ export function parseRoute(pathname: string, search = "", hash = ""): Route {
     if (MACHINE_TABS.includes(tab)) return { view: "machine", machine: second, tab, query: new URLSearchParams(search) };
   }
   if (first === "tasks" && parts.length === 1) return { view: "tasks" };
-  if (first === "team" && parts.length === 1) return { view: "team" };
+  if (first === "team" && parts.length === 1) return { view: "team", tab: "policy" };
+  if (first === "team" && parts.length === 2 && (TEAM_TABS as readonly string[]).includes(second!)) return { view: "team", tab: second as TeamTab };
   if (first === "admin" && parts.length === 1) return { view: "admin" };
   return { view: "missing", path: pathname };
 }
@@ -60,7 +64,7 @@ export function href(route: Exclude<Route, { view: "missing" }>): string {
     case "tasks":
       return "/tasks";
     case "team":
-      return "/team";
+      return route.tab === "policy" ? "/team" : `/team/${route.tab}`;
     case "admin":
       return "/admin";
   }

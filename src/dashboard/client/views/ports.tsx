@@ -3,30 +3,21 @@
  * asks for a preview link (POST /v1/ports/{port}/preview) and opens the app in a new tab. Also the line a
  * session view shows when the agent's own app listens.
  */
-import { useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import type { ListeningPort, PortList } from "@agent-runtime/protocol/preview";
-import { errorText, must, typedMachine } from "../api";
-import { useCan, usePoll } from "../session-context";
+import { errorText, machineApi, must, typedMachine } from "../api";
+import { useCan } from "../session-context";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import { href, machineHref } from "../router";
 import { Link, Note, Table } from "./parts";
-import { useMachineEvents } from "../live-changes";
-
-/**
- * Reads that may overlap (a poll, then a change the stream said): only the last one asked is shown, so an
- * earlier, slower answer never puts back a port that has gone.
- */
-function useLatest(): <T>(reading: Promise<T>, show: (value: T) => void) => Promise<void> {
-  const asked = useRef(0);
-  return async (reading, show) => {
-    const mine = ++asked.current;
-    const value = await reading;
-    if (mine === asked.current) show(value);
-  };
-}
+import { useResource } from "../use-resource";
 
 /** The live stream's changes after which a machine's ports are read again. */
 const PORT_EVENTS = ["ports", "machine"] as const;
+
+/** A machine's listening ports, read again when the live stream says they (or the machine) changed. */
+const usePorts = (machine: string) =>
+  useResource(`${machineApi(machine)}/ports`, { read: () => must(typedMachine(machine).GET("/v1/ports")), follow: { machine, kinds: PORT_EVENTS } });
 
 /**
  * Open a preview in a new tab. The tab is opened at once (a phone's browser allows a new tab only in the
@@ -73,13 +64,10 @@ function Owner(props: { port: ListeningPort; machine: string; sessions: Session[
 
 export function PortsTab(props: { machine: string; sessions: Session[] }) {
   const canOpen = useCan("member");
-  const [list, setList] = useState<PortList | null>(null);
-  const [note, setNote] = useState("");
-  const read = useLatest();
-  const load = async () => read(must(typedMachine(props.machine).GET("/v1/ports")), setList);
-  usePoll(() => load().catch((err) => setNote(errorText(err))), [props.machine]);
   // What listens changed, or the machine came or went: read now, not at the next poll.
-  useMachineEvents(props.machine, PORT_EVENTS, () => void load().catch((err) => setNote(errorText(err))));
+  const ports = usePorts(props.machine);
+  const list: PortList | null = ports.data;
+  const [note, setNote] = useState("");
   const open = (port: number) => openPreview(props.machine, port).catch((err) => setNote(errorText(err)));
   return (
     <section id="ports-tab">
@@ -114,7 +102,7 @@ export function PortsTab(props: { machine: string; sessions: Session[] }) {
           },
         ]}
       />
-      <Note id="ports-note" text={note} error />
+      <Note id="ports-note" text={note || ports.error} error />
     </section>
   );
 }
@@ -122,18 +110,10 @@ export function PortsTab(props: { machine: string; sessions: Session[] }) {
 /** "The agent's app is listening on :5173 — Open", while a process of this session's agent listens on an exposed port. */
 export function SessionPorts(props: { machine: string; serverId: string; state: string }) {
   const canOpen = useCan("member");
-  const [ports, setPorts] = useState<ListeningPort[]>([]);
+  const read = usePorts(props.machine);
   const [note, setNote] = useState("");
-  const read = useLatest();
-  const load = () =>
-    read(
-      must(typedMachine(props.machine).GET("/v1/ports")).then((list) =>
-        list.ports.filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId),
-      ),
-      setPorts,
-    ).catch(() => setPorts([]));
-  usePoll(load, [props.machine, props.serverId, props.state]);
-  useMachineEvents(props.machine, PORT_EVENTS, () => void load());
+  // What cannot be read is not offered (an old list could name an app that has gone).
+  const ports = read.error ? [] : (read.data?.ports ?? []).filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId);
   // An app on a machine that is away cannot be opened: the line goes with the machine, and comes back with it.
   if (!canOpen || ports.length === 0 || props.state === "offline") return null;
   return (

@@ -1,53 +1,50 @@
 /** A machine's processes: start one (a command or a shell line, with or without a terminal), its logs, attach, stop; ACP servers. */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import type { AcpServer } from "@agent-runtime/protocol/acp";
 import type { Process } from "@agent-runtime/protocol/processes";
-import { errorText, followSse, machineApi, must, typedMachine } from "../api";
+import { errorText, machineApi, must, typedMachine } from "../api";
 import { machineHref, navigate } from "../router";
-import { useCan, usePoll } from "../session-context";
+import { useCan } from "../session-context";
+import { useFollow, useResource } from "../use-resource";
 import { spawnRequest } from "../spawn";
 import { Link, Note, Table } from "./parts";
 
 export function ProcessesTab(props: { machine: string }) {
   const v1 = machineApi(props.machine);
   const canAct = useCan("member");
-  const [processes, setProcesses] = useState<Process[]>([]);
-  const [servers, setServers] = useState<AcpServer[]>([]);
-  const [logs, setLogs] = useState<{ id: string; text: string } | null>(null);
+  // `asked`: each tap on Logs follows them from the start again, the same process's too.
+  const [logs, setLogs] = useState<{ id: string; text: string; asked: number } | null>(null);
   const [note, setNote] = useState("");
   const [command, setCommand] = useState("");
   const [cwd, setCwd] = useState("");
   const [tty, setTty] = useState(false);
-  const following = useRef<AbortController | null>(null);
-  const load = async () => {
-    const machine = typedMachine(props.machine);
-    const [p, s] = await Promise.all([must(machine.GET("/v1/processes")), must(machine.GET("/v1/acp"))]);
-    setProcesses(p.processes.slice(-50).reverse());
-    setServers(s.servers);
-  };
-  usePoll(() => load().catch((err) => setNote(errorText(err))), [props.machine]);
-  useEffect(() => () => following.current?.abort(), []);
+  const listed = useResource(`${v1}/processes`, {
+    read: async () => {
+      const machine = typedMachine(props.machine);
+      const [p, s] = await Promise.all([must(machine.GET("/v1/processes")), must(machine.GET("/v1/acp"))]);
+      return { processes: p.processes.slice(-50).reverse(), servers: s.servers };
+    },
+  });
+  const processes: Process[] = listed.data?.processes ?? [];
+  const servers: AcpServer[] = listed.data?.servers ?? [];
+  const load = listed.refetch;
 
-  const followLogs = (id: string) => {
-    following.current?.abort();
-    const controller = new AbortController();
-    following.current = controller;
-    let text = "";
-    setLogs({ id, text });
-    followSse(
-      `${v1}/processes/${encodeURIComponent(id)}/logs?follow=true`,
-      (event, data) => {
-        const d = data as { data?: string; encoding?: string; exitCode?: number | null; signal?: string | null };
-        if (event === "log") text += d.encoding === "base64" ? atob(d.data ?? "") : (d.data ?? "");
-        if (event === "end") {
-          text += `\n[exited: ${d.exitCode ?? d.signal}]`;
-          void load();
-        }
-        setLogs({ id, text });
-      },
-      controller.signal,
-    ).catch(() => {});
-  };
+  // The logs of the process chosen, followed while they are shown (closing them ends the stream).
+  useFollow(
+    logs ? `${v1}/processes/${encodeURIComponent(logs.id)}/logs?follow=true` : null,
+    (event, data) => {
+      const d = data as { data?: string; encoding?: string; exitCode?: number | null; signal?: string | null };
+      let more = "";
+      if (event === "log") more = d.encoding === "base64" ? atob(d.data ?? "") : (d.data ?? "");
+      if (event === "end") {
+        more = `\n[exited: ${d.exitCode ?? d.signal}]`;
+        void load();
+      }
+      setLogs((shown) => (shown ? { ...shown, text: shown.text + more } : shown));
+    },
+    logs?.asked,
+  );
+  const followLogs = (id: string) => setLogs((shown) => ({ id, text: "", asked: (shown?.asked ?? 0) + 1 }));
 
   const start = async (e: Event) => {
     e.preventDefault();
@@ -71,7 +68,7 @@ export function ProcessesTab(props: { machine: string }) {
       <section>
         <div class="row">
           <h2 class="grow">Processes</h2>
-          <button id="refresh" type="button" onClick={() => load().catch((err) => setNote(errorText(err)))}>
+          <button id="refresh" type="button" onClick={() => void load()}>
             Refresh
           </button>
         </div>
@@ -102,7 +99,7 @@ export function ProcessesTab(props: { machine: string }) {
             </button>
           </form>
         ) : null}
-        <Note id="proc-msg" text={note} />
+        <Note id="proc-msg" text={note || listed.error} />
         <Table
           id="processes"
           rows={processes}
@@ -145,14 +142,7 @@ export function ProcessesTab(props: { machine: string }) {
           <div id="logs-box">
             <div class="row">
               <b class="grow">logs of {logs.id}</b>
-              <button
-                id="logs-close"
-                type="button"
-                onClick={() => {
-                  following.current?.abort();
-                  setLogs(null);
-                }}
-              >
+              <button id="logs-close" type="button" onClick={() => setLogs(null)}>
                 Close
               </button>
             </div>

@@ -1,116 +1,34 @@
 /**
- * The team's configuration: skills, MCP servers and agents for every machine, and the permission policy
- * (admin edits, everyone reads), and your notifications.
+ * The team's configuration, a tab each so a phone scrolls through one thing at a time: the permission
+ * policy first (at `/team`, one tap from the navigation), then the skills, MCP servers and agents every
+ * machine gets (forms, team-documents.tsx), and your notifications. An admin edits; everyone reads.
  */
 import { useState } from "preact/hooks";
-import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
-import type { SkillsMachineStatus } from "@agent-runtime/protocol/skills";
-import type { Subscription } from "@agent-runtime/protocol/notifications";
-import { api, byId, errorText, must, typed } from "../api";
-import { useCan, usePoll } from "../session-context";
-import { Note, Table } from "./parts";
+import type { ComponentChildren } from "preact";
+import { byId, errorText, must, typed } from "../api";
 import { lazyView } from "../lazy";
+import { href, TEAM_TABS, type TeamTab } from "../router";
+import { useResource } from "../use-resource";
+import { Link, Note, Table } from "./parts";
 
-/** The policy's editor loads with the first visit to this view, not with the dashboard's first script. */
+/** The policy's editor and the documents' forms (with the schemas they check against) load with this view. */
 const PolicyView = lazyView(() => import("./policy").then((m) => m.PolicyView));
+const TeamDocument = lazyView(() => import("./team-documents").then((m) => m.TeamDocument));
 
-type Status = Pick<SkillsMachineStatus, "machine" | "version" | "appliedAtMs" | "error"> & {
-  skills?: string[];
-  servers?: string[];
-  agents?: AgentsMachineStatus["agents"];
-  errors: ({ source: string; error: string } | { agent: string; error: string })[];
-};
-
-const DOCUMENTS = {
-  skills: { title: "Team skills", column: "skills", list: (m: Status) => m.skills ?? [], hint: null },
-  mcp: { title: "Team MCP servers", column: "servers", list: (m: Status) => m.servers ?? [], hint: null },
-  agents: {
-    title: "Team agents",
-    column: "installed",
-    list: (m: Status) => Object.entries(m.agents ?? {}).map(([agent, a]) => `${agent} ${a.installedVersion ?? "—"}`),
-    hint: 'Every machine installs these, at the registry\'s version ("latest") or the one pinned, with non-secret settings: {"agents": {"gemini": {"version": "0.61.0"}, "claude": {"env": {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}}}}',
-  },
-} as const;
-
-function TeamDocument(props: { kind: keyof typeof DOCUMENTS }) {
-  const { kind } = props;
-  const isAdmin = useCan("admin");
-  const [text, setText] = useState("");
-  const [etag, setEtag] = useState<string | null>(null);
-  const [status, setStatus] = useState<{ version: string; machines: Status[] } | null>(null);
-  const [note, setNote] = useState("");
-  const load = async () => {
-    const res = await api(`/v1/config/${kind}`);
-    setEtag(res.headers.get("etag"));
-    setText(JSON.stringify(await res.json(), null, 2));
-    setStatus(await must(typed.GET(`/v1/config/${kind}/status`)));
-  };
-  usePoll(() => load().catch((err) => setNote(errorText(err))), [kind], 60_000);
-  const save = async () => {
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return setNote("not valid JSON");
-    }
-    const res = await api(`/v1/config/${kind}`, { method: "PUT", headers: etag ? { "if-match": etag } : {}, body: JSON.stringify(body) });
-    const answer = (await res.json()) as { detail?: string };
-    setNote(res.ok ? `Saved (version ${(res.headers.get("etag") ?? "").replace(/"/g, "")}): machines apply it now.` : (answer.detail ?? `HTTP ${res.status}`));
-    await load();
-  };
-  return (
-    <section id={`${kind}-section`}>
-      <h2 id={`${kind}-title`}>{DOCUMENTS[kind].title}</h2>
-      {DOCUMENTS[kind].hint ? <p class="hint">{DOCUMENTS[kind].hint}</p> : null}
-      <textarea
-        id={kind}
-        aria-labelledby={`${kind}-title`}
-        rows={8}
-        spellcheck={false}
-        readOnly={!isAdmin}
-        value={text}
-        onInput={(e) => setText(e.currentTarget.value)}
-      />
-      {isAdmin ? (
-        <div class="row">
-          <button id={`${kind}-save`} type="button" onClick={save}>
-            Save for the whole team
-          </button>
-        </div>
-      ) : null}
-      <Note id={`${kind}-msg`} text={note} />
-      <Table
-        id={`${kind}-status`}
-        rows={status?.machines ?? []}
-        columns={[
-          { label: "machine", cell: (m) => m.machine },
-          { label: "applied", cell: (m) => (m.version === status?.version ? `${m.version} (current)` : String(m.version)) },
-          { label: "when", cell: (m) => (m.appliedAtMs ? new Date(m.appliedAtMs).toLocaleTimeString() : "—") },
-          { label: DOCUMENTS[kind].column, cell: (m) => DOCUMENTS[kind].list(m).join(", ") || "—" },
-          {
-            label: "errors",
-            class: "error",
-            cell: (m) => [m.error, ...m.errors.map((x) => `${"source" in x ? x.source : x.agent}: ${x.error}`)].filter(Boolean).join("; "),
-          },
-        ]}
-      />
-    </section>
-  );
-}
+const TAB_NAMES: Record<TeamTab, string> = { policy: "Policy", skills: "Skills", mcp: "MCP", agents: "Agents", notifications: "Notifications" };
 
 /** The notifications of the signed-in token: mute, test, remove (a device subscribes from the Sessions view). */
 function Notifications() {
-  const [subscriptions, setSubscriptions] = useState<Subscription[] | null>(null);
-  const [note, setNote] = useState("");
-  const load = async () => setSubscriptions((await must(typed.GET("/v1/notifications/subscriptions"))).subscriptions);
-  usePoll(() => load().catch((err) => setNote(errorText(err))), [], 60_000);
-  const act = (work: () => Promise<unknown>, done: string) => () =>
+  const read = useResource("/v1/notifications/subscriptions", { read: () => must(typed.GET("/v1/notifications/subscriptions")), everyMs: 60_000 });
+  const subscriptions = read.data?.subscriptions ?? null;
+  const [done, setDone] = useState("");
+  const act = (work: () => Promise<unknown>, said: string) => () =>
     work().then(
       () => {
-        setNote(done);
-        return load();
+        setDone(said);
+        return read.refetch();
       },
-      (err) => setNote(errorText(err)),
+      (err) => setDone(errorText(err)),
     );
   return (
     <section id="notifications">
@@ -152,19 +70,42 @@ function Notifications() {
           },
         ]}
       />
-      <Note id="notifications-msg" text={note} />
+      <Note id="notifications-msg" text={done || read.error} />
     </section>
   );
 }
 
-export function TeamView() {
+export function TeamView(props: { tab: TeamTab }) {
+  let body: ComponentChildren;
+  switch (props.tab) {
+    case "policy":
+      body = <PolicyView />;
+      break;
+    case "skills":
+    case "mcp":
+    case "agents":
+      body = <TeamDocument key={props.tab} kind={props.tab} />;
+      break;
+    case "notifications":
+      body = <Notifications />;
+      break;
+  }
   return (
-    <>
-      <TeamDocument kind="skills" />
-      <TeamDocument kind="mcp" />
-      <TeamDocument kind="agents" />
-      <PolicyView />
-      <Notifications />
-    </>
+    <div id="team-view">
+      <nav class="tabs" aria-label="the team's settings">
+        {TEAM_TABS.map((t) => (
+          <Link
+            key={t}
+            href={href({ view: "team", tab: t })}
+            class={t === props.tab ? "selected" : ""}
+            data-tab={t}
+            aria-current={t === props.tab ? "page" : undefined}
+          >
+            {TAB_NAMES[t]}
+          </Link>
+        ))}
+      </nav>
+      {body}
+    </div>
   );
 }

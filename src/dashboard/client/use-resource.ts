@@ -1,0 +1,92 @@
+/**
+ * The views' one way to show what the API says (docs/architecture.md, "The dashboard"): `useResource`
+ * reads a resource while the page is looked at and says whether it is loading, refused or out of reach;
+ * `useFollow` follows one stream for as long as a view wants it. Before these, each view kept its own
+ * state, note, poll and abort controller for the same few steps.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, ApiError, errorText, followSse, refused } from "./api";
+import { useMachineEvents } from "./live-changes";
+import { usePoll } from "./session-context";
+
+export interface Resource<T> {
+  /** The last answer read (kept while the resource is out of reach: the page shows it and says so). */
+  data: T | null;
+  /** No answer yet. */
+  loading: boolean;
+  /** Why the last read failed ("" when it did not). */
+  error: string;
+  /** The last read failed for want of the service or the network (not a refusal): what is shown may be old. */
+  outage: boolean;
+  /** Read it now (after a change this page made). */
+  refetch: () => Promise<void>;
+}
+
+export interface ResourceOptions<T> {
+  /** How to read it (a typed call, or one that needs the answer's headers); by default its JSON. */
+  read?: () => Promise<T>;
+  /** Read again this often while the page is looked at. */
+  everyMs?: number;
+  /** While true, nothing is read but what `refetch` asks (an edit in progress must not be overwritten). */
+  hold?: boolean;
+  /** Read again when the tab's live stream says this of a machine (its ports changed, it came or went). */
+  follow?: { machine: string; kinds: readonly string[] };
+}
+
+async function readJson<T>(path: string): Promise<T> {
+  const res = await api(path);
+  const body: unknown = await res.json().catch(() => null);
+  if (!res.ok) throw refused(res.status, body);
+  return body as T;
+}
+
+/** A refusal is the API's word; anything else (no network, a gateway's 5xx) is an outage. */
+const isOutage = (err: unknown): boolean => !(err instanceof ApiError) || err.status >= 502;
+
+export function useResource<T>(path: string, options: ResourceOptions<T> = {}): Resource<T> {
+  const [state, setState] = useState<Omit<Resource<T>, "refetch">>({ data: null, loading: true, error: "", outage: false });
+  const latest = useRef(options);
+  latest.current = options;
+  // Reads that overlap (a poll, then a change the stream said): only the last one asked is shown, so an
+  // earlier, slower answer never puts back what has gone.
+  const asked = useRef(0);
+  const refetch = async () => {
+    const mine = ++asked.current;
+    try {
+      const data = await (latest.current.read ?? (() => readJson<T>(path)))();
+      if (mine === asked.current) setState({ data, loading: false, error: "", outage: false });
+    } catch (err) {
+      if (mine === asked.current) setState((s) => ({ ...s, loading: false, error: errorText(err), outage: isOutage(err) }));
+    }
+  };
+  // A new path is another resource: nothing of the last one is shown for it.
+  useEffect(() => setState({ data: null, loading: true, error: "", outage: false }), [path]);
+  usePoll(() => (latest.current.hold ? undefined : refetch()), [path], options.everyMs);
+  useMachineEvents(options.follow?.machine ?? "", options.follow?.kinds ?? [], () => {
+    if (!latest.current.hold) void refetch();
+  });
+  return { ...state, refetch };
+}
+
+/**
+ * Follows the stream at `path` (none while it is null) with `onEvent`, until the path (or `again`) changes
+ * or the view goes; `ended` says the stream ended by itself (a process's logs after it exited).
+ */
+export function useFollow(path: string | null, onEvent: (event: string, data: unknown) => void, again?: unknown): { ended: boolean; error: string } {
+  const [status, setStatus] = useState({ ended: false, error: "" });
+  const latest = useRef(onEvent);
+  latest.current = onEvent;
+  useEffect(() => {
+    setStatus({ ended: false, error: "" });
+    if (path === null) return;
+    const controller = new AbortController();
+    followSse(path, (event, data) => latest.current(event, data), controller.signal).then(
+      () => setStatus({ ended: true, error: "" }),
+      (err) => {
+        if (!controller.signal.aborted) setStatus({ ended: true, error: errorText(err) });
+      },
+    );
+    return () => controller.abort();
+  }, [path, again]);
+  return status;
+}
