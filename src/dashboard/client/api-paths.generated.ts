@@ -3557,7 +3557,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3667,7 +3667,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3769,7 +3769,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3872,7 +3872,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3987,7 +3987,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4093,7 +4093,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4205,7 +4205,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4316,7 +4316,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6283,6 +6283,15 @@ export interface paths {
                 };
                 /** @description payload_too_large */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description unsupported_media_type */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9869,7 +9878,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10179,7 +10188,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
