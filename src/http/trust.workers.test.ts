@@ -333,10 +333,13 @@ describe("inputs are checked where they are accepted", () => {
       return new Response("<html>secret internal page</html>", { status: 302, headers: { location: "http://169.254.169.254/" } });
     });
     expect((await admin(`/v1/notifications/subscriptions/${id}/test`, { method: "POST" })).status).toBe(202);
-    await vi.waitFor(async () => {
-      const { deliveries } = (await (await admin(`/v1/notifications/deliveries?subscription=${id}`)).json()) as { deliveries: { error: string | null }[] };
-      expect(deliveries[0]?.error).toBe("HTTP 302: redirects are not followed");
-    }, { timeout: 15_000 });
+    await vi.waitFor(
+      async () => {
+        const { deliveries } = (await (await admin(`/v1/notifications/deliveries?subscription=${id}`)).json()) as { deliveries: { error: string | null }[] };
+        expect(deliveries[0]?.error).toBe("HTTP 302: redirects are not followed");
+      },
+      { timeout: 15_000 },
+    );
     expect(seen.every((init) => init.redirect === "manual")).toBe(true);
     const all = await (await admin("/v1/notifications/deliveries")).text();
     expect(all).not.toContain("secret internal page");
