@@ -21,7 +21,7 @@ import { buildAll } from "../scripts/build";
 import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
-import { benchSandbox, sandboxReport } from "./sandbox";
+import { benchSandbox, sandboxReport, sandboxToolsPresent } from "./sandbox";
 import { benchReview, reviewReport } from "./review";
 import { chromiumPath } from "./browser";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
@@ -1002,8 +1002,8 @@ console.error("bench: attempt groups over a 10,000-file repository ...");
 const attempts = await benchAttempts();
 console.log(attemptsReport(attempts));
 console.error("bench: sandboxes: an agent's start, a turn and a connection inside and outside ...");
-const sandbox = await benchSandbox();
-console.log(sandboxReport(sandbox));
+const sandbox = sandboxToolsPresent() ? await benchSandbox() : null;
+if (sandbox) console.log(sandboxReport(sandbox));
 console.error("bench: a first visit on a slow phone network ...");
 const firstVisit = await benchFirstVisit();
 console.log(firstVisitReport(firstVisit));
@@ -1045,7 +1045,7 @@ await writeFile(
       // The names the issue of record asks for (bench/README.md).
       dashboard: firstVisit ? { slow4gUsableMs: firstVisit.usableMs, sessionsViewJsGzipBytes: firstVisit.scriptBytes } : null,
       // Steps left out of this run and why (no browser on this machine: bench/browser.ts).
-      skipped: chromiumPath() ? [] : ["first visit", "the dashboard after a reconnect"],
+      skipped: [...(chromiumPath() ? [] : ["first visit", "the dashboard after a reconnect"]), ...(sandbox ? [] : ["sandboxes"])],
       notify,
       preview,
       reconnect,
@@ -1056,3 +1056,4 @@ await writeFile(
 );
 console.error("bench: figures written to bench/results/latest.json");
 if (!chromiumPath()) console.error("bench: the browser steps were skipped: no Chromium (bash scripts/ensure-chromium.sh, or set CHROMIUM_PATH)");
+if (!sandbox) console.error("bench: the sandbox step was skipped: no bwrap or socat (bash scripts/ensure-sandbox-tools.sh)");

@@ -40,6 +40,19 @@ const timingScript = (url: string, n: number) =>
   `(async()=>{for(let i=0;i<${n};i++){const s=performance.now();await new Promise((ok,no)=>{const r=http.request(p?{host:p.hostname,port:p.port,path:u.href,agent:false}:{host:u.hostname,port:u.port,path:u.pathname,agent:false},(res)=>{res.resume();res.on('end',ok)});r.on('error',no);r.end()});t.push(performance.now()-s)}` +
   `t.sort((a,b)=>a-b);console.log('MEDIAN='+t[Math.floor(t.length/2)].toFixed(3))})()"`;
 
+/** Whether this machine has what the sandbox step runs on (scripts/ensure-sandbox-tools.sh installs them). */
+export function sandboxToolsPresent(): boolean {
+  const has = (tool: string) => {
+    try {
+      execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return has("bwrap") && has("socat");
+}
+
 export async function benchSandbox(): Promise<SandboxFigures> {
   const root = mkdtempSync(join(tmpdir(), "bench-sandbox-"));
   const home = join(root, "home");

@@ -76,7 +76,7 @@ Signals: SIGINT/SIGTERM stop the agents and exit; SIGUSR2 drops the tunnel once 
 Exit codes: 0 stopped by a signal; 1 bad usage; 2 the worker refused the token (wrong, expired or revoked);
             3 another sidecar connected as the same machine and took over.`;
 
-/** Limits from the environment (see the README's "Limits" table); unset means the default. */
+/** Limits from the environment (docs/limits.md, "Limits"); unset means the default. */
 function limitsFromEnv(): Pick<SidecarOptions, "processLimits" | "acpBuffer" | "heartbeatMs" | "reconnectSpreadMs" | "agentIdleStopMs"> {
   const num = (name: string): number | undefined => {
     const raw = process.env[name];

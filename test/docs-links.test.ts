@@ -1,7 +1,8 @@
 /**
  * The docs hold together (docs/architecture.md, "Tests"): every Markdown link and anchor in the docs a
- * reader follows resolves, and every code comment that cites a section of docs/architecture.md or
- * SECURITY.md names one that exists. Pure reads of the tree: no process is started.
+ * reader follows resolves, every code comment that cites a section of the README, a page of docs/ or
+ * SECURITY.md names one that exists, and every example a page shows is run by the test it names, read
+ * from that page. Pure reads of the tree: no process is started.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -17,6 +18,13 @@ const DOCS = [
     .filter((n) => n.endsWith(".md"))
     .map((n) => `docs/${n}`),
 ];
+/** The docs a code comment may cite by section (`docs/tasks.md, "Schedules"`, `README, "Node versions"`). */
+const CITABLE = DOCS.filter((doc) => doc === "README.md" || doc === "SECURITY.md" || doc.startsWith("docs/"));
+/**
+ * A citation: a citable doc (not inside a longer path, `bench/README.md`, nor a string, `"README.md"`), then
+ * the section in double quotes after a comma, a space or a comment's line break.
+ */
+const CITATION = /(?<![\w/.'"`])(docs\/[\w-]+\.md|SECURITY\.md|README(?:\.md)?)(?:'s)?,?\s+(?:(?:\*|\/\/|#)\s*)?"([^"]+)"/g;
 const CODE_ROOTS = ["src", "sidecar", "packages/protocol/src", "scripts", "test", "bench", "dev"];
 /**
  * Sections cited by code whose text is being written in this wave: a written-down debt, like the layout
@@ -103,9 +111,9 @@ function codeFiles(dir: string): string[] {
   return out;
 }
 
-/** Code comments citing `docs/architecture.md, "Section"` (or SECURITY.md) whose section is not there. */
+/** Code comments citing `docs/architecture.md, "Section"` (or another citable doc) whose section is not there. */
 function brokenCitations(): string[] {
-  const sections = new Map(["docs/architecture.md", "SECURITY.md"].map((doc) => [doc, sectionNames(readFileSync(join(ROOT, doc), "utf8"))]));
+  const sections = new Map(CITABLE.map((doc) => [doc, sectionNames(readFileSync(join(ROOT, doc), "utf8"))]));
   const broken: string[] = [];
   for (const pending of PENDING_SECTIONS) {
     const [, doc, section] = /^(.+?), "(.+)"$/.exec(pending)!;
@@ -114,13 +122,35 @@ function brokenCitations(): string[] {
   for (const file of [...CODE_ROOTS.flatMap(codeFiles), "wrangler.toml"]) {
     if (file === "test/docs-links.test.ts") continue; // its own patterns are not citations
     const text = readFileSync(join(ROOT, file), "utf8");
-    for (const m of text.matchAll(/(docs\/architecture\.md|SECURITY\.md)(?:'s)?,?\s*(?:\n\s*(?:\*|\/\/|#)\s*)?"([^"]+)"/g)) {
+    for (const m of text.matchAll(CITATION)) {
+      const doc = m[1] === "README" ? "README.md" : m[1]!;
       const section = m[2]!.replace(/\s*\n\s*(?:\*|\/\/|#)?\s*/g, " ");
-      if (!sections.get(m[1]!)!.has(section) && !PENDING_SECTIONS.has(`${m[1]}, "${section}"`))
-        broken.push(`${file}: cites ${m[1]}, "${section}": no such section`);
+      if (!sections.has(doc)) broken.push(`${file}: cites ${doc}, "${section}": no such page`);
+      else if (!sections.get(doc)!.has(section) && !PENDING_SECTIONS.has(`${doc}, "${section}"`))
+        broken.push(`${file}: cites ${doc}, "${section}": no such section`);
     }
   }
   return broken;
+}
+
+/**
+ * Examples whose marker does not name the test that runs it, or whose test does not read it from the page
+ * it is on (test/docs-examples.ts: `example(page, name)`).
+ */
+function unrunExamples(): string[] {
+  const unrun: string[] = [];
+  for (const doc of DOCS) {
+    for (const m of readFileSync(join(ROOT, doc), "utf8").matchAll(/^<!-- example: (\S+)(.*)-->$/gm)) {
+      const test = /^ \(run by (test\/[\w.-]+\.ts)\b/.exec(m[2]!)?.[1];
+      if (!test || !existsSync(join(ROOT, test))) {
+        unrun.push(`${doc}: example '${m[1]}' names no test file that exists ("(run by test/….ts)")`);
+        continue;
+      }
+      const code = readFileSync(join(ROOT, test), "utf8");
+      if (!code.includes(`example("${doc}"`) || !code.includes(`"${m[1]}"`)) unrun.push(`${doc}: example '${m[1]}' is not read from ${doc} by ${test}`);
+    }
+  }
+  return unrun;
 }
 
 describe("the docs", () => {
@@ -130,6 +160,10 @@ describe("the docs", () => {
 
   it("are cited by code comments only at sections that exist", () => {
     expect(brokenCitations()).toEqual([]);
+  });
+
+  it("show examples that the test they name runs, read from the page they are on", () => {
+    expect(unrunExamples()).toEqual([]);
   });
 
   it("are read as GitHub reads them: anchors from headings, sections by heading, title or bold lead", () => {

@@ -1,6 +1,7 @@
 /**
- * The README's examples run as written against the real runtime, and the sidecar's command line
- * does what its --help and the README say.
+ * The docs' examples (the README's tour and the pages of docs/, each read from its page by
+ * test/docs-examples.ts) run as written against the real runtime, and the sidecar's command line does
+ * what its --help and docs/deploying.md say.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -9,19 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { promisify } from "node:util";
 import { ROOT, SIDECAR_BUNDLE } from "../dev/runtime";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
+import { example } from "./docs-examples";
 import { startRuntime, type Runtime, waitFor } from "./harness";
 import { type PreviewApp, startPreviewApp } from "./preview-app";
 
 const run = promisify(execFile);
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
-
-/** The fenced block right after `<!-- example: NAME ... -->`. */
-function example(name: string): string {
-  const marker = README.indexOf(`<!-- example: ${name}`);
-  if (marker < 0) throw new Error(`README has no example '${name}'`);
-  const match = /```[a-z]*\n([\s\S]*?)```/.exec(README.slice(marker));
-  return match![1]!;
-}
 
 let rt: Runtime;
 /** An app on the machine for the preview example, its port exposed. */
@@ -36,7 +30,7 @@ afterAll(async () => {
   await app?.close();
 });
 
-describe("the README's examples", () => {
+describe("the examples of the README and docs/", () => {
   it("starts with the two commands, install and start, then the test command", () => {
     const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.trim());
     expect(blocks[0]).toMatch(/^npm install\nnpm start/);
@@ -45,7 +39,7 @@ describe("the README's examples", () => {
 
   it("the curl walk-through drives the mock agent", async () => {
     // As a person runs it, line by line: the stream read ends by its --max-time (curl exit 28), the rest goes on.
-    const { stdout } = await run("bash", ["-uc", example("curl")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+    const { stdout } = await run("bash", ["-uc", example("README.md", "curl")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
     expect(stdout).toContain('"machines":[{"id":"local","connected":true');
     expect(stdout).toMatch(/session: mock-[0-9a-f-]{36}\n/);
     expect(stdout).toMatch(/"sessions":\[\{"id":"ses-[0-9a-f]{16}-local","sessionId":"mock-/);
@@ -83,7 +77,7 @@ describe("the README's examples", () => {
     const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
     const session = sessions.find((s) => s.sessionId === result.sessionId)!.id;
 
-    const { stdout } = await run("bash", ["-uc", example("review")], {
+    const { stdout } = await run("bash", ["-uc", example("docs/review-and-ship.md", "review")], {
       env: { ...process.env, URL: rt.url, TOKEN: rt.token, SESSION: session, FOLDER: folder },
     });
     expect(stdout).toContain('"totals":{"files":1,"additions":1,"deletions":0}');
@@ -97,7 +91,7 @@ describe("the README's examples", () => {
   });
 
   it("the policy example sets the team's rules and tries a request against them", async () => {
-    const { stdout } = await run("bash", ["-uc", example("policy")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+    const { stdout } = await run("bash", ["-uc", example("docs/policy-and-sandboxes.md", "policy")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
     expect(stdout).toContain('{"name":"no rm","match":{"kinds":["execute"],"commands":["rm *"]},"decision":"deny"}');
     // The tester also says which sandbox that agent would start in: no sandbox rule, so a person's session's default.
     expect(stdout).toContain(
@@ -107,7 +101,9 @@ describe("the README's examples", () => {
   });
 
   it("the sandbox example sets the team's sandbox rules and says which sandbox a triggered task gets", async () => {
-    const { stdout } = await run("bash", ["-uc", example("sandbox-rules")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token } });
+    const { stdout } = await run("bash", ["-uc", example("docs/policy-and-sandboxes.md", "sandbox-rules")], {
+      env: { ...process.env, URL: rt.url, TOKEN: rt.token },
+    });
     expect(stdout).toContain('{"name":"triggered","match":{"origins":["trigger"]},"profile":"workspace","network":{"mode":"allowlist","allow":["github.com"]}');
     expect(stdout).toContain(
       '"sandbox":{"origin":"trigger","requested":{"profile":"workspace","network":{"mode":"allowlist","allow":["github.com","api.anthropic.com"]},"denyRead":[]},"rule":0,"ruleName":"triggered"}',
@@ -116,7 +112,9 @@ describe("the README's examples", () => {
   });
 
   it("the preview example lists the machine's ports and opens the app through a link", async () => {
-    const { stdout } = await run("bash", ["-uc", example("preview")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, PORT: String(app.port) } });
+    const { stdout } = await run("bash", ["-uc", example("docs/previews.md", "preview")], {
+      env: { ...process.env, URL: rt.url, TOKEN: rt.token, PORT: String(app.port) },
+    });
     expect(stdout).toContain(`"port":${app.port},"addresses":["127.0.0.1"]`);
     expect(stdout).toContain(`"expose":"${app.port}"`);
     expect(stdout.endsWith("the app's home page")).toBe(true);
@@ -125,19 +123,19 @@ describe("the README's examples", () => {
   it("the tasks example starts a task and lists it once it succeeded", async () => {
     const folder = join(rt.dir, "readme-task");
     mkdirSync(folder);
-    const start = example("tasks").split("\n").slice(0, 3).join("\n");
+    const start = example("docs/tasks.md", "tasks").split("\n").slice(0, 3).join("\n");
     const { stdout } = await run("bash", ["-uc", start], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, FOLDER: folder } });
     const task = JSON.parse(stdout) as { id: string; state: string };
     expect(["queued", "running"]).toContain(task.state);
     await waitFor(async () => ((await (await rt.api(`/v1/tasks/${task.id}`)).json()) as { state: string }).state === "succeeded", "the task to succeed");
-    const listed = await run("bash", ["-uc", example("tasks")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, FOLDER: folder } });
+    const listed = await run("bash", ["-uc", example("docs/tasks.md", "tasks")], { env: { ...process.env, URL: rt.url, TOKEN: rt.token, FOLDER: folder } });
     expect(listed.stdout).toContain(`"id":"${task.id}"`);
     expect(readFileSync(join(folder, "notes.txt"), "utf8")).toBe("nightly notes\n");
   });
 
   it("the sandbox-agent SDK example writes a file, runs a command and drives a terminal", async () => {
     const file = join(ROOT, "test", `.readme-sdk-example-${process.pid}.ts`);
-    writeFileSync(file, example("sandbox-agent-sdk"));
+    writeFileSync(file, example("docs/deploying.md", "sandbox-agent-sdk"));
     try {
       const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), file], {
         env: { ...process.env, URL: rt.url, TOKEN: rt.token },
@@ -152,7 +150,7 @@ describe("the README's examples", () => {
 
   it.each(["acp-http-client", "acp-transport"])("the %s example runs a permission round trip", async (name) => {
     const file = join(ROOT, "test", `.readme-${name}-example-${process.pid}.ts`);
-    writeFileSync(file, example(name));
+    writeFileSync(file, example("docs/api.md", name));
     try {
       const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), file], {
         env: { ...process.env, URL: rt.url, TOKEN: rt.token },

@@ -1,6 +1,6 @@
 /**
  * The sidecar as a user gets it: `npm pack ./sidecar`, installed from the tarball into an empty folder
- * outside the repository by the README's "connect a machine" steps, run as written, joins the runtime as
+ * outside the repository by the steps of docs/deploying.md, "Connect a machine", run as written, joins the runtime as
  * a new machine and serves an ACP round trip with the mock agent. Also: what the tarball holds and how
  * big the install is, `status`, the service files, and the version handshake.
  */
@@ -16,16 +16,10 @@ import { ROOT } from "../dev/runtime";
 import { TUNNEL_PROTOCOL_VERSION } from "@agent-runtime/protocol/frames";
 import { mintMachineToken } from "@agent-runtime/protocol/machine-token";
 import { LATEST_SIDECAR_VERSION } from "@agent-runtime/protocol/version";
+import { example } from "./docs-examples";
 import { startRuntime, waitFor, type Runtime } from "./harness";
 
 const run = promisify(execFile);
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
-
-function example(name: string): string {
-  const marker = README.indexOf(`<!-- example: ${name}`);
-  if (marker < 0) throw new Error(`README has no example '${name}'`);
-  return /```[a-z]*\n([\s\S]*?)```/.exec(README.slice(marker))![1]!;
-}
 
 let rt: Runtime;
 let work: string;
@@ -84,7 +78,7 @@ describe("the sidecar package", () => {
     expect(Object.keys(manifest.dependencies)).toEqual(["@lydell/node-pty"]);
   });
 
-  it("installs from the tarball into an empty folder and connects by the README's steps, as a new machine, serving an ACP round trip", async () => {
+  it("installs from the tarball into an empty folder and connects by the steps of docs/deploying.md, as a new machine, serving an ACP round trip", async () => {
     const minted = await rt.api("/v1/machine-tokens", {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -92,7 +86,7 @@ describe("the sidecar package", () => {
     });
     const { token } = (await minted.json()) as { token: string };
     let output = "";
-    connect = spawn("bash", ["-euc", example("connect")], {
+    connect = spawn("bash", ["-euc", example("docs/deploying.md", "connect")], {
       cwd: machineDir,
       env: userEnv({ URL: rt.url, MACHINE_TOKEN: token, SIDECAR_PACKAGE: tarball }),
       stdio: ["ignore", "pipe", "pipe"],

@@ -23,7 +23,8 @@ export function jsonBody<T extends z.ZodType>(schema: T) {
 
 /** The error responses of a route, by problem code (statuses come from the one table in protocol/problems). */
 export function errors(...codes: ProblemCode[]) {
-  const all: ProblemCode[] = ["token_invalid", "permission_denied", ...codes];
+  // Each code once: a route's own list may name one every route has (permission_denied).
+  const all = new Set<ProblemCode>(["token_invalid", "permission_denied", ...codes]);
   const out: Record<number, { description: string; content: { [PROBLEM_CONTENT_TYPE]: { schema: typeof Problem } } }> = {};
   for (const code of all) {
     const { status } = PROBLEMS[code];

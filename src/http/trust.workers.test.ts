@@ -229,7 +229,8 @@ describe("revocation and expiry end what is already open", () => {
     const connection = await openConnection(sidecar, brief.token);
     const stream = await as(brief.token, "/machines/expire-acp/acp", { headers: { accept: "text/event-stream", "acp-connection-id": connection } });
     expect(stream.status).toBe(200);
-    const text = await readUntil(stream, (t) => t.includes("event: error"), 4_000);
+    // The 1 s expiry is seen by the stream's own check; a loaded machine runs it late, hence the long wait.
+    const text = await readUntil(stream, (t) => t.includes("event: error"), 15_000);
     expect(text).toContain("'brief' that opened this stream expired");
   });
 });
@@ -332,10 +333,13 @@ describe("inputs are checked where they are accepted", () => {
       return new Response("<html>secret internal page</html>", { status: 302, headers: { location: "http://169.254.169.254/" } });
     });
     expect((await admin(`/v1/notifications/subscriptions/${id}/test`, { method: "POST" })).status).toBe(202);
-    await vi.waitFor(async () => {
-      const { deliveries } = (await (await admin(`/v1/notifications/deliveries?subscription=${id}`)).json()) as { deliveries: { error: string | null }[] };
-      expect(deliveries[0]?.error).toBe("HTTP 302: redirects are not followed");
-    });
+    await vi.waitFor(
+      async () => {
+        const { deliveries } = (await (await admin(`/v1/notifications/deliveries?subscription=${id}`)).json()) as { deliveries: { error: string | null }[] };
+        expect(deliveries[0]?.error).toBe("HTTP 302: redirects are not followed");
+      },
+      { timeout: 15_000 },
+    );
     expect(seen.every((init) => init.redirect === "manual")).toBe(true);
     const all = await (await admin("/v1/notifications/deliveries")).text();
     expect(all).not.toContain("secret internal page");

@@ -1,4 +1,4 @@
-/** The ACP relay: JSON-RPC to and from an agent's ACP process on the machine (README, "The API"; docs/architecture.md, "One call"). */
+/** The ACP relay: JSON-RPC to and from an agent's ACP process on the machine (docs/api.md, "Driving an agent over HTTP"; docs/architecture.md, "One call"). */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";

@@ -10,6 +10,7 @@ import { settings } from "../settings";
 import { declare } from "../http/access";
 import { relay } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
+import { opErrors } from "../http/relay-route";
 import { deploymentCatalog } from "../agents-registry/deployment";
 import { withRegistry } from "../agents-registry/merge";
 import { ProblemError } from "@agent-runtime/protocol/problems";
@@ -44,7 +45,7 @@ const get = createRoute(
       path: "/agents/{agent}",
       summary: "One agent: installed, credentials, capabilities; with config=true its version, path and config options",
       request: { params: AgentParams, query: InfoQuery },
-      responses: { 200: json(AgentInfo, "the agent"), ...errors(...MACHINE_ERRORS, "unsupported_agent") },
+      responses: { 200: json(AgentInfo, "the agent"), ...opErrors("agents.get") },
     },
   ),
 );
@@ -60,7 +61,7 @@ const install = createRoute(
       request: { params: AgentParams, body: { ...jsonBody(InstallRequest), required: false } },
       responses: {
         200: json(InstallResult, "what is installed now"),
-        ...errors(...MACHINE_ERRORS, "unsupported_agent", "install_failed", "package_unavailable", "unsupported_media_type"),
+        ...opErrors("agents.install", "unsupported_media_type"),
       },
     },
   ),

@@ -6,8 +6,9 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { machineStub, relay, settled } from "../http/machine";
-import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
+import { machineStub, settled } from "../http/machine";
+import { json } from "../http/openapi";
+import { opErrors, relayRoute, withRelayRoutes } from "../http/relay-route";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import {
@@ -27,21 +28,6 @@ import {
 /** The routes whose bodies are files: they stream past the worker's 1 MiB body limit, up to LIMITS.maxFileBytes. */
 export const STREAMED_BODY_PATHS = ["/fs/file", "/fs/upload-batch"] as const;
 
-const FS_ERRORS = [...MACHINE_ERRORS, "not_found", "permission_denied"] as const;
-
-const entries = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/fs/entries",
-      summary: `The entries of a folder, sorted by name (the first ${LIMITS.maxDirEntries}; X-Entries-Truncated: true when there are more)`,
-      request: { query: FsEntriesQuery },
-      responses: { 200: json(z.array(FsEntry), "the entries"), ...errors(...FS_ERRORS) },
-    },
-  ),
-);
-
 const readFile = createRoute(
   declare(
     { role: "viewer", machine: true },
@@ -52,7 +38,7 @@ const readFile = createRoute(
       request: { query: FsPathQuery },
       responses: {
         200: { description: "the file", content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } } },
-        ...errors(...FS_ERRORS, "payload_too_large"),
+        ...opErrors("fs.read", "payload_too_large"),
       },
     },
   ),
@@ -69,59 +55,7 @@ const writeFile = createRoute(
         query: FsPathQuery,
         body: { required: true, content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } } },
       },
-      responses: { 200: json(FsWriteResponse, "written"), ...errors(...FS_ERRORS, "payload_too_large") },
-    },
-  ),
-);
-
-const remove = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "delete",
-      path: "/fs/entry",
-      summary: "Delete a file, a link, or a folder (a folder with content only with recursive=true; 409 otherwise)",
-      request: { query: FsDeleteQuery },
-      responses: { 200: json(FsActionResponse, "deleted"), ...errors(...FS_ERRORS) },
-    },
-  ),
-);
-
-const mkdir = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/fs/mkdir",
-      summary: "Create a folder and its parents (fine if it exists)",
-      request: { query: FsPathQuery },
-      responses: { 200: json(FsActionResponse, "created"), ...errors(...FS_ERRORS) },
-    },
-  ),
-);
-
-const move = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/fs/move",
-      summary: "Move or rename (409 when the destination exists, unless overwrite: true)",
-      request: { body: jsonBody(FsMoveRequest) },
-      responses: { 200: json(FsMoveResponse, "moved"), ...errors(...FS_ERRORS, "unsupported_media_type") },
-    },
-  ),
-);
-
-const statRoute = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/fs/stat",
-      summary: "What a path is: file or folder, size, last change",
-      request: { query: FsPathQuery },
-      responses: { 200: json(FsStat, "the path"), ...errors(...FS_ERRORS) },
+      responses: { 200: json(FsWriteResponse, "written"), ...opErrors("fs.commit", "payload_too_large") },
     },
   ),
 );
@@ -138,16 +72,70 @@ const uploadBatch = createRoute(
         query: z.object({ path: MachinePath.optional().describe("the folder (default: HOME)") }),
         body: { required: true, content: { "application/x-tar": { schema: z.string().meta({ format: "binary" }) } } },
       },
-      responses: { 200: json(FsUploadBatchResponse, "unpacked"), ...errors(...FS_ERRORS, "payload_too_large", "unsupported_media_type") },
+      responses: { 200: json(FsUploadBatchResponse, "unpacked"), ...opErrors("fs.unpack", "payload_too_large", "unsupported_media_type") },
     },
   ),
 );
 
-export const fileRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(entries, async function listEntries(c) {
-    const { entries, truncated } = await relay(c, "fs.entries", c.req.valid("query"));
-    return c.json(entries, 200, truncated ? { "X-Entries-Truncated": "true" } : {});
-  })
+export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
+  relayRoute({
+    method: "get",
+    path: "/fs/entries",
+    summary: `The entries of a folder, sorted by name (the first ${LIMITS.maxDirEntries}; X-Entries-Truncated: true when there are more)`,
+    role: "viewer",
+    machine: true,
+    op: "fs.entries",
+    query: FsEntriesQuery,
+    args: ({ query }) => query,
+    reply: ({ entries }) => entries,
+    headers: ({ truncated }): Record<string, string> => (truncated ? { "X-Entries-Truncated": "true" } : {}),
+    answer: { status: 200, schema: z.array(FsEntry), description: "the entries" },
+  }),
+  relayRoute({
+    method: "delete",
+    path: "/fs/entry",
+    summary: "Delete a file, a link, or a folder (a folder with content only with recursive=true; 409 otherwise)",
+    role: "member",
+    machine: true,
+    op: "fs.delete",
+    query: FsDeleteQuery,
+    args: ({ query: { path, recursive } }) => ({ path, recursive }),
+    answer: { status: 200, schema: FsActionResponse, description: "deleted" },
+  }),
+  relayRoute({
+    method: "post",
+    path: "/fs/mkdir",
+    summary: "Create a folder and its parents (fine if it exists)",
+    role: "member",
+    machine: true,
+    op: "fs.mkdir",
+    query: FsPathQuery,
+    args: ({ query }) => query,
+    answer: { status: 200, schema: FsActionResponse, description: "created" },
+  }),
+  relayRoute({
+    method: "post",
+    path: "/fs/move",
+    summary: "Move or rename (409 when the destination exists, unless overwrite: true)",
+    role: "member",
+    machine: true,
+    op: "fs.move",
+    body: FsMoveRequest,
+    args: ({ json: { from, to, overwrite } }) => ({ from, to, overwrite: overwrite ?? false }),
+    answer: { status: 200, schema: FsMoveResponse, description: "moved" },
+  }),
+  relayRoute({
+    method: "get",
+    path: "/fs/stat",
+    summary: "What a path is: file or folder, size, last change",
+    role: "viewer",
+    machine: true,
+    op: "fs.stat",
+    query: FsPathQuery,
+    args: ({ query }) => query,
+    answer: { status: 200, schema: FsStat, description: "the path" },
+  }),
+])
   // The object streams the file itself: the worker passes its Response through (durable/files/file-transfer.ts).
   .openapi(readFile, async function readFileBody(c) {
     return await machineStub(c).readFile(c.req.valid("query").path);
@@ -156,20 +144,6 @@ export const fileRoutes = new OpenAPIHono<AppEnv>()
     const declared = declaredLength(c.req.header("content-length"));
     const outcome = await machineStub(c).writeFile(c.req.valid("query").path, await bodyOf(c.req.raw, declared), declared);
     return c.json(settled(outcome), 200);
-  })
-  .openapi(remove, async function removeEntry(c) {
-    const { path, recursive } = c.req.valid("query");
-    return c.json(await relay(c, "fs.delete", { path, recursive }), 200);
-  })
-  .openapi(mkdir, async function makeFolder(c) {
-    return c.json(await relay(c, "fs.mkdir", c.req.valid("query")), 200);
-  })
-  .openapi(move, async function moveEntry(c) {
-    const { from, to, overwrite } = c.req.valid("json");
-    return c.json(await relay(c, "fs.move", { from, to, overwrite: overwrite ?? false }), 200);
-  })
-  .openapi(statRoute, async function statEntry(c) {
-    return c.json(await relay(c, "fs.stat", c.req.valid("query")), 200);
   })
   .openapi(uploadBatch, async function unpackBatch(c) {
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();

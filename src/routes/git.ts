@@ -3,12 +3,11 @@
  * a folder, and the worktrees sessions run in, each done by the machine's own git with its own
  * credentials. The runtime never stores a forge token.
  */
-import { createRoute, OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
-import { relay } from "../http/machine";
-import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
+import { QueryFlag } from "../http/openapi";
+import { relayRoute, withRelayRoutes } from "../http/relay-route";
 import { Deleted } from "@agent-runtime/protocol/ops/define";
 import {
   GitCommitRequest,
@@ -22,101 +21,72 @@ import {
   WorktreeList,
 } from "@agent-runtime/protocol/review";
 
-const GIT_ERRORS = [...MACHINE_ERRORS, "not_found", "git_failed"] as const;
-
-const statusRoute = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/git/status",
-      summary: "A repository's state: its top folder, branch, upstream, ahead/behind and changed files",
-      request: { query: z.object({ cwd: GitCwd }) },
-      responses: { 200: json(GitStatus, "the repository's state"), ...errors(...GIT_ERRORS) },
-    },
-  ),
-);
-
-const commitRoute = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/git/commit",
-      summary: "Commit every change of the repository (or only `paths`) with the machine's git identity",
-      request: { body: jsonBody(GitCommitRequest) },
-      responses: { 201: json(GitCommitResult, "the new commit"), ...errors(...GIT_ERRORS, "unsupported_media_type") },
-    },
-  ),
-);
-
-const pushRoute = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/git/push",
-      summary: "Push the current branch with the machine's credentials (never a prompt: a push that needs one fails with git's message)",
-      request: { body: jsonBody(GitPushRequest) },
-      responses: { 200: json(GitPushResult, "pushed"), ...errors(...GIT_ERRORS, "unsupported_media_type") },
-    },
-  ),
-);
-
-const pullRequestRoute = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/git/pull-request",
-      summary: "Open a pull request for the current branch with the machine's GitHub CLI; without it, the page that opens one",
-      request: { body: jsonBody(PullRequestRequest) },
-      responses: { 200: json(PullRequestResult, "opened, or where to open it and why not"), ...errors(...GIT_ERRORS, "unsupported_media_type") },
-    },
-  ),
-);
-
-const worktreesRoute = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/worktrees",
-      summary: "A repository's worktrees: branch, base, ahead/behind and the session using each",
-      request: { query: z.object({ cwd: GitCwd.describe("the repository (any folder in it)") }) },
-      responses: { 200: json(WorktreeList, "the worktrees"), ...errors(...GIT_ERRORS) },
-    },
-  ),
-);
-
-const removeWorktreeRoute = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "delete",
-      path: "/worktrees",
-      summary:
-        "Remove a worktree a session made (its branch stays); refused with uncommitted changes unless force=true, and for a worktree the runtime did not make (403)",
-      request: { query: z.object({ path: GitCwd.describe("the worktree's folder"), force: QueryFlag }) },
-      responses: { 200: json(Deleted, "removed, or false when there was none"), ...errors(...GIT_ERRORS, "permission_denied") },
-    },
-  ),
-);
-
-const readStatus: RouteHandler<typeof statusRoute, AppEnv> = async (c) => c.json(await relay(c, "git.status", c.req.valid("query")), 200);
-const commit: RouteHandler<typeof commitRoute, AppEnv> = async (c) => c.json(await relay(c, "git.commit", c.req.valid("json")), 201);
-const push: RouteHandler<typeof pushRoute, AppEnv> = async (c) => c.json(await relay(c, "git.push", c.req.valid("json")), 200);
-const openPullRequest: RouteHandler<typeof pullRequestRoute, AppEnv> = async (c) => c.json(await relay(c, "git.pullRequest", c.req.valid("json")), 200);
-const listWorktrees: RouteHandler<typeof worktreesRoute, AppEnv> = async (c) => c.json(await relay(c, "worktrees.list", c.req.valid("query")), 200);
-const removeWorktree: RouteHandler<typeof removeWorktreeRoute, AppEnv> = async (c) => {
-  const { path, force } = c.req.valid("query");
-  return c.json(await relay(c, "worktrees.remove", { path, force: force ?? false }), 200);
-};
-
-export const gitRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(statusRoute, readStatus)
-  .openapi(commitRoute, commit)
-  .openapi(pushRoute, push)
-  .openapi(pullRequestRoute, openPullRequest)
-  .openapi(worktreesRoute, listWorktrees)
-  .openapi(removeWorktreeRoute, removeWorktree);
+export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
+  relayRoute({
+    method: "get",
+    path: "/git/status",
+    summary: "A repository's state: its top folder, branch, upstream, ahead/behind and changed files",
+    role: "viewer",
+    machine: true,
+    op: "git.status",
+    query: z.object({ cwd: GitCwd }),
+    args: ({ query }) => query,
+    answer: { status: 200, schema: GitStatus, description: "the repository's state" },
+  }),
+  relayRoute({
+    method: "post",
+    path: "/git/commit",
+    summary: "Commit every change of the repository (or only `paths`) with the machine's git identity",
+    role: "member",
+    machine: true,
+    op: "git.commit",
+    body: GitCommitRequest,
+    args: ({ json }) => json,
+    answer: { status: 201, schema: GitCommitResult, description: "the new commit" },
+  }),
+  relayRoute({
+    method: "post",
+    path: "/git/push",
+    summary: "Push the current branch with the machine's credentials (never a prompt: a push that needs one fails with git's message)",
+    role: "member",
+    machine: true,
+    op: "git.push",
+    body: GitPushRequest,
+    args: ({ json }) => json,
+    answer: { status: 200, schema: GitPushResult, description: "pushed" },
+  }),
+  relayRoute({
+    method: "post",
+    path: "/git/pull-request",
+    summary: "Open a pull request for the current branch with the machine's GitHub CLI; without it, the page that opens one",
+    role: "member",
+    machine: true,
+    op: "git.pullRequest",
+    body: PullRequestRequest,
+    args: ({ json }) => json,
+    answer: { status: 200, schema: PullRequestResult, description: "opened, or where to open it and why not" },
+  }),
+  relayRoute({
+    method: "get",
+    path: "/worktrees",
+    summary: "A repository's worktrees: branch, base, ahead/behind and the session using each",
+    role: "viewer",
+    machine: true,
+    op: "worktrees.list",
+    query: z.object({ cwd: GitCwd.describe("the repository (any folder in it)") }),
+    args: ({ query }) => query,
+    answer: { status: 200, schema: WorktreeList, description: "the worktrees" },
+  }),
+  relayRoute({
+    method: "delete",
+    path: "/worktrees",
+    summary:
+      "Remove a worktree a session made (its branch stays); refused with uncommitted changes unless force=true, and for a worktree the runtime did not make (403)",
+    role: "member",
+    machine: true,
+    op: "worktrees.remove",
+    query: z.object({ path: GitCwd.describe("the worktree's folder"), force: QueryFlag }),
+    args: ({ query: { path, force } }) => ({ path, force: force ?? false }),
+    answer: { status: 200, schema: Deleted, description: "removed, or false when there was none" },
+  }),
+]);

@@ -1,5 +1,5 @@
 /**
- * Logging agents in (docs/architecture.md, "Logins"; README "Logging agents in"): whether an agent is
+ * Logging agents in (docs/architecture.md, "Logins"; docs/agents.md, "Logging agents in"): whether an agent is
  * logged in on the machine and how it can be, a login by one of its methods (a value kept on the machine,
  * a terminal, the agent's own flow), and logging out. Members of the machine may; the audit names the
  * agent and the method, never a value.
@@ -8,25 +8,13 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { machineStub, relay, settled } from "../http/machine";
+import { machineStub, settled } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
+import { relayRoute, withRelayRoutes } from "../http/relay-route";
 import { AgentLogin, LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
 import { AgentId } from "@agent-runtime/protocol/values";
 
 const AgentParams = z.object({ agent: AgentId });
-
-const get = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/agents/{agent}/login",
-      summary: "Whether the agent is logged in on the machine, the ways it can be, and the names of the values kept for it",
-      request: { params: AgentParams, query: z.object({ no_cache: QueryFlag.describe("ask the agent again") }) },
-      responses: { 200: json(AgentLogin, "its login"), ...errors(...MACHINE_ERRORS, "unsupported_agent") },
-    },
-  ),
-);
 
 const start = createRoute(
   declare(
@@ -60,11 +48,20 @@ const remove = createRoute(
   ),
 );
 
-export const loginRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(get, async function readLogin(c) {
-    const { agent } = c.req.valid("param");
-    return c.json(await relay(c, "logins.get", { agent, noCache: c.req.valid("query").no_cache }), 200);
-  })
+export const loginRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
+  relayRoute({
+    method: "get",
+    path: "/agents/{agent}/login",
+    summary: "Whether the agent is logged in on the machine, the ways it can be, and the names of the values kept for it",
+    role: "viewer",
+    machine: true,
+    op: "logins.get",
+    params: AgentParams,
+    query: z.object({ no_cache: QueryFlag.describe("ask the agent again") }),
+    args: ({ param: { agent }, query }) => ({ agent, noCache: query.no_cache }),
+    answer: { status: 200, schema: AgentLogin, description: "its login" },
+  }),
+])
   .openapi(start, async function logIn(c) {
     const { agent } = c.req.valid("param");
     const request = c.req.valid("json");

@@ -1,5 +1,5 @@
 /**
- * The machine's ports (README, "Preview your app"): what listens, and opening one in a browser. Opening
+ * The machine's ports (docs/previews.md, "Preview your app"): what listens, and opening one in a browser. Opening
  * needs the member role on the machine and is audited here, once per visit; the requests of the visit are
  * served by the preview routes (routes/preview.ts) on the pass this call makes.
  */
@@ -7,8 +7,9 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { declare } from "../http/access";
-import { callerOf, machineStub, relay } from "../http/machine";
+import { callerOf, machineStub } from "../http/machine";
 import { errors, json, MACHINE_ERRORS } from "../http/openapi";
+import { relayRoute, withRelayRoutes } from "../http/relay-route";
 import { settings } from "../settings";
 import { PortList, previewLabel } from "@agent-runtime/protocol/preview";
 import { GRANT_PATH } from "./preview";
@@ -23,18 +24,6 @@ export const PreviewOpened = z
   })
   .meta({ id: "PreviewOpened" });
 
-const list = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/ports",
-      summary: "The machine's listening TCP ports, with their process, the runtime's process or session that owns it, and whether its owner exposed it",
-      responses: { 200: json(PortList, "listening ports"), ...errors(...MACHINE_ERRORS) },
-    },
-  ),
-);
-
 const open = createRoute(
   declare(
     { role: "member", machine: true },
@@ -48,22 +37,29 @@ const open = createRoute(
   ),
 );
 
-export const portRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(list, async function listPorts(c) {
-    return c.json(await relay(c, "ports.list", {}), 200);
-  })
-  .openapi(open, async function openPreview(c) {
-    const { port } = c.req.valid("param");
-    const machine = c.get("machine");
-    const domain = settings(c.env).previewDomain;
-    const caller = callerOf(c);
-    const holder = { tokenId: caller.tokenId, name: caller.name, expiresAtMs: caller.expiresAtMs };
-    const here = new URL(c.req.url);
-    if (domain) {
-      const { secret, expiresAtMs } = await machineStub(c).mintPreview(port, holder, "grant");
-      const origin = `${here.protocol}//${port}--${await previewLabel(machine)}.${domain}${here.port ? `:${here.port}` : ""}`;
-      return c.json({ url: `${origin}${GRANT_PATH}?grant=${encodeURIComponent(`${machine}.${secret}`)}`, mode: "host" as const, expiresAtMs }, 201);
-    }
-    const { secret, expiresAtMs } = await machineStub(c).mintPreview(port, holder, "pass");
-    return c.json({ url: `${here.origin}/machines/${encodeURIComponent(machine)}/ports/${port}/~${secret}/`, mode: "path" as const, expiresAtMs }, 201);
-  });
+export const portRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
+  relayRoute({
+    method: "get",
+    path: "/ports",
+    summary: "The machine's listening TCP ports, with their process, the runtime's process or session that owns it, and whether its owner exposed it",
+    role: "viewer",
+    machine: true,
+    op: "ports.list",
+    args: () => ({}),
+    answer: { status: 200, schema: PortList, description: "listening ports" },
+  }),
+]).openapi(open, async function openPreview(c) {
+  const { port } = c.req.valid("param");
+  const machine = c.get("machine");
+  const domain = settings(c.env).previewDomain;
+  const caller = callerOf(c);
+  const holder = { tokenId: caller.tokenId, name: caller.name, expiresAtMs: caller.expiresAtMs };
+  const here = new URL(c.req.url);
+  if (domain) {
+    const { secret, expiresAtMs } = await machineStub(c).mintPreview(port, holder, "grant");
+    const origin = `${here.protocol}//${port}--${await previewLabel(machine)}.${domain}${here.port ? `:${here.port}` : ""}`;
+    return c.json({ url: `${origin}${GRANT_PATH}?grant=${encodeURIComponent(`${machine}.${secret}`)}`, mode: "host" as const, expiresAtMs }, 201);
+  }
+  const { secret, expiresAtMs } = await machineStub(c).mintPreview(port, holder, "pass");
+  return c.json({ url: `${here.origin}/machines/${encodeURIComponent(machine)}/ports/${port}/~${secret}/`, mode: "path" as const, expiresAtMs }, 201);
+});

@@ -1,4 +1,4 @@
-/** Processes on the machine: everything the runtime started, and what a user starts (README, "The API"). */
+/** Processes on the machine: everything the runtime started, and what a user starts (docs/api.md, "Every route"). */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
@@ -7,7 +7,8 @@ import { callerOf, machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { terminalUpgrade } from "../durable/machine/object-requests";
 import { ProblemError } from "@agent-runtime/protocol/problems";
-import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
+import { LastEventIdHeader, QueryFlag } from "../http/openapi";
+import { opErrors, relayRoute, withRelayRoutes } from "../http/relay-route";
 import {
   Process,
   ProcessInput,
@@ -25,89 +26,6 @@ import { Identifier } from "@agent-runtime/protocol/values";
 const IdParams = z.object({ id: Identifier });
 
 const OwnerQuery = z.object({ owner: z.enum(["user", "system", "desktop"]).optional().describe("only the processes of this owner") });
-
-const getConfig = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/processes/config",
-      summary: "The limits this machine enforces on processes",
-      responses: { 200: json(ProcessConfig, "the limits"), ...errors(...MACHINE_ERRORS) },
-    },
-  ),
-);
-
-const setConfig = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/processes/config",
-      summary: "Change some of this machine's process limits (until its sidecar restarts)",
-      request: { body: jsonBody(ProcessConfigUpdate) },
-      responses: { 200: json(ProcessConfig, "the limits now"), ...errors(...MACHINE_ERRORS, "unsupported_media_type") },
-    },
-  ),
-);
-
-const list = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/processes",
-      summary: "All processes the runtime tracks, running and exited, sorted by id",
-      request: { query: OwnerQuery },
-      responses: { 200: json(ProcessList, "processes"), ...errors(...MACHINE_ERRORS) },
-    },
-  ),
-);
-
-const spawn = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/processes",
-      summary: "Start a process (no shell unless you run one)",
-      request: { body: jsonBody(SpawnRequest) },
-      responses: {
-        201: json(Process, "started"),
-        ...errors(...MACHINE_ERRORS, "not_found", "too_many_processes", "unsupported_media_type", "payload_too_large"),
-      },
-    },
-  ),
-);
-
-const run = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/processes/run",
-      summary: "Run a command to its end (no shell) and answer with its exit code and output",
-      request: { body: jsonBody(ProcessRunRequest) },
-      responses: {
-        200: json(ProcessRunResponse, "how it ended and what it wrote (each stream up to maxOutputBytes)"),
-        ...errors(...MACHINE_ERRORS, "not_found", "too_many_processes", "unsupported_media_type", "payload_too_large"),
-      },
-    },
-  ),
-);
-
-const get = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/processes/{id}",
-      summary: "One process",
-      request: { params: IdParams },
-      responses: { 200: json(Process, "the process"), ...errors(...MACHINE_ERRORS, "not_found") },
-    },
-  ),
-);
 
 const logs = createRoute(
   declare(
@@ -132,48 +50,8 @@ const logs = createRoute(
           description: "the log entries, or with follow=true an SSE stream of `event: log` (a LogEntry, `id:` its sequence) and a final `event: end`",
           content: { "application/json": { schema: ProcessLogs }, "text/event-stream": { schema: z.string() } },
         },
-        ...errors(...MACHINE_ERRORS, "not_found", "not_acceptable"),
+        ...opErrors("processes.logs", "not_acceptable"),
       },
-    },
-  ),
-);
-
-const input = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/processes/{id}/input",
-      summary: "Write to an interactive process's stdin",
-      request: { params: IdParams, body: jsonBody(ProcessInput) },
-      responses: { 200: json(z.object({ bytesWritten: z.number().int() }), "bytes written"), ...errors(...MACHINE_ERRORS, "not_found", "payload_too_large") },
-    },
-  ),
-);
-
-const signal = (path: "stop" | "kill", summary: string) =>
-  createRoute(
-    declare(
-      { role: "member", machine: true },
-      {
-        method: "post",
-        path: `/processes/{id}/${path}`,
-        summary,
-        request: { params: IdParams },
-        responses: { 200: json(Process, "the process after the signal took effect"), ...errors(...MACHINE_ERRORS, "not_found") },
-      },
-    ),
-  );
-
-const resize = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/processes/{id}/terminal/resize",
-      summary: "Set the size of a tty process's terminal",
-      request: { params: IdParams, body: jsonBody(TerminalSize) },
-      responses: { 200: json(TerminalSize, "the terminal's size now"), ...errors(...MACHINE_ERRORS, "not_found", "unsupported_media_type") },
     },
   ),
 );
@@ -189,49 +67,122 @@ const terminal = createRoute(
       request: { params: IdParams },
       responses: {
         101: { description: "switching protocols: the terminal is attached" },
-        ...errors(...MACHINE_ERRORS, "not_found"),
+        ...opErrors("processes.get"),
       },
     },
   ),
 );
 
-const remove = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "delete",
-      path: "/processes/{id}",
-      summary: "Forget an exited process (409 while it runs)",
-      request: { params: IdParams },
-      responses: { 204: { description: "forgotten" }, ...errors(...MACHINE_ERRORS, "not_found") },
-    },
-  ),
-);
-
-export const processRoutes = new OpenAPIHono<AppEnv>()
+export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
   // Before /processes/{id}: "config" would otherwise be taken for a process id.
-  .openapi(getConfig, async function readProcessLimits(c) {
-    return c.json(await relay(c, "processes.config.get", {}), 200);
-  })
-  .openapi(setConfig, async function changeProcessLimits(c) {
-    return c.json(await relay(c, "processes.config.set", c.req.valid("json")), 200);
-  })
-  .openapi(list, async function listProcesses(c) {
-    const { owner } = c.req.valid("query");
-    const { processes } = await relay(c, "processes.list", {});
-    return c.json({ processes: owner ? processes.filter((p) => p.owner === owner) : processes }, 200);
-  })
-  .openapi(spawn, async function spawnProcess(c) {
-    return c.json(await relay(c, "processes.spawn", c.req.valid("json")), 201);
-  })
-  .openapi(run, async function runProcess(c) {
-    const request = c.req.valid("json");
+  relayRoute({
+    method: "get",
+    path: "/processes/config",
+    summary: "The limits this machine enforces on processes",
+    role: "viewer",
+    machine: true,
+    op: "processes.config.get",
+    args: () => ({}),
+    answer: { status: 200, schema: ProcessConfig, description: "the limits" },
+  }),
+  relayRoute({
+    method: "post",
+    path: "/processes/config",
+    summary: "Change some of this machine's process limits (until its sidecar restarts)",
+    role: "member",
+    machine: true,
+    op: "processes.config.set",
+    body: ProcessConfigUpdate,
+    args: ({ json }) => json,
+    answer: { status: 200, schema: ProcessConfig, description: "the limits now" },
+  }),
+  relayRoute({
+    method: "get",
+    path: "/processes",
+    summary: "All processes the runtime tracks, running and exited, sorted by id",
+    role: "viewer",
+    machine: true,
+    op: "processes.list",
+    query: OwnerQuery,
+    args: () => ({}),
+    reply: ({ processes }, { query: { owner } }) => ({ processes: owner ? processes.filter((p) => p.owner === owner) : processes }),
+    answer: { status: 200, schema: ProcessList, description: "processes" },
+  }),
+  relayRoute({
+    method: "post",
+    path: "/processes",
+    summary: "Start a process (no shell unless you run one)",
+    role: "member",
+    machine: true,
+    op: "processes.spawn",
+    body: SpawnRequest,
+    args: ({ json }) => json,
+    answer: { status: 201, schema: Process, description: "started" },
+    errors: ["payload_too_large"],
+  }),
+  relayRoute({
+    method: "post",
+    path: "/processes/run",
+    summary: "Run a command to its end (no shell) and answer with its exit code and output",
+    role: "member",
+    machine: true,
+    op: "processes.run",
+    body: ProcessRunRequest,
+    args: ({ json }) => json,
     // The machine answers when the process ends, at the latest a little after its own deadline.
-    return c.json(await relay(c, "processes.run", request, (request.timeoutMs ?? 60_000) + 30_000), 200);
-  })
-  .openapi(get, async function getProcess(c) {
-    return c.json(await relay(c, "processes.get", { id: c.req.valid("param").id }), 200);
-  })
+    timeoutMs: ({ json }) => (json.timeoutMs ?? 60_000) + 30_000,
+    answer: { status: 200, schema: ProcessRunResponse, description: "how it ended and what it wrote (each stream up to maxOutputBytes)" },
+    errors: ["payload_too_large"],
+  }),
+  relayRoute({
+    method: "get",
+    path: "/processes/{id}",
+    summary: "One process",
+    role: "viewer",
+    machine: true,
+    op: "processes.get",
+    params: IdParams,
+    args: ({ param }) => param,
+    answer: { status: 200, schema: Process, description: "the process" },
+  }),
+  relayRoute({
+    method: "post",
+    path: "/processes/{id}/input",
+    summary: "Write to an interactive process's stdin",
+    role: "member",
+    machine: true,
+    op: "processes.input",
+    params: IdParams,
+    body: ProcessInput,
+    args: ({ param: { id }, json: { data, encoding, eof } }) => ({ id, data, encoding: encoding ?? "base64", eof: eof ?? false }),
+    answer: { status: 200, schema: z.object({ bytesWritten: z.number().int() }), description: "bytes written" },
+  }),
+  signal("stop", "SIGTERM", "SIGTERM; answers once the process has exited (or after 5 s)"),
+  signal("kill", "SIGKILL", "SIGKILL"),
+  relayRoute({
+    method: "post",
+    path: "/processes/{id}/terminal/resize",
+    summary: "Set the size of a tty process's terminal",
+    role: "member",
+    machine: true,
+    op: "processes.resize",
+    params: IdParams,
+    body: TerminalSize,
+    args: ({ param: { id }, json }) => ({ id, ...json }),
+    answer: { status: 200, schema: TerminalSize, description: "the terminal's size now" },
+  }),
+  relayRoute({
+    method: "delete",
+    path: "/processes/{id}",
+    summary: "Forget an exited process (409 while it runs)",
+    role: "member",
+    machine: true,
+    op: "processes.delete",
+    params: IdParams,
+    args: ({ param }) => param,
+    answer: { status: 204, description: "forgotten" },
+  }),
+])
   .openapi(logs, async function readLogs(c) {
     const { id } = c.req.valid("param");
     const { follow, since, after, tail, stream } = c.req.valid("query");
@@ -241,19 +192,6 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
     }
     const stub = machineStub(c);
     return await stub.openStream({ kind: "logs", processId: id }, from, callerOf(c));
-  })
-  .openapi(input, async function writeInput(c) {
-    const { data, encoding, eof } = c.req.valid("json");
-    return c.json(await relay(c, "processes.input", { id: c.req.valid("param").id, data, encoding: encoding ?? "base64", eof: eof ?? false }), 200);
-  })
-  .openapi(signal("stop", "SIGTERM; answers once the process has exited (or after 5 s)"), async function stopProcess(c) {
-    return c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGTERM" }), 200);
-  })
-  .openapi(signal("kill", "SIGKILL"), async function killProcess(c) {
-    return c.json(await relay(c, "processes.signal", { id: c.req.valid("param").id, signal: "SIGKILL" }), 200);
-  })
-  .openapi(resize, async function resizeTerminal(c) {
-    return c.json(await relay(c, "processes.resize", { id: c.req.valid("param").id, ...c.req.valid("json") }), 200);
   })
   .openapi(terminal, async function attachTerminal(c) {
     const { id } = c.req.valid("param");
@@ -265,8 +203,19 @@ export const processRoutes = new OpenAPIHono<AppEnv>()
     if (process.status !== "running") throw new ProblemError("conflict", `process '${id}' has exited; its output is at /processes/${id}/logs`);
     // The opener goes with the viewer: its token's revocation or expiry closes the terminal.
     return await machineStub(c).fetch(terminalUpgrade(id, callerOf(c)));
-  })
-  .openapi(remove, async function forgetProcess(c) {
-    await relay(c, "processes.delete", { id: c.req.valid("param").id });
-    return c.body(null, 204);
   });
+
+/** Stop and kill: one operation, the signal named by the path. */
+function signal(path: "stop" | "kill", signal: "SIGTERM" | "SIGKILL", summary: string) {
+  return relayRoute({
+    method: "post",
+    path: `/processes/{id}/${path}`,
+    summary,
+    role: "member",
+    machine: true,
+    op: "processes.signal",
+    params: IdParams,
+    args: ({ param: { id } }) => ({ id, signal }),
+    answer: { status: 200, schema: Process, description: "the process after the signal took effect" },
+  });
+}

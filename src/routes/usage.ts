@@ -1,5 +1,5 @@
 /**
- * What turns cost, for the team (docs/architecture.md, "Usage"; README "Usage and cost"): summed from the
+ * What turns cost, for the team (docs/architecture.md, "Usage"; docs/agents.md, "Usage and cost"): summed from the
  * sessions' records on each machine in the caller's scope, grouped by agent, machine, token or day. Admins
  * read everyone's; anyone else their own sessions' (those their token started).
  */

@@ -35,7 +35,7 @@ export const PolicyMatch = z
       .max(64)
       .optional()
       .describe(
-        "patterns on the command an execute tool runs, `*` matching any characters: `npm test`, `npm run *`, `rm -rf *`. A command chained with `&&`, `;`, `|` is matched a part at a time (see the README)",
+        "patterns on the command an execute tool runs, `*` matching any characters: `npm test`, `npm run *`, `rm -rf *`. A command chained with `&&`, `;`, `|` is matched a part at a time (see docs/policy-and-sandboxes.md)",
       ),
     paths: z
       .array(Pattern("path glob"))

@@ -148,7 +148,7 @@ export const TaskCall = z.discriminatedUnion("op", [
 ]);
 export type TaskCall = z.infer<typeof TaskCall>;
 
-/** Limits on tasks (README, "Tasks"). */
+/** Limits on tasks (docs/tasks.md, "Tasks"). */
 export const TASK_LIMITS = {
   /** Tasks running at once on one machine; more wait, queued. */
   runningPerMachine: 4,

@@ -3557,7 +3557,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3667,7 +3667,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3769,7 +3769,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3872,7 +3872,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3987,7 +3987,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4093,7 +4093,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4205,7 +4205,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4316,7 +4316,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6283,6 +6283,15 @@ export interface paths {
                 };
                 /** @description payload_too_large */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description unsupported_media_type */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9869,7 +9878,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10179,7 +10188,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description permission_denied; permission_denied */
+                /** @description permission_denied */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11059,7 +11068,7 @@ export interface components {
         PolicyMatch: {
             /** @description the agents it applies to (any, when absent) */
             agents?: components["schemas"]["AgentId"][];
-            /** @description patterns on the command an execute tool runs, `*` matching any characters: `npm test`, `npm run *`, `rm -rf *`. A command chained with `&&`, `;`, `|` is matched a part at a time (see the README) */
+            /** @description patterns on the command an execute tool runs, `*` matching any characters: `npm test`, `npm run *`, `rm -rf *`. A command chained with `&&`, `;`, `|` is matched a part at a time (see docs/policy-and-sandboxes.md) */
             commands?: string[];
             /** @description the tool call's kind, as the agent gives it (ACP ToolKind) */
             kinds?: ("read" | "edit" | "delete" | "move" | "search" | "execute" | "think" | "fetch" | "switch_mode" | "other")[];

@@ -4,6 +4,8 @@
  * checked against the one rule of ownership (`ownership.ts`) before anything reaches the machine. The
  * machine's object hands each RPC here in one line.
  */
+import type { MachineFeature, SocketKind } from "../machine/feature";
+import type { ObjectRequest } from "../machine/object-requests";
 import type { AcpServerList, JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { StreamRef } from "@agent-runtime/protocol/frames";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
@@ -13,8 +15,8 @@ import type { AgentId } from "@agent-runtime/protocol/values";
 import { problemResponse } from "../../lib/problem-response";
 import { offline } from "../machine/tunnel";
 import type { AcpPostRequest } from "../sessions/session-calls";
-import type { StreamHolder, StreamHolders } from "../streams/stream-holders";
-import { AcpConnections, type AcpRelay } from "./connection-registry";
+import { closeTextOf, type StreamHolder, type StreamHolders } from "../streams/stream-holders";
+import { ACP_SOCKET_TAG, AcpConnections, type AcpRelay, acpSocketOf } from "./connection-registry";
 import { Caller, ownerKey, refusedConnection, visibleServers } from "./ownership";
 
 export interface GatewayHost {
@@ -27,7 +29,24 @@ export interface GatewayHost {
   acpTimeoutMs: number;
 }
 
-export class AcpGateway {
+export class AcpGateway implements MachineFeature {
+  /** ACP's WebSocket form: one socket is one connection, its state in its attachment. */
+  readonly sockets: SocketKind = {
+    tag: ACP_SOCKET_TAG,
+    message: (ws, message) => {
+      const acp = acpSocketOf(ws);
+      return acp ? this.connections.socketMessage(ws, acp, message, this.host.acpTimeoutMs) : undefined;
+    },
+    closed: (ws) => {
+      const acp = acpSocketOf(ws);
+      return acp ? this.connections.socketClosed(acp) : undefined;
+    },
+    end: (ws, problem) => {
+      const acp = acpSocketOf(ws);
+      if (acp) this.connections.endSocket(ws, acp, closeTextOf(problem));
+    },
+  };
+
   constructor(
     private readonly connections: AcpConnections,
     private readonly holders: StreamHolders,
@@ -78,6 +97,15 @@ export class AcpGateway {
 
   connectionClose(connectionId: string, caller: Caller): Promise<Outcome<void>> {
     return this.connections.close(connectionId, ownerKey(Caller.parse(caller)));
+  }
+
+  /** The sidecar restarted: every agent is gone, and every connection with it. */
+  restarted(): void {
+    this.connections.allAgentsGone();
+  }
+
+  fetch(request: Request, asked: ObjectRequest): Response | null {
+    return asked.kind === "acp-socket" ? this.acceptSocket(request, asked.agent, asked.holder) : null;
   }
 
   /** The WebSocket form: one socket is one connection (and one agent process), hibernatable, held by its opener. */

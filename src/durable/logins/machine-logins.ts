@@ -11,6 +11,8 @@ import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { LoginWatch } from "./login-watch";
+import type { MachineFeature } from "../machine/feature";
+import type { SubscriberKind } from "../streams/subscribers";
 
 export interface LoginHost {
   call<N extends OpName>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
@@ -20,8 +22,10 @@ export interface LoginHost {
   waitUntil(work: Promise<unknown>): void;
 }
 
-export class MachineLogins {
+export class MachineLogins implements MachineFeature {
   readonly watch: LoginWatch;
+  /** A login's terminal process is followed as any stream is, to hear it exit. */
+  readonly subscribers: SubscriberKind;
 
   constructor(
     storage: DurableObjectStorage,
@@ -30,6 +34,7 @@ export class MachineLogins {
     this.watch = new LoginWatch(storage, (agent, ok) => {
       if (ok) host.waitUntil(host.retry(agent));
     });
+    this.subscribers = this.watch;
   }
 
   /** POST /v1/agents/{agent}/login: the login's start, and for a value kept, the sessions that waited, started. */

@@ -16,6 +16,7 @@ import { teamStub } from "../stubs";
 import { getStored } from "../storage/stored";
 import { z } from "zod";
 import type { TeamObject } from "../team/team";
+import type { Back, MachineFeature } from "./feature";
 
 type ApplyOp = "skills.apply" | "mcp.apply" | "agents.apply";
 
@@ -34,14 +35,14 @@ export interface MachineTeamHost {
 
 export type Registered = Awaited<ReturnType<TeamObject["machineConnected"]>>;
 
-export class MachineTeam {
+export class MachineTeam implements MachineFeature {
   /** Whether the team knows this machine has records (sessions, deliveries) to list: asked of storage once. */
   private recordsAnnounced: boolean | null = null;
 
   constructor(private readonly host: MachineTeamHost) {}
 
   /** The sidecar said hello: the team records it and answers with its documents (null when the team could not be reached). */
-  async connected(
+  async register(
     tunnel: { machine: string; connectedAtMs: number },
     hello: { sidecarVersion: string; platform: string; sandbox?: MachineSandbox | undefined },
   ): Promise<Registered | null> {
@@ -61,6 +62,15 @@ export class MachineTeam {
 
   async disconnected(machine: string): Promise<void> {
     await teamStub(this.host.env).machineDisconnected(machine, Date.now());
+  }
+
+  /** Every machine gets the team's documents when it connects (the sidecar skips a version it applied already). */
+  resumed({ registered }: Back): void {
+    if (registered) this.host.waitUntil(this.applyDocuments(registered.documents, registered.recorded));
+  }
+
+  async gone(machine: string | null): Promise<void> {
+    if (machine) await this.disconnected(machine);
   }
 
   /**

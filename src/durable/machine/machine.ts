@@ -47,156 +47,156 @@ export class MachineObject extends MachineObjectCore {
   /** An SSE reader of one of the machine's streams from sequence `after` on (or a problem response), held by `caller`. */
   async openStream(stream: StreamRef, after: number, caller: Caller): Promise<Response> {
     const who = Caller.parse(caller);
-    const refused = this.acp.refusedStream(stream, who);
-    return refused ? problemResponse(refused) : this.readers.open(stream, after, (body) => this.holders.holdBody(who, body));
+    const refused = this.parts.acp.gateway.refusedStream(stream, who);
+    return refused ? problemResponse(refused) : this.parts.readers.open(stream, after, (body) => this.parts.holders.holdBody(who, body));
   }
 
   /** A token was revoked: every stream it holds here (SSE, terminals, ACP sockets) ends now, saying why. */
   endStreamsOf(tokenId: string, name: string): number {
-    return this.holders.endHeldBy(tokenId, name) + this.previews.access.revokeHeldBy(tokenId);
+    return this.parts.holders.endHeldBy(tokenId, name) + this.parts.previews.access.revokeHeldBy(tokenId);
   }
 
   mintPreview(port: number, holder: StreamHolder, kind: "grant" | "pass"): { secret: string; expiresAtMs: number } {
-    return this.previews.mint(port, StreamHolder.parse(holder), kind);
+    return this.parts.previews.mint(port, StreamHolder.parse(holder), kind);
   }
 
   redeemPreviewGrant(grant: string): { secret: string; port: number; expiresAtMs: number } | null {
-    return this.previews.redeem(grant);
+    return this.parts.previews.redeem(grant);
   }
 
   /** A file on the machine as a streamed response (or a problem response), read in pieces. */
   async readFile(path: string): Promise<Response> {
-    return this.files.read(path);
+    return this.parts.files.read(path);
   }
 
   /** A request body written over `path` in one rename once staged. */
   async writeFile(path: string, body: UploadBody, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.commit">>> {
-    return this.files.write(path, body, declaredBytes);
+    return this.parts.files.write(path, body, declaredBytes);
   }
 
   /** A tar archive unpacked into the folder `path` once staged. */
   async unpackArchive(path: string, body: UploadBody, declaredBytes: number | null): Promise<CallOutcome<OpResult<"fs.unpack">>> {
-    return this.files.unpack(path, body, declaredBytes);
+    return this.parts.files.unpack(path, body, declaredBytes);
   }
 
   /** The team's fan-out hands each machine the documents; the apply runs after this call has returned. */
   scheduleConfigApply(documents: TeamDocuments): void {
-    this.ctx.waitUntil(this.team.applyDocuments(documents));
+    this.ctx.waitUntil(this.parts.team.applyDocuments(documents));
   }
 
   async tokenGeneration(): Promise<number> {
-    return this.tokens.current();
+    return this.parts.tokens.current();
   }
 
   async revokeTokens(): Promise<number> {
-    return this.tokens.revoke();
+    return this.parts.tokens.revoke();
   }
 
   async setSubscriptions(subscriptions: SubscriptionTarget[]): Promise<void> {
-    await this.notifications.keep(subscriptions);
+    await this.parts.notifications.keep(subscriptions);
   }
 
   listDeliveries(subscriptions: string[] | null, limit: number): DeliveryAttempt[] {
-    return this.notifications.list(subscriptions, limit);
+    return this.parts.notifications.list(subscriptions, limit);
   }
 
   async acpPost(req: AcpPostRequest, timeoutMs: number, caller: Caller): Promise<CallOutcome<AcpPostResult>> {
-    return this.acp.post(req, timeoutMs, caller);
+    return this.parts.acp.gateway.post(req, timeoutMs, caller);
   }
 
   async acpStop(serverId: string, caller: Caller): Promise<CallOutcome<void>> {
-    return this.acp.stop(serverId, caller);
+    return this.parts.acp.gateway.stop(serverId, caller);
   }
 
   async acpList(caller: Caller): Promise<CallOutcome<AcpServerList>> {
-    return this.acp.list(caller);
+    return this.parts.acp.gateway.list(caller);
   }
 
   async acpConnect(agent: AgentId, message: JsonRpcMessage, caller: Caller): Promise<CallOutcome<{ connectionId: string; body: string }>> {
-    return this.acp.connect(agent, message, caller);
+    return this.parts.acp.gateway.connect(agent, message, caller);
   }
 
   acpConnectionPost(connectionId: string, session: string | null, message: JsonRpcMessage, caller: Caller): CallOutcome<void> {
-    return this.acp.connectionPost(connectionId, session, message, caller);
+    return this.parts.acp.gateway.connectionPost(connectionId, session, message, caller);
   }
 
   acpConnectionStream(connectionId: string, session: string | null, caller: Caller): Response {
-    return this.acp.connectionStream(connectionId, session, caller);
+    return this.parts.acp.gateway.connectionStream(connectionId, session, caller);
   }
 
   async acpConnectionClose(connectionId: string, caller: Caller): Promise<CallOutcome<void>> {
-    return this.acp.connectionClose(connectionId, caller);
+    return this.parts.acp.gateway.connectionClose(connectionId, caller);
   }
 
   listSessions(filter: SessionFilter, cursor: { atMs: number; id: string } | null, limit: number): { sessions: Session[]; more: boolean } {
-    return this.sessionCalls.list(filter, cursor, limit);
+    return this.parts.sessions.calls.list(filter, cursor, limit);
   }
 
   getSession(id: string): Session | null {
-    return this.sessionCalls.get(id);
+    return this.parts.sessions.calls.get(id);
   }
 
   readTranscript(id: string, after: number, limit: number): TranscriptPage | null {
-    return this.sessionCalls.transcript(id, after, limit);
+    return this.parts.sessions.calls.transcript(id, after, limit);
   }
 
   followTranscript(id: string, after: number, holder: StreamHolder): Response {
     const who = StreamHolder.parse(holder);
-    return this.sessionCalls.followTranscript(id, after, (body) => this.holders.holdBody(who, body));
+    return this.parts.sessions.calls.followTranscript(id, after, (body) => this.parts.holders.holdBody(who, body));
   }
 
   watchSessions(holder: StreamHolder): Response {
-    return this.sessionCalls.watch((body) => this.holders.holdBody(StreamHolder.parse(holder), body));
+    return this.parts.sessions.calls.watch((body) => this.parts.holders.holdBody(StreamHolder.parse(holder), body));
   }
 
   async closeSession(id: string, purge: boolean, who: string): Promise<CallOutcome<Session>> {
-    return this.sessionCalls.close(id, purge, who);
+    return this.parts.sessions.calls.close(id, purge, who);
   }
 
   async continueSession(id: string, who: string, timeoutMs: number): Promise<CallOutcome<Session>> {
-    return this.sessionCalls.continue(id, who, timeoutMs);
+    return this.parts.sessions.calls.continue(id, who, timeoutMs);
   }
 
   async queuePrompt(id: string, prompt: unknown[], who: string): Promise<CallOutcome<PromptEntry>> {
-    return this.sessionCalls.queue.submit(id, prompt, who);
+    return this.parts.sessions.calls.queue.submit(id, prompt, who);
   }
 
   async cancelQueuedPrompt(id: string, entry: string): Promise<CallOutcome<PromptEntry>> {
-    return this.sessionCalls.queue.cancel(id, entry);
+    return this.parts.sessions.calls.queue.cancel(id, entry);
   }
 
   async answerPermission(id: string, answer: PermissionAnswer, who: string): Promise<CallOutcome<Session>> {
-    return this.sessionCalls.answerPermission(id, answer, who);
+    return this.parts.sessions.calls.answerPermission(id, answer, who);
   }
 
   async answerElicitation(id: string, answer: ElicitationAnswer, who: string): Promise<CallOutcome<Session>> {
-    return this.sessionCalls.answerElicitation(id, answer, who);
+    return this.parts.sessions.calls.answerElicitation(id, answer, who);
   }
 
   async agentLogin(agent: AgentId, request: LoginRequest): Promise<CallOutcome<LoginStarted>> {
-    return this.logins.start(agent, request);
+    return this.parts.logins.start(agent, request);
   }
 
   async agentLogout(agent: AgentId): Promise<CallOutcome<LoginRemoved>> {
-    return this.logins.remove(agent);
+    return this.parts.logins.remove(agent);
   }
 
   /** Each session's usage by day within [fromDay, toDay] (GET /v1/usage sums them). */
   usageRows(fromDay: string, toDay: string, createdBy: string | null): UsageRow[] {
-    return this.sessionCalls.usage(fromDay, toDay, createdBy);
+    return this.parts.sessions.calls.usage(fromDay, toDay, createdBy);
   }
 
   /** A route's call on this machine's tasks (`TaskCall`: submit, get, list, cancel), parsed here. */
   async taskCall(call: TaskCall): Promise<CallOutcome<Task | TaskPage>> {
-    return this.tasks.handle(TaskCall.parse(call));
+    return this.parts.sessions.tasks.handle(TaskCall.parse(call));
   }
 
   /** The team's call on this machine's attempts of a group (`MachineAttemptCall`), parsed here. */
   async attemptCall(call: MachineAttemptCall): Promise<CallOutcome<MachineAttemptAnswer>> {
-    return this.attempts.handle(MachineAttemptCall.parse(call));
+    return this.parts.attempts.handle(MachineAttemptCall.parse(call));
   }
 
   async discoverSessions(agents: AgentId[], cwd: string | undefined): Promise<CallOutcome<DiscoveredSession[]>> {
-    return this.sessionCalls.discover(agents, cwd);
+    return this.parts.sessions.calls.discover(agents, cwd);
   }
 }

@@ -13,6 +13,7 @@ import { refusedTarget } from "./target-address";
 import type { WorkerSettings } from "../../settings";
 import { type Migration, migrate } from "../storage/migrations";
 import { Count, Earliest, jsonText, oneRow, rows } from "../storage/stored";
+import type { Timed } from "../storage/alarm";
 
 /** Attempts kept for `GET /v1/notifications/deliveries` in one object (the oldest go first). */
 const ATTEMPTS_KEPT = 5_000;
@@ -96,7 +97,7 @@ export const DELIVERY_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-export class Deliverer {
+export class Deliverer implements Timed {
   private readonly sql: SqlStorage;
 
   constructor(
@@ -131,6 +132,16 @@ export class Deliverer {
   async run(now = Date.now()): Promise<number | null> {
     const due = rows(this.sql, DeliveryRow, `SELECT * FROM deliveries WHERE next_at <= ? ORDER BY next_at LIMIT ?`, now, PER_RUN);
     await Promise.all(due.map((row) => this.attempt(row)));
+    return this.nextDueMs();
+  }
+
+  /** The alarm: what is due is sent (each retry waits for its own time). */
+  async runDue(nowMs: number): Promise<void> {
+    await this.run(nowMs);
+  }
+
+  /** When the next delivery is due (null: none waits). */
+  nextDueMs(): number | null {
     return oneRow(this.sql, Earliest, `SELECT MIN(next_at) AS at FROM deliveries`).at;
   }
 

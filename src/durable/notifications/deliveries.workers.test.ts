@@ -41,8 +41,9 @@ describe("a machine's alarm", () => {
     });
 
     const sidecar = await FakeSidecar.connect(machine);
-    // The event is queued with an alarm for now, which workerd runs by itself: the first attempt.
-    await vi.waitFor(() => expect(received).toHaveLength(1));
+    // The event is queued with an alarm for now, which workerd runs by itself: the first attempt (a loaded
+    // machine runs that alarm later than vi.waitFor's 1 s default).
+    await vi.waitFor(() => expect(received).toHaveLength(1), { timeout: 15_000 });
     const first = received[0]!;
     expect(first.headers.get("x-agent-runtime-event")).toBe("machine.online");
     expect(first.headers.get("x-agent-runtime-signature")).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);

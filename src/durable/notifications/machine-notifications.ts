@@ -9,9 +9,9 @@ import { z } from "zod";
 import { getStored } from "../storage/stored";
 import type { Deliverer } from "./deliverer";
 import { hears, payloadOf, type RuntimeEvent } from "./events";
-import { alarmBy } from "../storage/alarm";
+import type { Back, MachineFeature } from "../machine/feature";
 
-export class MachineNotifications {
+export class MachineNotifications implements MachineFeature {
   /** The subscriptions that may hear of this machine, read from storage once. */
   private subscriptions: SubscriptionTarget[] | null = null;
 
@@ -56,11 +56,23 @@ export class MachineNotifications {
     this.waitUntil(this.notify({ type: "machine.online", machine }));
   }
 
-  /** The alarm: send what is due, and wake again for what is not. */
-  async sendDue(): Promise<void> {
-    const next = await this.deliverer.run();
-    // Never later than an alarm another feature of the object set while this one sent (a policy deadline, a task).
-    if (next !== null) await alarmBy(this.storage, Math.max(next, Date.now()));
+  /** The team answered the connect: its subscriptions kept, and "is back" told to those told it went away. */
+  async connected({ machine, registered }: Back): Promise<void> {
+    if (registered) await this.keep(registered.subscriptions);
+    await this.cameBack(machine);
+  }
+
+  away(_problem: unknown, machine: string): void {
+    this.waitUntil(this.wentAway(machine));
+  }
+
+  /** The alarm: send what is due (each retry waits for its own time). */
+  runDue(nowMs: number): Promise<void> {
+    return this.deliverer.runDue(nowMs);
+  }
+
+  nextDueMs(): number | null {
+    return this.deliverer.nextDueMs();
   }
 
   /** The newest delivery attempts of these subscriptions (null: all) made from this machine. */

@@ -11,9 +11,10 @@ import { PermissionPolicy, type PolicyVerdict, TeamPolicy } from "@agent-runtime
 import { decidePermission, permissionFactsOf, policyOptionOf } from "@agent-runtime/protocol/policy-eval";
 import type { PendingRequest, Session } from "@agent-runtime/protocol/sessions";
 import { type StoredDocument, storedDocument } from "../config/team-documents";
-import { getStoredSync, UnreadableRecord } from "../storage/stored";
+import { getStoredSync } from "../storage/stored";
 import { z } from "zod";
 import { PolicyDeadlines, type Deadline } from "./policy-deadlines";
+import type { MachineFeature } from "../machine/feature";
 
 /** Verdicts kept in memory (by stream position); the oldest go first past this. */
 const KEPT_VERDICTS = 2048;
@@ -43,15 +44,24 @@ export interface Ruled {
   deadline: PendingRequest["deadline"] | null;
 }
 
-export class PermissionGate {
+export class PermissionGate implements MachineFeature {
   private policy: StoredDocument<TeamPolicy> | null = null;
   private readonly verdicts = new Map<string, PolicyVerdict | null>();
   /** Requests the runtime answered, by server and JSON-RPC id: a client's answer to one is refused. */
   private readonly answeredIds = new Set<string>();
-  readonly deadlines: PolicyDeadlines;
+  private readonly deadlines: PolicyDeadlines;
 
   constructor(private readonly host: GateHost) {
     this.deadlines = new PolicyDeadlines(host.storage, { wake: host.wake, answer: (d) => this.timedOut(d) });
+  }
+
+  /** The alarm: requests a person did not answer by their deadline are answered as their client would. */
+  runDue(nowMs: number): Promise<void> {
+    return this.deadlines.runDue(nowMs);
+  }
+
+  nextDueMs(): number | null {
+    return this.deadlines.nextDueMs();
   }
 
   /** The team's policy as of `stored` (from a connect or the fan-out): kept in this object's storage, written only when it changed. */
@@ -70,16 +80,6 @@ export class PermissionGate {
       updatedAtMs: null,
     };
     return this.policy;
-  }
-
-  /** The team's policy document as kept, or null when what is kept does not read as one (a sandbox then refuses to start an agent). */
-  readableConfig(): TeamPolicy | null {
-    try {
-      return this.current().config;
-    } catch (err) {
-      if (err instanceof UnreadableRecord) return null;
-      throw err;
-    }
   }
 
   /** A session's own policy (`_meta["agent-runtime/policy"]` on `session/new`, or its task's): kept beside the team's. */

@@ -30,20 +30,22 @@ export class PolicyDeadlines {
     void this.host.wake(deadline.atMs);
   }
 
-  /** The alarm rang: every deadline past is answered (if its request still waits) and dropped; the next one asks for the alarm again. */
-  async due(now = Date.now()): Promise<void> {
-    let next: number | null = null;
+  /** The alarm rang: every deadline past is answered (if its request still waits) and dropped. */
+  async runDue(now: number): Promise<void> {
     const due: [string, Deadline][] = [];
-    for (const [key, deadline] of listStoredSync(this.storage.kv, PREFIX, Deadline)) {
-      if (deadline.atMs <= now) due.push([key, deadline]);
-      else next = next === null ? deadline.atMs : Math.min(next, deadline.atMs);
-    }
+    for (const [key, deadline] of listStoredSync(this.storage.kv, PREFIX, Deadline)) if (deadline.atMs <= now) due.push([key, deadline]);
     for (const [key, deadline] of due) {
       this.storage.kv.delete(key);
       await this.host
         .answer(deadline)
         .catch((err: unknown) => console.error(`the policy's answer after a deadline failed (session ${deadline.session}):`, err));
     }
-    if (next !== null) await this.host.wake(next);
+  }
+
+  /** The earliest deadline kept (null: none). */
+  nextDueMs(): number | null {
+    let next: number | null = null;
+    for (const [, deadline] of listStoredSync(this.storage.kv, PREFIX, Deadline)) next = next === null ? deadline.atMs : Math.min(next, deadline.atMs);
+    return next;
   }
 }

@@ -6,11 +6,15 @@
  *
  * The route has chosen the headers the app sees; the pass is checked here, where it is kept.
  */
+import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import { problemResponse } from "../../lib/problem-response";
 import type { StreamHolder, StreamHolders } from "../streams/stream-holders";
 import type { Tunnel } from "../machine/tunnel";
 import { type AccessStorage, PreviewAccess } from "./preview-access";
-import { PreviewStreams } from "./preview-streams";
+import { PREVIEW_TAG, PreviewStreams, previewSocketOf } from "./preview-streams";
+import { closeQuietly } from "../../lib/close-reason";
+import type { MachineFeature, SocketKind } from "../machine/feature";
+import type { ObjectRequest } from "../machine/object-requests";
 
 export interface MachinePreviewsHost {
   tunnel: Pick<Tunnel, "send" | "newId" | "previewOffer">;
@@ -21,9 +25,26 @@ export interface MachinePreviewsHost {
   holders: Pick<StreamHolders, "socketTags" | "watch">;
 }
 
-export class MachinePreviews {
+export class MachinePreviews implements MachineFeature {
   readonly streams: PreviewStreams;
   readonly access: PreviewAccess;
+  /** A browser's socket to an app on the machine, relayed as `pd`/`px` frames. */
+  readonly sockets: SocketKind = {
+    tag: PREVIEW_TAG,
+    message: (ws, message) => {
+      const sid = previewSocketOf(ws);
+      if (sid) this.streams.socketMessage(ws, sid, message);
+    },
+    closed: (ws, code, reason) => {
+      const sid = previewSocketOf(ws);
+      if (sid) this.streams.socketClosed(sid, code, reason);
+    },
+    end: (ws, problem) => {
+      closeQuietly(ws, 1008, problem.detail);
+      const sid = previewSocketOf(ws);
+      if (sid) this.streams.socketClosed(sid, 1008, "");
+    },
+  };
 
   constructor(private readonly host: MachinePreviewsHost) {
     const { tunnel } = host;
@@ -37,8 +58,19 @@ export class MachinePreviews {
     this.access = new PreviewAccess(host.storage, (holder) => host.holders.watch(holder));
   }
 
+  /** The tunnel dropped: every preview ends now (the browser opens it again). */
+  gone(): void {
+    this.streams.failAll({ code: "machine_offline", detail: "the tunnel to the machine dropped: open the preview again" });
+  }
+
+  restarted(problem: ProblemInit): void {
+    this.streams.failAll(problem);
+  }
+
   /** A route's preview request (object-requests.ts: its port, the app's path and the pass it came with). */
-  fetch(request: Request, { port, path: appPath, pass: secret }: { port: number; path: string; pass: string }): Promise<Response> {
+  fetch(request: Request, asked: ObjectRequest): Promise<Response> | null {
+    if (asked.kind !== "preview") return null;
+    const { port, path: appPath, pass: secret } = asked;
     const pass = this.access.check(secret, port);
     if (!pass)
       return Promise.resolve(

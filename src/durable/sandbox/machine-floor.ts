@@ -5,13 +5,19 @@
  * only to say what a session's sandbox will be; the sidecar enforces it whatever the worker says.
  */
 import { MachineSandbox, type SandboxSpec } from "@agent-runtime/protocol/sandbox";
+import type { HelloFrame, MachineFeature } from "../machine/feature";
 
 const KEY = "machine-sandbox";
 
-export class MachineFloor {
+export class MachineFloor implements MachineFeature {
   private known: MachineSandbox | null | undefined;
 
   constructor(private readonly storage: DurableObjectStorage) {}
+
+  /** Each hello's word, kept before any task or restore starts an agent. */
+  hello(frame: HelloFrame): void {
+    this.keep(frame.sandbox ?? null);
+  }
 
   /** The hello's word (null: a sidecar that says nothing of sandboxes; its floor is then unknown). */
   keep(said: MachineSandbox | null): void {

@@ -266,7 +266,7 @@ describe("the sandbox asked for", () => {
     // The gate holds what it read in memory: forgotten, as a restarted object would, it reads storage again.
     const stub = env.MACHINE.get(env.MACHINE.idFromName(machine));
     const forget = (instance: unknown) => {
-      (instance as { gate: { policy: unknown } }).gate.policy = null;
+      (instance as { parts: { sessions: { gate: { policy: unknown } } } }).parts.sessions.gate.policy = null;
     };
     // The policy as kept, sandbox rules and all, reads back from storage.
     await runInDurableObject(stub, forget);

@@ -20,6 +20,7 @@ import {
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
 import { Earliest, firstRow, oneRow, rows } from "../storage/stored";
+import type { Timed } from "../storage/alarm";
 
 const Row = z.object({
   id: z.string(),
@@ -54,7 +55,7 @@ export function nextRun(cron: string, timezone: string, after: number): Outcome<
 
 const Runs = z.array(ScheduleRunSchema);
 
-export class ScheduleBook {
+export class ScheduleBook implements Timed {
   constructor(
     private readonly sql: SqlStorage,
     private readonly host: ScheduleHost,
@@ -134,6 +135,16 @@ export class ScheduleBook {
       const next = nextRun(row.cron, row.timezone, now);
       this.put({ ...row, runs: JSON.stringify([run, ...runs].slice(0, SCHEDULE_RUNS_KEPT)), next_run_at: next.ok ? next.value : null });
     }
+    return this.nextDueMs();
+  }
+
+  /** The team object's alarm (storage/alarm.ts): the schedules due run. */
+  async runDue(nowMs: number): Promise<void> {
+    await this.run(nowMs);
+  }
+
+  /** When the next schedule is due (null: none). */
+  nextDueMs(): number | null {
     return oneRow(this.sql, Earliest, `SELECT MIN(next_run_at) AS at FROM schedules WHERE paused = 0`).at;
   }
 

@@ -12,6 +12,7 @@ import { PolicyAudit } from "../policy/policy-audit";
 import { SandboxNotices } from "./sandbox-notices";
 import type { RuntimeEvent } from "../notifications/events";
 import type { Tunnel } from "../machine/tunnel";
+import type { MachineFeature } from "../machine/feature";
 import { PromptQueueStore } from "./prompt-queue-store";
 import { SessionRecorder } from "./recorder";
 import { SessionCalls } from "./session-calls";
@@ -50,6 +51,8 @@ export interface MachineSessions {
   gate: PermissionGate;
   tasks: TaskRunner;
   subscriptions: RecorderSubscriptions;
+  /** The sessions' part in the machine's comings and goings (machine/feature.ts). */
+  feature: MachineFeature;
 }
 
 export function machineSessions(storage: DurableObjectStorage, host: MachineSessionsHost): MachineSessions {
@@ -134,8 +137,22 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
     session: (id) => recorder.reads.get(id),
     announce: host.announce,
     wake: host.wake,
+    waitUntil: host.waitUntil,
     startTimeoutMs: host.startTimeoutMs,
     ...(host.taskChanged ? { changed: host.taskChanged } : {}),
   });
-  return { recorder, calls, gate, tasks, subscriptions };
+  const feature: MachineFeature = {
+    subscribers: subscriptions,
+    // Followers see the machine back; prompts that waited for it go out.
+    resumed: () => {
+      recorder.machineChanged();
+      host.waitUntil(calls.queue.drainAll());
+    },
+    // What the recorder holds in memory is written before the machine is away; followers see it offline now.
+    gone: () => {
+      recorder.flush();
+      recorder.machineChanged();
+    },
+  };
+  return { recorder, calls, gate, tasks, subscriptions, feature };
 }

@@ -270,13 +270,15 @@ describe("the team's policy a machine's object keeps", () => {
     };
     await runInDurableObject(stub, (instance, state) => {
       state.storage.kv.put("policy", document);
-      const gate = (instance as unknown as { gate: { policy: unknown; current(): unknown; readableConfig(): unknown } }).gate;
+      const gate = (instance as unknown as { parts: { sessions: { gate: { policy: unknown; current(): unknown } } } }).parts.sessions.gate;
       gate.policy = null;
       expect(gate.current()).toMatchObject(document);
       state.storage.kv.put("policy", { version: 4, config: { rules: "all" }, updatedAtMs: 2 });
       gate.policy = null;
       expect(() => gate.current()).toThrow(UnreadableRecord);
-      expect(gate.readableConfig()).toBeNull();
+      // Refused each time it is read (a sandbox then refuses to start an agent), never remembered as no rules.
+      expect(() => gate.current()).toThrow(UnreadableRecord);
+      expect(gate.policy).toBeNull();
     });
   });
 });

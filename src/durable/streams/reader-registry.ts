@@ -9,7 +9,7 @@ import { problemResponse } from "../../lib/problem-response";
 import { offline } from "../machine/tunnel";
 import { SseReader } from "./sse-reader";
 import type { SseBody } from "./sse-body";
-import { SubscriberMap } from "./subscribers";
+import { SubscriberMap, type SubscriberKind } from "./subscribers";
 
 export interface ReaderHost {
   /** Send a frame to the connected sidecar, if one is (a reader is subscribed again when one is back). */
@@ -25,6 +25,9 @@ export interface ReaderHost {
 }
 
 export class SseReaders extends SubscriberMap<SseReader> {
+  /** The readers are one kind of the machine's subscribers (a registered feature: machine/feature.ts). */
+  readonly subscribers: SubscriberKind = this;
+
   constructor(private readonly host: ReaderHost) {
     super();
   }

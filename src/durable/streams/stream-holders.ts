@@ -16,6 +16,7 @@
 import { z } from "zod";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { SseBody } from "./sse-body";
+import type { Timed } from "../storage/alarm";
 
 /** The identity a stream is opened for, as the worker's route hands it to the object (parsed, never cast). */
 export const StreamHolder = z.object({
@@ -91,7 +92,7 @@ export interface HolderHost {
   announce(tokenId: string): Promise<{ revoked: boolean }>;
 }
 
-export class StreamHolders {
+export class StreamHolders implements Timed {
   /** Open SSE bodies by token id. */
   private readonly bodies = new Map<string, Set<SseBody>>();
   /** Tokens already announced to their object while this object is in memory. */
@@ -158,14 +159,20 @@ export class StreamHolders {
     return bodies.length + sockets.length;
   }
 
-  /** The alarm rang: sockets whose holder expired close; answers when the next one expires (null: none). */
-  sweep(nowMs = Date.now()): number | null {
+  /** The alarm rang: sockets whose holder expired close. */
+  async runDue(nowMs: number): Promise<void> {
+    for (const ws of this.host.sockets()) {
+      const { expiresAtMs } = socketHolder(this.host.tagsOf(ws));
+      if (expiresAtMs !== null && expiresAtMs <= nowMs) this.host.endSocket(ws, expiredProblem(null));
+    }
+  }
+
+  /** When the next held socket expires (null: none). */
+  nextDueMs(): number | null {
     let next: number | null = null;
     for (const ws of this.host.sockets()) {
       const { expiresAtMs } = socketHolder(this.host.tagsOf(ws));
-      if (expiresAtMs === null) continue;
-      if (expiresAtMs <= nowMs) this.host.endSocket(ws, expiredProblem(null));
-      else next = Math.min(next ?? expiresAtMs, expiresAtMs);
+      if (expiresAtMs !== null) next = Math.min(next ?? expiresAtMs, expiresAtMs);
     }
     return next;
   }

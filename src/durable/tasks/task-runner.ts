@@ -6,6 +6,7 @@
  * worktree, its own policy), its prompt, then the agent is stopped. Its result is the turn's: stop reason,
  * the agent's last line, the changes summary and the branch. A deadline (the object's alarm) cancels it.
  */
+import type { MachineFeature } from "../machine/feature";
 import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { answerOf, stopReasonOf } from "@agent-runtime/protocol/acp-meaning";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
@@ -52,6 +53,7 @@ export interface TaskHost {
   /** The team lists this machine's records (announced once). */
   announce(): void;
   wake(atMs: number): Promise<void>;
+  waitUntil(work: Promise<unknown>): void;
   /** How long `session/new` may take (an install, a worktree). */
   startTimeoutMs: number;
   /** A task started, went back to the queue or ended. */
@@ -63,7 +65,7 @@ const END_KEY = "task-end:";
 const MAX_COST_KEY = "task-max-cost:";
 const MaxCost = z.number().nonnegative();
 
-export class TaskRunner {
+export class TaskRunner implements MachineFeature {
   private readonly store: TaskStore;
   /** What each running task's turn said last (its turn.finished event), by session. */
   private readonly lastWords = new Map<string, { lastLine: string | null; changes: TaskResult["changes"] }>();
@@ -280,18 +282,25 @@ export class TaskRunner {
   }
 
   /** The alarm rang: tasks past their deadline are cancelled as timed out. */
-  async due(now = Date.now()): Promise<void> {
-    let next: number | null = null;
+  async runDue(now: number): Promise<void> {
     for (const [key, atMs] of listStoredSync(this.storage.kv, END_KEY, z.number())) {
-      if (atMs > now) {
-        next = next === null ? atMs : Math.min(next, atMs);
-        continue;
-      }
+      if (atMs > now) continue;
       this.storage.kv.delete(key);
       const row = this.store.get(key.slice(END_KEY.length));
       if (row?.state === "running") await this.stop(row, "timed_out", `its deadline (${row.deadline_s} s) passed`);
     }
-    if (next !== null) await this.host.wake(next);
+  }
+
+  /** The earliest deadline of a running task (null: none). */
+  nextDueMs(): number | null {
+    let next: number | null = null;
+    for (const [, atMs] of listStoredSync(this.storage.kv, END_KEY, z.number())) next = next === null ? atMs : Math.min(next, atMs);
+    return next;
+  }
+
+  /** The machine is back: tasks that waited for it start. */
+  resumed(): void {
+    this.host.waitUntil(this.drain());
   }
 
   private endAt(id: string, atMs: number): void {

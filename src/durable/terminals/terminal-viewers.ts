@@ -6,6 +6,9 @@
  * still finds its viewer. Frames are those the sandbox-agent SDK speaks: output as binary messages,
  * `ready`/`exit`/`error` as JSON text, and `input`/`resize`/`close` from the client.
  */
+import type { MachineFeature, SocketKind } from "../machine/feature";
+import type { ObjectRequest } from "../machine/object-requests";
+import type { StreamHolder } from "../streams/stream-holders";
 import { closeReason } from "../../lib/close-reason";
 import { closeTextOf } from "../streams/stream-holders";
 import { z } from "zod";
@@ -133,6 +136,8 @@ export interface TerminalHost {
   reachable(): boolean;
   newId(): string;
   call<N extends "processes.input" | "processes.resize">(op: N, args: OpArgs<N>): Promise<Outcome<OpResult<N>>>;
+  /** The tags that end a viewer's socket with its holder's token (streams/stream-holders.ts). */
+  holderTags(holder: StreamHolder): string[];
 }
 
 /**
@@ -140,8 +145,30 @@ export interface TerminalHost {
  * sizes, detached. Their state is in their sockets' attachments, so a viewer is found by its tag even
  * after the object slept.
  */
-export class TerminalViewers implements SubscriberKind {
+export class TerminalViewers implements SubscriberKind, MachineFeature {
+  readonly subscribers: SubscriberKind = this;
+  /** Viewers' sockets, found by their tag after the object slept; each viewer's state is its attachment. */
+  readonly sockets: SocketKind = {
+    tag: TERMINAL_TAG,
+    message: (ws, message) => {
+      const viewer = viewerOf(ws);
+      return viewer ? this.message(ws, viewer, message) : undefined;
+    },
+    closed: (ws) => {
+      const viewer = viewerOf(ws);
+      if (viewer) this.detach(ws, viewer);
+    },
+    end: (ws, problem) => this.endWith(ws, problem),
+  };
+
   constructor(private readonly host: TerminalHost) {}
+
+  /** A terminal's upgrade (object-requests.ts), attached for the holder the route named. */
+  fetch(request: Request, asked: ObjectRequest): Response | null {
+    if (asked.kind !== "terminal") return null;
+    if (!asked.holder) return problemResponse({ code: "invalid_request", detail: "a terminal is opened for someone: the route names its holder" });
+    return this.attach(request, asked.process, this.host.holderTags(asked.holder));
+  }
 
   /** The route checked the process (a running tty, docs/architecture.md "Terminals"); this attaches one more viewer. */
   attach(request: Request, processId: string, holderTags: string[]): Response {

@@ -14,12 +14,14 @@ export const AGENT_OPS = {
   "agents.get": {
     deadlineMs: MINUTE,
     readOnly: true,
+    problems: ["unsupported_agent"],
     args: z.object({ agent: AgentId, config: z.boolean(), noCache: z.boolean() }),
     // The machine's platform rides along (absent from sidecars before it), for what the registry offers it.
     result: AgentInfo.extend({ platform: z.string().optional() }),
   },
   "agents.install": {
     deadlineMs: INSTALL_MS,
+    problems: ["unsupported_agent", "install_failed", "package_unavailable"],
     args: z.object({
       agent: AgentId,
       request: InstallRequest,

@@ -4,6 +4,7 @@
  * and whether it changes nothing. The operations themselves are declared by feature, beside this file.
  */
 import { z } from "zod";
+import type { ProblemCode } from "../problems";
 
 export interface OpDefinition {
   deadlineMs: number;
@@ -15,6 +16,11 @@ export interface OpDefinition {
    * never run twice.
    */
   readOnly?: true;
+  /**
+   * What the machine answers it with besides the refusals every call may meet (offline, timeout, conflict,
+   * invalid request): a route that relays the operation declares these in the OpenAPI document.
+   */
+  problems?: readonly ProblemCode[];
 }
 
 /** Bytes an operation sends or answers: the payload of a binary frame, set on `args.bytes` or `value.bytes`. */

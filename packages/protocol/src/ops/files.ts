@@ -16,21 +16,31 @@ export type FileChunk = z.infer<typeof FileChunk>;
 /** One piece of a file (1 MiB) to or from the machine; unpacking a staged archive. */
 const FILE_PIECE_MS = 120_000;
 
+/** A path that is not there, or that the machine's user may not read or write. */
+const FS_PROBLEMS = ["not_found", "permission_denied"] as const;
+
 export const FILE_OPS = {
   "fs.entries": {
     deadlineMs: MINUTE,
     readOnly: true,
+    problems: FS_PROBLEMS,
     args: z.object({ path: MachinePath.optional() }),
     result: z.object({ entries: z.array(FsEntry), truncated: z.boolean() }),
   },
-  "fs.stat": { deadlineMs: MINUTE, readOnly: true, args: z.object({ path: MachinePath }), result: FsStat },
-  "fs.mkdir": { deadlineMs: MINUTE, args: z.object({ path: MachinePath }), result: FsActionResponse },
-  "fs.delete": { deadlineMs: MINUTE, args: z.object({ path: MachinePath, recursive: z.boolean() }), result: FsActionResponse },
-  "fs.move": { deadlineMs: MINUTE, args: z.object({ from: MachinePath, to: MachinePath, overwrite: z.boolean() }), result: FsMoveResponse },
+  "fs.stat": { deadlineMs: MINUTE, readOnly: true, problems: FS_PROBLEMS, args: z.object({ path: MachinePath }), result: FsStat },
+  "fs.mkdir": { deadlineMs: MINUTE, problems: FS_PROBLEMS, args: z.object({ path: MachinePath }), result: FsActionResponse },
+  "fs.delete": { deadlineMs: MINUTE, problems: FS_PROBLEMS, args: z.object({ path: MachinePath, recursive: z.boolean() }), result: FsActionResponse },
+  "fs.move": {
+    deadlineMs: MINUTE,
+    problems: FS_PROBLEMS,
+    args: z.object({ from: MachinePath, to: MachinePath, overwrite: z.boolean() }),
+    result: FsMoveResponse,
+  },
   /** One piece of a file. `expect`: the size and mtime the first piece saw; a file changed since is refused (409), never spliced. */
   "fs.read": {
     deadlineMs: FILE_PIECE_MS,
     readOnly: true,
+    problems: FS_PROBLEMS,
     args: z.object({
       path: MachinePath,
       offset: z.number().int().min(0),
@@ -46,7 +56,7 @@ export const FILE_OPS = {
     result: z.object({ received: z.number().int() }),
   },
   /** The upload's last piece (`offset`, `bytes`) comes with its commit: a file of one piece is one call. */
-  "fs.commit": { deadlineMs: FILE_PIECE_MS, args: LastPiece.extend({ path: MachinePath }), result: FsWriteResponse },
-  "fs.unpack": { deadlineMs: FILE_PIECE_MS, args: LastPiece.extend({ path: MachinePath }), result: FsUploadBatchResponse },
+  "fs.commit": { deadlineMs: FILE_PIECE_MS, problems: FS_PROBLEMS, args: LastPiece.extend({ path: MachinePath }), result: FsWriteResponse },
+  "fs.unpack": { deadlineMs: FILE_PIECE_MS, problems: FS_PROBLEMS, args: LastPiece.extend({ path: MachinePath }), result: FsUploadBatchResponse },
   "fs.abort": { deadlineMs: MINUTE, args: z.object({ upload: UploadId }), result: z.object({ aborted: z.boolean() }) },
 } as const satisfies Record<string, OpDefinition>;

@@ -15,22 +15,29 @@ import { Deleted, HALF_MINUTE, Id, MINUTE, Nothing, type OpDefinition } from "./
 
 export const PROCESS_OPS = {
   "processes.list": { deadlineMs: MINUTE, readOnly: true, args: Nothing, result: ProcessList },
-  "processes.get": { deadlineMs: MINUTE, readOnly: true, args: z.object({ id: Id }), result: Process },
-  "processes.spawn": { deadlineMs: MINUTE, args: SpawnRequest, result: Process },
-  "processes.run": { deadlineMs: MINUTE, args: ProcessRunRequest, result: ProcessRunResponse },
-  "processes.resize": { deadlineMs: HALF_MINUTE, args: z.object({ id: Id, cols: z.number().int(), rows: z.number().int() }), result: TerminalSize },
+  "processes.get": { deadlineMs: MINUTE, readOnly: true, problems: ["not_found"], args: z.object({ id: Id }), result: Process },
+  "processes.spawn": { deadlineMs: MINUTE, problems: ["not_found", "too_many_processes"], args: SpawnRequest, result: Process },
+  "processes.run": { deadlineMs: MINUTE, problems: ["not_found", "too_many_processes"], args: ProcessRunRequest, result: ProcessRunResponse },
+  "processes.resize": {
+    deadlineMs: HALF_MINUTE,
+    problems: ["not_found"],
+    args: z.object({ id: Id, cols: z.number().int(), rows: z.number().int() }),
+    result: TerminalSize,
+  },
   "processes.config.get": { deadlineMs: MINUTE, readOnly: true, args: Nothing, result: ProcessConfig },
   "processes.config.set": { deadlineMs: MINUTE, args: ProcessConfigUpdate, result: ProcessConfig },
   "processes.input": {
     deadlineMs: HALF_MINUTE,
+    problems: ["not_found", "payload_too_large"],
     args: z.object({ id: Id, data: z.string(), encoding: z.enum(["utf8", "base64"]), eof: z.boolean() }),
     result: z.object({ bytesWritten: z.number() }),
   },
-  "processes.signal": { deadlineMs: MINUTE, args: z.object({ id: Id, signal: z.enum(["SIGTERM", "SIGKILL"]) }), result: Process },
-  "processes.delete": { deadlineMs: MINUTE, args: z.object({ id: Id }), result: Deleted },
+  "processes.signal": { deadlineMs: MINUTE, problems: ["not_found"], args: z.object({ id: Id, signal: z.enum(["SIGTERM", "SIGKILL"]) }), result: Process },
+  "processes.delete": { deadlineMs: MINUTE, problems: ["not_found"], args: z.object({ id: Id }), result: Deleted },
   "processes.logs": {
     deadlineMs: MINUTE,
     readOnly: true,
+    problems: ["not_found"],
     args: z.object({
       id: Id,
       after: z.number().int().min(0),

@@ -1,5 +1,5 @@
 /**
- * What a session waits for that is not a permission (README "Logging agents in", "Questions agents ask"):
+ * What a session waits for that is not a permission (docs/agents.md, "Logging agents in" and "Questions agents ask"):
  * its agent's login (a terminal login opened in the machine's terminal, or a value kept on the machine)
  * and the agent's questions (a real form, a link to open); and what its turns cost.
  */

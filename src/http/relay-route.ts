@@ -1,0 +1,123 @@
+/**
+ * A route that only hands a request to a tunnel operation, declared once (docs/architecture.md, "A new
+ * relay route"): from its method, path, role, machine scope, operation, how the operation's arguments are
+ * read from the path, query and body, and its success status, `relayRoute` makes the OpenAPI entry (with
+ * the access `declare` adds and the errors the operation says it raises), the access check, the
+ * validation and the handler. The audit needs nothing here: every mutating call is audited by the v1
+ * app's middleware (http/audit.ts), whatever made the route.
+ */
+import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../env";
+import { type Access, declare } from "./access";
+import { relay } from "./machine";
+import { errors, json, jsonBody, MACHINE_ERRORS } from "./openapi";
+import { OPS, type OpArgs, type OpName, type OpResult } from "@agent-runtime/protocol/ops";
+import type { OpDefinition } from "@agent-runtime/protocol/ops/define";
+import type { ProblemCode } from "@agent-runtime/protocol/problems";
+
+/** What a route reads, once validated: its path parameters, its query and its JSON body (`{}` where it declares none). */
+export interface RelayInput<P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType> {
+  param: z.output<P>;
+  query: z.output<Q>;
+  json: z.output<B>;
+}
+
+/** The route's answer on success: a JSON body of `schema` with `status`, or 204 and no body. */
+type Answer<S extends z.ZodType> = { status: 200 | 201; schema: S; description: string } | { status: 204; description: string };
+
+interface RelaySpec<N extends OpName, P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType, S extends z.ZodType> {
+  method: "get" | "post" | "put" | "delete";
+  /** Relative to `/v1`, with `{name}` parameters, as the OpenAPI document writes it. */
+  path: string;
+  summary: string;
+  role: Access["role"];
+  machine: Access["machine"];
+  op: N;
+  params?: P;
+  query?: Q;
+  /** A JSON body (415 for another media type, declared with the operation's errors); `bodyOptional`: it may be absent (read as `{}`). */
+  body?: B;
+  bodyOptional?: true;
+  /** The operation's arguments from what the request carries (a session's record, say, may be looked up first). */
+  args: (input: RelayInput<P, Q, B>, c: Context<AppEnv>) => OpArgs<N> | Promise<OpArgs<N>>;
+  answer: Answer<S>;
+  /** The body of the answer from the operation's result, where it is not the result itself. */
+  reply?: (result: OpResult<N>, input: RelayInput<P, Q, B>) => z.input<S>;
+  /** Headers of the answer, from the operation's result. */
+  headers?: (result: OpResult<N>) => Record<string, string>;
+  /** How long to wait for the machine when the operation's own deadline is not the right one (a run waits for its command). */
+  timeoutMs?: (input: RelayInput<P, Q, B>) => number;
+  /** Problems the route itself may answer besides the machine's and the operation's (a body over the worker's limit). */
+  errors?: readonly ProblemCode[];
+}
+
+/** One relay route, ready to be added to a group of routes (`relayRoutes`). */
+export interface RelayRoute {
+  readonly route: RouteConfig;
+  addTo(app: OpenAPIHono<AppEnv>): void;
+}
+
+/** The problems a route answering with `op`'s result declares: the machine's (offline, timeout, …), then the operation's own. */
+export function opErrors(op: OpName, ...more: ProblemCode[]) {
+  return errors(...MACHINE_ERRORS, ...problemsOf(op), ...more);
+}
+
+function problemsOf(op: OpName): readonly ProblemCode[] {
+  const definition: OpDefinition = OPS[op];
+  return definition.problems ?? [];
+}
+
+const Nothing = z.object({});
+
+export function relayRoute<
+  N extends OpName,
+  S extends z.ZodType,
+  P extends z.ZodObject = typeof Nothing,
+  Q extends z.ZodObject = typeof Nothing,
+  B extends z.ZodType = typeof Nothing,
+>(spec: RelaySpec<N, P, Q, B, S> & ([OpResult<N>] extends [z.input<S>] ? unknown : { reply: RelaySpec<N, P, Q, B, S>["reply"] })): RelayRoute {
+  const { answer } = spec;
+  const body = spec.body ? (spec.bodyOptional ? { ...jsonBody(spec.body), required: false } : jsonBody(spec.body)) : undefined;
+  const request = {
+    ...(spec.params ? { params: spec.params } : {}),
+    ...(spec.query ? { query: spec.query } : {}),
+    ...(body ? { body } : {}),
+  };
+  const problems = [...(spec.body ? (["unsupported_media_type"] as const) : []), ...(spec.errors ?? [])];
+  const route: RouteConfig = createRoute(
+    declare(
+      { role: spec.role, machine: spec.machine },
+      {
+        method: spec.method,
+        path: spec.path,
+        summary: spec.summary,
+        ...(Object.keys(request).length ? { request } : {}),
+        responses: {
+          [answer.status]: answer.status === 204 ? { description: answer.description } : json(answer.schema, answer.description),
+          ...opErrors(spec.op, ...problems),
+        },
+      },
+    ),
+  );
+  type In = RelayInput<P, Q, B>;
+  async function relayToMachine(c: Context<AppEnv, string, { out: In }>): Promise<Response> {
+    const input: In = { param: c.req.valid("param"), query: c.req.valid("query"), json: c.req.valid("json") };
+    const result = await relay(c, spec.op, await spec.args(input, c), spec.timeoutMs?.(input));
+    if (answer.status === 204) return c.body(null, 204);
+    return c.json(spec.reply ? spec.reply(result, input) : result, answer.status, spec.headers?.(result) ?? {});
+  }
+  return {
+    route,
+    addTo(app) {
+      app.openapi<RouteConfig, { out: In }>(route, relayToMachine);
+    },
+  };
+}
+
+/** Adds relay routes to a group, in their order (a fixed path before a parameter that would take it). */
+export function withRelayRoutes(app: OpenAPIHono<AppEnv>, routes: readonly RelayRoute[]): OpenAPIHono<AppEnv> {
+  for (const route of routes) route.addTo(app);
+  return app;
+}
