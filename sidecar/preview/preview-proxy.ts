@@ -126,8 +126,32 @@ class IdleTimer {
   }
 }
 
+/**
+ * What both kinds of proxied stream share: the opening frame, the way back to the worker, the proxy's
+ * bookkeeping when it ends, a sandbox's way in, and the idle timer each byte restarts. A subclass
+ * connects in its own constructor, once its fields are set.
+ */
+abstract class ProxiedStream implements Stream {
+  protected readonly idle: IdleTimer;
+
+  constructor(
+    protected readonly open: PreviewOpen,
+    protected readonly send: Send,
+    protected readonly done: () => void,
+    idleMs: number,
+    protected readonly inside: Inside,
+  ) {
+    this.idle = new IdleTimer(idleMs, () => this.idled(idleMs));
+  }
+
+  abstract fromWorker(frame: PreviewFrame): void;
+  abstract abort(): void;
+  /** The stream sent no bytes either way for `idleMs`. */
+  protected abstract idled(idleMs: number): void;
+}
+
 /** One proxied HTTP request: the worker's body in, the app's response out, each within the other side's credit. */
-class HttpStream implements Stream {
+class HttpStream extends ProxiedStream {
   private req: http.ClientRequest | null = null;
   private res: http.IncomingMessage | null = null;
   /** Response bytes we may still send before the worker's next credit. */
@@ -135,19 +159,14 @@ class HttpStream implements Stream {
   /** Request bytes written to the app and not yet credited back. */
   private written = 0;
   private finished = false;
-  private readonly idle: IdleTimer;
 
-  constructor(
-    private readonly open: PreviewOpen,
-    private readonly send: Send,
-    private readonly done: () => void,
-    idleMs: number,
-    private readonly inside: Inside,
-  ) {
-    this.idle = new IdleTimer(idleMs, () =>
-      this.fail({ code: "timeout", detail: `the preview of port ${open.port} sent no bytes either way for ${Math.round(idleMs / 1000)} s` }),
-    );
+  constructor(...args: ConstructorParameters<typeof ProxiedStream>) {
+    super(...args);
     this.connect(0);
+  }
+
+  protected idled(idleMs: number): void {
+    this.fail({ code: "timeout", detail: `the preview of port ${this.open.port} sent no bytes either way for ${Math.round(idleMs / 1000)} s` });
   }
 
   private connect(attempt: number, via?: () => Socket): void {
@@ -282,20 +301,17 @@ class HttpStream implements Stream {
 }
 
 /** One proxied WebSocket (a dev server's hot-reload socket): messages relayed as they come, each way. */
-class SocketStream implements Stream {
+class SocketStream extends ProxiedStream {
   private ws: WebSocket | null = null;
   private closed = false;
-  private readonly idle: IdleTimer;
 
-  constructor(
-    private readonly open: PreviewOpen,
-    private readonly send: Send,
-    private readonly done: () => void,
-    idleMs: number,
-    private readonly inside: Inside,
-  ) {
-    this.idle = new IdleTimer(idleMs, () => this.close(1001, "the preview's socket was idle too long"));
+  constructor(...args: ConstructorParameters<typeof ProxiedStream>) {
+    super(...args);
     this.connect(0);
+  }
+
+  protected idled(): void {
+    this.close(1001, "the preview's socket was idle too long");
   }
 
   private connect(attempt: number, via?: () => Socket): void {

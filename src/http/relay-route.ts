@@ -24,8 +24,11 @@ export interface RelayInput<P extends z.ZodObject, Q extends z.ZodObject, B exte
   json: z.output<B>;
 }
 
-/** The route's answer on success: a JSON body of `schema` with `status`, or 204 and no body. */
-type Answer<S extends z.ZodType> = { status: 200 | 201; schema: S; description: string } | { status: 204; description: string };
+/**
+ * The route's answer on success: a JSON body with `status`, or 204 and no body. The body's schema is the
+ * operation's result unless the route answers with something else (`schema`, with `reply` to make it).
+ */
+type Answer<S extends z.ZodType> = { status: 200 | 201; schema?: S; description: string } | { status: 204; description: string };
 
 interface RelaySpec<N extends OpName, P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType, S extends z.ZodType> {
   method: "get" | "post" | "put" | "delete";
@@ -73,7 +76,7 @@ const Nothing = z.object({});
 
 export function relayRoute<
   N extends OpName,
-  S extends z.ZodType,
+  S extends z.ZodType = z.ZodType<unknown, OpResult<N>>,
   P extends z.ZodObject = typeof Nothing,
   Q extends z.ZodObject = typeof Nothing,
   B extends z.ZodType = typeof Nothing,
@@ -95,7 +98,7 @@ export function relayRoute<
         summary: spec.summary,
         ...(Object.keys(request).length ? { request } : {}),
         responses: {
-          [answer.status]: answer.status === 204 ? { description: answer.description } : json(answer.schema, answer.description),
+          [answer.status]: answer.status === 204 ? { description: answer.description } : json(answer.schema ?? OPS[spec.op].result, answer.description),
           ...opErrors(spec.op, ...problems),
         },
       },

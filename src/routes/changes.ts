@@ -12,7 +12,7 @@ import { relay } from "../http/machine";
 import { relayRoute, withRelayRoutes } from "../http/relay-route";
 import { machineObject } from "../durable/stubs";
 import { ProblemError } from "@agent-runtime/protocol/problems";
-import { Changes, FileDiff, RelativePath, RevertRequest, RevertResult } from "@agent-runtime/protocol/review";
+import { RelativePath, RevertRequest } from "@agent-runtime/protocol/review";
 import { machineOfSession, type Session, SessionId } from "@agent-runtime/protocol/sessions";
 
 const IdParams = z.object({ id: SessionId });
@@ -43,7 +43,7 @@ export const changeRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     params: IdParams,
     query: z.object({ turn: TurnQuery }),
     args: async ({ param: { id }, query: { turn } }, c) => ({ ...(await checkpointsOf(c, id)), ...(turn ? { turn } : {}) }),
-    answer: { status: 200, schema: Changes, description: "the changed files and their totals" },
+    answer: { status: 200, description: "the changed files and their totals" },
   }),
   relayRoute({
     method: "get",
@@ -55,7 +55,7 @@ export const changeRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     params: IdParams,
     query: z.object({ path: RelativePath.describe("relative to the session's folder"), turn: TurnQuery }),
     args: async ({ param: { id }, query: { path, turn } }, c) => ({ ...(await checkpointsOf(c, id)), path, ...(turn ? { turn } : {}) }),
-    answer: { status: 200, schema: FileDiff, description: "the file's diff" },
+    answer: { status: 200, description: "the file's diff" },
   }),
   relayRoute({
     method: "post",
@@ -67,6 +67,6 @@ export const changeRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     params: IdParams,
     body: RevertRequest,
     args: async ({ param: { id }, json: { turn, force } }, c) => ({ ...(await checkpointsOf(c, id)), turn, force: force ?? false }),
-    answer: { status: 200, schema: RevertResult, description: "what was put back" },
+    answer: { status: 200, description: "what was put back" },
   }),
 ]);

@@ -12,14 +12,11 @@ import { opErrors, relayRoute, withRelayRoutes } from "../http/relay-route";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import {
-  FsActionResponse,
   FsDeleteQuery,
   FsEntriesQuery,
   FsEntry,
   FsMoveRequest,
-  FsMoveResponse,
   FsPathQuery,
-  FsStat,
   FsUploadBatchResponse,
   FsWriteResponse,
   MachinePath,
@@ -100,7 +97,7 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "fs.delete",
     query: FsDeleteQuery,
     args: ({ query: { path, recursive } }) => ({ path, recursive }),
-    answer: { status: 200, schema: FsActionResponse, description: "deleted" },
+    answer: { status: 200, description: "deleted" },
   }),
   relayRoute({
     method: "post",
@@ -111,7 +108,7 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "fs.mkdir",
     query: FsPathQuery,
     args: ({ query }) => query,
-    answer: { status: 200, schema: FsActionResponse, description: "created" },
+    answer: { status: 200, description: "created" },
   }),
   relayRoute({
     method: "post",
@@ -122,7 +119,7 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "fs.move",
     body: FsMoveRequest,
     args: ({ json: { from, to, overwrite } }) => ({ from, to, overwrite: overwrite ?? false }),
-    answer: { status: 200, schema: FsMoveResponse, description: "moved" },
+    answer: { status: 200, description: "moved" },
   }),
   relayRoute({
     method: "get",
@@ -133,7 +130,7 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "fs.stat",
     query: FsPathQuery,
     args: ({ query }) => query,
-    answer: { status: 200, schema: FsStat, description: "the path" },
+    answer: { status: 200, description: "the path" },
   }),
 ])
   // The object streams the file itself: the worker passes its Response through (durable/files/file-transfer.ts).

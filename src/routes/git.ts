@@ -8,18 +8,7 @@ import { z } from "zod";
 import type { AppEnv } from "../env";
 import { QueryFlag } from "../http/openapi";
 import { relayRoute, withRelayRoutes } from "../http/relay-route";
-import { Deleted } from "@agent-runtime/protocol/ops/define";
-import {
-  GitCommitRequest,
-  GitCommitResult,
-  GitCwd,
-  GitPushRequest,
-  GitPushResult,
-  GitStatus,
-  PullRequestRequest,
-  PullRequestResult,
-  WorktreeList,
-} from "@agent-runtime/protocol/review";
+import { GitCommitRequest, GitCwd, GitPushRequest, PullRequestRequest } from "@agent-runtime/protocol/review";
 
 export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
   relayRoute({
@@ -31,7 +20,7 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "git.status",
     query: z.object({ cwd: GitCwd }),
     args: ({ query }) => query,
-    answer: { status: 200, schema: GitStatus, description: "the repository's state" },
+    answer: { status: 200, description: "the repository's state" },
   }),
   relayRoute({
     method: "post",
@@ -42,7 +31,7 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "git.commit",
     body: GitCommitRequest,
     args: ({ json }) => json,
-    answer: { status: 201, schema: GitCommitResult, description: "the new commit" },
+    answer: { status: 201, description: "the new commit" },
   }),
   relayRoute({
     method: "post",
@@ -53,7 +42,7 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "git.push",
     body: GitPushRequest,
     args: ({ json }) => json,
-    answer: { status: 200, schema: GitPushResult, description: "pushed" },
+    answer: { status: 200, description: "pushed" },
   }),
   relayRoute({
     method: "post",
@@ -64,7 +53,7 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "git.pullRequest",
     body: PullRequestRequest,
     args: ({ json }) => json,
-    answer: { status: 200, schema: PullRequestResult, description: "opened, or where to open it and why not" },
+    answer: { status: 200, description: "opened, or where to open it and why not" },
   }),
   relayRoute({
     method: "get",
@@ -75,7 +64,7 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "worktrees.list",
     query: z.object({ cwd: GitCwd.describe("the repository (any folder in it)") }),
     args: ({ query }) => query,
-    answer: { status: 200, schema: WorktreeList, description: "the worktrees" },
+    answer: { status: 200, description: "the worktrees" },
   }),
   relayRoute({
     method: "delete",
@@ -87,6 +76,6 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "worktrees.remove",
     query: z.object({ path: GitCwd.describe("the worktree's folder"), force: QueryFlag }),
     args: ({ query: { path, force } }) => ({ path, force: force ?? false }),
-    answer: { status: 200, schema: Deleted, description: "removed, or false when there was none" },
+    answer: { status: 200, description: "removed, or false when there was none" },
   }),
 ]);

@@ -11,7 +11,7 @@ import { declare } from "../http/access";
 import { machineStub, settled } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import { relayRoute, withRelayRoutes } from "../http/relay-route";
-import { AgentLogin, LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
+import { LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
 import { AgentId } from "@agent-runtime/protocol/values";
 
 const AgentParams = z.object({ agent: AgentId });
@@ -59,7 +59,7 @@ export const loginRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     params: AgentParams,
     query: z.object({ no_cache: QueryFlag.describe("ask the agent again") }),
     args: ({ param: { agent }, query }) => ({ agent, noCache: query.no_cache }),
-    answer: { status: 200, schema: AgentLogin, description: "its login" },
+    answer: { status: 200, description: "its login" },
   }),
 ])
   .openapi(start, async function logIn(c) {

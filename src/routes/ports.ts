@@ -11,7 +11,7 @@ import { callerOf, machineStub } from "../http/machine";
 import { errors, json, MACHINE_ERRORS } from "../http/openapi";
 import { relayRoute, withRelayRoutes } from "../http/relay-route";
 import { settings } from "../settings";
-import { PortList, previewLabel } from "@agent-runtime/protocol/preview";
+import { previewLabel } from "@agent-runtime/protocol/preview";
 import { GRANT_PATH } from "./preview";
 
 const PortParams = z.object({ port: z.coerce.number().int().min(1).max(65_535) });
@@ -46,7 +46,7 @@ export const portRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     machine: true,
     op: "ports.list",
     args: () => ({}),
-    answer: { status: 200, schema: PortList, description: "listening ports" },
+    answer: { status: 200, description: "listening ports" },
   }),
 ]).openapi(open, async function openPreview(c) {
   const { port } = c.req.valid("param");

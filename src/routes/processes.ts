@@ -9,18 +9,7 @@ import { terminalUpgrade } from "../durable/machine/object-requests";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { LastEventIdHeader, QueryFlag } from "../http/openapi";
 import { opErrors, relayRoute, withRelayRoutes } from "../http/relay-route";
-import {
-  Process,
-  ProcessInput,
-  ProcessConfig,
-  ProcessConfigUpdate,
-  ProcessList,
-  ProcessLogs,
-  ProcessRunRequest,
-  ProcessRunResponse,
-  SpawnRequest,
-  TerminalSize,
-} from "@agent-runtime/protocol/processes";
+import { ProcessInput, ProcessConfigUpdate, ProcessLogs, ProcessRunRequest, SpawnRequest, TerminalSize } from "@agent-runtime/protocol/processes";
 import { Identifier } from "@agent-runtime/protocol/values";
 
 const IdParams = z.object({ id: Identifier });
@@ -83,7 +72,7 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     machine: true,
     op: "processes.config.get",
     args: () => ({}),
-    answer: { status: 200, schema: ProcessConfig, description: "the limits" },
+    answer: { status: 200, description: "the limits" },
   }),
   relayRoute({
     method: "post",
@@ -94,7 +83,7 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "processes.config.set",
     body: ProcessConfigUpdate,
     args: ({ json }) => json,
-    answer: { status: 200, schema: ProcessConfig, description: "the limits now" },
+    answer: { status: 200, description: "the limits now" },
   }),
   relayRoute({
     method: "get",
@@ -106,7 +95,7 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     query: OwnerQuery,
     args: () => ({}),
     reply: ({ processes }, { query: { owner } }) => ({ processes: owner ? processes.filter((p) => p.owner === owner) : processes }),
-    answer: { status: 200, schema: ProcessList, description: "processes" },
+    answer: { status: 200, description: "processes" },
   }),
   relayRoute({
     method: "post",
@@ -117,7 +106,7 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "processes.spawn",
     body: SpawnRequest,
     args: ({ json }) => json,
-    answer: { status: 201, schema: Process, description: "started" },
+    answer: { status: 201, description: "started" },
     errors: ["payload_too_large"],
   }),
   relayRoute({
@@ -131,7 +120,7 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     args: ({ json }) => json,
     // The machine answers when the process ends, at the latest a little after its own deadline.
     timeoutMs: ({ json }) => (json.timeoutMs ?? 60_000) + 30_000,
-    answer: { status: 200, schema: ProcessRunResponse, description: "how it ended and what it wrote (each stream up to maxOutputBytes)" },
+    answer: { status: 200, description: "how it ended and what it wrote (each stream up to maxOutputBytes)" },
     errors: ["payload_too_large"],
   }),
   relayRoute({
@@ -143,7 +132,7 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "processes.get",
     params: IdParams,
     args: ({ param }) => param,
-    answer: { status: 200, schema: Process, description: "the process" },
+    answer: { status: 200, description: "the process" },
   }),
   relayRoute({
     method: "post",
@@ -169,7 +158,7 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     params: IdParams,
     body: TerminalSize,
     args: ({ param: { id }, json }) => ({ id, ...json }),
-    answer: { status: 200, schema: TerminalSize, description: "the terminal's size now" },
+    answer: { status: 200, description: "the terminal's size now" },
   }),
   relayRoute({
     method: "delete",
@@ -216,6 +205,6 @@ function signal(path: "stop" | "kill", signal: "SIGTERM" | "SIGKILL", summary: s
     op: "processes.signal",
     params: IdParams,
     args: ({ param: { id } }) => ({ id, signal }),
-    answer: { status: 200, schema: Process, description: "the process after the signal took effect" },
+    answer: { status: 200, description: "the process after the signal took effect" },
   });
 }
