@@ -7,7 +7,7 @@ import { agentCapabilitiesOf, answerOf } from "@agent-runtime/protocol/acp-meani
 import { isAuthRequired } from "@agent-runtime/protocol/logins";
 import { z } from "zod";
 import type { StreamEnd } from "@agent-runtime/protocol/frames";
-import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult } from "@agent-runtime/protocol/ops/acp";
+import type { AcpPostAnswer, AcpPostResult, AcpRestoreArgs, AcpRestoreResult } from "@agent-runtime/protocol/ops/acp";
 import type { OpArgs, OpResult } from "@agent-runtime/protocol/ops";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AcpServer as AcpServerInfo } from "@agent-runtime/protocol/acp";
@@ -115,12 +115,14 @@ export class AcpServers {
    * A client message, as the worker parsed it (`acp.post`): its method (null for a response) and, for a
    * session start, its cwd; the sidecar reads the message itself only to add a folder's MCP servers.
    */
-  async post(args: OpArgs<"acp.post">, signal?: AbortSignal): Promise<AcpPostResult> {
+  async post(args: OpArgs<"acp.post">, signal?: AbortSignal): Promise<AcpPostAnswer> {
     const { serverId, agent, awaitId, firstSeq, method, cwd } = args;
     // Another message is bringing this server's agent back (a restore): this one waits for it, so that it
     // never reaches a process that is not initialized yet, nor a session not reattached yet.
     await this.restoring.get(serverId)?.catch(() => undefined);
     const server = await this.serverFor(serverId, agent, firstSeq, args.sandbox);
+    // Said as a result of its own: the machine's object may start the agent again for a recorded session.
+    if (!server) return { status: 404, notRunning: true, detail: `server '${serverId}' is not running: the first POST must name its agent with ?agent=<id>` };
     const hooked = this.hooks && awaitId !== null ? await this.hooks.hook(server.agent, method ?? null, args.message) : null;
     const folder = hooked?.cwd ?? cwd;
     const sessionStart = (method === "session/new" || method === "session/load") && folder !== undefined;
@@ -250,7 +252,16 @@ export class AcpServers {
     return [...servers, ...extra.filter((s) => !named.has(s.name))];
   }
 
-  private async serverFor(serverId: string, agent: AgentId | undefined, firstSeq?: number, sandbox?: SandboxSpec, folders: string[] = []): Promise<AcpServer> {
+  /** The server's live agent, else its agent started; null when it is not running and no agent is named. */
+  private serverFor(serverId: string, agent: AgentId, firstSeq?: number, sandbox?: SandboxSpec, folders?: string[]): Promise<AcpServer>;
+  private serverFor(serverId: string, agent: AgentId | undefined, firstSeq?: number, sandbox?: SandboxSpec): Promise<AcpServer | null>;
+  private async serverFor(
+    serverId: string,
+    agent: AgentId | undefined,
+    firstSeq?: number,
+    sandbox?: SandboxSpec,
+    folders: string[] = [],
+  ): Promise<AcpServer | null> {
     const existing = this.live.get(serverId) ?? (await this.starting.get(serverId));
     if (existing?.process.running) {
       if (agent && agent !== existing.agent) {
@@ -258,12 +269,7 @@ export class AcpServers {
       }
       return existing;
     }
-    if (!agent) {
-      // `notRunning` tells the machine's object it may start the agent again for a recorded session.
-      throw new ProblemError("invalid_request", `server '${serverId}' is not running: the first POST must name its agent with ?agent=<id>`, {
-        notRunning: true,
-      });
-    }
+    if (!agent) return null; // not running, and nothing says which agent to start
     const starting = this.start(serverId, agent, firstSeq, sandbox, folders);
     this.starting.set(serverId, starting);
     try {

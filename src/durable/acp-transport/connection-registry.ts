@@ -9,7 +9,6 @@
  */
 import { closeReason } from "../../lib/close-reason";
 import { z } from "zod";
-import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import { problemResponse } from "../../lib/problem-response";
 import { problemBody, type ProblemInit } from "@agent-runtime/protocol/problems";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -18,12 +17,13 @@ import { AgentId } from "@agent-runtime/protocol/values";
 import { AcpConnection, type Route } from "./connection";
 import { Mailbox } from "./mailbox";
 import { AnswerOrder } from "./answer-order";
+import type { AcpPostOutcome } from "../sessions/acp-post-outcome";
 import type { SseBody } from "../streams/sse-body";
 
 /** What the machine's object does for the transport: its relay, and stopping a server. */
 export interface AcpRelay {
   /** `restore`: an agent that is gone is started again (as its client initialized it) before the message. */
-  post(req: { serverId: string; agent?: AgentId; message: JsonRpcMessage; who: string }, timeoutMs: number, restore: boolean): Promise<Outcome<AcpPostResult>>;
+  post(req: { serverId: string; agent?: AgentId; message: JsonRpcMessage; who: string }, timeoutMs: number, restore: boolean): Promise<AcpPostOutcome>;
   stop(serverId: string): Promise<void>;
   /** The hibernatable sockets with a tag. */
   sockets(tag: string): WebSocket[];
@@ -299,7 +299,7 @@ export class AcpConnections {
       return sendText(ws, outcome.value.body);
     }
     const outcome = await this.relay.post({ serverId: attachment.serverId, message, who: attachment.who }, ACP_CONNECTION_REQUEST_TIMEOUT_MS, false);
-    if (!outcome.ok && outcome.problem.extensions?.notRunning === true) {
+    if (!outcome.ok && "notRunning" in outcome) {
       // Its agent is gone (this object slept through the sidecar's restart): as agentGone() would have said.
       return closeSocket(ws, 1012, "the agent was lost: connect again and reattach sessions with session/load or session/resume");
     }

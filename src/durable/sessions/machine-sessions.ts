@@ -14,6 +14,7 @@ import type { RuntimeEvent } from "../notifications/events";
 import type { Tunnel } from "../machine/tunnel";
 import type { MachineFeature } from "../machine/feature";
 import { PromptQueueStore } from "./prompt-queue-store";
+import { acpPostOutcome } from "./acp-post-outcome";
 import { SessionRecorder } from "./recorder";
 import { SessionCalls } from "./session-calls";
 import { RecorderSubscriptions } from "./recorder-subscriptions";
@@ -84,7 +85,7 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
     machine: host.machine,
     sessionOf: (serverId, acpSessionId) => recorder.reads.recordOf(serverId, acpSessionId),
     answer: async (serverId, response) => {
-      const sent = await tunnel.call("acp.post", { serverId, message: JSON.stringify(response), method: null, awaitId: null });
+      const sent = acpPostOutcome(await tunnel.call("acp.post", { serverId, message: JSON.stringify(response), method: null, awaitId: null }));
       if (!sent.ok) throw new Error(sent.problem.detail);
     },
     audit: (entry) => audit.add(entry),

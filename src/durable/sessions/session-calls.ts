@@ -7,7 +7,6 @@
  */
 import { isJsonRpcRequest, type JsonRpcId, type JsonRpcMessage, sessionIdIn } from "@agent-runtime/protocol/acp";
 import type { PermissionPolicy } from "@agent-runtime/protocol/policy";
-import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import type { DiscoveredSession, ElicitationAnswer, PermissionAnswer, Session, SessionFilter, TranscriptPage } from "@agent-runtime/protocol/sessions";
@@ -22,6 +21,7 @@ import { TranscriptFollower } from "./follower";
 import { SessionsWatch } from "./sessions-watch";
 import { PromptQueue } from "./prompt-queue";
 import { withLoginData } from "./login-records";
+import { acpPostOutcome, type AcpPostOutcome } from "./acp-post-outcome";
 import type { PromptQueueStore } from "./prompt-queue-store";
 import type { SessionRecorder } from "./recorder";
 import { policyAnswerRefusal, sessionPolicyIn, startedSessionId } from "./session-policy";
@@ -91,7 +91,7 @@ export class SessionCalls {
     timeoutMs: number,
     /** The runtime's own message (continue): start the server's agent again whatever the message is for. */
     restoreAny = false,
-  ): Promise<Outcome<AcpPostResult>> {
+  ): Promise<AcpPostOutcome> {
     const { serverId, agent, who } = req;
     const refused = policyAnswerRefusal(req.message, (id) => this.host.answeredByPolicy(serverId, id));
     if (refused) return { ok: false, problem: refused };
@@ -123,12 +123,12 @@ export class SessionCalls {
       ...(firstSeq ? { firstSeq } : {}),
       ...(sandbox ? { sandbox } : {}),
     };
-    let outcome = await this.host.call("acp.post", args, timeoutMs);
+    let outcome = acpPostOutcome(await this.host.call("acp.post", args, timeoutMs));
     // Only a message for a session recorded on this server brings its agent back: any other message for a
     // server whose agent is gone finds the id free, as before (its first POST names the agent again).
-    if (!outcome.ok && outcome.problem.extensions?.notRunning === true && (restoreAny || (target && this.sessions.reads.recordOf(serverId, target)))) {
+    if (!outcome.ok && "notRunning" in outcome && (restoreAny || (target && this.sessions.reads.recordOf(serverId, target)))) {
       const restored = await this.restoreServer(serverId, target);
-      outcome = restored.ok ? await this.host.call("acp.post", args, timeoutMs) : restored;
+      outcome = restored.ok ? acpPostOutcome(await this.host.call("acp.post", args, timeoutMs)) : restored;
     }
     if (outcome.ok) {
       this.host.record(serverId);

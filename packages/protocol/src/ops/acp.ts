@@ -17,6 +17,18 @@ export const AcpPostResult = z.union([
 ]);
 export type AcpPostResult = z.infer<typeof AcpPostResult>;
 
+/**
+ * The server's agent is not running (it exited, was stopped idle, or the sidecar restarted) and the
+ * message named no agent to start: the machine's object may start it again for a recorded session
+ * (docs/architecture.md, "Sessions"), else the client is told to name its agent.
+ */
+export const AcpNotRunning = z.object({ status: z.literal(404), notRunning: z.literal(true), detail: z.string() });
+export type AcpNotRunning = z.infer<typeof AcpNotRunning>;
+
+/** What `acp.post` answers: the agent's answer, or that its agent is not running. */
+export const AcpPostAnswer = z.union([...AcpPostResult.options, AcpNotRunning]);
+export type AcpPostAnswer = z.infer<typeof AcpPostAnswer>;
+
 export const AcpRestoreArgs = z.object({
   serverId: z.string().min(1).max(256),
   agent: AgentId,
@@ -60,7 +72,7 @@ export const ACP_OPS = {
       /** For a call that starts the server: the sandbox the team asks for; the sidecar applies the stricter of it and its owner's floor. */
       sandbox: SandboxSpec.optional(),
     }),
-    result: AcpPostResult,
+    result: AcpPostAnswer,
   },
   /**
    * Start a server's agent again and reattach its sessions (docs/architecture.md, "Sessions"): initialize
