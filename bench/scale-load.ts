@@ -85,6 +85,15 @@ export interface StormFigures {
   teamWritesPerReconnect: number;
   /** Dials the worker refused with an HTTP status (429, 503, ...), by status. */
   refusedDials: Record<string, number>;
+  /**
+   * Where the time went: dials per machine until its welcome (mean, most), and, from the restart, when the
+   * last machine made its last dial (the backoff's tail) and the longest wait from a last dial to its
+   * welcome (the handshake and the hello's work under load).
+   */
+  dialsPerMachine: number;
+  mostDials: number;
+  lastDialMs: number;
+  slowestWelcomeMs: number;
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -224,6 +233,7 @@ export async function runStorm(load: Load): Promise<StormFigures> {
   const all = [...load.sims, load.probe];
   load.log(`reconnect storm: restarting the worker under ${all.length} machines…`);
   const welcomedBefore = all.map((s) => s.welcomed);
+  const dialsBefore = all.map((s) => s.dials);
   await load.worker().dispose();
   const lastBefore = readers.map((r) => r.lastId);
   const appendedBefore = load.streaming.map((s) => s.appended);
@@ -272,6 +282,10 @@ export async function runStorm(load: Load): Promise<StormFigures> {
     teamCallsPerReconnect: Math.round(((teamAfter.invocations - teamAfterRestart.invocations) / all.length) * 100) / 100,
     teamWritesPerReconnect: Math.round(((teamAfter.writes - teamAfterRestart.writes) / all.length) * 100) / 100,
     refusedDials: refused,
+    dialsPerMachine: Math.round((sum(all.map((s, i) => s.dials - dialsBefore[i]!)) / all.length) * 100) / 100,
+    mostDials: Math.max(...all.map((s, i) => s.dials - dialsBefore[i]!)),
+    lastDialMs: Math.max(...all.map((s) => s.lastDialAtMs)) - started,
+    slowestWelcomeMs: Math.max(...all.map((s) => s.welcomedAtMs - s.lastDialAtMs)),
   };
 }
 
@@ -381,5 +395,9 @@ export function stormRows(s: StormFigures | null): [string, string][] {
     ],
     ["storm: team calls / writes per reconnect", `${s.teamCallsPerReconnect} / ${s.teamWritesPerReconnect}`],
     ["storm: dials refused (by status)", JSON.stringify(s.refusedDials)],
+    [
+      "storm: dials per machine (mean / most); the last dial, and the slowest welcome after its dial (ms)",
+      `${s.dialsPerMachine} / ${s.mostDials}; ${s.lastDialMs} / ${s.slowestWelcomeMs}`,
+    ],
   ];
 }
