@@ -32,6 +32,7 @@ import { TokenGeneration } from "../tokens/token-generation";
 import type { AcpConnections } from "../acp-transport/connection-registry";
 import { objectRequestOf } from "./object-requests";
 import { StreamHolders } from "../streams/stream-holders";
+import { RevocationWatch } from "../tokens/revocation-watch";
 import { type AcpGateway, acpTransport } from "../acp-transport/acp-gateway";
 import { acceptSidecar, readSidecarFrame } from "./sidecar-connection";
 import { MachinePreviews } from "../preview/machine-previews";
@@ -61,6 +62,7 @@ export class MachineObjectCore extends DurableObject<Env> {
   protected readonly notifications: MachineNotifications;
   protected readonly tokens: TokenGeneration;
   protected readonly holders: StreamHolders;
+  protected readonly revocations: RevocationWatch;
   protected readonly team: MachineTeam;
   protected readonly files: MachineFiles;
   protected readonly clients: ClientSockets;
@@ -115,6 +117,7 @@ export class MachineObjectCore extends DurableObject<Env> {
       wake: (at) => alarmBy(ctx.storage, at),
       announce: (tokenId) => tokenStub(env, tokenId).streamsOn(this.machineName(), Date.now()),
     });
+    this.revocations = new RevocationWatch({ announce: (tokenId) => tokenStub(env, tokenId).streamsOn(this.machineName(), Date.now()) });
     const floor = new MachineFloor(ctx.storage);
     const sessions = machineSessions(ctx.storage, {
       tunnel,

@@ -53,6 +53,7 @@ export class MachineObject extends MachineObjectCore {
 
   /** A token was revoked: every stream it holds here (SSE, terminals, ACP sockets) ends now, saying why. */
   endStreamsOf(tokenId: string, name: string): number {
+    this.revocations.revoke(tokenId); // and a message relayed with it is refused from now on
     return this.holders.endHeldBy(tokenId, name) + this.previews.access.revokeHeldBy(tokenId);
   }
 
@@ -100,7 +101,10 @@ export class MachineObject extends MachineObjectCore {
     return this.notifications.list(subscriptions, limit);
   }
 
+  /** A message to an ACP server; its token's revocation is answered for here (the worker may not have asked: tokens/revocation-watch.ts). */
   async acpPost(req: AcpPostRequest, timeoutMs: number, caller: Caller): Promise<CallOutcome<AcpPostResult>> {
+    const revoked = await this.revocations.refusal(caller);
+    if (revoked) return { ok: false, problem: revoked };
     return this.acp.post(req, timeoutMs, caller);
   }
 
