@@ -99,6 +99,7 @@ export interface StormFigures {
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const STORM_DOWN_MS = Number(process.env.SCALE_STORM_DOWN_MS ?? 0);
 
 async function waitUntil(check: () => boolean, what: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
@@ -249,7 +250,9 @@ export async function runStorm(load: Load): Promise<StormFigures> {
   const lastBefore = readers.map((r) => r.lastId);
   const appendedBefore = load.streaming.map((s) => s.appended);
   const started = Date.now();
-  const restarting = load.restart();
+  // SCALE_STORM_DOWN_MS: the worker stays away that long before it restarts, as a slow restart under load
+  // did (12 s at N = 1,000): the sidecars' backoff then reaches its cap, and its tail shows.
+  const restarting = new Promise((r) => setTimeout(r, STORM_DOWN_MS)).then(() => load.restart());
   const stormId = (i: number) => `storm-${i}`;
   let answeredAt = 0;
   const calls = Promise.all(load.streaming.map((sim, i) => stormCall(load.api, sim, stormId(i)))).then((answers) => {
