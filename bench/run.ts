@@ -258,7 +258,7 @@ interface Delivery {
 }
 
 /**
- * Count `session/update` notifications on a server's SSE stream until `n` arrived, or until the
+ * Count the prompt's `agent_message_chunk` updates on a server's SSE stream until `n` arrived, or until the
  * stream has been quiet for a second after `quietAfter` resolved (a relay that drops messages
  * never reaches n: what it delivered is reported, not waited for forever).
  */
@@ -290,7 +290,9 @@ async function readUpdates(target: HttpTarget, serverId: string, n: number, star
         if (at < 0) break;
         const end = text.indexOf("\n", at);
         if (end < 0) break;
-        if (text.startsWith('{"jsonrpc":"2.0","method":"session/update"', at + 6) || text.slice(at, end).includes('"session/update"')) {
+        // The prompt's own updates only: the turn ends with a `usage_update` (the mock's bill), which is
+        // not one of the n asked for; counted, it made a stream read in the same chunk "10001 of 10000".
+        if (text.slice(at, end).includes('"agent_message_chunk"')) {
           delivery.count++;
           delivery.lastAt = performance.now();
         }

@@ -48,6 +48,8 @@ export interface BusyFigures {
   probeAloneRttP99Ms: number;
   probeCalls: number;
   previewRequests: number;
+  /** Preview requests whose keep-alive connection the runtime closed under them (asked again). */
+  previewDropped: number;
   previewP50Ms: number;
   /** Storage writes of the streaming machines' objects, per session per minute of streaming. */
   writesPerSessionMinute: number;
@@ -85,9 +87,19 @@ export interface StormFigures {
   teamWritesPerReconnect: number;
   /** Dials the worker refused with an HTTP status (429, 503, ...), by status. */
   refusedDials: Record<string, number>;
+  /**
+   * Where the time went: dials per machine until its welcome (mean, most), and, from the restart, when the
+   * last machine made its last dial (the backoff's tail) and the longest wait from a last dial to its
+   * welcome (the handshake and the hello's work under load).
+   */
+  dialsPerMachine: number;
+  mostDials: number;
+  lastDialMs: number;
+  slowestWelcomeMs: number;
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const STORM_DOWN_MS = Number(process.env.SCALE_STORM_DOWN_MS ?? 0);
 
 async function waitUntil(check: () => boolean, what: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
@@ -151,11 +163,19 @@ export async function runBusy(load: Load, during: () => Promise<void>): Promise<
   const started = Date.now();
   const over = () => Date.now() - started >= load.busySeconds * 1000;
   let previewRequests = 0;
+  let previewDropped = 0;
   const previewTimes: number[] = [];
   const previewing = previewUrls.map(async (url) => {
     while (!over()) {
       const t = performance.now();
-      const res = await fetch(`${url}small`);
+      // A reused keep-alive connection the runtime closed meanwhile (ECONNRESET, "other side closed") is
+      // counted and asked again, not fatal.
+      const res = await fetch(`${url}small`).catch((err: Error & { cause?: { code?: string } }) => {
+        if (err.cause?.code !== "ECONNRESET" && err.cause?.code !== "UND_ERR_SOCKET") throw err;
+        previewDropped++;
+        return null;
+      });
+      if (!res) continue;
       if ((await res.text()) !== "ok") throw new Error(`a preview answered ${res.status}`);
       previewTimes.push(performance.now() - t);
       previewRequests++;
@@ -203,6 +223,7 @@ export async function runBusy(load: Load, during: () => Promise<void>): Promise<
     probeAloneRttP99Ms: alone.p99,
     probeCalls: during_.length,
     previewRequests,
+    previewDropped,
     previewP50Ms: p50p99(previewTimes).p50,
     writesPerSessionMinute: Math.round(((after.writes - before.writes) / (load.streaming.length * (seconds / 60))) * 10) / 10,
     teamCallsPerMessage: (after.team - before.team) / messages,
@@ -224,11 +245,14 @@ export async function runStorm(load: Load): Promise<StormFigures> {
   const all = [...load.sims, load.probe];
   load.log(`reconnect storm: restarting the worker under ${all.length} machines…`);
   const welcomedBefore = all.map((s) => s.welcomed);
+  const dialsBefore = all.map((s) => s.dials);
   await load.worker().dispose();
   const lastBefore = readers.map((r) => r.lastId);
   const appendedBefore = load.streaming.map((s) => s.appended);
   const started = Date.now();
-  const restarting = load.restart();
+  // SCALE_STORM_DOWN_MS: the worker stays away that long before it restarts, as a slow restart under load
+  // did (12 s at N = 1,000): the sidecars' backoff then reaches its cap, and its tail shows.
+  const restarting = new Promise((r) => setTimeout(r, STORM_DOWN_MS)).then(() => load.restart());
   const stormId = (i: number) => `storm-${i}`;
   let answeredAt = 0;
   const calls = Promise.all(load.streaming.map((sim, i) => stormCall(load.api, sim, stormId(i)))).then((answers) => {
@@ -272,6 +296,10 @@ export async function runStorm(load: Load): Promise<StormFigures> {
     teamCallsPerReconnect: Math.round(((teamAfter.invocations - teamAfterRestart.invocations) / all.length) * 100) / 100,
     teamWritesPerReconnect: Math.round(((teamAfter.writes - teamAfterRestart.writes) / all.length) * 100) / 100,
     refusedDials: refused,
+    dialsPerMachine: Math.round((sum(all.map((s, i) => s.dials - dialsBefore[i]!)) / all.length) * 100) / 100,
+    mostDials: Math.max(...all.map((s, i) => s.dials - dialsBefore[i]!)),
+    lastDialMs: Math.max(...all.map((s) => s.lastDialAtMs)) - started,
+    slowestWelcomeMs: Math.max(...all.map((s) => s.welcomedAtMs - s.lastDialAtMs)),
   };
 }
 
@@ -357,7 +385,7 @@ export function busyRows(b: BusyFigures | null): [string, string][] {
       "busy: probe round trip p50 / p99 (ms), alone → during the load",
       `${b.probeAloneRttP50Ms} / ${b.probeAloneRttP99Ms} → ${b.probeRttP50Ms} / ${b.probeRttP99Ms}`,
     ],
-    ["busy: preview small GET p50 (ms)", String(b.previewP50Ms)],
+    ["busy: preview small GET p50 (ms); connections dropped under it", `${b.previewP50Ms}; ${b.previewDropped}`],
     ["busy: storage writes per session-minute", String(b.writesPerSessionMinute)],
     ["busy: team-object calls per message / per minute", `${b.teamCallsPerMessage} / ${b.teamCallsPerMinute}`],
     ["busy: workerd RSS (MB)", String(b.workerdRssMb)],
@@ -381,5 +409,9 @@ export function stormRows(s: StormFigures | null): [string, string][] {
     ],
     ["storm: team calls / writes per reconnect", `${s.teamCallsPerReconnect} / ${s.teamWritesPerReconnect}`],
     ["storm: dials refused (by status)", JSON.stringify(s.refusedDials)],
+    [
+      "storm: dials per machine (mean / most); the last dial, and the slowest welcome after its dial (ms)",
+      `${s.dialsPerMachine} / ${s.mostDials}; ${s.lastDialMs} / ${s.slowestWelcomeMs}`,
+    ],
   ];
 }

@@ -2,8 +2,9 @@
  * One simulated sidecar for `npm run bench:scale`: a real WebSocket to the real worker speaking the real
  * tunnel protocol, with the sidecar's own code where the protocol is more than a frame or two: its stream
  * hub and event logs serve the worker's subscriptions (`sub`/`unsub`, packed and shared `ev` batches), its
- * preview proxy answers previews, its redial rule (`redialDelayMs`: a spread after the worker went away,
- * exponential backoff with jitter after refusals such as 429/503) brings it back. What it does not have is
+ * preview proxy answers previews, its redial rule (sidecar/tunnel-redial.ts's `Redial`, the sidecar's own: a
+ * spread after the worker went away, exponential backoff with jitter, a refusal's `Retry-After` honoured)
+ * brings it back. What it does not have is
  * an agent: `acp.post` is answered here at once (an `initialize`, a `session/new`, anything else with an
  * empty result), and a streaming machine appends `session/update` notifications to its server's log at a
  * set rate, as an agent writing would. Every call it runs is counted by its JSON-RPC id, so that a call
@@ -26,7 +27,7 @@ import { ExposedPorts } from "../sidecar/preview/exposed-ports";
 import { PreviewProxy } from "../sidecar/preview/preview-proxy";
 import { EventLog } from "../sidecar/streams/event-log";
 import { StreamHub } from "../sidecar/streams/stream-hub";
-import { redialDelayMs } from "../sidecar/tunnel";
+import { Redial, retryAfterMs } from "../sidecar/tunnel-redial";
 
 /** The ACP server each busy machine streams on. */
 export const BUSY_SERVER = "busy";
@@ -61,8 +62,13 @@ export class SimSidecar {
   /** Answers by tunnel call id (see `serve`). */
   private readonly answers = new Map<string, SidecarFrame>();
   private pinger: NodeJS.Timeout | null = null;
-  private redial: NodeJS.Timeout | null = null;
-  private attempt = 0;
+  /** Dials made, and when the last one started (ms since the epoch): where a storm's time went. */
+  dials = 0;
+  lastDialAtMs = 0;
+  /** When the last welcome came. */
+  welcomedAtMs = 0;
+  private redialTimer: NodeJS.Timeout | null = null;
+  private readonly redial = new Redial(LIMITS.reconnectSpreadMs);
   private stopped = false;
   private connectedWaiters: (() => void)[] = [];
 
@@ -88,7 +94,9 @@ export class SimSidecar {
   }
 
   private dial(): void {
-    this.redial = null;
+    this.redialTimer = null;
+    this.dials++;
+    this.lastDialAtMs = Date.now();
     const ws = new WebSocket(`${this.options.url().replace(/^http/, "ws")}/_tunnel/${this.machine}`, {
       headers: { authorization: `Bearer ${this.options.token}` },
       perMessageDeflate: false,
@@ -111,9 +119,11 @@ export class SimSidecar {
       if (message === PONG_FRAME) this.pongs++;
       else this.onFrame(message);
     });
-    // A refusal (429, 503 under load): the dial failed; the close below backs off as the sidecar does.
+    // A refusal (429, 503 under load): the dial failed; the close below backs off as the sidecar does,
+    // honouring the refusal's Retry-After.
     ws.on("unexpected-response", (_req, res) => {
       this.refusals.set(res.statusCode ?? 0, (this.refusals.get(res.statusCode ?? 0) ?? 0) + 1);
+      this.redial.refused(retryAfterMs(res.headers["retry-after"]));
       res.resume();
       ws.terminate();
     });
@@ -124,9 +134,7 @@ export class SimSidecar {
       this.hub.clear();
       this.previews?.closeAll();
       if (this.stopped) return;
-      const delay = redialDelayMs(this.attempt, code, LIMITS.reconnectSpreadMs);
-      this.attempt++;
-      this.redial = setTimeout(() => this.dial(), delay);
+      this.redialTimer = setTimeout(() => this.dial(), this.redial.next(code));
     });
   }
 
@@ -143,7 +151,8 @@ export class SimSidecar {
     switch (frame.t) {
       case "welcome": {
         this.welcomed++;
-        this.attempt = 0;
+        this.welcomedAtMs = Date.now();
+        this.redial.connected();
         if (this.pinger) clearInterval(this.pinger);
         const ws = this.ws!;
         this.pinger = setInterval(() => ws.readyState === WebSocket.OPEN && ws.send(PING_FRAME), this.options.heartbeatMs);
@@ -234,7 +243,7 @@ export class SimSidecar {
   stop(): void {
     this.stopped = true;
     if (this.pinger) clearInterval(this.pinger);
-    if (this.redial) clearTimeout(this.redial);
+    if (this.redialTimer) clearTimeout(this.redialTimer);
     this.previews?.closeAll();
     this.ws?.terminate();
   }

@@ -21,7 +21,7 @@
  * SCALE_MACHINES (1000), SCALE_STREAMING (a tenth), SCALE_PREVIEWS (a hundredth), SCALE_UPDATES_PER_SECOND
  * (50), SCALE_IDLE_SECONDS (60), SCALE_BUSY_SECONDS (60), SCALE_RAMP_SECONDS (10 a step; 0 for none),
  * SCALE_HEARTBEAT_MS (5000: the product pings every 20 s; a shorter interval only makes the idle window see
- * more pings).
+ * more pings), SCALE_STORM_DOWN_MS (0: how long the worker stays away in the storm before it restarts).
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";

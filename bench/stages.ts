@@ -17,11 +17,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import WebSocket from "ws";
+import { z } from "zod";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants } from "./proc";
 
 const PROFILED_CALLS = Number(process.env.BENCH_STAGE_CALLS ?? 2000);
 const WARM_UP_CALLS = 300;
+const ISSUED_TOKEN = process.env.BENCH_STAGE_TOKEN === "issued";
 /** Microseconds between samples: fine enough for a ~1 ms call to be seen in pieces. */
 const SAMPLING_US = 100;
 /** In the scale engineer's port range (the brief's ports): workerd's inspector. */
@@ -145,6 +147,8 @@ async function inspect(port: number): Promise<{ send(method: string, params?: ob
 
 export interface StageFigures {
   calls: number;
+  /** The calls carried an issued token (BENCH_STAGE_TOKEN=issued), not the bootstrap API_TOKEN. */
+  issuedToken: boolean;
   /** Workerd's CPU per round trip (µs, /proc), without the profiler. */
   workerdCpuUs: number;
   sidecarCpuUs: number;
@@ -164,10 +168,13 @@ export async function benchStages(): Promise<StageFigures> {
   const worker = await startWorker({ secrets, inspectorPort: INSPECTOR_PORT });
   const sidecar = await startSidecar({ url: worker.url, machine: "local", tunnelSecret: secrets.TUNNEL_SECRET, dataDir: join(dir, "data"), workdir: dir });
   let id = 1;
+  // BENCH_STAGE_TOKEN=issued: the calls carry an issued member token (checked by its own object, or kept by
+  // the isolate: docs/architecture.md, "Tokens checked once per isolate") instead of the bootstrap API_TOKEN.
+  let bearer = secrets.API_TOKEN;
   const post = async (body: object, query = "") => {
     const res = await fetch(`${worker.url}/machines/local/v1/acp/stages${query}`, {
       method: "POST",
-      headers: { authorization: `Bearer ${secrets.API_TOKEN}`, "content-type": "application/json", accept: "application/json" },
+      headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify({ jsonrpc: "2.0", id: id++, ...body }),
     });
     const text = await res.text();
@@ -176,6 +183,15 @@ export async function benchStages(): Promise<StageFigures> {
   const initialize = () => post({ method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
   try {
     await sidecar.connected();
+    if (ISSUED_TOKEN) {
+      const res = await fetch(`${worker.url}/v1/tokens`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secrets.API_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "stages", role: "member" }),
+      });
+      if (res.status !== 201) throw new Error(`POST /v1/tokens answered ${res.status}: ${await res.text()}`);
+      bearer = z.object({ token: z.string() }).parse(await res.json()).token;
+    }
     const workerd = (await findDescendants(process.pid, /workerd/)).find((pid) => !others.has(pid));
     const agentPid = async () => findDescendant(sidecar.child.pid!, /mock-agent/);
     await post({ method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=mock");
@@ -277,7 +293,7 @@ export async function benchStages(): Promise<StageFigures> {
         .slice(0, 12)
         .map(([k, v]) => [k, share(v)]),
     );
-    return { calls: PROFILED_CALLS, workerdCpuUs, sidecarCpuUs, agentCpuUs, stagesUs, filesUs, callersUs };
+    return { calls: PROFILED_CALLS, issuedToken: ISSUED_TOKEN, workerdCpuUs, sidecarCpuUs, agentCpuUs, stagesUs, filesUs, callersUs };
   } finally {
     await sidecar.stop();
     await worker.dispose();
@@ -289,7 +305,7 @@ export function stagesReport(f: StageFigures): string {
   const rows = Object.entries(f.stagesUs).map(([stage, us]) => `| ${stage} | ${us.toFixed(1)} |`);
   const files = Object.entries(f.filesUs).map(([file, us]) => `| ${file} | ${us.toFixed(1)} |`);
   return [
-    `A relay round trip by stage (${f.calls} calls; CPU µs per call, /proc: workerd ${f.workerdCpuUs}, sidecar ${f.sidecarCpuUs}, agent ${f.agentCpuUs}).`,
+    `A relay round trip by stage (${f.calls} calls${f.issuedToken ? ", an issued token" : ""}; CPU µs per call, /proc: workerd ${f.workerdCpuUs}, sidecar ${f.sidecarCpuUs}, agent ${f.agentCpuUs}).`,
     "workerd's CPU split in the proportions of a CPU profile of its isolate (busy samples only):",
     "",
     "| stage (workerd) | µs per call |",

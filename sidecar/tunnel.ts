@@ -23,6 +23,7 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText, logger } from "./log";
 import type { TunnelState } from "./status-file";
 import { StreamHub, type StreamResolver } from "./streams/stream-hub";
+import { Redial, retryAfterMs } from "./tunnel-redial";
 import type { PreviewFrame } from "@agent-runtime/protocol/preview";
 
 /** Where preview frames go (preview/preview-proxy.ts); a sidecar with one offers previews in its hello. */
@@ -79,30 +80,14 @@ export interface TunnelStateChange {
 /**
  * How long an answered call is remembered, so a call re-sent after a reconnect is not run twice.
  * The worker re-sends only calls it has no answer for, right after reconnecting (it gives up after
- * its 15 s grace, and the backoff is at most 10 s): a minute covers that with room to spare.
+ * its 15 s grace, and the backoff is at most 6.25 s): a minute covers that with room to spare.
  */
 const CALL_MEMORY_MS = 60_000;
-const MAX_BACKOFF_MS = 10_000;
-/** Close codes of a worker that went away (a deploy, a restart, a dropped connection) rather than one that refused us. */
-const GOING_AWAY_CODES = new Set([1001, 1006, 1011, 1012]);
-
-/**
- * How long to wait before redialing after the `attempt`-th failure in a row (0: the connection just
- * dropped with `code`). Exponential backoff with jitter, capped: a flapping network, or a worker that
- * refuses under load (429, 503: the dial fails and counts as an attempt), is not hammered. When the worker
- * went away (a deploy ends every socket at once), the first redial is spread over `spreadMs` so that
- * thousands of machines do not all come back in the same instant. Exported for bench/scale-sim.ts, whose
- * simulated sidecars redial by the same rule.
- */
-export function redialDelayMs(attempt: number, code: number, spreadMs: number, random: () => number = Math.random): number {
-  if (attempt === 0 && GOING_AWAY_CODES.has(code)) return random() * spreadMs;
-  return Math.min(MAX_BACKOFF_MS, 250 * 2 ** attempt) * (0.75 + random() * 0.5);
-}
 
 export class TunnelClient {
   private ws: WebSocket | null = null;
   private stopping = false;
-  private attempt = 0;
+  private readonly redial: Redial;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private lastPongMs = 0;
@@ -116,6 +101,7 @@ export class TunnelClient {
   private readonly previews: PreviewStreams | null;
 
   constructor(private readonly options: TunnelOptions) {
+    this.redial = new Redial(options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs);
     this.hub = new StreamHub(
       options.streams,
       (frame) => this.send(frame),
@@ -201,7 +187,12 @@ export class TunnelClient {
           this.options.onState?.({ state: "refused", error: `the worker refused this machine's token: ${detail}` });
           this.options.onRefused?.(detail);
         } else {
-          log.warn(`tunnel refused (${res.statusCode}): ${detail}`);
+          // Under load (429, 503) the worker may say when to come back: the next redial honours it.
+          const retryAfter = retryAfterMs(res.headers["retry-after"]);
+          this.redial.refused(retryAfter);
+          log.warn(
+            `tunnel refused (${res.statusCode}): ${detail}${retryAfter !== null ? `; redialing after ${Math.round(retryAfter / 1000)} s or more, as asked` : ""}`,
+          );
         }
         ws.terminate();
       });
@@ -227,12 +218,11 @@ export class TunnelClient {
       this.options.onReplaced?.();
       return;
     }
-    if (this.attempt === 0) {
+    if (this.redial.attempts === 0) {
       log.warn(`tunnel closed (${code}${reason ? `: ${reason}` : ""}); reconnecting`);
       this.options.onState?.({ state: "reconnecting", error: `tunnel closed (${code}${reason ? `: ${reason}` : ""})` });
     }
-    const delay = redialDelayMs(this.attempt, code, this.options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs);
-    this.attempt++;
+    const delay = this.redial.next(code);
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 
@@ -250,7 +240,7 @@ export class TunnelClient {
         log.info(`connected to ${this.options.url} as machine '${frame.machine}'`);
         if (frame.sidecar?.outdated) log.warn(frame.sidecar.upgrade ?? `a newer sidecar (${frame.sidecar.latest}) is available`);
         this.options.onState?.({ state: "connected", upgrade: frame.sidecar?.upgrade ?? null });
-        this.attempt = 0;
+        this.redial.connected();
         this.startHeartbeat();
         // Only a worker that reads them is told of ports (an older one would answer `bad`).
         this.stopPortWatch?.();

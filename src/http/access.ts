@@ -51,6 +51,8 @@ export interface Access {
 export async function resolveMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<string> {
   const named = c.req.param("machine");
   if (named !== undefined) {
+    // A machine this isolate knows was read as an id when it first came (a sidecar's tunnel, the team's registry).
+    if (knownMachines.has(named)) return named;
     if (!Identifier.safeParse(named).success) throw new ProblemError("invalid_request", `'${named.slice(0, 64)}' is not a machine id`);
     return named;
   }

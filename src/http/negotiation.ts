@@ -36,6 +36,8 @@ function quality(accept: string, mediaType: string): { q: number; specificity: n
  * `*\/*` and `type/*` match; the most specific range decides, so `text/*;q=0, text/plain` allows text/plain.
  */
 export function accepts(accept: string | undefined, mediaType: string): boolean {
+  // What nearly every client sends on the relay's path: the type itself, nothing to weigh.
+  if (accept === mediaType) return true;
   if (!accept?.trim()) return true;
   return quality(accept, mediaType).q > 0;
 }

@@ -11,6 +11,7 @@ import { rememberMachine } from "../http/access";
 import { recordAudit } from "../http/audit";
 import { bearerToken } from "../http/bearer";
 import { problem } from "../lib/problem-response";
+import { overloadRefusal } from "../http/overload";
 import { verifyMachineToken } from "@agent-runtime/protocol/machine-token";
 import { Identifier } from "@agent-runtime/protocol/values";
 
@@ -32,7 +33,15 @@ export const tunnelRoutes = new Hono<AppEnv>().get("/_tunnel/:machine", async fu
   headers.set("x-token-generation", String(check.claims.generation));
   headers.delete("authorization"); // the Durable Object never needs the secret
   const continent = c.req.raw.cf?.continent;
-  const res = await machineObject(c.env, machine, locationHintFor(continent)).fetch(new Request(c.req.url, { headers }));
+  let res: Response;
+  try {
+    res = await machineObject(c.env, machine, locationHintFor(continent)).fetch(new Request(c.req.url, { headers }));
+  } catch (err) {
+    // Under load the sidecar is told when to come back rather than left to guess (http/overload.ts).
+    const busy = overloadRefusal(err, `machine '${machine}''s object`);
+    if (busy) return busy;
+    throw err;
+  }
   if (res.status === 401) recordAudit(c, { ...who, status: 401 }); // a revoked generation
   if (res.status === 101) rememberMachine(machine);
   return res;

@@ -32,6 +32,8 @@ export const PROBLEMS = {
   package_unavailable: { status: 502, title: "Package unavailable" },
   machine_offline: { status: 503, title: "Machine offline" },
   machine_restarted: { status: 503, title: "Machine restarted" },
+  /** The platform refused the work under load (an overloaded Durable Object): come back after `Retry-After`. */
+  busy: { status: 503, title: "Busy" },
   timeout: { status: 504, title: "Timed out" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -21,6 +21,7 @@ import { alarmBy } from "../storage/alarm";
 import { SseReaders } from "../streams/reader-registry";
 import { StreamHolders } from "../streams/stream-holders";
 import { TerminalViewers } from "../terminals/terminal-viewers";
+import { RevocationWatch } from "../tokens/revocation-watch";
 import { TokenGeneration } from "../tokens/token-generation";
 import { teamStub, tokenStub } from "../stubs";
 import type { MachineFeature } from "./feature";
@@ -79,6 +80,8 @@ export function machineFeatures(host: MachineHost) {
     waitUntil,
   );
   const tokens = new TokenGeneration(ctx.storage, () => ctx.getWebSockets(SIDECAR_TAG));
+  // Tokens the worker checked once per isolate: a revoked one's messages are refused here (tokens/revocation-watch.ts).
+  const revocations = new RevocationWatch({ announce: (tokenId) => tokenStub(env, tokenId).streamsOn(host.machine(), Date.now()) });
   const floor = new MachineFloor(ctx.storage);
   const sessions = machineSessions(ctx.storage, {
     tunnel,
@@ -135,7 +138,7 @@ export function machineFeatures(host: MachineHost) {
     readers,
     viewers,
     logins,
-  ]; // files, tokens and attempts take part in none of it: only their RPC methods reach them (`parts`)
-  const parts = { team, files, readers, viewers, holders, notifications, tokens, floor, sessions, acp, attempts, previews, logins };
+  ]; // files, tokens, revocations and attempts take part in none of it: only their RPC methods reach them (`parts`)
+  const parts = { team, files, readers, viewers, holders, notifications, tokens, revocations, floor, sessions, acp, attempts, previews, logins };
   return { parts, list };
 }

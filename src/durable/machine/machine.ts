@@ -53,6 +53,7 @@ export class MachineObject extends MachineObjectCore {
 
   /** A token was revoked: every stream it holds here (SSE, terminals, ACP sockets) ends now, saying why. */
   endStreamsOf(tokenId: string, name: string): number {
+    this.parts.revocations.revoke(tokenId); // and a message relayed with it is refused from now on
     return this.parts.holders.endHeldBy(tokenId, name) + this.parts.previews.access.revokeHeldBy(tokenId);
   }
 
@@ -100,7 +101,10 @@ export class MachineObject extends MachineObjectCore {
     return this.parts.notifications.list(subscriptions, limit);
   }
 
+  /** A message to an ACP server; its token's revocation is answered for here (the worker may not have asked: tokens/revocation-watch.ts). */
   async acpPost(req: AcpPostRequest, timeoutMs: number, caller: Caller): Promise<CallOutcome<AcpPostResult>> {
+    const revoked = await this.parts.revocations.refusal(caller);
+    if (revoked) return { ok: false, problem: revoked };
     return this.parts.acp.gateway.post(req, timeoutMs, caller);
   }
 
