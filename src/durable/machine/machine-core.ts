@@ -38,6 +38,7 @@ import { MachinePreviews } from "../preview/machine-previews";
 import { SidecarLifecycle } from "./sidecar-lifecycle";
 import { MachineFloor } from "../sandbox/machine-floor";
 import { MachineAttempts } from "../attempts/machine-attempts";
+import { UnfinishedAttempts } from "@agent-runtime/protocol/attempts";
 
 export type CallOutcome<T> = Outcome<T>;
 
@@ -153,6 +154,13 @@ export class MachineObjectCore extends DurableObject<Env> {
       session: (id) => this.sessions.reads.get(id),
       call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
       report: async (report) => void (await teamStub(env).groupCall({ op: "report", report })),
+      unfinished: async () => {
+        const answer = await teamStub(env).groupCall({ op: "unfinished", machine: this.machineName() });
+        if (!answer.ok) throw new Error("the team object refused the question");
+        return UnfinishedAttempts.parse(answer.value).attempts;
+      },
+      reachable: () => tunnel.reachable(),
+      wake: (at) => ctx.waitUntil(alarmBy(ctx.storage, at)),
       waitUntil: (work) => ctx.waitUntil(work),
     });
     this.previews = new MachinePreviews({ tunnel, storage: ctx.storage, holders: this.holders, ...sockets });
@@ -166,7 +174,7 @@ export class MachineObjectCore extends DurableObject<Env> {
     this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs, this.previews.streams);
     this.lifecycle = new SidecarLifecycle({
       ...{ tunnel, team: this.team, notifications: this.notifications, sessions: this.sessions, tasks: this.tasks, floor },
-      ...{ subscribers: this.subscribers, previews: this.previews.streams, acpConnections: this.acpConnections },
+      ...{ subscribers: this.subscribers, previews: this.previews.streams, acpConnections: this.acpConnections, attempts: this.attempts },
       drainPrompts: () => this.sessionCalls.queue.drainAll(),
       machineName: () => this.machineName(),
       waitUntil: (work) => ctx.waitUntil(work),
@@ -222,6 +230,7 @@ export class MachineObjectCore extends DurableObject<Env> {
     await this.notifications.sendDue();
     await this.gate.deadlines.due();
     await this.tasks.due();
+    await this.attempts.due();
     const next = this.holders.sweep();
     if (next !== null) await alarmBy(this.ctx.storage, next);
   }

@@ -31,6 +31,8 @@ export interface LifecycleParts {
   subscribers: Subscribers;
   previews: PreviewStreams;
   acpConnections: AcpConnections;
+  /** Attempts of groups: reconciled with the team's record on each hello (a report may have been lost). */
+  attempts: { reconcile(): Promise<void> };
   machineName(): string;
   waitUntil(work: Promise<unknown>): void;
 }
@@ -54,6 +56,7 @@ export class SidecarLifecycle {
     sessions.machineChanged(); // followers see it back; prompts that waited for it go out
     waitUntil(this.parts.drainPrompts());
     waitUntil(tasks.drain()); // tasks that waited for the machine start
+    waitUntil(this.parts.attempts.reconcile()); // what the team missed of this machine's attempts is said again
     if (!registered) return;
     // Every machine gets the team's documents when it connects (the sidecar skips a version it applied already).
     waitUntil(team.applyDocuments(registered.documents, registered.recorded));
