@@ -424,3 +424,58 @@ describe("attempt groups", () => {
     expect((await rt.api("/v1/attempts/nope")).status).toBe(400);
   });
 });
+
+describe("attempt groups when the worker restarts", () => {
+  it("a check whose machine object restarted mid-check is run again once the sidecar is back, and its group finishes", { timeout: 90_000 }, async () => {
+    const rt2 = await startRuntime({ machines: ["local"], persist: true });
+    try {
+      const repo2 = join(rt2.dir, "repo");
+      mkdirSync(repo2);
+      const git2 = (...args: string[]) => execFileSync("git", args, { cwd: repo2, encoding: "utf8" });
+      git2("init", "-q", "-b", "main");
+      git2("config", "user.name", "Test Person");
+      git2("config", "user.email", "person@example.com");
+      writeFileSync(join(repo2, "README.md"), "a repository\n");
+      writeFileSync(join(repo2, ".gitignore"), "release\n");
+      git2("add", ".");
+      git2("commit", "-q", "-m", "start");
+      const api = (path: string, init?: RequestInit) => rt2.api(path, init);
+      const group = async (id: string) => json<Group>(api(`/v1/attempts/${id}`));
+      const created = await json<Group>(
+        api("/v1/attempts", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            prompt: "/write restart.txt by {{folder}}",
+            cwd: repo2,
+            attempts: [{ agent: "mock" }, { agent: "mock" }],
+            check: { command: "while [ ! -e release ]; do sleep 0.05; done; echo released", timeoutSeconds: 300 },
+          }),
+        }),
+        201,
+      );
+      await waitFor(async () => (await group(created.id)).attempts.every((a) => a.state === "checking"), "both attempts checking");
+      // The objects restart while both checks wait: what awaited their answers is gone with them.
+      await rt2.restartWorker();
+      const worktrees = git2("worktree", "list", "--porcelain");
+      for (const a of created.attempts) {
+        const entry = worktrees.split("\n\n").find((w) => w.includes(`branch refs/heads/${a.branch}`));
+        writeFileSync(join(/^worktree (.*)$/m.exec(entry ?? "")![1]!, "release"), "");
+      }
+      const done = await waitFor(
+        async () => {
+          const read = await group(created.id).catch(() => null);
+          return read?.state === "finished" ? read : null;
+        },
+        "the group to finish once the sidecar said hello to the restarted worker",
+        60_000,
+      );
+      expect(done.attempts.map((a) => [a.state, a.verdict, a.check?.tail.trim(), a.changes?.files])).toEqual([
+        ["done", "passed", "released", 1],
+        ["done", "passed", "released", 1],
+      ]);
+    } finally {
+      await rt2.dispose();
+    }
+  });
+});
