@@ -6,11 +6,12 @@
  * them, what a group costs the objects: storage writes per attempt-minute (team and machine) and calls
  * on the team object per group.
  */
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, newVapidKeys, startSidecar, startWorker } from "../dev/runtime";
 
@@ -19,6 +20,10 @@ export interface AttemptFigures {
   /** POST /v1/attempts to every attempt's agent streaming its turn (median of the runs). */
   allRunningMs: number;
   allRunningMaxMs: number;
+  /** Beside each run, on the same disk at the same moment: four `git worktree add` of the repository at once, nothing else (median). */
+  checkoutAloneMs: number;
+  /** The machine's 1-minute load average at the end of the start runs. */
+  load: number;
   /** GET /v1/attempts/{id} for 4 finished attempts of 10 changed files each (median, p90). */
   compareMs: number;
   compareP90Ms: number;
@@ -95,6 +100,8 @@ export async function benchAttempts(): Promise<AttemptFigures> {
     await sidecar.connected();
     // 1. From the request to all four agents streaming their turn.
     const startTimes: number[] = [];
+    const checkoutTimes: number[] = [];
+    const run4 = promisify(execFile);
     for (let run = 0; run < RUNS; run++) {
       const began = performance.now();
       const group = await start("/slow 1000 50");
@@ -103,7 +110,14 @@ export async function benchAttempts(): Promise<AttemptFigures> {
       startTimes.push(performance.now() - began);
       await json(api(`/v1/attempts/${group.id}/cancel`, { method: "POST" }));
       await until(async () => (await Promise.all(tasks.map(ended))).every(Boolean), "four attempts cancelled");
+      // What the disk alone asks for four checkouts now (the runtime's part is the rest of the figure above).
+      const probes = [1, 2, 3, 4].map((n) => join(dir, `probe-${run}-${n}`));
+      const checkoutBegan = performance.now();
+      await Promise.all(probes.map((p) => run4("git", ["-c", "checkout.workers=0", "worktree", "add", "-q", "--detach", p, "main"], { cwd: repo })));
+      checkoutTimes.push(performance.now() - checkoutBegan);
+      for (const p of probes) git("worktree", "remove", "--force", p);
     }
+    const load = loadavg()[0]!;
     // 2. Compare: 4 finished attempts of 10 changed files each.
     const team0 = await stats("TEAM", "team");
     const scattered = await start("/scatter 10 written by {{folder}}");
@@ -139,6 +153,8 @@ export async function benchAttempts(): Promise<AttemptFigures> {
       files: FILES,
       allRunningMs: median(startTimes),
       allRunningMaxMs: Math.max(...startTimes),
+      checkoutAloneMs: median(checkoutTimes),
+      load,
       compareMs: median(compareTimes),
       compareP90Ms: p90(compareTimes),
       diffMs: median(diffTimes),
@@ -159,6 +175,7 @@ export function attemptsReport(f: AttemptFigures): string {
   return [
     `Attempt groups (a repository of ${f.files.toLocaleString("en")} files, 4 attempts of the mock agent on one machine):`,
     `  request to all 4 running (worktrees made, first checkpoints taken, prompts at the agents): ${fmt(f.allRunningMs)} ms median, ${fmt(f.allRunningMaxMs)} ms worst of ${f.runs} (goal ≤ 3000)`,
+    `  beside it, four \`git worktree add\` at once and nothing else: ${fmt(f.checkoutAloneMs)} ms median (load average ${f.load.toFixed(1)})`,
     `  compare (GET /v1/attempts/{id}, 4 attempts of 10 files): ${fmt(f.compareMs)} ms median, ${fmt(f.compareP90Ms)} ms p90 (goal ≤ 300); a diff of two attempts: ${fmt(f.diffMs)} ms`,
     `  storage writes per attempt-minute (4 attempts streaming ${STREAM_UPDATES} updates each): team object ${fmt(f.teamWritesPerAttemptMinute)}, machine object ${fmt(f.machineWritesPerAttemptMinute)}`,
     `  calls on the team object for one group of 4, start to end (reads aside): ${f.teamCallsPerGroup}`,

@@ -155,7 +155,7 @@ export class Sidecar {
     this.directories = new DirectoryConfig(dataDir, this.processes, skillsTargets, (path) => this.files.resolvePath(path));
     this.checkpoints = new Checkpoints(dataDir);
     this.worktrees = new Worktrees(dataDir);
-    this.checks = new Checks(children);
+    this.checks = new Checks(children, this.sandboxes);
     void this.checkpoints.sweep().catch((err: unknown) => log.warn(`could not sweep old checkpoints: ${String(err)}`));
     this.acp = new AcpServers(
       this.processes,

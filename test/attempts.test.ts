@@ -68,6 +68,13 @@ async function json<T>(res: Promise<Response> | Response, status = 200): Promise
   expect(r.status, text).toBe(status);
   return JSON.parse(text) as T;
 }
+/** Where an attempt's branch is checked out. */
+const worktreeOf = (branch: string) => {
+  const entry = git("worktree", "list", "--porcelain")
+    .split("\n\n")
+    .find((w) => w.includes(`branch refs/heads/${branch}\n`) || w.endsWith(`branch refs/heads/${branch}`));
+  return /^worktree (.*)$/m.exec(entry ?? "")![1]!;
+};
 const read = (id: string) => json<Group>(rt.api(`/v1/attempts/${id}`));
 const until = (id: string, ok: (g: Group) => boolean, what: string, timeoutMs = 30_000) =>
   waitFor(
@@ -110,7 +117,12 @@ describe("attempt groups", () => {
       expect(a.changes).toEqual({ files: 1, added: 1, removed: 0 });
       expect(a.task).toMatch(/^task-[0-9a-f]{16}-local$/);
       expect(a.durationMs).toBeGreaterThan(0);
-      expect(a.costUsd).toBeNull();
+      // Its cost: the session's summed usage as its agent reported it (the mock reports one after each turn).
+      const session = (await json<{ session: string }>(rt.api(`/v1/tasks/${a.task}`))).session;
+      const usage = (await json<{ usage: { cost: { amount: number; currency: string } | null } }>(rt.api(`/v1/sessions/${session}`))).usage;
+      expect(usage.cost?.currency).toBe("USD");
+      expect(a.costUsd).toBeGreaterThan(0);
+      expect(a.costUsd).toBe(usage.cost!.amount);
       // Each attempt's work is a commit on its own branch, from the base.
       expect(git("show", `${a.branch}:notes.txt`)).toBe(`written in ${group.id}-${a.n}-mock\n`);
       expect(git("rev-parse", `${a.branch}~1`).trim()).toBe(head);
@@ -225,6 +237,68 @@ describe("attempt groups", () => {
     for (const a of running.attempts) expect((await task(a.task)).state).toBe("cancelled");
     // Still cancelled once the machines have had their say.
     expect((await read(created.id)).attempts.map((a) => a.state)).toEqual(["cancelled", "cancelled"]);
+  });
+
+  it("a check cut off by its machine going away runs again when the machine is back: the group does not stay checking", async () => {
+    // The check waits for a file the test makes (kept out of the attempts' commits).
+    writeFileSync(join(repo, ".git", "info", "exclude"), "release\n");
+    const created = await json<Group>(
+      post("/v1/attempts", {
+        prompt: "/write cut.txt by {{folder}}",
+        cwd: repo,
+        attempts: [{ agent: "mock" }, { agent: "mock" }],
+        check: { command: "while [ ! -e release ]; do sleep 0.05; done; echo released", timeoutSeconds: 300 },
+      }),
+      201,
+    );
+    await until(created.id, (g) => g.attempts.every((a) => a.state === "checking"), "both attempts checking");
+    await rt.sidecars.get("local")!.stop("SIGKILL");
+    await waitFor(async () => {
+      const machines = (await (await rt.api("/v1/machines")).json()) as { machines: { id: string; connected: boolean }[] };
+      return machines.machines.find((m) => m.id === "local")?.connected === false;
+    }, "the machine to be away");
+    const away = await read(created.id);
+    expect(away.attempts.map((a) => a.state)).toEqual(["checking", "checking"]);
+    for (const a of away.attempts) writeFileSync(join(worktreeOf(a.branch), "release"), "");
+    await rt.addSidecar("local");
+    const done = await until(created.id, (g) => g.state === "finished", "the checks run again once the machine is back");
+    expect(done.attempts.map((a) => [a.state, a.verdict, a.check?.exitCode, a.changes?.files])).toEqual([
+      ["done", "passed", 0, 1],
+      ["done", "passed", 0, 1],
+    ]);
+    for (const a of done.attempts) {
+      expect(a.check!.tail).toContain("released");
+      // Committed once: the check ran again, the agent's work was not committed twice.
+      expect(git("rev-list", "--count", `${done.base.commit}..${a.branch}`).trim()).toBe("1");
+    }
+  });
+
+  it("run the check under the attempt's sandbox: under workspace it cannot write outside its worktree", async () => {
+    const outside = join(repo, "escaped.txt");
+    const created = await json<Group>(
+      post("/v1/attempts", {
+        prompt: "/write inside.txt by {{folder}}",
+        cwd: repo,
+        attempts: [{ agent: "mock" }, { agent: "mock" }],
+        // Under /tmp the sandbox's own /tmp is private: what it writes there never reaches the machine's.
+        check: { command: `touch ${outside} 2>&1; touch checked-here && echo wrote its worktree` },
+      }),
+      201,
+    );
+    const done = await until(created.id, (g) => g.state === "finished", "both checks ran");
+    expect(done.attempts.map((a) => [a.state, a.verdict])).toEqual([
+      ["done", "passed"],
+      ["done", "passed"],
+    ]);
+    expect(existsSync(outside)).toBe(false);
+    for (const a of done.attempts) {
+      expect(a.check!.tail).toContain("wrote its worktree");
+      expect(existsSync(join(worktreeOf(a.branch), "checked-here"))).toBe(true);
+      // The profile in force for the attempt's agent, which its check shared.
+      const session = (await json<{ session: string }>(rt.api(`/v1/tasks/${a.task}`))).session;
+      const sandbox = (await json<{ sandbox: { effective: { profile: string } } }>(rt.api(`/v1/sessions/${session}`))).sandbox;
+      expect(sandbox.effective.profile).toBe("workspace");
+    }
   });
 
   it("start from a GitHub trigger, and say on the issue how the attempts went", async () => {
@@ -348,5 +422,60 @@ describe("attempt groups", () => {
     expect((await post("/v1/attempts", base, scoped)).status).toBe(403);
     expect((await rt.api("/v1/attempts/grp-000000000000")).status).toBe(404);
     expect((await rt.api("/v1/attempts/nope")).status).toBe(400);
+  });
+});
+
+describe("attempt groups when the worker restarts", () => {
+  it("a check whose machine object restarted mid-check is run again once the sidecar is back, and its group finishes", { timeout: 90_000 }, async () => {
+    const rt2 = await startRuntime({ machines: ["local"], persist: true });
+    try {
+      const repo2 = join(rt2.dir, "repo");
+      mkdirSync(repo2);
+      const git2 = (...args: string[]) => execFileSync("git", args, { cwd: repo2, encoding: "utf8" });
+      git2("init", "-q", "-b", "main");
+      git2("config", "user.name", "Test Person");
+      git2("config", "user.email", "person@example.com");
+      writeFileSync(join(repo2, "README.md"), "a repository\n");
+      writeFileSync(join(repo2, ".gitignore"), "release\n");
+      git2("add", ".");
+      git2("commit", "-q", "-m", "start");
+      const api = (path: string, init?: RequestInit) => rt2.api(path, init);
+      const group = async (id: string) => json<Group>(api(`/v1/attempts/${id}`));
+      const created = await json<Group>(
+        api("/v1/attempts", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            prompt: "/write restart.txt by {{folder}}",
+            cwd: repo2,
+            attempts: [{ agent: "mock" }, { agent: "mock" }],
+            check: { command: "while [ ! -e release ]; do sleep 0.05; done; echo released", timeoutSeconds: 300 },
+          }),
+        }),
+        201,
+      );
+      await waitFor(async () => (await group(created.id)).attempts.every((a) => a.state === "checking"), "both attempts checking");
+      // The objects restart while both checks wait: what awaited their answers is gone with them.
+      await rt2.restartWorker();
+      const worktrees = git2("worktree", "list", "--porcelain");
+      for (const a of created.attempts) {
+        const entry = worktrees.split("\n\n").find((w) => w.includes(`branch refs/heads/${a.branch}`));
+        writeFileSync(join(/^worktree (.*)$/m.exec(entry ?? "")![1]!, "release"), "");
+      }
+      const done = await waitFor(
+        async () => {
+          const read = await group(created.id).catch(() => null);
+          return read?.state === "finished" ? read : null;
+        },
+        "the group to finish once the sidecar said hello to the restarted worker",
+        60_000,
+      );
+      expect(done.attempts.map((a) => [a.state, a.verdict, a.check?.tail.trim(), a.changes?.files])).toEqual([
+        ["done", "passed", "released", 1],
+        ["done", "passed", "released", 1],
+      ]);
+    } finally {
+      await rt2.dispose();
+    }
   });
 });

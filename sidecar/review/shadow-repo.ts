@@ -7,8 +7,8 @@
  * whoever's machine it is. `.gitignore` is honoured; heavy folders and files over a bound are left out.
  */
 import { existsSync } from "node:fs";
-import { lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { copyFile, lstat, mkdir, open, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { REVIEW_LIMITS } from "@agent-runtime/protocol/review";
 import { fieldsOf, runGit, textOf } from "./git-run";
@@ -131,13 +131,54 @@ export class ShadowRepo {
   }
 
   /**
+   * The first snapshot of a folder that is the top of a linked worktree (its `.git` a file: what the
+   * runtime makes for a session or an attempt) starts from that worktree's own index (docs/architecture.md, "Review and ship"): a worktree just made for a session or an attempt is
+   * a clean checkout of its base, whose index already holds every file's object id and the stat data
+   * git just wrote, and whose objects the shadow reads through `objects/info/alternates` (nothing is
+   * copied). Only what differs from that index is hashed then, not every file. Tracked files the
+   * snapshot leaves out (heavy folders, ignored) are dropped from the seeded index; tracked files over
+   * the size bound stay (they are in the repository's objects already). The answer: how many files the
+   * seeded index holds, or null when the folder is no checkout's top (then nothing was seeded).
+   */
+  private async seed(): Promise<number | null> {
+    // A person's own repository (its `.git` a folder) is hashed as before: its index may hold staged blobs no commit keeps.
+    if (!(await lstat(join(this.workTree, ".git")).catch(() => null))?.isFile()) return null;
+    const asked = await runGit(["rev-parse", "--show-toplevel", "--git-path", "index", "--git-common-dir"], { cwd: this.workTree, allowFailure: true });
+    const [top, index, common] = textOf(asked).split("\n");
+    if (asked.code !== 0 || !top || !index || !common) return null;
+    if ((await realpath(top)) !== (await realpath(this.workTree))) return null;
+    const ownIndex = join(this.dir, "index");
+    const alternates = join(this.gitDir, "objects", "info", "alternates");
+    try {
+      await copyFile(resolve(this.workTree, index), ownIndex);
+      await mkdir(join(this.gitDir, "objects", "info"), { recursive: true });
+      await writeFile(alternates, `${resolve(this.workTree, common, "objects")}\n`);
+      // Read by the shadow's git (a split index, say, is not readable here: then the folder is hashed as any other).
+      const excluded = fieldsOf(await this.git(["ls-files", "-z", "--cached", "--ignored", "--exclude-standard"]));
+      if (excluded.length > 0)
+        await this.git(["rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], { input: `${excluded.join("\0")}\0` });
+      return await indexEntries(ownIndex);
+    } catch {
+      await rm(ownIndex, { force: true });
+      await rm(alternates, { force: true });
+      return null;
+    }
+  }
+
+  /**
    * Bring the private index to the folder as it is now (what a snapshot holds, without writing its tree):
    * a read of the changes up to now diffs against the index itself (AT_INDEX), one process fewer.
    */
   async stage(knownOversize: string[]): Promise<{ oversize: string[] }> {
     if (!existsSync(this.workTree)) throw new Error(`the session's folder ${this.workTree} is gone`);
-    const first = !existsSync(join(this.dir, "index"));
+    let first = !existsSync(join(this.dir, "index"));
     await this.ensure();
+    const seeded = first ? await this.seed() : null;
+    if (seeded !== null) {
+      if (seeded > this.maxFolderFiles)
+        throw new FolderTooLarge(`it has more than ${this.maxFolderFiles.toLocaleString("en")} files outside .gitignore and dependency folders`);
+      first = false; // from here, as any later snapshot: only what differs from the index is weighed
+    }
     // What changed since the last snapshot (by the index's stat cache): only those are weighed. The first
     // lists the whole folder: a home folder or /tmp is refused here, quickly, rather than copied.
     const listing = await this.git(
@@ -149,7 +190,7 @@ export class ShadowRepo {
       throw err;
     });
     const candidates = [...new Set(fieldsOf(listing))];
-    if (first && candidates.length > this.maxFolderFiles)
+    if ((first || seeded !== null) && candidates.length + (seeded ?? 0) > this.maxFolderFiles)
       throw new FolderTooLarge(`it has more than ${this.maxFolderFiles.toLocaleString("en")} files outside .gitignore and dependency folders`);
     const oversize = new Set<string>();
     for (const path of [...new Set([...candidates, ...knownOversize])]) {
@@ -241,5 +282,18 @@ export class ShadowRepo {
   /** Remove the shadow repository (the session's folder is not touched). */
   async remove(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The number of entries an index file holds (its header: "DIRC", version, count; all big-endian). */
+async function indexEntries(path: string): Promise<number> {
+  const file = await open(path, "r");
+  try {
+    const header = Buffer.alloc(12);
+    await file.read(header, 0, 12, 0);
+    if (header.toString("latin1", 0, 4) !== "DIRC") throw new Error(`${path} is not a git index`);
+    return header.readUInt32BE(8);
+  } finally {
+    await file.close();
   }
 }

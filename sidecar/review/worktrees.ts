@@ -63,7 +63,10 @@ export class Worktrees {
     const branch = `agent/${name}`;
     const repoKey = `${basename(repository)}-${createHash("sha256").update(repository).digest("hex").slice(0, 8)}`;
     const path = join(this.root, repoKey, name);
-    await runGit(["worktree", "add", "-q", "-b", branch, path, textOf(baseCommit).trim()], { cwd: repository, timeoutMs: 120_000 });
+    // The checkout is the per-file cost of a new worktree (docs/architecture.md, "Attempt groups"): git's
+    // parallel checkout (a worker per core) writes the files; its first checkpoint reads this index (shadow-repo.ts).
+    const add = ["-c", "checkout.workers=0", "worktree", "add", "-q", "-b", branch, path, textOf(baseCommit).trim()];
+    await runGit(add, { cwd: repository, timeoutMs: 120_000 });
     const namedBase =
       base === "HEAD" ? textOf(await runGit(["branch", "--show-current"], { cwd: repository })).trim() || textOf(baseCommit).trim().slice(0, 12) : base;
     const worktree = { repository, path, branch, base: namedBase };

@@ -243,6 +243,8 @@ export const GroupCall = z.discriminatedUnion("op", [
   z.object({ op: z.literal("cancel"), id: GroupId, who: z.string().max(128) }),
   z.object({ op: z.literal("pick"), id: GroupId, request: PickRequest, who: z.string().max(128) }),
   z.object({ op: z.literal("discard"), id: GroupId, n: z.number().int().min(1).optional(), who: z.string().max(128) }),
+  /** What the team holds as not finished on one machine (its object reconciles them with what it knows). */
+  z.object({ op: z.literal("unfinished"), machine: Identifier }),
 ]);
 export type GroupCall = z.infer<typeof GroupCall>;
 
@@ -271,8 +273,13 @@ export type MachineAttemptAnswer =
   | z.infer<typeof AttemptDiscarded>
   | AttemptDiff
   | { cancelled: number };
+/** An attempt the team holds as not finished, as `unfinished` answers it. */
+export const UnfinishedAttempt = z.object({ group: GroupId, n: z.number().int().min(1), state: AttemptState, task: TaskId.nullable() });
+export type UnfinishedAttempt = z.infer<typeof UnfinishedAttempt>;
+export const UnfinishedAttempts = z.object({ attempts: z.array(UnfinishedAttempt) });
 export type GroupAnswer =
   | AttemptGroup
+  | z.infer<typeof UnfinishedAttempts>
   | { groups: AttemptGroup[] }
   | { discarded: (z.infer<typeof AttemptDiscarded> & { n: number })[]; group: AttemptGroup }
   | null;

@@ -21,6 +21,8 @@ import {
   type MachineAttemptCall,
   type PickRequest,
   type AttemptsTemplate,
+  type AttemptState,
+  type UnfinishedAttempt,
 } from "@agent-runtime/protocol/attempts";
 import type { OpArgs } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
@@ -84,6 +86,8 @@ export class AttemptGroups {
         return this.pick(call.id, call.request, call.who);
       case "discard":
         return this.discard(call.id, call.n);
+      case "unfinished":
+        return { ok: true, value: { attempts: this.unfinished(call.machine) } };
     }
   }
 
@@ -204,11 +208,17 @@ export class AttemptGroups {
     return this.save(now);
   }
 
-  /** An attempt's word from its machine: nothing finished is changed again (a cancel said first stays). */
+  /**
+   * An attempt's word from its machine. Reports may come again (a machine redelivers what it could not
+   * be sure landed) or late: nothing finished is changed again (a cancel said first stays), and nothing
+   * goes back (a `running` after `checking` is old news). A report carries totals, never increments, so a
+   * repeated one counts nothing twice.
+   */
   private report(report: AttemptReport): void {
     const group = this.book.get(report.group);
     const attempt = group?.attempts[report.n - 1];
     if (!group || !attempt || FINISHED_ATTEMPT_STATES.has(attempt.state)) return;
+    if (STAGE[report.state] < STAGE[attempt.state]) return;
     Object.assign(attempt, {
       state: report.state,
       task: report.task ?? attempt.task,
@@ -221,6 +231,17 @@ export class AttemptGroups {
     });
     if (FINISHED_ATTEMPT_STATES.has(attempt.state)) finished(attempt, attempt.endedAtMs ?? Date.now());
     this.save(group);
+  }
+
+  /** The attempts not finished on `machine`, as this object holds them. */
+  private unfinished(machine: string): UnfinishedAttempt[] {
+    return this.book
+      .runningOn(machine)
+      .flatMap((g) =>
+        g.attempts
+          .filter((a) => a.machine === machine && !FINISHED_ATTEMPT_STATES.has(a.state))
+          .map((a) => ({ group: g.id, n: a.n, state: a.state, task: a.task })),
+      );
   }
 
   /** Every attempt not finished stops (each machine's queued task never runs, a turn is cancelled, a check ended). */
@@ -303,6 +324,9 @@ export class AttemptGroups {
     if (why) console.error(`attempt group ${group.id}: its summary was not posted on ${issue.repository}#${issue.issue}: ${why}`);
   }
 }
+
+/** Where an attempt is in its life: a report never moves it back. */
+const STAGE: Record<AttemptState, number> = { queued: 0, running: 1, checking: 2, done: 3, failed: 3, cancelled: 3, timed_out: 3 };
 
 function finished(attempt: Attempt, atMs: number): void {
   attempt.endedAtMs = atMs;

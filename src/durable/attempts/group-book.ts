@@ -71,6 +71,17 @@ export class GroupBook {
     return groups;
   }
 
+  /** The running groups with an attempt on `machine` (a machine's object reconciles its attempts with them). */
+  runningOn(machine: string): AttemptGroup[] {
+    return this.sql
+      .exec(
+        `SELECT id, machines, record FROM attempt_groups WHERE json_extract(record, '$.state') = 'running' AND machines LIKE ?`,
+        `%${JSON.stringify(machine)}%`,
+      )
+      .toArray()
+      .map((raw) => AttemptGroup.parse(JSON.parse(Row.parse(raw).record)));
+  }
+
   trim(): void {
     this.sql.exec(`DELETE FROM attempt_groups WHERE id IN (SELECT id FROM attempt_groups ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)`, GROUPS_KEPT);
   }

@@ -3,7 +3,7 @@
  * runs, beside its task: what was asked, where its worktree is once made, and where it is in its life
  * after the turn (settled, checking, reported). The table is made when first used.
  */
-import { AttemptRun, CheckResult } from "@agent-runtime/protocol/attempts";
+import { AttemptReport, AttemptRun, CheckResult } from "@agent-runtime/protocol/attempts";
 import { z } from "zod";
 import { type Migration, migrate } from "../storage/migrations";
 
@@ -18,6 +18,14 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (grp, n)
       )`);
       sql.exec(`CREATE INDEX IF NOT EXISTS attempt_runs_by_task ON attempt_runs (task_id)`);
+    },
+  },
+  {
+    version: 2,
+    does: "attempt_runs: each attempt's final report (sent again when the team did not get it) and whether a report is unsent",
+    up(sql) {
+      sql.exec(`ALTER TABLE attempt_runs ADD COLUMN final_report TEXT`);
+      sql.exec(`ALTER TABLE attempt_runs ADD COLUMN unsent INTEGER NOT NULL DEFAULT 0`);
     },
   },
 ];
@@ -38,6 +46,8 @@ const Row = z.object({
   acp: z.string().nullable(),
   check_result: z.string().nullable(),
   discarded: z.number(),
+  final_report: z.string().nullable(),
+  unsent: z.number(),
 });
 
 export interface RunRecord {
@@ -50,6 +60,10 @@ export interface RunRecord {
   acp: z.infer<typeof AcpRef> | null;
   check: CheckResult | null;
   discarded: boolean;
+  /** What it said when it ended (kept: the team may not have heard it). */
+  final: AttemptReport | null;
+  /** A report to the team failed: the object's alarm reconciles with the team. */
+  unsent: boolean;
 }
 
 function parse(raw: unknown): RunRecord {
@@ -64,6 +78,8 @@ function parse(raw: unknown): RunRecord {
     acp: row.acp ? AcpRef.parse(JSON.parse(row.acp)) : null,
     check: row.check_result ? CheckResult.parse(JSON.parse(row.check_result)) : null,
     discarded: row.discarded === 1,
+    final: row.final_report ? AttemptReport.parse(JSON.parse(row.final_report)) : null,
+    unsent: row.unsent === 1,
   };
 }
 
@@ -82,7 +98,8 @@ export class RunStore {
 
   put(r: RunRecord): void {
     this.sql.exec(
-      `INSERT OR REPLACE INTO attempt_runs (grp, n, task_id, run, phase, worktree, acp, check_result, discarded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO attempt_runs (grp, n, task_id, run, phase, worktree, acp, check_result, discarded, final_report, unsent)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       r.group,
       r.n,
       r.task,
@@ -92,6 +109,8 @@ export class RunStore {
       r.acp ? JSON.stringify(r.acp) : null,
       r.check ? JSON.stringify(r.check) : null,
       r.discarded ? 1 : 0,
+      r.final ? JSON.stringify(r.final) : null,
+      r.unsent ? 1 : 0,
     );
   }
 
@@ -100,14 +119,29 @@ export class RunStore {
     return row ? parse(row) : null;
   }
 
+  /** Whether this machine ever ran an attempt (no table is made to find out). */
+  used(): boolean {
+    return this.migrated || this.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'attempt_runs'`).toArray().length > 0;
+  }
+
   /** Whether a task is an attempt's (no table is made to find out). */
   byTask(taskId: string): RunRecord | null {
-    if (!this.migrated) {
-      const table = this.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'attempt_runs'`).toArray();
-      if (table.length === 0) return null;
-    }
+    if (!this.used()) return null;
     const row = this.sql.exec(`SELECT * FROM attempt_runs WHERE task_id = ?`, taskId).toArray()[0];
     return row ? parse(row) : null;
+  }
+
+  /** Whether a report to the team failed and was not sent since (no table is made to find out). */
+  anyUnsent(): boolean {
+    return this.used() && this.sql.exec(`SELECT 1 FROM attempt_runs WHERE unsent = 1 LIMIT 1`).toArray().length > 0;
+  }
+
+  markSent(group: string, n: number, unsent: boolean): void {
+    this.sql.exec(`UPDATE attempt_runs SET unsent = ? WHERE grp = ? AND n = ?`, unsent ? 1 : 0, group, n);
+  }
+
+  clearUnsent(): void {
+    if (this.used()) this.sql.exec(`UPDATE attempt_runs SET unsent = 0 WHERE unsent = 1`);
   }
 
   ofGroup(group: string): RunRecord[] {

@@ -5,6 +5,7 @@
  * The object (machine-core.ts) reaches a feature only through this list, or by its name in `parts` for
  * its RPC methods (machine.ts).
  */
+import { UnfinishedAttempts } from "@agent-runtime/protocol/attempts";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { Env } from "../../env";
 import { settings } from "../../settings";
@@ -114,6 +115,13 @@ export function machineFeatures(host: MachineHost) {
     session: (id) => sessions.recorder.reads.get(id),
     call: (op, args, timeoutMs) => tunnel.call(op, args, timeoutMs),
     report: async (report) => void (await teamStub(env).groupCall({ op: "report", report })),
+    unfinished: async () => {
+      const answer = await teamStub(env).groupCall({ op: "unfinished", machine: host.machine() });
+      if (!answer.ok) throw new Error("the team object refused the question");
+      return UnfinishedAttempts.parse(answer.value).attempts;
+    },
+    reachable: () => tunnel.reachable(),
+    wake: (at) => waitUntil(wake(at)),
     waitUntil,
   });
   const previews = new MachinePreviews({ tunnel, storage: ctx.storage, holders, ...sockets });
@@ -138,7 +146,8 @@ export function machineFeatures(host: MachineHost) {
     readers,
     viewers,
     logins,
-  ]; // files, tokens, revocations and attempts take part in none of it: only their RPC methods reach them (`parts`)
+    attempts, // reports the team missed, said again after a hello and on the alarm
+  ]; // files, tokens and revocations take part in none of it: only their RPC methods reach them (`parts`)
   const parts = { team, files, readers, viewers, holders, notifications, tokens, revocations, floor, sessions, acp, attempts, previews, logins };
   return { parts, list };
 }

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { AttemptChanges, AttemptDiffFile, CheckResult, GitRef } from "../attempts";
 import { GitCwd } from "../review";
+import { SandboxSpec } from "../sandbox";
 import { MINUTE, type OpDefinition } from "./define";
 
 const Commit = z.string().regex(/^[0-9a-f]{40}$/);
@@ -24,10 +25,20 @@ export const ATTEMPT_OPS = {
     args: z.object({ cwd: GitCwd, base: Commit, message: z.string().min(1).max(4000) }),
     result: z.object({ commit: Commit.nullable(), changes: AttemptChanges }),
   },
-  /** Run the check in the worktree (`sh -c`), its process group ended past `timeoutMs`. */
+  /**
+   * Run the check in the worktree (`sh -c`), its process group ended past `timeoutMs`; enclosed as the
+   * attempt's agent was (`sandbox`: what the team asked for it; the sidecar applies the stricter of it and
+   * its owner's floor). A check of the same `key` still running (its answer lost) is ended first.
+   */
   "attempts.check": {
     deadlineMs: 24 * 60 * MINUTE + MINUTE,
-    args: z.object({ cwd: GitCwd, command: z.string().min(1).max(4000), timeoutMs: z.number().int().min(1000), key: z.string().min(1).max(128) }),
+    args: z.object({
+      cwd: GitCwd,
+      command: z.string().min(1).max(4000),
+      timeoutMs: z.number().int().min(1000),
+      key: z.string().min(1).max(128),
+      sandbox: SandboxSpec.optional(),
+    }),
     result: CheckResult,
   },
   "attempts.stopCheck": { deadlineMs: MINUTE, args: z.object({ key: z.string().min(1).max(128) }), result: z.object({ stopped: z.boolean() }) },
