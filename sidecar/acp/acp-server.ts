@@ -14,16 +14,12 @@ const JsonObject = z.record(z.string(), z.unknown());
 import { stderrCause } from "../scrub";
 import type { ManagedProcess, ProcessManager } from "../processes/processes";
 import type { Enclosure } from "../sandbox/enclosure";
+import type { AgentLaunch } from "./agent-launch";
 import { SANDBOX_BLOCKED_METHOD, type SandboxBlocked } from "@agent-runtime/protocol/sandbox";
 
 const log = logger("acp");
 
-export interface AgentLaunch {
-  command: string;
-  args: string[];
-  env?: Record<string, string>;
-  cwd: string;
-}
+export type { AgentLaunch } from "./agent-launch";
 
 /** How a server's agent was set up by its client: said again to a process started anew. */
 export interface ServerSetup {
