@@ -68,6 +68,7 @@ export class MachineAttempts {
       },
     });
     if (!submitted.ok) return submitted;
+    // A `submit` call answers its task (`TaskCall`'s answer is Task | TaskPage by the call, not by its type).
     const task = submitted.value as Task;
     this.runs.put({ group: run.group, n: run.n, task: task.id, run, phase: "turn", worktree: null, acp: null, check: null, discarded: false });
     return { ok: true, value: { task: task.id, state: task.state, startedAtMs: task.startedAtMs } };
