@@ -1,6 +1,7 @@
 /**
  * The layout's rules, checked by `npm test` (docs/architecture.md, "Layout rules"): no import cycle among
- * the production modules of the worker, the sidecar and the protocol package; no production module
+ * the production modules of the worker, the sidecar and the protocol package, type-only imports included
+ * (but an object's typed stub: TYPED_STUBS); each object's features reached only through its registry; no production module
  * imports a test module; no production module longer than 400 lines (but any named in OVER_THE_LIMIT,
  * a debt written down while a file is split: a named file back under the limit fails the check until it
  * is taken off the list); every route handler in `src/routes/` named (a stack trace or a reader can
@@ -32,17 +33,36 @@ function productionFiles(dir: string): string[] {
   return out;
 }
 
-/** What a module imports at run time (type-only imports and exports leave no edge). */
-function runtimeImports(text: string): string[] {
-  const specifiers: string[] = [];
+/** What a module imports, at run time or for its types alone (`typeOnly`): both are edges of the module graph. */
+function imports(text: string): { specifier: string; typeOnly: boolean }[] {
+  const found: { specifier: string; typeOnly: boolean }[] = [];
   const pattern = /^\s*(import|export)\s+(type\s+)?([^'"]*?\s+from\s+)?["']([^"']+)["']/gm;
-  for (const match of text.matchAll(pattern)) {
-    if (match[2]) continue;
-    specifiers.push(match[4]!);
-  }
-  for (const match of text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) specifiers.push(match[1]!);
-  return specifiers;
+  for (const match of text.matchAll(pattern)) found.push({ specifier: match[4]!, typeOnly: match[2] !== undefined });
+  for (const match of text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) found.push({ specifier: match[1]!, typeOnly: false });
+  return found;
 }
+
+/**
+ * The one kind of type-only edge left out of the cycle check, written down: a Durable Object's typed
+ * stub (`DurableObjectNamespace<MachineObject>` in `Env`, `DurableObjectStub<TeamObject>` in stubs.ts)
+ * names the object's class, and the objects call each other by RPC, so these types are mutual by nature.
+ */
+const OBJECT_CLASSES = new Set(["src/durable/machine/machine.ts", "src/durable/team/team.ts", "src/durable/tokens/token.ts"]);
+const TYPED_STUBS = new Set(["src/env.ts", "src/durable/stubs.ts"]);
+
+/**
+ * The objects' composition roots reach their features only through the registry (machine/features.ts,
+ * team/team-features.ts: docs/architecture.md, "Features of an object"): no import of another folder of
+ * src/durable/ but the shared storage and streams, and `team.ts` (also its RPC surface, which names its
+ * features' types) no run-time one.
+ */
+const ROOTS: Record<string, { folder: string; typesToo: boolean }> = {
+  "src/durable/machine/machine-core.ts": { folder: "src/durable/machine/", typesToo: true },
+  "src/durable/machine/sidecar-lifecycle.ts": { folder: "src/durable/machine/", typesToo: true },
+  "src/durable/machine/client-sockets.ts": { folder: "src/durable/machine/", typesToo: true },
+  "src/durable/team/team.ts": { folder: "src/durable/team/", typesToo: false },
+};
+const SHARED = ["src/durable/storage/", "src/durable/streams/", "src/durable/stubs.ts"];
 
 /** A specifier as a file of this repository, or null for a package. */
 function resolveSpecifier(from: string, specifier: string): string | null {
@@ -79,10 +99,20 @@ for (const file of files) {
     }
   }
   const edges: string[] = [];
-  for (const specifier of runtimeImports(text)) {
+  for (const { specifier, typeOnly } of imports(text)) {
     const target = resolveSpecifier(file, specifier);
     if (target === null) continue;
     if (isTest(target)) problems.push(`${file} imports the test module ${target}`);
+    const root = ROOTS[file];
+    if (
+      root &&
+      (root.typesToo || !typeOnly) &&
+      target.startsWith("src/durable/") &&
+      !target.startsWith(root.folder) &&
+      !SHARED.some((s) => target.startsWith(s))
+    )
+      problems.push(`${file} imports the feature module ${target}: register the feature (its folder's class) in the object's registry instead`);
+    if (typeOnly && TYPED_STUBS.has(file) && OBJECT_CLASSES.has(target)) continue;
     edges.push(target);
   }
   graph.set(file, edges);
@@ -116,5 +146,5 @@ if (problems.length) {
   process.exit(1);
 }
 console.log(
-  `check-architecture: ${files.length} production modules, no import cycle, no test import, none over ${MAX_LINES} lines, every route handler named, every stored read parsed${OVER_THE_LIMIT.size ? ` but ${OVER_THE_LIMIT.size} named` : ""}`,
+  `check-architecture: ${files.length} production modules, no import cycle (type imports included), every feature through its object's registry, no test import, none over ${MAX_LINES} lines, every route handler named, every stored read parsed${OVER_THE_LIMIT.size ? ` but ${OVER_THE_LIMIT.size} named` : ""}`,
 );

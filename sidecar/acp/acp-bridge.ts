@@ -184,7 +184,7 @@ export class AcpServers {
     const can = agentCapabilitiesOf(initialized);
     const sessions: AcpRestoreResult["sessions"] = [];
     for (const session of args.sessions) {
-      const mcpServers = await this.mergedMcpServers(session.cwd, session.mcpServers as { name: string }[]);
+      const mcpServers = await this.mergedMcpServers(session.cwd, session.mcpServers);
       const reattached = await server.reattach({ ...session, mcpServers }, can);
       if (server.enclosure && reattached.how !== "none") server.setup.sessions.set(session.sessionId, { cwd: session.cwd, mcpServers });
       if (reattached.how !== "none") await this.hooks?.reattached(args.agent, session.sessionId, session.cwd);
@@ -245,7 +245,7 @@ export class AcpServers {
   }
 
   /** A session's MCP servers with the folder's added (the client's own come first and win on a name); the same array when none. */
-  private async mergedMcpServers<S extends { name: string }>(cwd: string, servers: S[]): Promise<(S | { name: string })[]> {
+  private async mergedMcpServers<S extends { name?: unknown }>(cwd: string, servers: S[]): Promise<(S | { name: string })[]> {
     const extra = await this.folderMcpServers(cwd);
     if (extra.length === 0) return servers;
     const named = new Set(servers.map((s) => s.name));

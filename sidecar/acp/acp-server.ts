@@ -14,16 +14,12 @@ const JsonObject = z.record(z.string(), z.unknown());
 import { stderrCause } from "../scrub";
 import type { ManagedProcess, ProcessManager } from "../processes/processes";
 import type { Enclosure } from "../sandbox/enclosure";
+import type { AgentLaunch } from "./agent-launch";
 import { SANDBOX_BLOCKED_METHOD, type SandboxBlocked } from "@agent-runtime/protocol/sandbox";
 
 const log = logger("acp");
 
-export interface AgentLaunch {
-  command: string;
-  args: string[];
-  env?: Record<string, string>;
-  cwd: string;
-}
+export type { AgentLaunch } from "./agent-launch";
 
 /** How a server's agent was set up by its client: said again to a process started anew. */
 export interface ServerSetup {
@@ -141,12 +137,18 @@ export class AcpServer {
     if (typeof msg !== "object" || msg === null) return;
     this.lastActivityMs = Date.now();
     // Not parsed: this runs for every line an agent writes; each field is checked where it is read.
-    const m = msg as AgentAnswer & { id?: unknown; method?: unknown; params?: { sessionId?: unknown } };
-    if (m.method === "session/update" && this.replaying.size > 0 && this.replaying.has(String(m.params?.sessionId))) return;
-    if (m.method === undefined && m.id !== undefined) {
-      const key = JSON.stringify(m.id);
+    const method = "method" in msg ? msg.method : undefined;
+    if (method === "session/update" && this.replaying.size > 0) {
+      const params = "params" in msg ? msg.params : undefined;
+      const sessionId = typeof params === "object" && params !== null && "sessionId" in params ? params.sessionId : undefined;
+      if (this.replaying.has(String(sessionId))) return;
+    }
+    const id = "id" in msg ? msg.id : undefined;
+    if (method === undefined && id !== undefined) {
+      const key = JSON.stringify(id);
+      const m: AgentAnswer = { result: "result" in msg ? msg.result : undefined, error: "error" in msg ? msg.error : undefined };
       // `afterSeq`: what the agent wrote before this answer, so a reader can deliver the answer after it.
-      const answer = { status: 200 as const, body: m.error ? this.withCause(m, line) : line, afterSeq: this.log.lastSeq };
+      const answer = { status: 200 as const, body: m.error ? this.withCause(msg, line) : line, afterSeq: this.log.lastSeq };
       if (this.waiting.has(key) && this.waiting.settle(key, { ok: true, value: { answer, message: m } })) return;
     }
     this.log.append(line);
@@ -156,9 +158,9 @@ export class AcpServer {
    * An agent's error answer often says only "Internal error" while the cause went to its stderr: the
    * caller gets the last lines of it, secrets removed, as `error.data.agentStderr`.
    */
-  private withCause(message: { error?: unknown }, line: string): string {
+  private withCause(message: object, line: string): string {
     const cause = stderrCause(this.process.outputText("stderr"));
-    const error = JsonObject.safeParse(message.error).data;
+    const error = JsonObject.safeParse("error" in message ? message.error : undefined).data;
     if (!cause || !error) return line;
     const data = error.data === undefined ? {} : JsonObject.safeParse(error.data).data;
     if (!data) return line;
@@ -226,10 +228,10 @@ export class AcpServer {
     const { message } = outcome.value;
     if (message.error) {
       const cause = stderrCause(this.process.outputText("stderr"));
-      const error = typeof message.error === "object" && message.error !== null ? (message.error as { message?: unknown; code?: unknown }) : {};
-      const said = error.message !== undefined ? String(error.message) : "the agent refused it";
+      const error = typeof message.error === "object" && message.error !== null ? message.error : {};
+      const said = "message" in error && error.message !== undefined ? String(error.message) : "the agent refused it";
       // The agent's own code rides along: ACP's auth_required (-32000) tells a login is wanted (sidecar/logins/).
-      const code = typeof error.code === "number" ? { agentErrorCode: error.code } : {};
+      const code = "code" in error && typeof error.code === "number" ? { agentErrorCode: error.code } : {};
       throw new ProblemError("stream_error", `${method}: ${said}${cause ? ` (its stderr: ${cause})` : ""}`, code);
     }
     return message.result;

@@ -219,6 +219,7 @@ async function runTurn(client: AgentContext, session: Session, text: string, sig
     case "/sh":
     case "/fetch": {
       const report: Report = {
+        // The mock's own update shapes (tool calls, text) stand for the SDK's union, which it does not name one by one.
         update: (update) => client.notify(methods.client.session.update, { sessionId: session.id, update: update as never }),
         say: (said) => say(client, session.id, said),
       };

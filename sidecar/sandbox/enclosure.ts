@@ -11,7 +11,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { builtinName } from "@agent-runtime/protocol/registry";
 import type { SandboxSpec } from "@agent-runtime/protocol/sandbox";
 import type { AgentId } from "@agent-runtime/protocol/values";
-import type { AgentLaunch } from "../acp/acp-server";
+import type { AgentLaunch } from "../acp/agent-launch";
 import { bwrapArgs, type EnclosurePaths, INGRESS_SCRIPT, proxyEnv } from "./bwrap-args";
 import { firstChild, listensIn } from "./ingress";
 import { type BlockedConnection, EgressProxy } from "./egress-proxy";

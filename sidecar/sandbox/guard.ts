@@ -6,12 +6,21 @@
  */
 import { realpath } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import type { OpArgs, OpName } from "@agent-runtime/protocol/ops";
+import { z } from "zod";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { OpHandlers } from "../tunnel";
 import { type Deniable, type OwnerLimits, underRoots } from "./owner-limits";
 
 const SESSION_METHODS = new Set(["session/new", "session/load", "session/resume"]);
+/** What the guard reads of a client message: a session's method and folder. */
+const SessionStart = z.object({ method: z.string(), params: z.object({ cwd: z.string() }) });
+/** What it reads of a restore: each session's folder. */
+const RestoredFolders = z.array(z.object({ cwd: z.string() }));
+
+/** An operation's arguments as fields to read one by one (each checked where it is read). */
+function fieldsOf(args: unknown): Record<string, unknown> {
+  return typeof args === "object" && args !== null ? Object.fromEntries(Object.entries(args)) : {};
+}
 
 /**
  * The folder a client message starts or reattaches a session in, read from the message itself (what the
@@ -21,17 +30,17 @@ const SESSION_METHODS = new Set(["session/new", "session/load", "session/resume"
 export function sessionFolderOf(message: string): string | undefined {
   if (!message.includes('"cwd"')) return undefined;
   try {
-    const parsed = JSON.parse(message) as { method?: unknown; params?: { cwd?: unknown } };
-    return typeof parsed.method === "string" && SESSION_METHODS.has(parsed.method) && typeof parsed.params?.cwd === "string" ? parsed.params.cwd : undefined;
+    const parsed = SessionStart.safeParse(JSON.parse(message));
+    return parsed.success && SESSION_METHODS.has(parsed.data.method) ? parsed.data.params.cwd : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Which capability an operation belongs to, for `--deny` (null: none that can be denied). */
-export function capabilityOf<N extends OpName>(op: N, args: OpArgs<N>): Deniable[] {
+export function capabilityOf(op: string, args: unknown): Deniable[] {
   if (op.startsWith("processes.")) {
-    const tty = op === "processes.spawn" && (args as OpArgs<"processes.spawn">).tty === true;
+    const tty = op === "processes.spawn" && fieldsOf(args).tty === true;
     return tty || op === "processes.resize" ? ["processes", "terminal"] : ["processes"];
   }
   if (op.startsWith("fs.")) return ["files"];
@@ -40,12 +49,12 @@ export function capabilityOf<N extends OpName>(op: N, args: OpArgs<N>): Deniable
 }
 
 /** The folders an operation names (those `--roots` confines), as the caller wrote them. */
-export function foldersOf<N extends OpName>(op: N, args: OpArgs<N>): string[] {
-  const a = args as Record<string, unknown>;
+export function foldersOf(op: string, args: unknown): string[] {
+  const a = fieldsOf(args);
   const str = (v: unknown): string[] => (typeof v === "string" ? [v] : []);
   switch (op) {
     case "acp.post": {
-      const inMessage = sessionFolderOf((args as OpArgs<"acp.post">).message);
+      const inMessage = typeof a.message === "string" ? sessionFolderOf(a.message) : undefined;
       return [...str(a.cwd), ...(inMessage === undefined ? [] : [inMessage])];
     }
     case "acp.discover":
@@ -59,7 +68,7 @@ export function foldersOf<N extends OpName>(op: N, args: OpArgs<N>): string[] {
     case "processes.run":
       return str(a.cwd);
     case "acp.restore":
-      return (args as OpArgs<"acp.restore">).sessions.map((s) => s.cwd);
+      return RestoredFolders.safeParse(a.sessions).data?.map((s) => s.cwd) ?? [];
     case "fs.entries":
       return [typeof a.path === "string" ? a.path : "~"];
     case "worktrees.remove":
@@ -102,12 +111,7 @@ async function realFolder(path: string): Promise<string> {
 }
 
 /** Refuse what the owner switched off or what names a folder outside the roots; null when allowed. */
-export async function refusal<N extends OpName>(
-  limits: OwnerLimits,
-  op: N,
-  args: OpArgs<N>,
-  resolvePath: (path: string) => string,
-): Promise<ProblemError | null> {
+export async function refusal(limits: OwnerLimits, op: string, args: unknown, resolvePath: (path: string) => string): Promise<ProblemError | null> {
   for (const capability of capabilityOf(op, args)) {
     if (limits.deny.includes(capability)) {
       return new ProblemError(
@@ -139,13 +143,16 @@ export async function refusal<N extends OpName>(
 export function guardHandlers(handlers: OpHandlers, limits: OwnerLimits, resolvePath: (path: string) => string): OpHandlers {
   if (limits.deny.length === 0 && limits.roots.length === 0) return handlers;
   const guarded: Record<string, unknown> = {};
-  for (const op of Object.keys(handlers) as OpName[]) {
-    const handler = handlers[op] as (args: unknown, ctx: unknown) => Promise<unknown>;
+  for (const [op, handler] of Object.entries(handlers)) {
+    // One wrapper for every operation: each handler takes its own operation's arguments, a type a loop over
+    // all of them cannot name; the wrapper hands on exactly what it was given.
+    const run = handler as (args: unknown, ctx: unknown) => Promise<unknown>;
     guarded[op] = async (args: unknown, ctx: unknown) => {
-      const refused = await refusal(limits, op, args as OpArgs<typeof op>, resolvePath);
+      const refused = await refusal(limits, op, args, resolvePath);
       if (refused) throw refused;
-      return handler(args, ctx);
+      return run(args, ctx);
     };
   }
+  // The same operations as `handlers`, each wrapped as above (built by name, which the table's type cannot follow).
   return guarded as OpHandlers;
 }

@@ -69,8 +69,9 @@ function parseDeny(value: string | readonly string[] | undefined, source: string
   const names = (typeof value === "string" ? value.split(",") : [...value]).map((n) => n.trim()).filter(Boolean);
   const out: Deniable[] = [];
   for (const name of names) {
-    if (!(DENIABLE as readonly string[]).includes(name)) throw new OwnerLimitsError(`${source}: '${name}' is not one of ${DENIABLE.join(", ")}`);
-    if (!out.includes(name as Deniable)) out.push(name as Deniable);
+    const deniable = DENIABLE.find((d) => d === name);
+    if (!deniable) throw new OwnerLimitsError(`${source}: '${name}' is not one of ${DENIABLE.join(", ")}`);
+    if (!out.includes(deniable)) out.push(deniable);
   }
   return out;
 }
@@ -109,13 +110,13 @@ export async function readOwnerLimitsFile(path: string): Promise<OwnerLimitsFile
     text = await readFile(path, "utf8");
   } catch (err) {
     if (errnoCode(err) === "ENOENT") return null;
-    throw new OwnerLimitsError(`${path}: ${(err as Error).message}`);
+    throw new OwnerLimitsError(`${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new OwnerLimitsError(`${path} is not JSON: ${(err as Error).message}`);
+    throw new OwnerLimitsError(`${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   const parsed = OwnerLimitsFile.safeParse(value);
   if (!parsed.success) throw new OwnerLimitsError(`${path}: ${z.prettifyError(parsed.error)}`);

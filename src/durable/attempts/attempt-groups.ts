@@ -47,6 +47,7 @@ const BaseAnswer = z.object({ branch: z.string().nullable(), commit: z.string().
 const Posted = z.object({ posted: z.boolean(), reason: z.string().nullable() });
 
 const Problem = z.object({
+  // The table's keys are its codes (Object.keys types them as strings); z.enum wants them as a non-empty tuple.
   code: z.enum(Object.keys(PROBLEMS) as [ProblemCode, ...ProblemCode[]]),
   detail: z.string(),
   extensions: z.record(z.string(), z.unknown()).optional(),

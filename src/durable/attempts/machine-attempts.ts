@@ -91,6 +91,7 @@ export class MachineAttempts implements MachineFeature {
       },
     });
     if (!submitted.ok) return submitted;
+    // A `submit` call answers its task (`TaskCall`'s answer is Task | TaskPage by the call, not by its type).
     const task = submitted.value as Task;
     this.runs.put({
       ...{ group: run.group, n: run.n, task: task.id, run, phase: "turn" },

@@ -10,8 +10,7 @@ import type { Outcome } from "@agent-runtime/protocol/pending-calls";
 import { type RegistryAgent, registryIdOf } from "@agent-runtime/protocol/registry";
 import type { Catalog } from "../../agents-registry/catalog";
 import type { TeamPolicy } from "@agent-runtime/protocol/policy";
-import type { TeamObject } from "../team/team";
-import { type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
+import { type AppliedOutcome, type DocumentKind, documentEtag, type StoredDocument, type TeamDocuments } from "./team-documents";
 
 type ApplyOp = "skills.apply" | "mcp.apply" | "agents.apply";
 
@@ -20,7 +19,8 @@ export interface ConfigHost {
   call<N extends ApplyOp>(op: N, args: OpArgs<N>, timeoutMs?: number): Promise<Outcome<OpResult<N>>>;
   /** The machine whose sidecar is connected now, or null (then the documents are applied when it connects). */
   connectedMachine(): string | null;
-  team(): Pick<DurableObjectStub<TeamObject>, "recordApplied">;
+  /** The team's object, which records each machine's outcome (its RPC method, by its shape: no import of the object's module). */
+  team(): { recordApplied(kind: DocumentKind, machine: string, outcome: AppliedOutcome): Promise<void> };
   /** The deployment's registry catalog: agents install from its entries (the sidecar never reads the registry). */
   catalog(): Promise<Catalog>;
   installTimeoutMs: number;

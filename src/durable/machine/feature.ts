@@ -9,8 +9,11 @@ import type { SidecarFrame } from "@agent-runtime/protocol/frames";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { Timed } from "../storage/alarm";
 import type { SubscriberKind } from "../streams/subscribers";
-import type { Registered } from "./machine-team";
+import type { TeamObject } from "../team/team";
 import type { ObjectRequest } from "./object-requests";
+
+/** What the team answers a machine's connect: its documents, the versions it recorded, the subscriptions that hear of it. */
+export type Registered = Awaited<ReturnType<TeamObject["machineConnected"]>>;
 
 export type HelloFrame = Extract<SidecarFrame, { t: "hello" }>;
 

@@ -15,8 +15,7 @@ import type { TeamDocuments } from "../config/team-documents";
 import { teamStub } from "../stubs";
 import { getStored } from "../storage/stored";
 import { z } from "zod";
-import type { TeamObject } from "../team/team";
-import type { Back, MachineFeature } from "./feature";
+import type { Back, MachineFeature, Registered } from "./feature";
 
 type ApplyOp = "skills.apply" | "mcp.apply" | "agents.apply";
 
@@ -32,8 +31,6 @@ export interface MachineTeamHost {
   /** The permission policy, kept by this object (true when it changed). */
   keepPolicy: ConfigHost["keepPolicy"];
 }
-
-export type Registered = Awaited<ReturnType<TeamObject["machineConnected"]>>;
 
 export class MachineTeam implements MachineFeature {
   /** Whether the team knows this machine has records (sessions, deliveries) to list: asked of storage once. */

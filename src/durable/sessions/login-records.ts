@@ -60,7 +60,8 @@ export class LoginRecords {
       return { handled: true, needsLogin: this.sessions.toSession(waiting.row) };
     }
     const server = this.sessions.server(serverId);
-    const params = typeof request.params === "object" && request.params !== null ? (request.params as Record<string, unknown>) : {};
+    const params: Record<string, unknown> =
+      typeof request.params === "object" && request.params !== null ? Object.fromEntries(Object.entries(request.params)) : {};
     if (!server || typeof params.cwd !== "string") return { handled: false };
     const methods = this.offered.get(serverId) ?? [];
     const mcpServers = Array.isArray(params.mcpServers) ? params.mcpServers : [];
@@ -88,5 +89,5 @@ export function withLoginData(body: string, record: Session): string {
   const data = "data" in error ? error.data : undefined;
   if (data !== undefined && (typeof data !== "object" || data === null || Array.isArray(data))) return body;
   const added = { "agent-runtime/session": record.id, "agent-runtime/login": record.login ?? null };
-  return JSON.stringify({ ...value, error: { ...error, data: { ...(data as object | undefined), ...added } } });
+  return JSON.stringify({ ...value, error: { ...error, data: { ...(typeof data === "object" ? data : {}), ...added } } });
 }

@@ -38,7 +38,8 @@ function toolData(fields: z.infer<typeof ToolFields>): Record<string, unknown> {
 }
 
 export function effectOf(update: unknown): UpdateEffect {
-  // The hot path first, checked by hand: a stream in full flow is thousands of text chunks a second.
+  // The hot path first, checked by hand (the cast names the fields read, each checked below before use): a
+  // stream in full flow is thousands of text chunks a second.
   if (typeof update === "object" && update !== null) {
     const { sessionUpdate, content, messageId } = update as { sessionUpdate?: unknown; content?: { type?: unknown; text?: unknown }; messageId?: unknown };
     if (sessionUpdate === "agent_message_chunk" || sessionUpdate === "agent_thought_chunk") {

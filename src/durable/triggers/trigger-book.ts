@@ -198,7 +198,7 @@ function authorsOf(row: Row): TriggerAuthors {
 /** Why a comment starts nothing: its author is not one the trigger names, or it is older than the window. */
 function refusal(commenter: Commenter, authors: TriggerAuthors, now: number): DeliveryOutcome | null {
   const allowed =
-    (authors.associations as string[]).includes(commenter.association) || authors.logins.some((l) => l.toLowerCase() === commenter.login.toLowerCase());
+    authors.associations.some((a) => a === commenter.association) || authors.logins.some((l) => l.toLowerCase() === commenter.login.toLowerCase());
   if (!allowed) {
     const who = authors.logins.length > 0 ? ` or ${authors.logins.join(", ")}` : "";
     return {
