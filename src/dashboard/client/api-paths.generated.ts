@@ -11012,11 +11012,11 @@ export interface components {
         NotificationEvent: "permission.requested" | "elicitation.requested" | "agent.login" | "turn.finished" | "turn.failed" | "sandbox.blocked" | "machine.offline" | "machine.online" | "test";
         PendingRequest: {
             atMs: number;
-            /** @description a rule of the permission policy answers for the person at `atMs` if nobody did */
+            /** @description the team's policy answers for the person at `atMs` if nobody did: a permission as its rule says (allow, deny), a question (elicitation) cancel */
             deadline?: {
                 atMs: number;
                 /** @enum {string} */
-                onTimeout: "allow" | "deny";
+                onTimeout: "allow" | "deny" | "cancel";
                 rule: string;
             };
             /** @description an elicitation: the question, as the agent asked it */
@@ -11090,6 +11090,11 @@ export interface components {
         PolicyTest: {
             /** @description a draft to try (the team's stored policy when absent) */
             policy?: {
+                /** @description a deadline on agents' questions (elicitations); none: a question waits for a person */
+                questions?: {
+                    /** @description how long a person has to answer an agent's question before it is answered `cancel` */
+                    timeoutSeconds: number;
+                };
                 /** @description in order: the first that matches decides; none matching means ask */
                 rules: components["schemas"]["PolicyRule"][];
                 /** @description sandbox rules, in order: the first that matches an agent server's start decides its sandbox; none matching means its origin's default */
@@ -11791,6 +11796,11 @@ export interface components {
          */
         TaskState: "queued" | "running" | "waiting" | "succeeded" | "failed" | "cancelled" | "timed_out";
         TeamPolicy: {
+            /** @description a deadline on agents' questions (elicitations); none: a question waits for a person */
+            questions?: {
+                /** @description how long a person has to answer an agent's question before it is answered `cancel` */
+                timeoutSeconds: number;
+            };
             /** @description in order: the first that matches decides; none matching means ask */
             rules: components["schemas"]["PolicyRule"][];
             /** @description sandbox rules, in order: the first that matches an agent server's start decides its sandbox; none matching means its origin's default */

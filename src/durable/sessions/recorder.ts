@@ -58,7 +58,7 @@ export interface RecorderHost {
   sandboxAudit?(session: Session, target: string, reason: string): void;
   /** The agent reported its session's cost so far (a task holds it against its `maxCostUsd`). */
   costReported(session: string, cost: Cost): void;
-  /** The permission policy's word on an agent's request (policy/permission-gate.ts); null: a person is asked. */
+  /** The permission policy's word on an agent's request (policy/permission-gate.ts): a question's is only its deadline; null: a person is asked. */
   judge(serverId: string, seq: number, session: Session, id: JsonRpcId, params: Record<string, unknown>, pending: PendingRequest): Ruled | null;
 }
 
@@ -309,9 +309,9 @@ export class SessionRecorder {
         (typeof message.id === "string" || typeof message.id === "number")
       ) {
         const pending = pendingRequestOf(message.method, message.id, params, now);
-        const ruled =
-          message.method === "session/request_permission" ? this.judge(serverId, seq, this.sessions.toSession(session.row), message.id, params, pending) : null;
-        if (ruled?.answered) recordRuled(session, pending, ruled.verdict, ruled.answered, now);
+        // The policy's word: a permission's rule, or a question's deadline.
+        const ruled = this.judge(serverId, seq, this.sessions.toSession(session.row), message.id, params, pending);
+        if (ruled?.answered && ruled.verdict) recordRuled(session, pending, ruled.verdict, ruled.answered, now);
         else recordWaiting(this.sessions, session, ruled?.deadline ? { ...pending, deadline: ruled.deadline } : pending, now, this.events);
       }
     }
