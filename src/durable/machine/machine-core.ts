@@ -161,6 +161,8 @@ export class MachineObjectCore extends DurableObject<Env> {
       send: (frame) => tunnel.send(frame),
       retry: (agent) => this.sessionCalls.retryLogins(agent, config.acpTimeoutMs),
       waitUntil: (work) => ctx.waitUntil(work),
+      machine: () => this.machineName(),
+      notify: (event) => ctx.waitUntil(this.notifications.notify(event)),
     });
     this.subscribers = new Subscribers([this.readers, this.viewers, this.recorderSubscriptions, this.logins.watch]);
     this.clients = new ClientSockets(this.viewers, this.acpConnections, this.holders, (ws) => ctx.getTags(ws), config.acpTimeoutMs, this.previews.streams);
@@ -199,6 +201,7 @@ export class MachineObjectCore extends DurableObject<Env> {
       hello: (frame) => this.lifecycle.hello(ws, frame),
       preview: (frame) => this.previews.streams.fromSidecar(frame),
       ports: () => this.sessions.portsChanged(),
+      login: (agent) => this.ctx.waitUntil(this.logins.flowChanged(agent)),
     });
   }
 
