@@ -3,7 +3,8 @@
  * refuses is a record in `needs_login` with its methods; the terminal method typed through the API and the
  * env_var method each log it in and start the session that waited; logout returns it to needs_login; the
  * value typed is kept on the machine only; its own flow's page reaches a person (the agent's login, a
- * notification) and, accepted, logs it in and starts the session that waited.
+ * notification) and, accepted, logs it in and starts the session that waited; a turn it refuses (it started
+ * the session, as Claude Code does) puts the session in needs_login the same way.
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -207,5 +208,33 @@ describe("mock-login", () => {
     } finally {
       await new Promise<void>((r) => receiver.close(() => r()));
     }
+  });
+
+  it("an agent that refuses the turn instead of the session (as Claude Code does): the session is needs_login, and starts again once logged in", async () => {
+    rt = await startRuntime({ machines: [] });
+    await rt.addSidecar("local", { MOCK_AGENT_REFUSE_AT: "prompt" });
+    const started = await startSession(rt, "login-p");
+    const acpId = started.result!.sessionId;
+    const prompt = { jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: acpId, prompt: [{ type: "text", text: "hello" }] } };
+    const refused = await json<{ error?: { code: number } }>(rpc(rt, "login-p", prompt));
+    expect(refused.error?.code).toBe(-32000);
+    const { sessions } = await json<{ sessions: Session[] }>(rt.api("/v1/sessions"));
+    const waiting = sessions.find((s) => s.sessionId === acpId)!;
+    expect(waiting).toMatchObject({ state: "needs_login", waiting: { kind: "login" } });
+    expect(waiting.login?.methods.map((m) => m.id)).toEqual(["mock-terminal", "mock-key", "mock-browser"]);
+    expect((await json<{ state: string }>(rt.api("/v1/agents/mock-login/login"))).state).toBe("needs_login");
+
+    const login = await json<{ state: string; started: string[] }>(
+      post(rt, "/v1/agents/mock-login/login", { method: "mock-key", values: { MOCK_AGENT_KEY: "any" } }),
+    );
+    expect(login).toMatchObject({ state: "logged_in", started: [waiting.id] });
+    const ready = await session(rt, waiting.id);
+    expect(ready.state).toBe("idle");
+    expect(ready.sessionId).not.toBe(acpId);
+    await json(post(rt, `/v1/sessions/${waiting.id}/prompt`, { prompt: [{ type: "text", text: "hello again" }] }), 202);
+    await waitFor(async () => {
+      const { entries } = await json<{ entries: { kind: string; text?: string }[] }>(rt!.api(`/v1/sessions/${waiting.id}/transcript`));
+      return entries.some((e) => e.kind === "text" && e.text?.includes("You said: hello again"));
+    }, "the agent's answer after the login");
   });
 });

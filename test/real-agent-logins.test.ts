@@ -167,14 +167,15 @@ describe("without their credentials (an empty HOME, no API key)", () => {
   );
 
   it(
-    "Claude Code lists its own terminal logins, starts the session anyway (claude-agent-acp refuses only at the turn), and answers the prompt auth_required",
+    "Claude Code starts the session (claude-agent-acp refuses only at the turn) and refuses the prompt (auth_required): the session is needs_login with its own terminal logins",
     async () => {
       await install("bare", claude);
-      const login = await loginOf(claude.id);
-      expect(login.methods).toMatchObject([
+      const methods = [
         { id: "claude-ai-login", type: "terminal", name: "Claude Subscription" },
         { id: "console-login", type: "terminal", name: "Anthropic Console" },
-      ]);
+      ];
+      // Asked, it looks logged in: its session/new succeeds without a key.
+      expect(await loginOf(claude.id)).toMatchObject({ state: "logged_in", methods });
       await rpc("bare-claude", init, `?agent=${claude.id}`);
       const created = await rpc("bare-claude", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: work, mcpServers: [] } });
       expect(created.result?.sessionId).toBeTruthy();
@@ -185,6 +186,16 @@ describe("without their credentials (an empty HOME, no API key)", () => {
         params: { sessionId: created.result!.sessionId, prompt: [{ type: "text", text: "Say hello." }] },
       });
       expect(prompted.error?.code).toBe(-32000);
+      const { sessions } = (await (await rt.api("/machines/bare/v1/sessions?limit=200")).json()) as {
+        sessions: { sessionId: string; state: string; waiting: unknown; login: { methods: unknown[] } | null }[];
+      };
+      expect(sessions.find((r) => r.sessionId === created.result!.sessionId)).toMatchObject({
+        state: "needs_login",
+        waiting: { kind: "login" },
+        login: { methods },
+      });
+      // What the turn said is kept over what asking says (until a login, or a session that starts, says otherwise).
+      expect((await (await rt.api(`/machines/bare/v1/agents/${claude.id}/login`)).json()) as unknown).toMatchObject({ state: "needs_login" });
     },
     INSTALL_TIMEOUT_MS + TURN_TIMEOUT_MS,
   );

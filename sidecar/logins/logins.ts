@@ -85,8 +85,17 @@ export class AgentLogins {
 
   /** A session's start said whether its agent is logged in. */
   observed(agent: AgentId, loggedIn: boolean): void {
+    const state = loggedIn ? "logged_in" : "needs_login";
     const known = this.known.get(agent);
-    if (known) known.login = { ...known.login, state: loggedIn ? "logged_in" : "needs_login" };
+    if (known) {
+      known.login = { ...known.login, state };
+      return;
+    }
+    // Not asked yet: asked now (for its methods), and what the session said kept over what the question
+    // says (an agent that starts sessions and refuses the turn, as Claude Code's adapter, looks logged in to it).
+    void this.ask(agent).then((asked) => {
+      asked.login = { ...asked.login, state };
+    });
   }
 
   async start(agent: AgentId, request: LoginRequest): Promise<LoginStarted> {

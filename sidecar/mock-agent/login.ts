@@ -1,11 +1,13 @@
 /**
  * The `mock-login` agent's login (the mock started with `--require-login`): it refuses sessions with
- * ACP's `auth_required` error until it is logged in, and offers the two ways the registry's agents do
+ * ACP's `auth_required` error until it is logged in, and offers the ways the registry's agents do
  * without a model: a terminal login (`mock-agent login`, a device-code flow in miniature: it prints
  * `code: <6 digits>` and waits for those digits on its terminal, then writes a credentials file under its
  * home), an `env_var` method (`MOCK_AGENT_KEY`: any non-empty value logs that process in), and a flow of
  * its own (`mock-browser`: `authenticate` asks the person to open a page, ACP's URL elicitation scoped to
- * that request, and keeps the credentials when they accept). `logout` removes the file. Its home is MOCK_AGENT_HOME (default ~/.mock-agent), so each machine's mock is its own.
+ * that request, and keeps the credentials when they accept). `logout` removes the file. Its home is
+ * MOCK_AGENT_HOME (default ~/.mock-agent), so each machine's mock is its own. With
+ * MOCK_AGENT_REFUSE_AT=prompt it starts sessions and refuses each turn instead (as Claude Code's adapter).
  */
 import { randomInt } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";

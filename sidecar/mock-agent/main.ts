@@ -274,7 +274,8 @@ const app = agent({ name: "mock" })
     return {};
   })
   .onRequest(methods.agent.session.new, ({ params }) => {
-    if (REQUIRE_LOGIN && !loggedIn()) throw RequestError.authRequired();
+    // MOCK_AGENT_REFUSE_AT=prompt: it starts sessions and refuses the turn instead, as Claude Code's adapter does.
+    if (REQUIRE_LOGIN && !loggedIn() && process.env.MOCK_AGENT_REFUSE_AT !== "prompt") throw RequestError.authRequired();
     if (AUTH_VAR && !authenticated) throw new Error("Authentication required");
     const id = `mock-${randomUUID()}`;
     const session: Session = { id, cwd: params.cwd, turn: null, history: [], title: null, updatedAt: new Date().toISOString() };
@@ -326,6 +327,7 @@ const app = agent({ name: "mock" })
     return {};
   })
   .onRequest(methods.agent.session.prompt, async ({ params, client, signal }) => {
+    if (REQUIRE_LOGIN && !loggedIn()) throw RequestError.authRequired();
     const session = sessionOf(params.sessionId);
     session.turn?.abort();
     const turn = new AbortController();
