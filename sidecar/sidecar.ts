@@ -178,6 +178,8 @@ export class Sidecar {
     );
     this.logins = new AgentLogins(this.processes, launcher, agentValues, dataDir, (agent) => this.sandboxes.enclosure(`login-${agent}`, undefined));
     this.acp.loginObserved = (agent, loggedIn) => this.logins.observed(agent, loggedIn);
+    // The worker reads an agent's login again when its own flow asks a person something or ends.
+    this.logins.flows.onChange = (agent) => this.tunnel.tell({ t: "login", agent });
     this.tunnel = new TunnelClient({
       url: options.url,
       machine: options.machine,
@@ -244,6 +246,7 @@ export class Sidecar {
       },
       "logins.get": ({ agent, noCache }) => this.logins.get(agent, noCache),
       "logins.start": ({ agent, ...request }) => this.logins.start(agent, request),
+      "logins.answer": ({ agent, ...answer }) => this.logins.answer(agent, answer),
       "logins.remove": ({ agent }) => this.logins.remove(agent),
       "agents.install": async ({ agent, request, entry }) => {
         const result = await this.installer.install(agent, request, entry);

@@ -347,6 +347,11 @@ export class TunnelClient {
     }
   }
 
+  /** A notice of the sidecar's own to the worker (an agent's login changed): lost when not connected, as the worker reads the state again at will. */
+  tell(frame: Extract<SidecarFrame, { t: "login" }>): void {
+    this.send(frame);
+  }
+
   private send(frame: SidecarFrame | PackedEvents): void {
     this.sendRaw(encodeFrame(frame));
   }

@@ -1,7 +1,7 @@
 /**
  * The dashboard on a phone (390×844, Chromium, axe) for what a session waits for beside permissions: its
- * agent's login, done in the machine's terminal (mock-login's code typed back), after which the session
- * starts; a question of the agent's answered as a form; and what a session's turns cost.
+ * agent's login, done in the machine's terminal (mock-login's code typed back) or through its own flow
+ * (the page it asks to open, then Done), after which the session starts; a question of the agent's answered as a form; and what a session's turns cost.
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -60,6 +60,27 @@ describe("the dashboard on a phone", () => {
     await p.goto(`${rt.url}/sessions/${id}`);
     await expect.poll(() => p.textContent("#session-state")).toBe("idle");
     expect(await p.locator("#session-login").count()).toBe(0);
+  }, 90_000);
+
+  it("logs an agent in through its own flow: the page it asks to open is shown, and Done starts the session that waited", async () => {
+    await (await rt.api("/v1/agents/mock-login/login", { method: "DELETE" })).text();
+    await rpc(rt, "dash-flow", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=mock-login");
+    const refused = (await (await rpc(rt, "dash-flow", { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: rt.dir, mcpServers: [] } })).json()) as {
+      error: { data: { "agent-runtime/session": string } };
+    };
+    const id = refused.error.data["agent-runtime/session"];
+
+    await p.goto(`${rt.url}/sessions/${id}`);
+    await p.click('#session-login [data-method="mock-browser"]');
+    await p.waitForSelector("#login-page-link");
+    expect(await p.getAttribute("#login-page-link", "href")).toBe("https://example.com/mock-agent/device");
+    expect(await p.getAttribute("#login-page-link", "target")).toBe("_blank");
+    await fits(p, 390, true);
+    await accessible(p);
+    await p.click('#login-page [data-answer="accept"]');
+    await waitFor(async () => (await record(id)).state === "idle", "the session to start after the login", 20_000);
+    await p.goto(`${rt.url}/sessions/${id}`);
+    await expect.poll(() => p.textContent("#session-state")).toBe("idle");
   }, 90_000);
 
   it("answers the agent's question as a form, and shows what the session's turns cost", async () => {

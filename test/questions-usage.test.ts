@@ -118,6 +118,48 @@ describe("questions", () => {
     await json(post(rt, `/v1/sessions/${s.id}/elicitation`, { action: "cancel" }));
     expect(lastText(await idleAfter(rt, s.id, 3))).toBe("cancelled");
   });
+  it("cancels a question nobody answered by the team's deadline: the transcript and the audit say so, the session waits no more", async () => {
+    rt = await startRuntime({ machines: ["local"] });
+    const tooShort = await rt.api("/v1/config/policy", {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ rules: [], questions: { timeoutSeconds: 4 } }),
+    });
+    expect(tooShort.status).toBe(400);
+    const put = await rt.api("/v1/config/policy", {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ rules: [], questions: { timeoutSeconds: 5 } }),
+    });
+    expect(put.status, await put.clone().text()).toBe(200);
+    const etag = put.headers.get("etag");
+    await waitFor(async () => {
+      const body = await json<{ machines: { machine: string; version: string | null }[] }>(rt!.api("/v1/config/policy/status"));
+      return body.machines.some((m) => m.machine === "local" && m.version === etag);
+    }, "the machine's object to hold the policy");
+
+    const s = await open(rt, "late");
+    await say(rt, s.id, "/elicit form");
+    const waiting = await waitFor(async () => {
+      const r = await record(rt!, s.id);
+      return r.state === "waiting" ? r : null;
+    }, "the question");
+    const pending = waiting.pending as Pending & { atMs: number; deadline?: { atMs: number; onTimeout: string; rule: string } };
+    expect(pending.deadline).toEqual({ atMs: pending.atMs + 5000, onTimeout: "cancel", rule: "the team's policy, questions" });
+    // Nobody answers: the agent hears `cancel` and says so.
+    const list = await idleAfter(rt, s.id, 1);
+    expect(lastText(list)).toBe("cancelled");
+    expect((await record(rt, s.id)).pending).toBeNull();
+    expect(list.find((e) => e.kind === "elicitation_answer")?.data).toMatchObject({ action: "cancel" });
+    expect(list.some((e) => e.kind === "notice" && e.text === "nobody answered in time: cancel (the team's policy, questions)")).toBe(true);
+    const audit = await waitFor(async () => {
+      const page = await json<{ entries: { method: string; route: string; status: number }[] }>(rt!.api("/v1/audit?limit=100"));
+      return page.entries.find((e) => e.method === "POLICY") ?? null;
+    }, "the policy's audit line");
+    expect(audit).toMatchObject({ status: 408, route: `policy: cancel after nobody answered in time in session ${s.id} (the team's policy, questions)` });
+    // Too late to answer it now.
+    expect((await post(rt, `/v1/sessions/${s.id}/elicitation`, { action: "accept", content: { name: "Ada" } })).status).toBe(409);
+  });
 });
 
 describe("usage", () => {

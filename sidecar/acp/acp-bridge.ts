@@ -153,6 +153,8 @@ export class AcpServers {
       if (isAuthRequired(answer.body)) this.loginObserved(agent, false);
       else if (answerOf(answer.body).error === undefined) this.loginObserved(agent, true);
     }
+    // An agent that starts sessions without a login refuses the turn instead (Claude Code's adapter).
+    if (method === "session/prompt" && answer.status === 200 && this.loginObserved && isAuthRequired(answer.body)) this.loginObserved(agent, false);
     return answer;
   }
 

@@ -6,7 +6,8 @@
  *   terminal: the agent's own command with the method's arguments, in a tty process a person drives from
  *             the dashboard's terminal or the API; its exit 0 ends the login (ACP's terminal auth);
  *   env_var:  the values are kept by `AgentValues` (0600) and given to the agent's processes;
- *   agent:    `authenticate` with the method, in a process of its own, in the background.
+ *   agent:    `authenticate` with the method, in a process of its own, in the background; a page it asks a
+ *             person to open is kept on the agent's login (agent-flows.ts).
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import {
   type AgentLogin,
   authMethodsOf,
   AUTH_REQUIRED_CODE,
+  type LoginAnswer,
   type LoginStarted,
   type LoginRemoved,
   type LoginRequest,
@@ -25,6 +27,7 @@ import type { Enclosure } from "../sandbox/enclosure";
 import { AcpServer, type AgentLaunch, type AgentLauncher, spawnAgentProcess } from "../acp/acp-server";
 import { logger } from "../log";
 import type { ProcessManager } from "../processes/processes";
+import { AgentFlows } from "./agent-flows";
 import type { AgentValues } from "./agent-values";
 
 const log = logger("logins");
@@ -50,6 +53,8 @@ export function withAgentValues(launcher: AgentLauncher, values: AgentValues): A
 export class AgentLogins {
   private readonly known = new Map<AgentId, Known>();
   private readonly asking = new Map<AgentId, Promise<Known>>();
+  /** The agents' own login flows running now, and the pages they ask a person to open. */
+  readonly flows = new AgentFlows();
 
   constructor(
     private readonly processes: ProcessManager,
@@ -64,18 +69,33 @@ export class AgentLogins {
   /** What is known without asking the agent (the agents list): `unknown` until it was asked or a session said. */
   async cached(agent: AgentId): Promise<AgentLogin> {
     const known = this.known.get(agent)?.login ?? { state: "unknown" as const, methods: [], logout: false };
-    return { ...known, stored: await this.values.names(agent) };
+    return { ...known, stored: await this.values.names(agent), pending: this.flows.question(agent) };
   }
 
   async get(agent: AgentId, noCache: boolean): Promise<AgentLogin> {
     const known = (!noCache && this.known.get(agent)) || (await this.ask(agent));
-    return { ...known.login, stored: await this.values.names(agent) };
+    return { ...known.login, stored: await this.values.names(agent), pending: this.flows.question(agent) };
+  }
+
+  /** A person answered the page the agent's own login flow asked them to open. */
+  async answer(agent: AgentId, answer: LoginAnswer): Promise<AgentLogin> {
+    await this.flows.answer(agent, answer);
+    return this.cached(agent);
   }
 
   /** A session's start said whether its agent is logged in. */
   observed(agent: AgentId, loggedIn: boolean): void {
+    const state = loggedIn ? "logged_in" : "needs_login";
     const known = this.known.get(agent);
-    if (known) known.login = { ...known.login, state: loggedIn ? "logged_in" : "needs_login" };
+    if (known) {
+      known.login = { ...known.login, state };
+      return;
+    }
+    // Not asked yet: asked now (for its methods), and what the session said kept over what the question
+    // says (an agent that starts sessions and refuses the turn, as Claude Code's adapter, looks logged in to it).
+    void this.ask(agent).then((asked) => {
+      asked.login = { ...asked.login, state };
+    });
   }
 
   async start(agent: AgentId, request: LoginRequest): Promise<LoginStarted> {
@@ -118,10 +138,18 @@ export class AgentLogins {
       });
       return { method: method.id, type: method.type, state: known.login.state, process: proc.info };
     }
-    void this.withAgent(agent, AGENT_FLOW_TIMEOUT_MS, (server) => server.request("authenticate", { methodId: method.id }, AGENT_FLOW_TIMEOUT_MS)).then(
-      () => this.known.delete(agent),
-      (err: unknown) => log.warn(`${agent}: its own login '${method.id}' failed: ${err instanceof Error ? err.message : String(err)}`),
-    );
+    this.flows.begin(agent, method.id);
+    // The flow may ask a person to open a page (URL elicitation): the client says it can show one.
+    void this.withAgent(agent, AGENT_FLOW_TIMEOUT_MS, (server) => this.flows.run(agent, server, AGENT_FLOW_TIMEOUT_MS), { elicitation: { url: {} } })
+      .then(
+        () => {
+          // Logged in: what it is now is asked again (and the machine's object retries the sessions that waited).
+          this.known.delete(agent);
+          log.info(`${agent}: logged in by its own flow '${method.id}'`);
+        },
+        (err: unknown) => log.warn(`${agent}: its own login '${method.id}' failed: ${err instanceof Error ? err.message : String(err)}`),
+      )
+      .finally(() => this.flows.ended(agent));
     return { method: method.id, type: method.type, state: known.login.state };
   }
 
@@ -177,7 +205,12 @@ export class AgentLogins {
   }
 
   /** A process of the agent's own for one question: started, initialized (logged in as the environment allows), then stopped. */
-  private async withAgent<T>(agent: AgentId, timeoutMs: number, fn: (server: AcpServer, initialized: unknown) => Promise<T>): Promise<T> {
+  private async withAgent<T>(
+    agent: AgentId,
+    timeoutMs: number,
+    fn: (server: AcpServer, initialized: unknown) => Promise<T>,
+    capabilities: Record<string, unknown> = {},
+  ): Promise<T> {
     const launch: AgentLaunch = await this.launch(agent);
     // Asked by no team: the owner's floor alone applies, as to any other process of the agent.
     const enclosure = this.enclose ? await this.enclose(agent) : null;
@@ -200,7 +233,7 @@ export class AgentLogins {
     try {
       const initialized = await server.request(
         "initialize",
-        { protocolVersion: 1, clientCapabilities: { auth: { terminal: true } }, clientInfo: { name: "agent-runtime", version: "1" } },
+        { protocolVersion: 1, clientCapabilities: { auth: { terminal: true }, ...capabilities }, clientInfo: { name: "agent-runtime", version: "1" } },
         Math.min(timeoutMs, ASK_TIMEOUT_MS),
       );
       await server.logInFromEnv(initialized);

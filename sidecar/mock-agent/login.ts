@@ -1,10 +1,13 @@
 /**
  * The `mock-login` agent's login (the mock started with `--require-login`): it refuses sessions with
- * ACP's `auth_required` error until it is logged in, and offers the two ways the registry's agents do
+ * ACP's `auth_required` error until it is logged in, and offers the ways the registry's agents do
  * without a model: a terminal login (`mock-agent login`, a device-code flow in miniature: it prints
  * `code: <6 digits>` and waits for those digits on its terminal, then writes a credentials file under its
- * home) and an `env_var` method (`MOCK_AGENT_KEY`: any non-empty value logs that process in). `logout`
- * removes the file. Its home is MOCK_AGENT_HOME (default ~/.mock-agent), so each machine's mock is its own.
+ * home), an `env_var` method (`MOCK_AGENT_KEY`: any non-empty value logs that process in), and a flow of
+ * its own (`mock-browser`: `authenticate` asks the person to open a page, ACP's URL elicitation scoped to
+ * that request, and keeps the credentials when they accept). `logout` removes the file. Its home is
+ * MOCK_AGENT_HOME (default ~/.mock-agent), so each machine's mock is its own. With
+ * MOCK_AGENT_REFUSE_AT=prompt it starts sessions and refuses each turn instead (as Claude Code's adapter).
  */
 import { randomInt } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -17,11 +20,16 @@ const CREDENTIALS = join(MOCK_HOME, "credentials.json");
 export const KEY_VAR = "MOCK_AGENT_KEY";
 export const TERMINAL_METHOD = "mock-terminal";
 export const KEY_METHOD = "mock-key";
+export const BROWSER_METHOD = "mock-browser";
+/** The page its own flow asks a person to open. */
+export const BROWSER_URL = "https://example.com/mock-agent/device";
 
 /** What `initialize` offers: the terminal method re-runs this agent's command with `login` appended (ACP's terminal auth). */
 export const LOGIN_METHODS = [
   { type: "terminal", id: TERMINAL_METHOD, name: "Log in in a terminal", description: "Type back the code it shows", args: ["login"] },
   { type: "env_var", id: KEY_METHOD, name: `Use ${KEY_VAR}`, vars: [{ name: KEY_VAR }] },
+  // No `type`: ACP's agent method, the agent's own flow.
+  { id: BROWSER_METHOD, name: "Log in in a browser", description: "Open the page it shows, then say it is done" },
 ];
 
 let keyedIn = false;
@@ -30,7 +38,13 @@ export function loggedIn(): boolean {
   return keyedIn || existsSync(CREDENTIALS);
 }
 
-/** `authenticate`: only the env_var method is the agent's to run (ACP: a terminal method is never passed to it). */
+/** Keep the credentials (a login that lasts: every later process of the agent reads them). */
+export function keepCredentials(): void {
+  mkdirSync(MOCK_HOME, { recursive: true });
+  writeFileSync(CREDENTIALS, JSON.stringify({ loggedInAt: new Date().toISOString() }), { mode: 0o600 });
+}
+
+/** `authenticate` with the env_var method (ACP: a terminal method is never passed to the agent; the browser flow is main.ts's). */
 export function authenticate(methodId: string): boolean {
   if (methodId !== KEY_METHOD || (process.env[KEY_VAR] ?? "").trim() === "") return false;
   keyedIn = true;
@@ -54,8 +68,7 @@ export function runLogin(): void {
       return;
     }
     done = true;
-    mkdirSync(MOCK_HOME, { recursive: true });
-    writeFileSync(CREDENTIALS, JSON.stringify({ loggedInAt: new Date().toISOString() }), { mode: 0o600 });
+    keepCredentials();
     process.stdout.write("Logged in.\n");
     process.exit(0);
   });

@@ -45,7 +45,7 @@ import {
   type ContentBlock,
   type RequestPermissionResponse,
 } from "@agentclientprotocol/sdk";
-import { authenticate, LOGIN_METHODS, loggedIn, logout, runLogin } from "./login";
+import { authenticate, BROWSER_METHOD, BROWSER_URL, keepCredentials, LOGIN_METHODS, loggedIn, logout, runLogin } from "./login";
 import { elicit, reportUsage } from "./questions";
 import { loadFromDisk, removeFromDisk, type Session, save, storedSessions } from "./session-store";
 
@@ -251,7 +251,20 @@ const app = agent({ name: "mock" })
     // "Use OPENAI_API_KEY"), and refuses sessions until it happened.
     authMethods: REQUIRE_LOGIN ? LOGIN_METHODS : AUTH_VAR ? [{ type: "env_var", id: "mock-api-key", name: `Use ${AUTH_VAR}`, vars: [{ name: AUTH_VAR }] }] : [],
   }))
-  .onRequest(methods.agent.authenticate, ({ params }) => {
+  .onRequest(methods.agent.authenticate, async ({ params, client }) => {
+    if (REQUIRE_LOGIN && params.methodId === BROWSER_METHOD) {
+      // Its own flow: a page to open, asked of the person during this request (there is no session yet).
+      const answer = await client.request(methods.client.elicitation.create, {
+        requestId: client.requestId ?? null,
+        mode: "url",
+        elicitationId: `mock-login-${randomUUID().slice(0, 8)}`,
+        url: BROWSER_URL,
+        message: "Open this page to log the mock in",
+      });
+      if (answer.action !== "accept") throw new Error(`the login page was ${answer.action === "decline" ? "declined" : "cancelled"}`);
+      keepCredentials();
+      return {};
+    }
     if (REQUIRE_LOGIN && authenticate(params.methodId)) return {};
     if (params.methodId !== "mock-api-key" || !AUTH_VAR || !process.env[AUTH_VAR]) throw new Error(`cannot log in with ${params.methodId}`);
     authenticated = true;
@@ -262,7 +275,8 @@ const app = agent({ name: "mock" })
     return {};
   })
   .onRequest(methods.agent.session.new, ({ params }) => {
-    if (REQUIRE_LOGIN && !loggedIn()) throw RequestError.authRequired();
+    // MOCK_AGENT_REFUSE_AT=prompt: it starts sessions and refuses the turn instead, as Claude Code's adapter does.
+    if (REQUIRE_LOGIN && !loggedIn() && process.env.MOCK_AGENT_REFUSE_AT !== "prompt") throw RequestError.authRequired();
     if (AUTH_VAR && !authenticated) throw new Error("Authentication required");
     const id = `mock-${randomUUID()}`;
     const session: Session = { id, cwd: params.cwd, turn: null, history: [], title: null, updatedAt: new Date().toISOString() };
@@ -314,6 +328,7 @@ const app = agent({ name: "mock" })
     return {};
   })
   .onRequest(methods.agent.session.prompt, async ({ params, client, signal }) => {
+    if (REQUIRE_LOGIN && !loggedIn()) throw RequestError.authRequired();
     const session = sessionOf(params.sessionId);
     session.turn?.abort();
     const turn = new AbortController();

@@ -65,12 +65,36 @@ describe("mock-login", () => {
           authMethods: [
             { type: "terminal", id: "mock-terminal", args: ["login"] },
             { type: "env_var", id: "mock-key", vars: [{ name: "MOCK_AGENT_KEY" }] },
+            { id: "mock-browser", name: "Log in in a browser" },
           ],
           agentCapabilities: { auth: { logout: {} } },
         });
         await expect(agent.request(methods.agent.session.new, { cwd: home, mcpServers: [] })).rejects.toMatchObject({ code: -32000 });
       },
     );
+  });
+
+  it("logs in by its own flow when the page it asks to open (a URL question scoped to authenticate) is accepted; declined, it refuses", async () => {
+    const asked: unknown[] = [];
+    await withMock(
+      ["--require-login"],
+      {},
+      (params) => {
+        asked.push(params);
+        return { action: asked.length === 1 ? "decline" : "accept" };
+      },
+      async (agent) => {
+        await agent.request(methods.agent.initialize, initialize);
+        await expect(agent.request(methods.agent.authenticate, { methodId: "mock-browser" })).rejects.toThrow();
+        expect(existsSync(join(home, "credentials.json"))).toBe(false);
+        await agent.request(methods.agent.authenticate, { methodId: "mock-browser" });
+        const { sessionId } = await agent.request(methods.agent.session.new, { cwd: home, mcpServers: [] });
+        expect(sessionId).toMatch(/^mock-/);
+      },
+    );
+    expect(asked).toHaveLength(2);
+    expect(asked[0]).toMatchObject({ mode: "url", url: "https://example.com/mock-agent/device", requestId: expect.anything() });
+    expect(existsSync(join(home, "credentials.json"))).toBe(true);
   });
 
   it("logs in with MOCK_AGENT_KEY for that process only", async () => {

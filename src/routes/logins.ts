@@ -1,7 +1,7 @@
 /**
  * Logging agents in (docs/architecture.md, "Logins"; docs/agents.md, "Logging agents in"): whether an agent is
  * logged in on the machine and how it can be, a login by one of its methods (a value kept on the machine,
- * a terminal, the agent's own flow), and logging out. Members of the machine may; the audit names the
+ * a terminal, the agent's own flow, and the page that flow asks a person to open), and logging out. Members of the machine may; the audit names the
  * agent and the method, never a value.
  */
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
@@ -11,7 +11,7 @@ import { declare } from "../http/access";
 import { machineStub, settled } from "../http/machine";
 import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import { relayRoute, withRelayRoutes } from "../http/relay-route";
-import { LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
+import { AgentLogin, LoginAnswer, LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
 import { AgentId } from "@agent-runtime/protocol/values";
 
 const AgentParams = z.object({ agent: AgentId });
@@ -30,6 +30,23 @@ const start = createRoute(
         201: json(LoginStarted, "the login's terminal: open `process` in a terminal or type into it; its exit 0 ends the login"),
         202: json(LoginStarted, "the agent's own flow runs on the machine"),
         ...errors(...MACHINE_ERRORS, "unsupported_agent", "unsupported_media_type"),
+      },
+    },
+  ),
+);
+
+const answer = createRoute(
+  declare(
+    { role: "member", machine: true },
+    {
+      method: "post",
+      path: "/agents/{agent}/login/elicitation",
+      summary:
+        "Answer the page the agent's own login flow asked a person to open (`login.pending`): accept once the login is finished there, or decline or cancel it. Sessions that waited for the login start when the flow ends logged in",
+      request: { params: AgentParams, body: jsonBody(LoginAnswer) },
+      responses: {
+        200: json(AgentLogin, "the answer reached the agent; its login now (the flow goes on: `state` changes when it ends)"),
+        ...errors(...MACHINE_ERRORS, "unsupported_agent", "unsupported_media_type", "conflict"),
       },
     },
   ),
@@ -68,6 +85,12 @@ export const loginRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     c.set("auditDetail", `agent ${agent}, method ${request.method.slice(0, 64)}`);
     const login = LoginStarted.parse(settled(await machineStub(c).agentLogin(agent, request)));
     return c.json(login, login.type === "env_var" ? 200 : login.type === "terminal" ? 201 : 202);
+  })
+  .openapi(answer, async function answerLoginPage(c) {
+    const { agent } = c.req.valid("param");
+    const body = c.req.valid("json");
+    c.set("auditDetail", `agent ${agent}, ${body.action}`);
+    return c.json(AgentLogin.parse(settled(await machineStub(c).agentLoginAnswer(agent, body))), 200);
   })
   .openapi(remove, async function logOut(c) {
     const { agent } = c.req.valid("param");

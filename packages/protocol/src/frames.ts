@@ -24,6 +24,7 @@ import { PROBLEMS, type ProblemCode } from "./problems";
 import { OpNameSchema } from "./ops";
 import { Bytes, Id, issuesText } from "./ops/define";
 import { PreviewClose, PreviewCredit, PreviewData, PreviewHead, PreviewOffer, PreviewOpen } from "./preview";
+import { AgentId } from "./values";
 
 export const TUNNEL_PATH_PREFIX = "/_tunnel/";
 
@@ -140,6 +141,8 @@ export const SidecarFrame = z.discriminatedUnion("t", [
   z.object({ t: z.literal("bad"), error: z.string().max(2000) }),
   /** What listens on the machine changed (sent to a worker whose welcome asked for it): the ports are read with `ports.list`. */
   z.object({ t: z.literal("ports") }),
+  /** An agent's own login flow asks a person something, or ended: the login is read with `logins.get` (docs/architecture.md, "Logins"). */
+  z.object({ t: z.literal("login"), agent: AgentId }),
   // A proxied request's or WebSocket's stream (preview.ts).
   PreviewHead,
   PreviewData,

@@ -7,6 +7,7 @@
  * environment satisfies, as codex-acp's "Use OPENAI_API_KEY") is not in it, so its shape is defined here.
  */
 import { z } from "zod";
+import { JsonRpcId } from "./acp";
 import { Process } from "./processes";
 
 export const LoginMethodType = z.enum(["terminal", "env_var", "agent"]).meta({ id: "LoginMethodType" });
@@ -26,12 +27,31 @@ export type LoginMethod = z.infer<typeof LoginMethod>;
 export const LoginState = z.enum(["logged_in", "needs_login", "unknown"]).meta({ id: "LoginState" });
 export type LoginState = z.infer<typeof LoginState>;
 
+/**
+ * A page the agent's own login flow asks a person to open (ACP's `elicitation/create` in URL mode, scoped
+ * to its `authenticate` request: there is no session yet). Answered with POST /v1/agents/{agent}/login/elicitation.
+ */
+export const LoginQuestion = z
+  .object({
+    requestId: JsonRpcId.describe("the JSON-RPC id of the agent's request"),
+    method: z.string().describe("the login method whose flow asks"),
+    atMs: z.number().int(),
+    message: z.string(),
+    url: z.string().describe("the page to open"),
+    elicitationId: z.string(),
+  })
+  .meta({ id: "LoginQuestion" });
+export type LoginQuestion = z.infer<typeof LoginQuestion>;
+
 export const AgentLogin = z
   .object({
     state: LoginState.describe("unknown: not asked of the agent yet, or it did not say"),
     methods: z.array(LoginMethod),
     logout: z.boolean().describe("the agent can log out (ACP's `logout`)"),
     stored: z.array(z.string()).describe("the names of the values kept on this machine for this agent (never the values)"),
+    pending: LoginQuestion.nullable()
+      .optional()
+      .describe("the agent's own login flow waits for a person to open this page (then answer it: POST /v1/agents/{agent}/login/elicitation)"),
   })
   .meta({ id: "AgentLogin" });
 export type AgentLogin = z.infer<typeof AgentLogin>;
@@ -68,6 +88,16 @@ export const LoginStarted = z
   })
   .meta({ id: "LoginStarted" });
 export type LoginStarted = z.infer<typeof LoginStarted>;
+
+/** POST /v1/agents/{agent}/login/elicitation: the answer to the page the agent's own login flow asked a person to open. */
+export const LoginAnswer = z
+  .object({
+    requestId: JsonRpcId.optional().describe("the pending question's id (default: the one the login waits on)"),
+    action: z.enum(["accept", "decline", "cancel"]).describe("accept: the page was opened and the login finished there"),
+  })
+  .strict()
+  .meta({ id: "LoginAnswer" });
+export type LoginAnswer = z.infer<typeof LoginAnswer>;
 
 export const LoginRemoved = z
   .object({

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { JsonRpcId } from "./acp";
 import { AgentId, Identifier } from "./values";
 import { PermissionOption } from "./sessions";
-import { LoginMethod } from "./logins";
+import { LoginMethod, LoginQuestion } from "./logins";
 import { TurnUsage } from "./usage";
 
 export const EventType = z
@@ -126,7 +126,10 @@ export const NotificationPayload = z
       .optional()
       .describe("elicitation.requested: what the agent asks"),
     login: z
-      .object({ methods: z.array(LoginMethod) })
+      .object({
+        methods: z.array(LoginMethod),
+        question: LoginQuestion.optional().describe("the agent's own login flow asks a person to open this page (no session yet)"),
+      })
       .optional()
       .describe("agent.login: how the agent can be logged in (POST /v1/agents/{agent}/login)"),
     url: z.string().describe("the session (or the machine) in the dashboard"),

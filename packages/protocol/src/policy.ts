@@ -87,9 +87,28 @@ export type PermissionPolicy = z.infer<typeof PermissionPolicy>;
  * it never names a sandbox. A document stored before sandbox rules existed has no `sandbox`: the
  * origins' defaults apply.
  */
+/**
+ * The deadline on agents' questions (elicitation/create): one nobody answered in time is answered `cancel`,
+ * as ACP has a client say that the person did not answer. Without it a question waits, as an ask without
+ * a deadline does.
+ */
+export const QuestionTimeout = z
+  .object({
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(5)
+      .max(7 * 86_400)
+      .describe("how long a person has to answer an agent's question before it is answered `cancel`"),
+  })
+  .strict()
+  .meta({ id: "QuestionTimeout" });
+export type QuestionTimeout = z.infer<typeof QuestionTimeout>;
+
 export const TeamPolicy = z
   .object({
     rules: PermissionPolicy.shape.rules,
+    questions: QuestionTimeout.optional().describe("a deadline on agents' questions (elicitations); none: a question waits for a person"),
     sandbox: z
       .array(SandboxRule)
       .max(200)

@@ -47,9 +47,11 @@ export const PendingRequest = z
     options: z.array(PermissionOption),
     atMs: z.number().int(),
     deadline: z
-      .object({ atMs: z.number().int(), onTimeout: z.enum(["allow", "deny"]), rule: z.string() })
+      .object({ atMs: z.number().int(), onTimeout: z.enum(["allow", "deny", "cancel"]), rule: z.string() })
       .optional()
-      .describe("a rule of the permission policy answers for the person at `atMs` if nobody did"),
+      .describe(
+        "the team's policy answers for the person at `atMs` if nobody did: a permission as its rule says (allow, deny), a question (elicitation) cancel",
+      ),
     elicitation: z
       .object({
         mode: z.enum(["form", "url"]),

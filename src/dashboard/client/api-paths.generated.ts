@@ -1327,6 +1327,115 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{agent}/login/elicitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the page the agent's own login flow asked a person to open (`login.pending`): accept once the login is finished there, or decline or cancel it. Sessions that waited for the login start when the flow ends logged in
+         * @description Needs the role `member` and the machine in the token's scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claude, codex, gemini, opencode, pi, amp or mock, or any id of the ACP agent registry (claude-acp, codex-acp, …) */
+                    agent: components["schemas"]["AgentId"];
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["LoginAnswer"];
+                };
+            };
+            responses: {
+                /** @description the answer reached the agent; its login now (the flow goes on: `state` changes when it ends) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentLogin"];
+                    };
+                };
+                /** @description invalid_request; unsupported_agent */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description token_invalid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description permission_denied */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description unsupported_media_type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description machine_offline */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description timeout */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/attempts": {
         parameters: {
             query?: never;
@@ -10284,6 +10393,18 @@ export interface components {
                 /** @description the agent can log out (ACP's `logout`) */
                 logout: boolean;
                 methods: components["schemas"]["LoginMethod"][];
+                /** @description the agent's own login flow waits for a person to open this page (then answer it: POST /v1/agents/{agent}/login/elicitation) */
+                pending?: {
+                    atMs: number;
+                    elicitationId: string;
+                    message: string;
+                    /** @description the login method whose flow asks */
+                    method: string;
+                    /** @description the JSON-RPC id of the agent's request */
+                    requestId: string | number | null;
+                    /** @description the page to open */
+                    url: string;
+                } | null;
                 /**
                  * @description unknown: not asked of the agent yet, or it did not say
                  * @enum {string}
@@ -10328,6 +10449,18 @@ export interface components {
             /** @description the agent can log out (ACP's `logout`) */
             logout: boolean;
             methods: components["schemas"]["LoginMethod"][];
+            /** @description the agent's own login flow waits for a person to open this page (then answer it: POST /v1/agents/{agent}/login/elicitation) */
+            pending?: {
+                atMs: number;
+                elicitationId: string;
+                message: string;
+                /** @description the login method whose flow asks */
+                method: string;
+                /** @description the JSON-RPC id of the agent's request */
+                requestId: string | number | null;
+                /** @description the page to open */
+                url: string;
+            } | null;
             /**
              * @description unknown: not asked of the agent yet, or it did not say
              * @enum {string}
@@ -10832,6 +10965,15 @@ export interface components {
             stream: "stdout" | "stderr" | "pty";
             timestampMs: number;
         };
+        LoginAnswer: {
+            /**
+             * @description accept: the page was opened and the login finished there
+             * @enum {string}
+             */
+            action: "accept" | "decline" | "cancel";
+            /** @description the pending question's id (default: the one the login waits on) */
+            requestId?: string | number | null;
+        };
         LoginMethod: {
             description?: string;
             id: string;
@@ -11021,11 +11163,11 @@ export interface components {
         NotificationEvent: "permission.requested" | "elicitation.requested" | "agent.login" | "turn.finished" | "turn.failed" | "sandbox.blocked" | "machine.offline" | "machine.online" | "test";
         PendingRequest: {
             atMs: number;
-            /** @description a rule of the permission policy answers for the person at `atMs` if nobody did */
+            /** @description the team's policy answers for the person at `atMs` if nobody did: a permission as its rule says (allow, deny), a question (elicitation) cancel */
             deadline?: {
                 atMs: number;
                 /** @enum {string} */
-                onTimeout: "allow" | "deny";
+                onTimeout: "allow" | "deny" | "cancel";
                 rule: string;
             };
             /** @description an elicitation: the question, as the agent asked it */
@@ -11099,6 +11241,11 @@ export interface components {
         PolicyTest: {
             /** @description a draft to try (the team's stored policy when absent) */
             policy?: {
+                /** @description a deadline on agents' questions (elicitations); none: a question waits for a person */
+                questions?: {
+                    /** @description how long a person has to answer an agent's question before it is answered `cancel` */
+                    timeoutSeconds: number;
+                };
                 /** @description in order: the first that matches decides; none matching means ask */
                 rules: components["schemas"]["PolicyRule"][];
                 /** @description sandbox rules, in order: the first that matches an agent server's start decides its sandbox; none matching means its origin's default */
@@ -11800,6 +11947,11 @@ export interface components {
          */
         TaskState: "queued" | "running" | "waiting" | "succeeded" | "failed" | "cancelled" | "timed_out";
         TeamPolicy: {
+            /** @description a deadline on agents' questions (elicitations); none: a question waits for a person */
+            questions?: {
+                /** @description how long a person has to answer an agent's question before it is answered `cancel` */
+                timeoutSeconds: number;
+            };
             /** @description in order: the first that matches decides; none matching means ask */
             rules: components["schemas"]["PolicyRule"][];
             /** @description sandbox rules, in order: the first that matches an agent server's start decides its sandbox; none matching means its origin's default */

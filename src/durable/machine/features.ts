@@ -130,6 +130,8 @@ export function machineFeatures(host: MachineHost) {
     send: (frame) => tunnel.send(frame),
     retry: (agent) => sessions.calls.retryLogins(agent, config.acpTimeoutMs),
     waitUntil,
+    machine: host.machine,
+    notify: (event) => waitUntil(notifications.notify(event)),
   });
 
   // The registration: one line a feature, in the order each hook and the alarm run them.

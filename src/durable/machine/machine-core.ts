@@ -93,6 +93,7 @@ export class MachineObjectCore extends DurableObject<Env> {
       hello: (frame) => this.lifecycle.hello(ws, frame),
       preview: (frame) => this.parts.previews.streams.fromSidecar(frame),
       ports: () => this.parts.sessions.recorder.portsChanged(),
+      login: (agent) => this.ctx.waitUntil(this.parts.logins.flowChanged(agent)),
     });
   }
 

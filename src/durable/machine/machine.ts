@@ -18,7 +18,7 @@ import type {
   SessionFilter,
   TranscriptPage,
 } from "@agent-runtime/protocol/sessions";
-import type { LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
+import type { AgentLogin, LoginAnswer, LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
 import type { UsageRow } from "@agent-runtime/protocol/usage";
 import { type Task, TaskCall, type TaskPage } from "@agent-runtime/protocol/tasks";
 import { MachineAttemptCall, type MachineAttemptAnswer } from "@agent-runtime/protocol/attempts";
@@ -179,6 +179,10 @@ export class MachineObject extends MachineObjectCore {
 
   async agentLogin(agent: AgentId, request: LoginRequest): Promise<CallOutcome<LoginStarted>> {
     return this.parts.logins.start(agent, request);
+  }
+
+  async agentLoginAnswer(agent: AgentId, answer: LoginAnswer): Promise<CallOutcome<AgentLogin>> {
+    return this.parts.logins.answer(agent, answer);
   }
 
   async agentLogout(agent: AgentId): Promise<CallOutcome<LoginRemoved>> {

@@ -90,6 +90,8 @@ export interface FrameHandlers {
   preview(frame: Extract<SidecarFrame, { t: "ph" | "pd" | "pw" | "px" }>): void;
   /** What listens on the machine changed. */
   ports(): void;
+  /** An agent's own login flow asks a person something, or ended. */
+  login(agent: string): void;
 }
 
 /** One message of the sidecar's, parsed and handed where it goes; one it cannot read is answered with `bad` and logged. */
@@ -122,6 +124,8 @@ export async function readSidecarFrame(ws: WebSocket, message: string | ArrayBuf
       return to.hello(frame);
     case "ports":
       return to.ports();
+    case "login":
+      return to.login(frame.agent);
     case "ph":
     case "pd":
     case "pw":

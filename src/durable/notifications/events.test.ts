@@ -151,6 +151,13 @@ describe("questions, logins and cost", () => {
     const login = payloadOf({ type: "agent.login", machine: "laptop", session, methods }, "https://r", "e", 0);
     expect(login).toMatchObject({ event: "agent.login", login: { methods } });
     expect(pushMessage(login).title).toContain("needs a login");
+    // The agent's own flow, before any session: the page is in the payload as given, and inert in the text.
+    const page = { requestId: "r1", method: "b", atMs: 0, message: "Open it", url: "https://x.test/a?b=<c|d>", elicitationId: "e1" };
+    const flow = payloadOf({ type: "agent.login", machine: "laptop", agent: "mock-login", methods, question: page }, "https://r", "e", 0);
+    expect(flow).toMatchObject({ agent: "mock-login", session: null, url: "https://r/machines/laptop/agents", login: { methods, question: page } });
+    expect(flow.text).toContain("https://x.test/a?b=&lt;c|d&gt;");
+    expect(flow.text).not.toContain("<c|d>");
+    expect(pushMessage(flow).title).toBe("mock-login on laptop needs a login");
     const done = payloadOf(
       {
         type: "turn.finished",

@@ -5,13 +5,15 @@
 import type { EventType, NotificationPayload, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
 import { summaryText, type TurnChanges } from "@agent-runtime/protocol/review";
 import type { PendingRequest, Session } from "@agent-runtime/protocol/sessions";
-import type { LoginMethod } from "@agent-runtime/protocol/logins";
+import type { LoginMethod, LoginQuestion } from "@agent-runtime/protocol/logins";
 import type { TurnUsage } from "@agent-runtime/protocol/usage";
 
 export type RuntimeEvent =
   | { type: "permission.requested"; machine: string; session: Session; permission: PendingRequest }
   | { type: "elicitation.requested"; machine: string; session: Session; question: PendingRequest }
   | { type: "agent.login"; machine: string; session: Session; methods: LoginMethod[] }
+  /** An agent's own login flow asks a person to open a page: no session yet, the agent's login is where it shows. */
+  | { type: "agent.login"; machine: string; agent: string; methods: LoginMethod[]; question: LoginQuestion }
   | {
       type: "turn.finished";
       machine: string;
@@ -60,6 +62,22 @@ function link(url: string, label: string): string {
 
 export function payloadOf(event: RuntimeEvent, baseUrl: string, id: string, atMs: number): NotificationPayload {
   const at = new Date(atMs).toISOString();
+  if (event.type === "agent.login" && !("session" in event)) {
+    // The agent's login in the dashboard (its machine's agents), where the page is opened and answered.
+    const url = `${baseUrl}/machines/${encodeURIComponent(event.machine)}/agents`;
+    return {
+      id,
+      event: event.type,
+      at,
+      machine: event.machine,
+      agent: event.agent,
+      session: null,
+      login: { methods: event.methods, question: event.question },
+      url,
+      // The page's address is the agent's text: quoted (inert), never made a link here; the payload keeps it as it is.
+      text: `${event.agent} on ${event.machine} asks you to open ${quote(event.question.url, 300)} to log it in, then answer ${link(url, "Log in")}`,
+    };
+  }
   if (!("session" in event)) {
     const url = `${baseUrl}/machines/${encodeURIComponent(event.machine)}`;
     const text = `Machine ${event.machine} ${event.type === "machine.offline" ? "went offline" : "is back online"} ${link(url, "Dashboard")}`;

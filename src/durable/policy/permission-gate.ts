@@ -30,14 +30,15 @@ export interface GateHost {
   answer(serverId: string, response: { jsonrpc: "2.0"; id: JsonRpcId; result: unknown }): Promise<void>;
   /** One line of the team's audit log (batched by the host). */
   audit(entry: { route: string; status: number; machine: string }): void;
-  /** Answer a request a person did not answer in time (if it still waits), as its session's client would. */
-  answerLate(session: string, requestId: JsonRpcId, decision: "allow" | "deny", why: string): Promise<void>;
+  /** Answer a request a person did not answer in time (if it still waits), as its session's client would: cancel is a question's. */
+  answerLate(session: string, requestId: JsonRpcId, decision: Deadline["onTimeout"], why: string): Promise<void>;
   wake(atMs: number): Promise<void>;
 }
 
 /** What the recorder writes for a request a rule decided. */
 export interface Ruled {
-  verdict: PolicyVerdict;
+  /** null: a question's deadline (no rule judges questions). */
+  verdict: PolicyVerdict | null;
   /** Answered now (allow or deny), with this option (null: cancelled); else a person is asked. */
   answered: { optionId: string | null; name: string | null } | null;
   /** An ask with a deadline: when the policy answers for the person. */
@@ -139,6 +140,7 @@ export class PermissionGate implements MachineFeature {
    * agent now (audited); an ask with a deadline is remembered; null when no rule spoke (a person is asked).
    */
   judge(serverId: string, seq: number, session: Session, id: JsonRpcId, params: Record<string, unknown>, pending: PendingRequest): Ruled | null {
+    if (pending.kind === "elicitation") return this.questionDeadline(session, id, pending);
     const verdict = this.verdictAt(serverId, seq, params);
     const optionId = verdict ? this.optionFor(verdict, params) : undefined;
     // An id a restarted agent uses again, for a request a person answers this time, is theirs to answer.
@@ -164,6 +166,15 @@ export class PermissionGate implements MachineFeature {
     return { verdict, answered: { optionId, name: pending.options.find((o) => o.optionId === optionId)?.name ?? null }, deadline: null };
   }
 
+  /** An agent's question is always a person's to answer; the team's `questions` deadline cancels it when nobody did. */
+  private questionDeadline(session: Session, id: JsonRpcId, pending: PendingRequest): Ruled | null {
+    const questions = this.current().config.questions;
+    if (!questions) return null;
+    const deadline = { atMs: pending.atMs + questions.timeoutSeconds * 1000, onTimeout: "cancel" as const, rule: "the team's policy, questions" };
+    this.deadlines.add({ session: session.id, requestId: id, ...deadline });
+    return { verdict: null, answered: null, deadline };
+  }
+
   /** Did the runtime answer this request for the policy? (A client's answer to it is then refused.) */
   answeredByPolicy(serverId: string, id: JsonRpcId): boolean {
     return this.answeredIds.has(answeredKey(serverId, id));
@@ -172,7 +183,8 @@ export class PermissionGate implements MachineFeature {
   private async timedOut(deadline: Deadline): Promise<void> {
     this.host.audit({
       route: `policy: ${deadline.onTimeout} after nobody answered in time in session ${deadline.session} (${deadline.rule})`,
-      status: deadline.onTimeout === "allow" ? 200 : 403,
+      // A question cancelled: nobody answered it in time (408), neither allowed nor refused.
+      status: deadline.onTimeout === "allow" ? 200 : deadline.onTimeout === "cancel" ? 408 : 403,
       machine: this.host.machine(),
     });
     await this.host.answerLate(deadline.session, deadline.requestId, deadline.onTimeout, `nobody answered in time: ${deadline.onTimeout} (${deadline.rule})`);

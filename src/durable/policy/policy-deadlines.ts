@@ -1,6 +1,6 @@
 /**
  * Asks with a deadline (docs/architecture.md, "The permission policy"): a rule may say "ask, and answer
- * for the person after N seconds". Each deadline is kept in the object's storage, so it holds across
+ * for the person after N seconds", and the policy's `questions` cancels an agent's question after N. Each deadline is kept in the object's storage, so it holds across
  * hibernation, and rings through the object's one alarm; a request answered before it is let be.
  */
 import { JsonRpcId } from "@agent-runtime/protocol/acp";
@@ -11,7 +11,8 @@ export const Deadline = z.object({
   session: z.string(),
   requestId: JsonRpcId,
   atMs: z.number(),
-  onTimeout: z.enum(["allow", "deny"]),
+  /** cancel: a question (elicitation) nobody answered. */
+  onTimeout: z.enum(["allow", "deny", "cancel"]),
   /** Who set it, as the transcript says it: "the team's policy, rule 2". */
   rule: z.string(),
 });

@@ -1,14 +1,15 @@
 /**
  * Sessions that wait for their agent's login (docs/architecture.md, "Logins"): a `session/new` the agent
  * refused with ACP's `auth_required` is recorded as a session in `needs_login`, with the ways its agent
- * offers to be logged in, and people are told. Once the agent is logged in the runtime sends that
+ * offers to be logged in, and people are told; so is a session whose turn the agent refused that way (as
+ * Claude Code's adapter does: it starts sessions, and refuses at the first prompt). Once the agent is logged in the runtime sends that
  * `session/new` again (SessionCalls.retryLogins); its answer makes the same record a started session.
  */
 import type { JsonRpcId, JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { authMethodsOf, isAuthRequired, type LoginMethod } from "@agent-runtime/protocol/logins";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import type { RuntimeEvent } from "../notifications/events";
-import type { LiveSessions } from "./live-sessions";
+import type { LiveSession, LiveSessions } from "./live-sessions";
 
 export class LoginRecords {
   /** What each server's agent offered in its answer to `initialize`. */
@@ -23,6 +24,11 @@ export class LoginRecords {
 
   initialized(serverId: string, initializeResult: unknown): void {
     this.offered.set(serverId, authMethodsOf(initializeResult).methods);
+  }
+
+  /** What a server's agent offered to be logged in by. */
+  methodsOf(serverId: string): LoginMethod[] {
+    return this.offered.get(serverId) ?? [];
   }
 
   /** The runtime sends a waiting session's `session/new` again with this id. */
@@ -73,6 +79,34 @@ export class LoginRecords {
     this.events({ type: "agent.login", machine: record.machine, session: record, methods });
     return { handled: true, needsLogin: record };
   }
+}
+
+/**
+ * A turn the agent refused for want of a login (`auth_required` answering `session/prompt`): the session
+ * waits for the login, as one refused at `session/new` does (its `session/new` is sent again then, and the
+ * person prompts again). False: not such a refusal.
+ */
+export function turnNeedsLogin(
+  sessions: LiveSessions,
+  logins: LoginRecords,
+  session: LiveSession,
+  answer: { body: string; error: string },
+  events: (event: RuntimeEvent) => void,
+  now: number,
+): boolean {
+  if (!isAuthRequired(answer.body)) return false;
+  session.tail.add("error", now, { text: answer.error });
+  session.row.pending = null;
+  session.row.turn_started_at = null;
+  const methods = logins.methodsOf(session.row.server_id);
+  session.row.login = JSON.stringify(methods);
+  session.tail.add("notice", now, {
+    text: `${session.row.agent} must be logged in first: ${methods.map((m) => m.name).join(", ") || "see its agent's login"}`,
+  });
+  sessions.setState(session, "needs_login", now);
+  const record = sessions.toSession(session.row);
+  events({ type: "agent.login", machine: record.machine, session: record, methods });
+  return true;
 }
 
 /** The client's answer, with the record's id and the methods added to the agent's error (`error.data`), so a client can follow it. */

@@ -94,7 +94,10 @@ export function machineSessions(storage: DurableObjectStorage, host: MachineSess
       const pending = recorder.reads.get(session)?.pending;
       if (!pending || JSON.stringify(pending.requestId) !== JSON.stringify(requestId)) return;
       recorder.note(session, why);
-      const answered = await calls.answerPermission(session, { requestId, optionId: policyOptionOf(decision, pending.options) }, "policy");
+      const answered =
+        decision === "cancel" || pending.kind === "elicitation"
+          ? await calls.answerElicitation(session, { requestId, action: "cancel" }, "policy")
+          : await calls.answerPermission(session, { requestId, optionId: policyOptionOf(decision, pending.options) }, "policy");
       if (!answered.ok) throw new Error(answered.problem.detail);
     },
     wake: host.wake,

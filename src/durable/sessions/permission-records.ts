@@ -25,7 +25,7 @@ export function recordWaiting(sessions: LiveSessions, session: LiveSession, pend
 export function recordRuled(
   session: LiveSession,
   pending: PendingRequest,
-  verdict: Ruled["verdict"],
+  verdict: NonNullable<Ruled["verdict"]>,
   answered: NonNullable<Ruled["answered"]>,
   now: number,
 ): void {

@@ -31,7 +31,7 @@ import { SessionReads } from "./session-reads";
 import { SessionStore } from "./session-store";
 import type { Ruled } from "../policy/permission-gate";
 import { recordClientAnswer, recordRuled, recordWaiting } from "./permission-records";
-import { LoginRecords } from "./login-records";
+import { LoginRecords, turnNeedsLogin } from "./login-records";
 import { CatchUp } from "./catch-up";
 import { turnUsage, usageUpdated } from "./usage-records";
 import type { Cost } from "@agent-runtime/protocol/usage";
@@ -58,7 +58,7 @@ export interface RecorderHost {
   sandboxAudit?(session: Session, target: string, reason: string): void;
   /** The agent reported its session's cost so far (a task holds it against its `maxCostUsd`). */
   costReported(session: string, cost: Cost): void;
-  /** The permission policy's word on an agent's request (policy/permission-gate.ts); null: a person is asked. */
+  /** The permission policy's word on an agent's request (policy/permission-gate.ts): a question's is only its deadline; null: a person is asked. */
   judge(serverId: string, seq: number, session: Session, id: JsonRpcId, params: Record<string, unknown>, pending: PendingRequest): Ruled | null;
 }
 
@@ -169,7 +169,7 @@ export class SessionRecorder {
       if (server && answer.error === undefined && typeof params.methodId === "string") this.sessions.serverChanged({ ...server, auth_method: params.methodId });
     } else if (method === "session/new" || method === "session/load" || method === "session/resume")
       this.sessionOpened(serverId, method, params, answer, who, now);
-    else if (method === "session/prompt") this.turnEnded(serverId, params, answer, now);
+    else if (method === "session/prompt") this.turnEnded(serverId, params, answer, body, now);
     else if (method === "session/close") {
       const session = this.sessions.byAcpId(serverId, String(params.sessionId));
       if (session && answer.error === undefined) this.sessions.setState(session, "closed", now);
@@ -212,9 +212,10 @@ export class SessionRecorder {
     this.sessions.create(server, acpId, cwd, mcpServers, who, now, "branch" in worktree ? worktree : null);
   }
 
-  private turnEnded(serverId: string, params: Record<string, unknown>, answer: { result?: unknown; error?: string }, now: number): void {
+  private turnEnded(serverId: string, params: Record<string, unknown>, answer: { result?: unknown; error?: string }, body: string, now: number): void {
     const session = this.sessions.byAcpId(serverId, String(params.sessionId));
-    if (!session) return;
+    if (!session || (answer.error !== undefined && turnNeedsLogin(this.sessions, this.logins, session, { body, error: answer.error }, this.events, now)))
+      return;
     const started = session.row.turn_started_at;
     const durationMs = started ? now - started : null;
     const stopReason = answer.error === undefined ? stopReasonOf(answer.result) : null;
@@ -309,9 +310,9 @@ export class SessionRecorder {
         (typeof message.id === "string" || typeof message.id === "number")
       ) {
         const pending = pendingRequestOf(message.method, message.id, params, now);
-        const ruled =
-          message.method === "session/request_permission" ? this.judge(serverId, seq, this.sessions.toSession(session.row), message.id, params, pending) : null;
-        if (ruled?.answered) recordRuled(session, pending, ruled.verdict, ruled.answered, now);
+        // The policy's word: a permission's rule, or a question's deadline.
+        const ruled = this.judge(serverId, seq, this.sessions.toSession(session.row), message.id, params, pending);
+        if (ruled?.answered && ruled.verdict) recordRuled(session, pending, ruled.verdict, ruled.answered, now);
         else recordWaiting(this.sessions, session, ruled?.deadline ? { ...pending, deadline: ruled.deadline } : pending, now, this.events);
       }
     }

@@ -18,6 +18,8 @@ export function PolicyView() {
   const [rules, setRules] = useState<Rule[] | null>(null);
   // The sandbox rules are part of the same document: a save writes both, so neither loses the other.
   const [sandbox, setSandbox] = useState<SandboxRule[]>([]);
+  // And what this view does not edit (the questions' deadline): kept as it was.
+  const [others, setOthers] = useState<Record<string, unknown>>({});
   const [editingSandbox, setEditingSandbox] = useState(false);
   const [etag, setEtag] = useState<string | null>(null);
   const [changed, setChanged] = useState(false);
@@ -26,10 +28,11 @@ export function PolicyView() {
   const [note, setNote] = useState("");
   const load = async () => {
     const res = await api("/v1/config/policy");
-    const body = (await res.json()) as { rules: Rule[]; sandbox?: SandboxRule[] };
+    const { rules: read, sandbox: boxes, ...rest } = (await res.json()) as { rules: Rule[]; sandbox?: SandboxRule[] } & Record<string, unknown>;
     setEtag(res.headers.get("etag"));
-    setRules(body.rules);
-    setSandbox(body.sandbox ?? []);
+    setRules(read);
+    setSandbox(boxes ?? []);
+    setOthers(rest);
     setChanged(false);
     setStatus(await must(typed.GET("/v1/config/policy/status")));
   };
@@ -43,7 +46,7 @@ export function PolicyView() {
     const res = await api("/v1/config/policy", {
       method: "PUT",
       headers: etag ? { "if-match": etag } : {},
-      body: JSON.stringify({ rules, ...(sandbox.length ? { sandbox } : {}) }),
+      body: JSON.stringify({ ...others, rules, ...(sandbox.length ? { sandbox } : {}) }),
     });
     const answer = (await res.json()) as { detail?: string };
     if (!res.ok) return setNote(answer.detail ?? `HTTP ${res.status}`);

@@ -1,13 +1,15 @@
 /**
  * What a session waits for that is not a permission (docs/agents.md, "Logging agents in" and "Questions agents ask"):
- * its agent's login (a terminal login opened in the machine's terminal, or a value kept on the machine)
+ * its agent's login (a terminal login opened in the machine's terminal, a value kept on the machine, or
+ * the agent's own flow and the page it asks to open)
  * and the agent's questions (a real form, a link to open); and what its turns cost.
  */
 import { useEffect, useState } from "preact/hooks";
-import type { LoginMethod } from "@agent-runtime/protocol/logins";
+import type { LoginMethod, LoginQuestion } from "@agent-runtime/protocol/logins";
 import type { ElicitationField, Session } from "@agent-runtime/protocol/sessions";
 import { byId, errorText, must, typed, typedMachine } from "../api";
 import { machineHref, navigate } from "../router";
+import { usePoll } from "../session-context";
 
 type Answer = "accept" | "decline" | "cancel";
 
@@ -120,6 +122,28 @@ function Login(props: { record: Session; onError: (text: string) => void }) {
   const [values, setValues] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
   const api = typedMachine(record.machine);
+  // The page the agent's own flow asks a person to open (started here or elsewhere): read from its login.
+  const [page, setPage] = useState<LoginQuestion | null>(null);
+  const [flowing, setFlowing] = useState(false);
+  const readPage = async () => {
+    const login = await must(api.GET("/v1/agents/{agent}/login", { params: { path: { agent: record.agent }, query: {} } }));
+    setPage(login.pending ?? null);
+  };
+  usePoll(() => readPage().catch((err) => props.onError(errorText(err))), [record.agent], flowing ? 1000 : 10_000);
+  const answerPage = async (action: Answer) => {
+    setBusy(true);
+    try {
+      await must(
+        api.POST("/v1/agents/{agent}/login/elicitation", { params: { path: { agent: record.agent } }, body: { requestId: page?.requestId ?? null, action } }),
+      );
+      setPage(null);
+      setFlowing(false);
+    } catch (err) {
+      props.onError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
   const logIn = async (method: LoginMethod) => {
     setBusy(true);
     try {
@@ -129,6 +153,7 @@ function Login(props: { record: Session; onError: (text: string) => void }) {
           : { method: method.id };
       const started = await must(api.POST("/v1/agents/{agent}/login", { params: { path: { agent: record.agent } }, body }));
       if (started.process) navigate(machineHref(record.machine, "terminal", { process: started.process.id }));
+      if (method.type === "agent") setFlowing(true);
     } catch (err) {
       props.onError(errorText(err));
     } finally {
@@ -140,6 +165,28 @@ function Login(props: { record: Session; onError: (text: string) => void }) {
       <div>
         {record.agent} must be logged in on {record.machine} first; the session starts once it is.
       </div>
+      {page ? (
+        <div id="login-page">
+          <div>{page.message}</div>
+          <p>
+            <a id="login-page-link" href={page.url} target="_blank" rel="noopener noreferrer">
+              Open {new URL(page.url).host}
+            </a>
+          </p>
+          <div class="row">
+            <button type="button" class="primary" disabled={busy} data-answer="accept" onClick={() => void answerPage("accept")}>
+              Done
+            </button>
+            <button type="button" disabled={busy} data-answer="cancel" onClick={() => void answerPage("cancel")}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      ) : flowing ? (
+        <div class="muted">
+          {record.agent} is logging in on {record.machine}…
+        </div>
+      ) : null}
       {methods.map((method) =>
         method.type === "env_var" ? (
           <form
