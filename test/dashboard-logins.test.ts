@@ -83,6 +83,23 @@ describe("the dashboard on a phone", () => {
     await expect.poll(() => p.textContent("#session-state")).toBe("idle");
   }, 90_000);
 
+  it("logs an agent in from the machine's agents view, where the notification of a login leads", async () => {
+    await (await rt.api("/v1/agents/mock-login/login", { method: "DELETE" })).text();
+    await p.goto(`${rt.url}/machines/local/agents`);
+    const row = p.locator('#agents [data-agent="mock-login"]');
+    await expect.poll(() => row.locator("[data-login]").textContent()).toContain("needs login");
+    await row.locator("[data-login]").click();
+    await p.waitForSelector('#agent-login [data-method="mock-terminal"]');
+    await fits(p, 390, true);
+    await accessible(p);
+    await p.fill('#agent-login form[data-method="mock-key"] input[name="MOCK_AGENT_KEY"]', "typed-on-a-phone");
+    await p.click('#agent-login form[data-method="mock-key"] button[type=submit]');
+    await p.waitForSelector("#agent-logged-in");
+    const { login } = (await (await rt.api("/v1/agents/mock-login")).json()) as { login: { state: string; stored: string[] } };
+    expect(login).toMatchObject({ state: "logged_in", stored: ["MOCK_AGENT_KEY"] });
+    expect(await row.textContent()).not.toContain("needs login");
+  }, 90_000);
+
   it("answers the agent's question as a form, and shows what the session's turns cost", async () => {
     await rpc(rt, "dash-ask", { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }, "?agent=mock");
     const { result } = (await (

@@ -346,6 +346,7 @@ describe("the OpenAPI document", () => {
         "GET /agents/{agent}/login",
         "POST /agents/{agent}/login",
         "DELETE /agents/{agent}/login",
+        "POST /agents/{agent}/login/elicitation",
         "GET /usage",
         "GET /registry/agents",
         "GET /config/skills",

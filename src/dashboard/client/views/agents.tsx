@@ -7,8 +7,18 @@ import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import { errorText, must, typedMachine } from "../api";
 import { useCan, usePoll } from "../session-context";
+import { AgentLogin } from "./agent-login";
 import { Note, Table } from "./parts";
 import { NewSession } from "./sessions";
+
+/** Whether the agent is logged in on the machine, as it said when asked (docs/agents.md, "Logging agents in"). */
+function loginText(a: AgentInfo): string {
+  if (!a.installed || !a.login) return "—";
+  const state = { logged_in: "yes", needs_login: "needs login", unknown: a.credentialsAvailable ? "not asked yet (a key is set)" : "not asked yet" }[
+    a.login.state
+  ];
+  return a.login.pending ? `${state} · a page to open` : state;
+}
 
 /** Whether an agent matches what was typed in the search box. */
 const matches = (a: AgentInfo, search: string) =>
@@ -20,6 +30,8 @@ export function AgentsTab(props: { machine: string; machines: Machine[] }) {
   const [search, setSearch] = useState("");
   const [note, setNote] = useState("");
   const [installing, setInstalling] = useState<string | null>(null);
+  /** The agent whose ways to log in are open below the list. */
+  const [loggingIn, setLoggingIn] = useState<string | null>(null);
   const canAct = useCan("member");
   const load = async () => {
     try {
@@ -38,6 +50,17 @@ export function AgentsTab(props: { machine: string; machines: Machine[] }) {
     }
   };
   usePoll(load, [props.machine], 60_000);
+  /** Ask the agent itself (it is started once for it), then show what it said. */
+  const checkLogin = async (id: string) => {
+    setNote(`asking ${id} whether it is logged in…`);
+    try {
+      const login = await must(typedMachine(props.machine).GET("/v1/agents/{agent}/login", { params: { path: { agent: id }, query: {} } }));
+      setNote(`${id}: ${{ logged_in: "logged in", needs_login: "needs a login", unknown: "it did not say" }[login.state]}`);
+    } catch (err) {
+      setNote(`${id}: ${errorText(err)}`);
+    }
+    await load();
+  };
   const install = async (id: string) => {
     setInstalling(id);
     setNote(`installing ${id} (progress: the npm processes in Processes)…`);
@@ -80,7 +103,24 @@ export function AgentsTab(props: { machine: string; machines: Machine[] }) {
                   ? `${a.registry.version}${a.updateAvailable ? " (update available)" : ""}${a.registry.installable ? "" : ` · ${a.registry.reason}`}`
                   : "—",
             },
-            { label: "credentials", cell: (a) => (a.credentialsAvailable ? "yes" : "no") },
+            {
+              label: "logged in",
+              class: "login",
+              cell: (a) =>
+                !canAct || !a.installed ? (
+                  loginText(a)
+                ) : a.login?.state === "needs_login" || a.login?.pending ? (
+                  <button type="button" data-login={a.id} onClick={() => setLoggingIn(a.id)}>
+                    Log in ({loginText(a)})
+                  </button>
+                ) : a.login?.state === "unknown" ? (
+                  <button type="button" data-check-login={a.id} onClick={() => void checkLogin(a.id)}>
+                    Ask whether it is logged in
+                  </button>
+                ) : (
+                  loginText(a)
+                ),
+            },
             {
               label: "",
               cell: (a) =>
@@ -92,6 +132,34 @@ export function AgentsTab(props: { machine: string; machines: Machine[] }) {
             },
           ]}
         />
+        {(() => {
+          const agent = loggingIn ? agents?.find((a) => a.id === loggingIn) : undefined;
+          if (!agent?.login) return null;
+          const done = agent.login.state === "logged_in" && !agent.login.pending;
+          return (
+            <div id="agent-login-panel">
+              {done ? (
+                <p id="agent-logged-in">
+                  {agent.id} is logged in on {props.machine}.
+                </p>
+              ) : (
+                <AgentLogin
+                  id="agent-login"
+                  key={agent.id}
+                  agent={agent.id}
+                  machine={props.machine}
+                  methods={agent.login.methods}
+                  intro={`${agent.id} is not logged in on ${props.machine}: log it in one of its ways.`}
+                  onError={setNote}
+                  onChanged={() => void load()}
+                />
+              )}
+              <button type="button" onClick={() => setLoggingIn(null)}>
+                Close
+              </button>
+            </div>
+          );
+        })()}
         <p class="muted">{source}</p>
         <Note id="agents-note" text={note} />
       </section>

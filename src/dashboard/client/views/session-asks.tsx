@@ -5,11 +5,9 @@
  * and the agent's questions (a real form, a link to open); and what its turns cost.
  */
 import { useEffect, useState } from "preact/hooks";
-import type { LoginMethod, LoginQuestion } from "@agent-runtime/protocol/logins";
 import type { ElicitationField, Session } from "@agent-runtime/protocol/sessions";
-import { byId, errorText, must, typed, typedMachine } from "../api";
-import { machineHref, navigate } from "../router";
-import { usePoll } from "../session-context";
+import { byId, errorText, must, typed } from "../api";
+import { AgentLogin } from "./agent-login";
 
 type Answer = "accept" | "decline" | "cancel";
 
@@ -115,120 +113,22 @@ function contentOf(fields: ElicitationField[], values: Record<string, string>): 
   return content;
 }
 
-/** The ways its agent can be logged in on the session's machine: a terminal opened, or values kept there. */
-function Login(props: { record: Session; onError: (text: string) => void }) {
-  const { record } = props;
-  const methods: LoginMethod[] = record.login?.methods ?? [];
-  const [values, setValues] = useState<Record<string, string>>({});
-  const [busy, setBusy] = useState(false);
-  const api = typedMachine(record.machine);
-  // The page the agent's own flow asks a person to open (started here or elsewhere): read from its login.
-  const [page, setPage] = useState<LoginQuestion | null>(null);
-  const [flowing, setFlowing] = useState(false);
-  const readPage = async () => {
-    const login = await must(api.GET("/v1/agents/{agent}/login", { params: { path: { agent: record.agent }, query: {} } }));
-    setPage(login.pending ?? null);
-  };
-  usePoll(() => readPage().catch((err) => props.onError(errorText(err))), [record.agent], flowing ? 1000 : 10_000);
-  const answerPage = async (action: Answer) => {
-    setBusy(true);
-    try {
-      await must(
-        api.POST("/v1/agents/{agent}/login/elicitation", { params: { path: { agent: record.agent } }, body: { requestId: page?.requestId ?? null, action } }),
-      );
-      setPage(null);
-      setFlowing(false);
-    } catch (err) {
-      props.onError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  const logIn = async (method: LoginMethod) => {
-    setBusy(true);
-    try {
-      const body =
-        method.type === "env_var"
-          ? { method: method.id, values: Object.fromEntries((method.vars ?? []).map((v) => [v, values[v] ?? ""])) }
-          : { method: method.id };
-      const started = await must(api.POST("/v1/agents/{agent}/login", { params: { path: { agent: record.agent } }, body }));
-      if (started.process) navigate(machineHref(record.machine, "terminal", { process: started.process.id }));
-      if (method.type === "agent") setFlowing(true);
-    } catch (err) {
-      props.onError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <div id="session-login" class="permission">
-      <div>
-        {record.agent} must be logged in on {record.machine} first; the session starts once it is.
-      </div>
-      {page ? (
-        <div id="login-page">
-          <div>{page.message}</div>
-          <p>
-            <a id="login-page-link" href={page.url} target="_blank" rel="noopener noreferrer">
-              Open {new URL(page.url).host}
-            </a>
-          </p>
-          <div class="row">
-            <button type="button" class="primary" disabled={busy} data-answer="accept" onClick={() => void answerPage("accept")}>
-              Done
-            </button>
-            <button type="button" disabled={busy} data-answer="cancel" onClick={() => void answerPage("cancel")}>
-              Cancel
-            </button>
-          </div>
-        </div>
-      ) : flowing ? (
-        <div class="muted">
-          {record.agent} is logging in on {record.machine}…
-        </div>
-      ) : null}
-      {methods.map((method) =>
-        method.type === "env_var" ? (
-          <form
-            key={method.id}
-            data-method={method.id}
-            onSubmit={(e) => {
-              e.preventDefault();
-              void logIn(method);
-            }}
-          >
-            {(method.vars ?? []).map((name) => (
-              <label key={name} class="field">
-                {name}
-                <input
-                  name={name}
-                  type="password"
-                  autocomplete="off"
-                  required
-                  value={values[name] ?? ""}
-                  onInput={(e) => setValues({ ...values, [name]: e.currentTarget.value })}
-                />
-              </label>
-            ))}
-            <button type="submit" disabled={busy}>
-              {method.name}: keep on {record.machine}
-            </button>
-          </form>
-        ) : (
-          <button key={method.id} type="button" class="primary" data-method={method.id} disabled={busy} onClick={() => void logIn(method)}>
-            {method.name}
-            {method.type === "terminal" ? " (opens a terminal)" : ""}
-          </button>
-        ),
-      )}
-    </div>
-  );
-}
-
 /** The session's question or its agent's login, when it waits for one; nothing otherwise. */
 export function SessionAsks(props: { record: Session; canAct: boolean; onError: (text: string) => void }) {
   if (!props.canAct) return null;
-  if (props.record.state === "needs_login") return <Login record={props.record} onError={props.onError} />;
+  if (props.record.state === "needs_login") {
+    const { agent, machine } = props.record;
+    return (
+      <AgentLogin
+        id="session-login"
+        agent={agent}
+        machine={machine}
+        methods={props.record.login?.methods ?? []}
+        intro={`${agent} must be logged in on ${machine} first; the session starts once it is.`}
+        onError={props.onError}
+      />
+    );
+  }
   if (props.record.pending?.kind === "elicitation") return <Question record={props.record} onError={props.onError} />;
   return null;
 }
