@@ -65,8 +65,10 @@ describe("the sidecar killed outright in the middle of a prompt", () => {
     expect(alive(sleeper.pid)).toBe(true); // a plain child cannot notice; the next sidecar takes care of it
 
     const back = await rt.addSidecar("local"); // same machine, same data folder
-    // The sleeper for sure; the agent too if it had not noticed its closed stdin yet.
-    expect(back.logs()).toMatch(/stopped [12] process\(es\) left running by a sidecar that did not shut down cleanly/);
+    // The sleeper for sure; the agent too if it had not noticed its closed stdin yet. How many is not asserted:
+    // a process that exited but was not yet reaped still counts (a loaded machine once said 3); what
+    // matters is that the leftovers go, and that only the old sidecar's are touched (their start times).
+    expect(back.logs()).toMatch(/stopped \d+ process\(es\) left running by a sidecar that did not shut down cleanly/);
     await waitFor(async () => !alive(sleeper.pid), "the leftover child to be gone");
     expect((await rt.api("/v1/acp")).status).toBe(200);
   });
