@@ -155,6 +155,18 @@ const skills: KindSpec = {
   },
 };
 
+/** A document that holds its entries by name under one field (`servers`, `agents`); `nameField`: the form's. */
+function byName(field: string, nameField: string): Pick<KindSpec, "entries" | "document" | "fieldOf"> {
+  return {
+    entries: (document) => Object.entries(record(record(document)[field])).map(([key, value]) => ({ key, value: record(value) })),
+    document: (entries) => ({ [field]: Object.fromEntries(entries.map((e) => [e.key, e.value])) }),
+    fieldOf: (path) => {
+      const [top, key, inner] = path.split(".");
+      return top === field && key ? { key, field: inner ?? nameField } : null;
+    },
+  };
+}
+
 const MCP_FIELDS = ["type", "command", "args", "env", "cwd", "url", "transport", "headers", "bearerTokenEnvVar"] as const;
 
 const mcp: KindSpec = {
@@ -162,8 +174,7 @@ const mcp: KindSpec = {
   noun: "MCP server",
   article: "an",
   hint: "Every machine writes these where each of its agents reads its MCP servers.",
-  entries: (document) => Object.entries(record(record(document).servers)).map(([key, value]) => ({ key, value: record(value) })),
-  document: (entries) => ({ servers: Object.fromEntries(entries.map((e) => [e.key, e.value])) }),
+  ...byName("servers", "name"),
   summary: ({ key, value }) =>
     value.type === "remote"
       ? `${key}: ${text(value.url)}`
@@ -261,10 +272,6 @@ const mcp: KindSpec = {
     if (!checked.success) for (const [field, message] of Object.entries(issues(checked.error))) errors[field] ??= message;
     return Object.keys(errors).length ? { errors } : { entry: { key: name, value } };
   },
-  fieldOf: (path) => {
-    const [top, key, field] = path.split(".");
-    return top === "servers" && key ? { key, field: field ?? "name" } : null;
-  },
 };
 
 const agents: KindSpec = {
@@ -272,8 +279,7 @@ const agents: KindSpec = {
   noun: "agent",
   article: "an",
   hint: "Every machine installs these, at the registry's latest version or the one pinned, with non-secret settings (credentials stay on each machine).",
-  entries: (document) => Object.entries(record(record(document).agents)).map(([key, value]) => ({ key, value: record(value) })),
-  document: (entries) => ({ agents: Object.fromEntries(entries.map((e) => [e.key, e.value])) }),
+  ...byName("agents", "agent"),
   summary: ({ key, value }) => {
     const env = Object.keys(record(value.env));
     return `${key} ${text(value.version) || "latest"}${env.length ? ` with ${env.join(", ")}` : ""}`;
@@ -299,10 +305,6 @@ const agents: KindSpec = {
     const checked = AgentsConfigEntry.safeParse(value);
     if (!checked.success) for (const [field, message] of Object.entries(issues(checked.error))) errors[field] ??= message;
     return Object.keys(errors).length ? { errors } : { entry: { key: agent, value } };
-  },
-  fieldOf: (path) => {
-    const [top, key, field] = path.split(".");
-    return top === "agents" && key ? { key, field: field ?? "agent" } : null;
   },
 };
 

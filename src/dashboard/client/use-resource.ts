@@ -59,8 +59,11 @@ export function useResource<T>(path: string, options: ResourceOptions<T> = {}): 
       if (mine === asked.current) setState((s) => ({ ...s, loading: false, error: errorText(err), outage: isOutage(err) }));
     }
   };
-  // A new path is another resource: nothing of the last one is shown for it.
-  useEffect(() => setState({ data: null, loading: true, error: "", outage: false }), [path]);
+  // A new path is another resource: nothing of the last one is shown for it, nor a late answer about it.
+  useEffect(() => {
+    asked.current++;
+    setState({ data: null, loading: true, error: "", outage: false });
+  }, [path]);
   usePoll(() => (latest.current.hold ? undefined : refetch()), [path], options.everyMs);
   useMachineEvents(options.follow?.machine ?? "", options.follow?.kinds ?? [], () => {
     if (!latest.current.hold) void refetch();

@@ -6,7 +6,7 @@ import { href, MACHINE_TABS, type MachineTab, machineHref } from "../router";
 import { useCan } from "../session-context";
 import { AgentsTab } from "./agents";
 import { FilesTab } from "./files";
-import { Dot, Link } from "./parts";
+import { Dot, Link, Tabs } from "./parts";
 import { ProcessesTab } from "./processes";
 import { PortsTab } from "./ports";
 import { lazyView } from "../lazy";
@@ -81,19 +81,7 @@ export function MachineView(props: { machine: string; tab: MachineTab; query: UR
         </h2>
         <span class="muted">{known ? (known.connected ? `connected · sidecar ${known.sidecarVersion ?? "?"}` : "offline") : ""}</span>
       </div>
-      <nav class="tabs" aria-label={`${props.machine}'s views`}>
-        {tabs.map((t) => (
-          <Link
-            key={t}
-            href={machineHref(props.machine, t)}
-            class={t === props.tab ? "selected" : ""}
-            data-tab={t}
-            aria-current={t === props.tab ? "page" : undefined}
-          >
-            {TAB_NAMES[t]}
-          </Link>
-        ))}
-      </nav>
+      <Tabs label={`${props.machine}'s views`} tabs={tabs} current={props.tab} href={(t) => machineHref(props.machine, t)} names={TAB_NAMES} />
       {/* One truth per machine on the page: when the header's presence changes, the tab reads the machine again. */}
       <Fragment key={known ? String(known.connected) : "unknown"}>{body}</Fragment>
     </div>

@@ -12,6 +12,19 @@ export function Link(props: { href: string; class?: string; children: ComponentC
   );
 }
 
+/** A row of tabs, each at its own address; the one shown is marked for the eye and for a screen reader. */
+export function Tabs<T extends string>(props: { label: string; tabs: readonly T[]; current: T; href: (tab: T) => string; names: Record<T, string> }) {
+  return (
+    <nav class="tabs" aria-label={props.label}>
+      {props.tabs.map((t) => (
+        <Link key={t} href={props.href(t)} class={t === props.current ? "selected" : ""} data-tab={t} aria-current={t === props.current ? "page" : undefined}>
+          {props.names[t]}
+        </Link>
+      ))}
+    </nav>
+  );
+}
+
 export interface Column<T> {
   label: string;
   cell: (row: T) => ComponentChildren;

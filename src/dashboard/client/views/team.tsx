@@ -9,7 +9,7 @@ import { byId, errorText, must, typed } from "../api";
 import { lazyView } from "../lazy";
 import { href, TEAM_TABS, type TeamTab } from "../router";
 import { useResource } from "../use-resource";
-import { Link, Note, Table } from "./parts";
+import { Note, Table, Tabs } from "./parts";
 
 /** The policy's editor and the documents' forms (with the schemas they check against) load with this view. */
 const PolicyView = lazyView(() => import("./policy").then((m) => m.PolicyView));
@@ -92,19 +92,7 @@ export function TeamView(props: { tab: TeamTab }) {
   }
   return (
     <div id="team-view">
-      <nav class="tabs" aria-label="the team's settings">
-        {TEAM_TABS.map((t) => (
-          <Link
-            key={t}
-            href={href({ view: "team", tab: t })}
-            class={t === props.tab ? "selected" : ""}
-            data-tab={t}
-            aria-current={t === props.tab ? "page" : undefined}
-          >
-            {TAB_NAMES[t]}
-          </Link>
-        ))}
-      </nav>
+      <Tabs label="the team's settings" tabs={TEAM_TABS} current={props.tab} href={(tab) => href({ view: "team", tab })} names={TAB_NAMES} />
       {body}
     </div>
   );
