@@ -80,12 +80,16 @@ export async function benchAttempts(): Promise<AttemptFigures> {
         body: JSON.stringify({ prompt, cwd: repo, attempts: [1, 2, 3, 4].map(() => ({ agent: "mock", machine: "local" })) }),
       }),
     );
-  /** Polled on the machine (the tasks and their sessions), never on the team: its calls are what a group costs. */
+  /**
+   * Polled on the machine (the tasks and their sessions), never on the team: its calls are what a group costs.
+   * Every 50 ms: a poll is 8 requests through the worker, and at every 10 ms they took most of a core of
+   * the two the start itself needs (git's checkouts, four agents starting), so the bench measured itself.
+   */
   const until = async (ok: () => Promise<boolean>, what: string, timeoutMs = 120_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!(await ok())) {
       if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 50));
     }
   };
   const streaming = async (task: string) => {

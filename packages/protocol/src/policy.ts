@@ -51,14 +51,16 @@ export const PolicyMatch = z
   .meta({ id: "PolicyMatch" });
 export type PolicyMatch = z.infer<typeof PolicyMatch>;
 
+/** How long a person may be given to answer: 5 s to 7 days (an ask's deadline, a question's). */
+const AnswerSeconds = z
+  .number()
+  .int()
+  .min(5)
+  .max(7 * 86_400);
+
 export const AskTimeout = z
   .object({
-    timeoutSeconds: z
-      .number()
-      .int()
-      .min(5)
-      .max(7 * 86_400)
-      .describe("how long a person has to answer"),
+    timeoutSeconds: AnswerSeconds.describe("how long a person has to answer"),
     onTimeout: z.enum(["allow", "deny"]).describe("the answer given when nobody did in time"),
   })
   .strict();
@@ -94,12 +96,7 @@ export type PermissionPolicy = z.infer<typeof PermissionPolicy>;
  */
 export const QuestionTimeout = z
   .object({
-    timeoutSeconds: z
-      .number()
-      .int()
-      .min(5)
-      .max(7 * 86_400)
-      .describe("how long a person has to answer an agent's question before it is answered `cancel`"),
+    timeoutSeconds: AnswerSeconds.describe("how long a person has to answer an agent's question before it is answered `cancel`"),
   })
   .strict()
   .meta({ id: "QuestionTimeout" });
