@@ -2,31 +2,13 @@
  * Tokens checked once per isolate on the relay's hot path (http/token-cache.ts), and a revocation that
  * still ends access at the next message: the machine's object answers for it (durable/tokens/revocation-watch.ts).
  */
-import { env, SELF } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { env } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { TokenObject } from "../durable/tokens/token";
-import { FakeSidecar } from "../../test/workers/fake-sidecar";
+import type { FakeSidecar } from "../../test/workers/fake-sidecar";
+import { as, sidecarsPerTest } from "../../test/workers/requests";
 
-const BASE = "https://runtime.test";
-const sidecars: FakeSidecar[] = [];
-
-afterEach(() => {
-  vi.restoreAllMocks();
-  for (const sidecar of sidecars.splice(0)) if (!sidecar.closed) sidecar.drop();
-});
-
-async function connect(machine: string): Promise<FakeSidecar> {
-  const sidecar = await FakeSidecar.connect(machine);
-  sidecars.push(sidecar);
-  return sidecar;
-}
-
-function as(token: string, path: string, init: RequestInit = {}): Promise<Response> {
-  const headers = new Headers(init.headers);
-  headers.set("authorization", `Bearer ${token}`);
-  if (typeof init.body === "string") headers.set("content-type", "application/json");
-  return SELF.fetch(`${BASE}${path}`, { ...init, headers });
-}
+const connect = sidecarsPerTest();
 
 async function issue(name: string): Promise<{ id: string; token: string }> {
   const res = await as(env.API_TOKEN, "/v1/tokens", { method: "POST", body: JSON.stringify({ name, role: "member" }) });

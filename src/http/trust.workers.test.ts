@@ -5,30 +5,12 @@
  * WebSockets only from this origin, and inputs refused where they are accepted.
  */
 import { env, SELF } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import worker from "../worker";
-import { FakeSidecar } from "../../test/workers/fake-sidecar";
+import type { FakeSidecar } from "../../test/workers/fake-sidecar";
+import { as, BASE, sidecarsPerTest } from "../../test/workers/requests";
 
-const BASE = "https://runtime.test";
-const sidecars: FakeSidecar[] = [];
-
-afterEach(() => {
-  vi.restoreAllMocks();
-  for (const sidecar of sidecars.splice(0)) if (!sidecar.closed) sidecar.drop();
-});
-
-async function connect(machine: string): Promise<FakeSidecar> {
-  const sidecar = await FakeSidecar.connect(machine);
-  sidecars.push(sidecar);
-  return sidecar;
-}
-
-function as(token: string, path: string, init: RequestInit = {}): Promise<Response> {
-  const headers = new Headers(init.headers);
-  if (token) headers.set("authorization", `Bearer ${token}`);
-  if (typeof init.body === "string") headers.set("content-type", "application/json");
-  return SELF.fetch(`${BASE}${path}`, { ...init, headers });
-}
+const connect = sidecarsPerTest();
 
 const admin = (path: string, init: RequestInit = {}) => as(env.API_TOKEN, path, init);
 
