@@ -13,6 +13,7 @@ import { LogEntry, type ProcessConfig } from "@agent-runtime/protocol/processes"
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Process } from "@agent-runtime/protocol/processes";
 import { EventLog } from "../streams/event-log";
+import { onPtyOutput } from "./pty-output";
 import type { ChildRegistry } from "../orphans";
 import { errnoCode, errorText, logger } from "../log";
 
@@ -81,7 +82,7 @@ export class ManagedProcess {
     this.exited = new Promise((resolve) => (this.markExited = resolve));
     this.pieceSize = Math.max(256, Math.floor(maxLogBytes / 4));
     if (backend.kind === "pty") {
-      backend.pty.onData((text) => this.recordText("pty", text));
+      onPtyOutput(backend.pty, (text) => this.recordText("pty", text));
     } else {
       if (!options.rawStdout) backend.child.stdout?.on("data", (chunk: Buffer) => this.recordBytes("stdout", chunk));
       backend.child.stderr?.on("data", (chunk: Buffer) => this.recordBytes("stderr", chunk));
