@@ -266,6 +266,8 @@ describe("the dashboard", () => {
     await page.click("#proc-form button[type=submit]");
     await expect.poll(() => page.textContent("#proc-msg")).toMatch(/^started /);
     await expect.poll(() => page.textContent("#logs")).toContain("STARTED-FROM-THE-PAGE-42");
+    // The stream's last event says how it exited (read with the protocol's schema, ProcessLogEnd).
+    await expect.poll(() => page.textContent("#logs")).toContain("[exited: 0]");
   });
 
   it("browses, edits, uploads and downloads files on the machine", async () => {
@@ -822,6 +824,8 @@ describe("the dashboard", () => {
     await page.fill("#agents", JSON.stringify({ agents: { mock: { env: { MOCK_API_KEY: "x" } } } }));
     await page.click("#agents-save");
     await expect.poll(() => page.textContent("#agents-msg")).toContain("looks like a secret");
+    // The problem's `errors` name the entry: its reason is said on it too.
+    expect(await page.textContent('#agents-entries [data-entry="mock"] .error')).toContain("looks like a secret");
     expect((await rt.api("/v1/config/agents")).headers.get("etag")).toBe(etag);
   });
 

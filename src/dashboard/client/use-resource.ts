@@ -5,7 +5,7 @@
  * state, note, poll and abort controller for the same few steps.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError, errorText, followSse, refused } from "./api";
+import { ApiError, errorText, followSse } from "./api";
 import { useMachineEvents } from "./live-changes";
 import { usePoll } from "./session-context";
 
@@ -23,8 +23,11 @@ export interface Resource<T> {
 }
 
 export interface ResourceOptions<T> {
-  /** How to read it (a typed call, or one that needs the answer's headers); by default its JSON. */
-  read?: () => Promise<T>;
+  /**
+   * How to read it: a typed call (`must(typed.GET(…))`), or one that checks what it reads another way (a
+   * document and its ETag). There is no default: an answer's JSON is not a `T` until something checked it.
+   */
+  read: () => Promise<T>;
   /** Read again this often while the page is looked at. */
   everyMs?: number;
   /** While true, nothing is read but what `refetch` asks (an edit in progress must not be overwritten). */
@@ -33,17 +36,10 @@ export interface ResourceOptions<T> {
   follow?: { machine: string; kinds: readonly string[] };
 }
 
-async function readJson<T>(path: string): Promise<T> {
-  const res = await api(path);
-  const body: unknown = await res.json().catch(() => null);
-  if (!res.ok) throw refused(res.status, body);
-  return body as T;
-}
-
 /** A refusal is the API's word; anything else (no network, a gateway's 5xx) is an outage. */
 const isOutage = (err: unknown): boolean => !(err instanceof ApiError) || err.status >= 502;
 
-export function useResource<T>(path: string, options: ResourceOptions<T> = {}): Resource<T> {
+export function useResource<T>(path: string, options: ResourceOptions<T>): Resource<T> {
   const [state, setState] = useState<Omit<Resource<T>, "refetch">>({ data: null, loading: true, error: "", outage: false });
   const latest = useRef(options);
   latest.current = options;
@@ -53,7 +49,7 @@ export function useResource<T>(path: string, options: ResourceOptions<T> = {}): 
   const refetch = async () => {
     const mine = ++asked.current;
     try {
-      const data = await (latest.current.read ?? (() => readJson<T>(path)))();
+      const data = await latest.current.read();
       if (mine === asked.current) setState({ data, loading: false, error: "", outage: false });
     } catch (err) {
       if (mine === asked.current) setState((s) => ({ ...s, loading: false, error: errorText(err), outage: isOutage(err) }));
