@@ -743,6 +743,9 @@ describe("the dashboard", () => {
       await expect.poll(() => p.locator("#session-connection").count(), { timeout: 40_000 }).toBe(0);
       await post(4, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "after the outage" }] });
       await expect.poll(() => p.textContent("#session-transcript")).toContain("You said: after the outage");
+      // Picked up where it stopped (Last-Event-ID): every entry once, in order.
+      const seqs = (await p.locator("#session-transcript [data-seq]").evaluateAll((els) => els.map((e) => e.getAttribute("data-seq")))).map(Number);
+      expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
     } finally {
       await context.close();
     }

@@ -100,9 +100,19 @@ export async function must<R extends { data?: unknown; error?: unknown; response
   return answer.data as Success<R>;
 }
 
-/** Follow an SSE stream with fetch (EventSource sends no custom header); resolves when the stream ends. */
-export async function followSse(path: string, onEvent: (event: string, data: unknown) => void, signal: AbortSignal): Promise<void> {
-  const res = await api(path, { headers: { accept: "text/event-stream" }, signal });
+/**
+ * Follow an SSE stream with fetch (EventSource sends no custom header); resolves when the stream ends.
+ * `lastEventId` resumes it where an earlier reading stopped (`follow.ts` reconnects with it).
+ */
+export async function followSse(
+  path: string,
+  onEvent: (event: string, data: unknown, id: string | null) => void,
+  signal: AbortSignal,
+  lastEventId: string | null = null,
+): Promise<void> {
+  const headers: Record<string, string> = { accept: "text/event-stream" };
+  if (lastEventId !== null) headers["last-event-id"] = lastEventId;
+  const res = await api(path, { headers, signal });
   if (!res.ok || !res.body) throw new ApiError(res.status, `stream: HTTP ${res.status}`);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -111,7 +121,7 @@ export async function followSse(path: string, onEvent: (event: string, data: unk
     if (done) return;
     const { events, rest } = takeEvents(buffer + value);
     buffer = rest;
-    for (const e of events) onEvent(e.event, e.data);
+    for (const e of events) onEvent(e.event, e.data, e.id);
   }
 }
 

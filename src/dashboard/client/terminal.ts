@@ -8,6 +8,7 @@
 import { type TerminalClientFrame, TerminalServerFrame } from "@agent-runtime/protocol/processes";
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
+import { nextWaitMs, STREAM_BACKOFF } from "./follow";
 import { withCtrl } from "./keys";
 
 export interface TerminalEvents {
@@ -22,8 +23,6 @@ export interface TerminalHandle {
   armCtrl(): void;
   close(): void;
 }
-
-const RECONNECT_MS = [500, 1000, 2000, 5000, 10_000];
 
 /** `url` is asked again for every dial: a ticket lives a minute. */
 export function openTerminal(container: HTMLElement, url: () => Promise<string>, events: TerminalEvents): TerminalHandle {
@@ -40,6 +39,8 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
   let ws: WebSocket | null = null;
   let closed = false;
   let attempts = 0;
+  /** The wait before the last redial (the views' one policy, follow.ts); null once attached again. */
+  let waitMs: number | null = null;
   let ctrl = false;
   const send = (frame: TerminalClientFrame) => {
     if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
@@ -70,6 +71,7 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
       const frame = parsed.data;
       if (frame.type === "ready") {
         attempts = 0;
+        waitMs = null;
         events.onStatus(`attached to ${frame.processId}`);
         send({ type: "resize", cols: term.cols, rows: term.rows });
         term.focus();
@@ -80,7 +82,8 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
     });
     socket.addEventListener("close", () => {
       if (closed || ws !== socket) return;
-      const wait = RECONNECT_MS[Math.min(attempts, RECONNECT_MS.length - 1)]!;
+      const wait = nextWaitMs(STREAM_BACKOFF, waitMs, "failed");
+      waitMs = wait;
       attempts++;
       events.onStatus(`disconnected: reconnecting in ${wait / 1000} s`);
       setTimeout(() => void dial(), wait);

@@ -4,13 +4,14 @@
  * screen (saved or not) would do with a request. Everyone reads it; only an admin saves.
  */
 import { useState } from "preact/hooks";
-import { TOOL_KINDS, type PolicyMachineStatus } from "@agent-runtime/protocol/policy";
+import { DECISIONS, type PolicyMachineStatus, TeamPolicy, TOOL_KINDS } from "@agent-runtime/protocol/policy";
 import { WORK_ORIGINS } from "@agent-runtime/protocol/sandbox";
-import { api, errorText, must, typed } from "../api";
-import { decisionText, formOf, matchText, moved, type Rule, type RuleForm, ruleFromForm, verdictText } from "../policy-rules";
+import { api, errorText, must, refused, typed } from "../api";
+import { decisionText, formOf, matchText, type Rule, type RuleForm, ruleFromForm, verdictText } from "../policy-rules";
 import { type SandboxRule, sandboxVerdictText, WORK_ORIGIN_WORDS } from "../sandbox-text";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
+import { RuleEditorForm, RuleList } from "./rule-list";
 import { SandboxRules } from "./sandbox";
 
 export function PolicyView() {
@@ -19,16 +20,18 @@ export function PolicyView() {
   // The sandbox rules are part of the same document: a save writes both, so neither loses the other.
   const [sandbox, setSandbox] = useState<SandboxRule[]>([]);
   // And what this view does not edit (the questions' deadline): kept as it was.
-  const [others, setOthers] = useState<Record<string, unknown>>({});
+  const [others, setOthers] = useState<Omit<TeamPolicy, "rules" | "sandbox">>({});
   const [editingSandbox, setEditingSandbox] = useState(false);
   const [etag, setEtag] = useState<string | null>(null);
   const [changed, setChanged] = useState(false);
-  const [editing, setEditing] = useState<number | "new" | null>(null);
+  const [editing, setEditing] = useState(false);
   const [status, setStatus] = useState<{ version: string; machines: PolicyMachineStatus[] } | null>(null);
   const [note, setNote] = useState("");
   const load = async () => {
     const res = await api("/v1/config/policy");
-    const { rules: read, sandbox: boxes, ...rest } = (await res.json()) as { rules: Rule[]; sandbox?: SandboxRule[] } & Record<string, unknown>;
+    const body: unknown = await res.json().catch(() => null);
+    if (!res.ok) throw refused(res.status, body);
+    const { rules: read, sandbox: boxes, ...rest } = TeamPolicy.parse(body);
     setEtag(res.headers.get("etag"));
     setRules(read);
     setSandbox(boxes ?? []);
@@ -37,7 +40,7 @@ export function PolicyView() {
     setStatus(await must(typed.GET("/v1/config/policy/status")));
   };
   // Polling would throw away an edit in progress: the policy is read when the view opens and after a save.
-  usePoll(() => (changed || editing !== null || editingSandbox ? undefined : load().catch((err) => setNote(errorText(err)))), [], 60_000);
+  usePoll(() => (changed || editing || editingSandbox ? undefined : load().catch((err) => setNote(errorText(err)))), [], 60_000);
   const edit = (next: Rule[]) => {
     setRules(next);
     setChanged(true);
@@ -48,8 +51,7 @@ export function PolicyView() {
       headers: etag ? { "if-match": etag } : {},
       body: JSON.stringify({ ...others, rules, ...(sandbox.length ? { sandbox } : {}) }),
     });
-    const answer = (await res.json()) as { detail?: string };
-    if (!res.ok) return setNote(answer.detail ?? `HTTP ${res.status}`);
+    if (!res.ok) return setNote(refused(res.status, await res.json().catch(() => null)).message);
     setNote(`saved as version ${res.headers.get("etag")}: every machine's requests are judged by it now, and agents start in its sandboxes`);
     await load();
   };
@@ -61,64 +63,20 @@ export function PolicyView() {
         The first rule that matches an agent's permission request decides it: allow or deny answers it at once (nobody is asked, the transcript and the audit
         log say which rule), ask goes to a person, optionally answered for them after a while. No rule matching means ask.
       </p>
-      <ol id="policy-rules" class="rules">
-        {list.map((rule, index) =>
-          editing === index ? (
-            <li key={`edit-${index}`}>
-              <RuleEditor
-                rule={rule}
-                onDone={(next) => {
-                  if (next) edit(list.map((r, i) => (i === index ? next : r)));
-                  setEditing(null);
-                }}
-              />
-            </li>
-          ) : (
-            <li key={`${index}-${rule.name ?? ""}`} data-rule={index + 1}>
-              <span class={`decision ${rule.decision}`}>{decisionText(rule)}</span> <strong>{rule.name ?? `rule ${index + 1}`}</strong>
-              <div class="muted">{matchText(rule)}</div>
-              {isAdmin ? (
-                <div class="row">
-                  <button type="button" aria-label={`Move rule ${index + 1} up`} disabled={index === 0} onClick={() => edit(moved(list, index, -1))}>
-                    ↑
-                  </button>
-                  <button
-                    type="button"
-                    aria-label={`Move rule ${index + 1} down`}
-                    disabled={index === list.length - 1}
-                    onClick={() => edit(moved(list, index, 1))}
-                  >
-                    ↓
-                  </button>
-                  <button type="button" onClick={() => setEditing(index)}>
-                    Edit
-                  </button>
-                  <button type="button" onClick={() => edit(list.filter((_, i) => i !== index))}>
-                    Remove
-                  </button>
-                </div>
-              ) : null}
-            </li>
-          ),
-        )}
-        {rules && list.length === 0 ? <li class="muted">No rules: every request goes to a person.</li> : null}
-      </ol>
-      {editing === "new" ? (
-        <RuleEditor
-          rule={null}
-          onDone={(next) => {
-            if (next) edit([...list, next]);
-            setEditing(null);
-          }}
-        />
-      ) : null}
-      {isAdmin ? (
-        <div class="row">
-          <button id="policy-add" type="button" onClick={() => setEditing("new")} disabled={editing !== null}>
-            Add a rule
-          </button>
-        </div>
-      ) : null}
+      <RuleList
+        id="policy-rules"
+        item="rule"
+        noun="rule"
+        rules={list}
+        isAdmin={isAdmin}
+        empty={rules ? "No rules: every request goes to a person." : null}
+        add={{ id: "policy-add", label: "Add a rule" }}
+        badge={(rule) => <span class={`decision ${rule.decision}`}>{decisionText(rule)}</span>}
+        detail={matchText}
+        editor={(rule, done) => <RuleEditor rule={rule} onDone={done} />}
+        onChange={edit}
+        onEditing={setEditing}
+      />
       <SandboxRules
         rules={sandbox}
         isAdmin={isAdmin}
@@ -134,7 +92,7 @@ export function PolicyView() {
             id="policy-save"
             type="button"
             onClick={() => save().catch((err) => setNote(errorText(err)))}
-            disabled={!changed || editing !== null || editingSandbox}
+            disabled={!changed || editing || editingSandbox}
           >
             Save for the whole team
           </button>
@@ -161,25 +119,22 @@ export function PolicyView() {
   );
 }
 
+/** The answers an ask's deadline gives, and where a rule looks: as the form's selects offer them. */
+const ON_TIMEOUT = ["deny", "allow"] as const;
+const WHERE = ["any", "inside", "outside"] as const;
+
 /** One rule's fields; `onDone(null)` cancels. */
 function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => void }) {
   const [form, setForm] = useState<RuleForm>(() => formOf(props.rule));
   const set = <K extends keyof RuleForm>(key: K, value: RuleForm[K]) => setForm({ ...form, [key]: value });
   return (
-    <form
-      id="rule-editor"
-      class="rule-editor"
-      onSubmit={(e) => {
-        e.preventDefault();
-        props.onDone(ruleFromForm(form));
-      }}
-    >
+    <RuleEditorForm id="rule-editor" keep="Keep this rule" onKeep={() => props.onDone(ruleFromForm(form))} onCancel={() => props.onDone(null)}>
       <label>
         Name <input name="name" value={form.name} onInput={(e) => set("name", e.currentTarget.value)} placeholder="e.g. no deletes" />
       </label>
       <label>
         Decision{" "}
-        <select name="decision" value={form.decision} onChange={(e) => set("decision", e.currentTarget.value as RuleForm["decision"])}>
+        <select name="decision" value={form.decision} onChange={(e) => set("decision", DECISIONS.find((d) => d === e.currentTarget.value) ?? form.decision)}>
           <option value="allow">allow</option>
           <option value="deny">deny</option>
           <option value="ask">ask</option>
@@ -199,7 +154,11 @@ function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => v
           </label>
           <label>
             with{" "}
-            <select name="onTimeout" value={form.onTimeout} onChange={(e) => set("onTimeout", e.currentTarget.value as RuleForm["onTimeout"])}>
+            <select
+              name="onTimeout"
+              value={form.onTimeout}
+              onChange={(e) => set("onTimeout", ON_TIMEOUT.find((o) => o === e.currentTarget.value) ?? form.onTimeout)}
+            >
               <option value="deny">deny</option>
               <option value="allow">allow</option>
             </select>
@@ -231,7 +190,11 @@ function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => v
       </label>
       <label>
         Where{" "}
-        <select name="outsideFolder" value={form.outsideFolder} onChange={(e) => set("outsideFolder", e.currentTarget.value as RuleForm["outsideFolder"])}>
+        <select
+          name="outsideFolder"
+          value={form.outsideFolder}
+          onChange={(e) => set("outsideFolder", WHERE.find((w) => w === e.currentTarget.value) ?? form.outsideFolder)}
+        >
           <option value="any">anywhere</option>
           <option value="inside">only inside the session's folder</option>
           <option value="outside">touching anything outside it</option>
@@ -243,13 +206,7 @@ function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => v
       <label>
         Machines (none: any) <input name="machines" value={form.machines} onInput={(e) => set("machines", e.currentTarget.value)} />
       </label>
-      <div class="row">
-        <button type="submit">Keep this rule</button>
-        <button type="button" onClick={() => props.onDone(null)}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </RuleEditorForm>
   );
 }
 
