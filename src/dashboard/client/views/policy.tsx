@@ -11,7 +11,7 @@ import { decisionText, formOf, matchText, type Rule, type RuleForm, ruleFromForm
 import { type SandboxRule, sandboxVerdictText, WORK_ORIGIN_WORDS } from "../sandbox-text";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
-import { RuleEditorForm, RuleList } from "./rule-list";
+import { AppliesTo, Checks, Choice, RuleEditorForm, RuleList, useFields } from "./rule-list";
 import { SandboxRules } from "./sandbox";
 
 export function PolicyView() {
@@ -119,27 +119,22 @@ export function PolicyView() {
   );
 }
 
-/** The answers an ask's deadline gives, and where a rule looks: as the form's selects offer them. */
-const ON_TIMEOUT = ["deny", "allow"] as const;
-const WHERE = ["any", "inside", "outside"] as const;
+/** Where a rule looks, in words. */
+const WHERE: Record<RuleForm["outsideFolder"], string> = {
+  any: "anywhere",
+  inside: "only inside the session's folder",
+  outside: "touching anything outside it",
+};
 
 /** One rule's fields; `onDone(null)` cancels. */
 function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => void }) {
-  const [form, setForm] = useState<RuleForm>(() => formOf(props.rule));
-  const set = <K extends keyof RuleForm>(key: K, value: RuleForm[K]) => setForm({ ...form, [key]: value });
+  const [form, set] = useFields<RuleForm>(() => formOf(props.rule));
   return (
     <RuleEditorForm id="rule-editor" keep="Keep this rule" onKeep={() => props.onDone(ruleFromForm(form))} onCancel={() => props.onDone(null)}>
       <label>
         Name <input name="name" value={form.name} onInput={(e) => set("name", e.currentTarget.value)} placeholder="e.g. no deletes" />
       </label>
-      <label>
-        Decision{" "}
-        <select name="decision" value={form.decision} onChange={(e) => set("decision", DECISIONS.find((d) => d === e.currentTarget.value) ?? form.decision)}>
-          <option value="allow">allow</option>
-          <option value="deny">deny</option>
-          <option value="ask">ask</option>
-        </select>
-      </label>
+      <Choice label="Decision" name="decision" value={form.decision} values={DECISIONS} onChange={(decision) => set("decision", decision)} />
       {form.decision === "ask" ? (
         <div class="row">
           <label>
@@ -152,34 +147,10 @@ function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => v
               placeholder="never"
             />
           </label>
-          <label>
-            with{" "}
-            <select
-              name="onTimeout"
-              value={form.onTimeout}
-              onChange={(e) => set("onTimeout", ON_TIMEOUT.find((o) => o === e.currentTarget.value) ?? form.onTimeout)}
-            >
-              <option value="deny">deny</option>
-              <option value="allow">allow</option>
-            </select>
-          </label>
+          <Choice label="with" name="onTimeout" value={form.onTimeout} values={["deny", "allow"]} onChange={(answer) => set("onTimeout", answer)} />
         </div>
       ) : null}
-      <fieldset>
-        <legend>Kinds (none: any)</legend>
-        {TOOL_KINDS.map((kind) => (
-          <label key={kind} class="check">
-            <input
-              type="checkbox"
-              name="kinds"
-              value={kind}
-              checked={form.kinds.includes(kind)}
-              onChange={(e) => set("kinds", e.currentTarget.checked ? [...form.kinds, kind] : form.kinds.filter((k) => k !== kind))}
-            />{" "}
-            {kind}
-          </label>
-        ))}
-      </fieldset>
+      <Checks legend="Kinds (none: any)" name="kinds" values={TOOL_KINDS} checked={form.kinds} onChange={(kinds) => set("kinds", kinds)} />
       <label>
         Commands, one per line (`*` matches anything)
         <textarea name="commands" rows={2} value={form.commands} onInput={(e) => set("commands", e.currentTarget.value)} placeholder="npm test" />
@@ -188,24 +159,15 @@ function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => v
         Paths, one per line (globs relative to the session's folder)
         <textarea name="paths" rows={2} value={form.paths} onInput={(e) => set("paths", e.currentTarget.value)} placeholder="src/**" />
       </label>
-      <label>
-        Where{" "}
-        <select
-          name="outsideFolder"
-          value={form.outsideFolder}
-          onChange={(e) => set("outsideFolder", WHERE.find((w) => w === e.currentTarget.value) ?? form.outsideFolder)}
-        >
-          <option value="any">anywhere</option>
-          <option value="inside">only inside the session's folder</option>
-          <option value="outside">touching anything outside it</option>
-        </select>
-      </label>
-      <label>
-        Agents (none: any) <input name="agents" value={form.agents} onInput={(e) => set("agents", e.currentTarget.value)} placeholder="claude, codex" />
-      </label>
-      <label>
-        Machines (none: any) <input name="machines" value={form.machines} onInput={(e) => set("machines", e.currentTarget.value)} />
-      </label>
+      <Choice
+        label="Where"
+        name="outsideFolder"
+        value={form.outsideFolder}
+        values={["any", "inside", "outside"]}
+        words={(where) => WHERE[where]}
+        onChange={(where) => set("outsideFolder", where)}
+      />
+      <AppliesTo form={form} set={set} />
     </RuleEditorForm>
   );
 }

@@ -91,6 +91,12 @@ export function RuleList<R extends { name?: string | undefined }>(props: {
   );
 }
 
+/** A form's fields, each set by name (a rule's form starts from the rule, or empty). */
+export function useFields<F extends object>(initial: () => F): [F, <K extends keyof F>(key: K, value: F[K]) => void] {
+  const [form, setForm] = useState<F>(initial);
+  return [form, (key, value) => setForm((f) => ({ ...f, [key]: value }))];
+}
+
 /** A rule's form: its fields, then Keep and Cancel. */
 export function RuleEditorForm(props: { id: string; keep: string; onKeep: () => void; onCancel: () => void; children: ComponentChildren }) {
   return (
@@ -110,5 +116,81 @@ export function RuleEditorForm(props: { id: string; keep: string; onKeep: () => 
         </button>
       </div>
     </form>
+  );
+}
+
+/** A rule's choice among a few values, each in its words; what is picked is one of them (no cast). */
+export function Choice<V extends string>(props: {
+  label: string;
+  name: string;
+  value: V;
+  values: readonly V[];
+  words?: (value: V) => string;
+  onChange: (value: V) => void;
+}) {
+  return (
+    <label>
+      {props.label}{" "}
+      <select
+        name={props.name}
+        value={props.value}
+        onChange={(e) => {
+          const picked = props.values.find((value) => value === e.currentTarget.value);
+          if (picked !== undefined) props.onChange(picked);
+        }}
+      >
+        {props.values.map((value) => (
+          <option key={value} value={value}>
+            {props.words ? props.words(value) : value}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** A rule's set of values (none ticked: any), one checkbox each; what is ticked comes back in their order. */
+export function Checks<V extends string>(props: {
+  legend: string;
+  name: string;
+  values: readonly V[];
+  checked: readonly string[];
+  words?: (value: V) => string;
+  onChange: (checked: V[]) => void;
+}) {
+  return (
+    <fieldset>
+      <legend>{props.legend}</legend>
+      {props.values.map((value) => (
+        <label key={value} class="check">
+          <input
+            type="checkbox"
+            name={props.name}
+            value={value}
+            checked={props.checked.includes(value)}
+            onChange={(e) => {
+              const ticked = e.currentTarget.checked;
+              props.onChange(props.values.filter((v) => (v === value ? ticked : props.checked.includes(v))));
+            }}
+          />{" "}
+          {props.words ? props.words(value) : value}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+/** Which agents and machines a rule is for (none listed: any), as names separated by commas or spaces. */
+export function AppliesTo(props: { form: { agents: string; machines: string }; set: (key: "agents" | "machines", value: string) => void }) {
+  return (
+    <>
+      <label>
+        Agents (none: any){" "}
+        <input name="agents" value={props.form.agents} onInput={(e) => props.set("agents", e.currentTarget.value)} placeholder="claude, codex" />
+      </label>
+      <label>
+        Machines (none: any) <input name="machines" value={props.form.machines} onInput={(e) => props.set("machines", e.currentTarget.value)} />
+      </label>
+    </>
   );
 }

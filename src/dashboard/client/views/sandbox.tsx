@@ -3,8 +3,7 @@
  * policy's view: listed in order and edited as forms (an admin only), saved with the permission rules as
  * one document. What a session runs in is its own view's (session-sandbox.tsx).
  */
-import { useState } from "preact/hooks";
-import { NETWORK_MODES, SANDBOX_PROFILES, WORK_ORIGINS } from "@agent-runtime/protocol/sandbox";
+import { type NetworkMode, SANDBOX_PROFILES, type SandboxProfile, WORK_ORIGINS } from "@agent-runtime/protocol/sandbox";
 import {
   type SandboxRule,
   type SandboxRuleForm,
@@ -14,7 +13,7 @@ import {
   sandboxRuleText,
   WORK_ORIGIN_WORDS,
 } from "../sandbox-text";
-import { RuleEditorForm, RuleList } from "./rule-list";
+import { AppliesTo, Checks, Choice, RuleEditorForm, RuleList, useFields } from "./rule-list";
 
 /** The team's sandbox rules: the first matching one decides each agent server's sandbox. */
 export function SandboxRules(props: {
@@ -49,10 +48,17 @@ export function SandboxRules(props: {
   );
 }
 
+/** A sandbox's profile and network, in words. */
+const PROFILE_WORDS: Record<SandboxProfile, string> = {
+  "read-only": "read-only: writes only a private temp folder",
+  workspace: "workspace: writes its folder and temp",
+  full: "full: no sandbox (the sidecar user's rights)",
+};
+const NETWORK_WORDS: Record<NetworkMode, string> = { allowlist: "only the hosts listed", none: "none", open: "open" };
+
 /** One sandbox rule's fields; `onDone(null)` cancels. */
 function SandboxRuleEditor(props: { rule: SandboxRule | null; onDone: (rule: SandboxRule | null) => void }) {
-  const [form, setForm] = useState<SandboxRuleForm>(() => sandboxFormOf(props.rule));
-  const set = <K extends keyof SandboxRuleForm>(key: K, value: SandboxRuleForm[K]) => setForm({ ...form, [key]: value });
+  const [form, set] = useFields<SandboxRuleForm>(() => sandboxFormOf(props.rule));
   return (
     <RuleEditorForm
       id="sandbox-rule-editor"
@@ -63,49 +69,31 @@ function SandboxRuleEditor(props: { rule: SandboxRule | null; onDone: (rule: San
       <label>
         Name <input name="name" value={form.name} onInput={(e) => set("name", e.currentTarget.value)} placeholder="e.g. GitHub-triggered tasks" />
       </label>
-      <fieldset>
-        <legend>Where the work comes from (none: any)</legend>
-        {WORK_ORIGINS.map((origin) => (
-          <label key={origin} class="check">
-            <input
-              type="checkbox"
-              name="origins"
-              value={origin}
-              checked={form.origins.includes(origin)}
-              onChange={(e) => set("origins", e.currentTarget.checked ? [...form.origins, origin] : form.origins.filter((o) => o !== origin))}
-            />{" "}
-            {WORK_ORIGIN_WORDS[origin]}
-          </label>
-        ))}
-      </fieldset>
-      <label>
-        Agents (none: any) <input name="agents" value={form.agents} onInput={(e) => set("agents", e.currentTarget.value)} placeholder="claude, codex" />
-      </label>
-      <label>
-        Machines (none: any) <input name="machines" value={form.machines} onInput={(e) => set("machines", e.currentTarget.value)} />
-      </label>
-      <label>
-        Profile{" "}
-        <select name="profile" value={form.profile} onChange={(e) => set("profile", SANDBOX_PROFILES.find((p) => p === e.currentTarget.value) ?? form.profile)}>
-          {SANDBOX_PROFILES.map((p) => (
-            <option key={p} value={p}>
-              {p === "read-only"
-                ? "read-only: writes only a private temp folder"
-                : p === "workspace"
-                  ? "workspace: writes its folder and temp"
-                  : "full: no sandbox (the sidecar user's rights)"}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Network{" "}
-        <select name="network" value={form.network} onChange={(e) => set("network", NETWORK_MODES.find((m) => m === e.currentTarget.value) ?? form.network)}>
-          <option value="allowlist">only the hosts listed</option>
-          <option value="none">none</option>
-          <option value="open">open</option>
-        </select>
-      </label>
+      <Checks
+        legend="Where the work comes from (none: any)"
+        name="origins"
+        values={WORK_ORIGINS}
+        checked={form.origins}
+        words={(origin) => WORK_ORIGIN_WORDS[origin]}
+        onChange={(origins) => set("origins", origins)}
+      />
+      <AppliesTo form={form} set={set} />
+      <Choice
+        label="Profile"
+        name="profile"
+        value={form.profile}
+        values={SANDBOX_PROFILES}
+        words={(p) => PROFILE_WORDS[p]}
+        onChange={(profile) => set("profile", profile)}
+      />
+      <Choice
+        label="Network"
+        name="network"
+        value={form.network}
+        values={["allowlist", "none", "open"]}
+        words={(m) => NETWORK_WORDS[m]}
+        onChange={(network) => set("network", network)}
+      />
       {form.network === "allowlist" ? (
         <>
           <label>
