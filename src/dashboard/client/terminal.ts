@@ -8,6 +8,9 @@
 import { type TerminalClientFrame, TerminalServerFrame } from "@agent-runtime/protocol/processes";
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
+import type { RefObject } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { must, typed } from "./api";
 import { nextWaitMs, STREAM_BACKOFF } from "./follow";
 import { withCtrl } from "./keys";
 
@@ -115,4 +118,44 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
       term.dispose();
     },
   };
+}
+
+/**
+ * The terminal view's one hook: a terminal in `box` attached to process `processId` of the machine whose
+ * API is `v1` (none while it is null), for as long as the view shows it; every dial (a reconnect too) asks
+ * for a one-minute ticket, since a browser cannot put a header on a WebSocket. `status` says where it is
+ * (the view may say more with `say`).
+ */
+export function useTerminal(
+  box: RefObject<HTMLElement | null>,
+  v1: string,
+  processId: string | null,
+  events: { idle: string; onExit: (exitCode: number | null) => void },
+): { status: string; say: (text: string) => void; handle: RefObject<TerminalHandle | null> } {
+  const [status, say] = useState(events.idle);
+  const handle = useRef<TerminalHandle | null>(null);
+  const onExit = useRef(events.onExit);
+  onExit.current = events.onExit;
+  useEffect(() => {
+    const container = box.current;
+    if (!processId || !container) return;
+    const url = async () => {
+      const { ticket } = await must(typed.POST("/v1/tickets"));
+      return `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${v1}/processes/${encodeURIComponent(processId)}/terminal/ws?access_token=${encodeURIComponent(ticket)}`;
+    };
+    container.scrollIntoView({ block: "nearest" }); // xterm.js draws only while the terminal is on screen
+    const opened = openTerminal(container, url, {
+      onStatus: say,
+      onExit: (code) => {
+        say(`the shell exited (${code})`);
+        onExit.current(code);
+      },
+    });
+    handle.current = opened;
+    return () => {
+      opened.close();
+      handle.current = null;
+    };
+  }, [v1, processId]);
+  return { status, say, handle };
 }

@@ -22,6 +22,11 @@ export interface SessionFollowed {
   /** A change this page made (a close answers with the record). */
   setRecord: (record: Session) => void;
   entries: TranscriptEntry[];
+  /**
+   * What was kept is read (or could not be): a prompt sent from here waits for it, since the turn it starts
+   * tells its own edits from those of earlier turns by the transcript's tool calls.
+   */
+  read: boolean;
   /** Why the session could not be opened ("" when it was). */
   failure: string;
   /** Whether the live transcript is there, in words ("" when it is). */
@@ -32,6 +37,7 @@ export function useSession(id: string): SessionFollowed {
   const [record, setRecord] = useState<Session | null>(null);
   const [entries, setEntries] = useState<TranscriptEntry[]>([]);
   const [failure, setFailure] = useState("");
+  const [read, setRead] = useState(false);
   // Where the stream starts (after what was kept) and how its events are read: null until both are known.
   const [opened, setOpened] = useState<{ after: number; schemas: Schemas } | null>(null);
 
@@ -40,12 +46,13 @@ export function useSession(id: string): SessionFollowed {
     setRecord(null);
     setEntries([]);
     setFailure("");
+    setRead(false);
     setOpened(null);
     const schemas = import("@agent-runtime/protocol/sessions");
     (async () => {
       try {
-        const read = await must(typed.GET("/v1/sessions/{id}", byId(id)));
-        if (current) setRecord(read);
+        const found = await must(typed.GET("/v1/sessions/{id}", byId(id)));
+        if (current) setRecord(found);
       } catch (err) {
         if (current) setFailure(navigator.onLine ? errorText(err) : "Offline, and this session was not opened on this device before.");
         return;
@@ -53,6 +60,7 @@ export function useSession(id: string): SessionFollowed {
       const seen = await must(typed.GET("/v1/sessions/{id}/transcript", { params: { path: { id }, query: { after: 0, limit: 1000 } } })).catch(() => null);
       if (!current) return;
       if (seen) setEntries((list) => seen.entries.reduce(withEntry, list));
+      setRead(true);
       const after = seen?.entries.reduce((max, entry) => Math.max(max, entry.seq), 0) ?? 0;
       const loaded = await schemas.catch(() => null);
       if (!current) return;
@@ -80,5 +88,5 @@ export function useSession(id: string): SessionFollowed {
   );
   // The server or the network is gone: what was seen stays, and the stream is tried again by itself.
   const connection = stream.retryInMs === null ? "" : `Offline: this is the transcript as last seen. Trying again in ${Math.round(stream.retryInMs / 1000)} s.`;
-  return { record, setRecord, entries, failure, connection };
+  return { record, setRecord, entries, read, failure, connection };
 }

@@ -24,7 +24,7 @@ export function SessionView(props: { id: string; onChange: () => void }) {
 }
 
 function SessionPage(props: { id: string; onChange: () => void }) {
-  const { record, setRecord, entries, failure, connection } = useSession(props.id);
+  const { record, setRecord, entries, read, failure, connection } = useSession(props.id);
   const turn = useTurn(record);
   const [message, setMessage] = useState("");
   const [sent, setSent] = useState(0);
@@ -80,7 +80,7 @@ function SessionPage(props: { id: string; onChange: () => void }) {
       ) : null}
       {record ? <SessionPending record={record} canAct={canAct} onError={setMessage} /> : <div id="session-pending" />}
       <SessionTranscript id={props.id} cwd={record?.cwd ?? ""} entries={entries} liveEdits={turn.liveEdits} sent={sent} />
-      {record ? (
+      {record && read ? (
         <SessionComposer
           record={record}
           canAct={canAct}
