@@ -748,6 +748,20 @@ describe("the dashboard", () => {
       // Picked up where it stopped (Last-Event-ID): every entry once, in order.
       const seqs = (await p.locator("#session-transcript [data-seq]").evaluateAll((els) => els.map((e) => e.getAttribute("data-seq")))).map(Number);
       expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
+
+      // The prompt box waits for the kept transcript: a turn sent from it tells its edits from earlier turns' by it.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await context.route(/\/transcript\?after=0&limit=1000$/, async (route) => {
+        await held;
+        await route.continue();
+      });
+      await p.reload();
+      await p.waitForSelector("#session-state");
+      expect(await p.locator("#session-input").count()).toBe(0);
+      release();
+      await p.waitForSelector("#session-input");
+      expect(await p.textContent("#session-transcript")).toContain("You said: kept for later");
     } finally {
       await context.close();
     }
