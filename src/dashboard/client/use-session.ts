@@ -7,7 +7,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
 import { byId, errorText, must, typed } from "./api";
-import { STREAM_BACKOFF, useFollow } from "./follow";
+import { type FollowStatus, STREAM_BACKOFF, useFollow } from "./follow";
 import { withEntry } from "./transcript";
 
 /**
@@ -31,6 +31,16 @@ export interface SessionFollowed {
   failure: string;
   /** Whether the live transcript is there, in words ("" when it is). */
   connection: string;
+}
+
+/**
+ * Whether the live transcript is there, in words: while it is down what was seen stays, and the stream is
+ * tried again by itself. Without the service or the network it is offline; a refusal is the API's own word.
+ */
+export function connectionText(stream: FollowStatus): string {
+  if (stream.retryInMs === null) return "";
+  const again = `Trying again in ${Math.round(stream.retryInMs / 1000)} s.`;
+  return stream.outage ? `Offline: this is the transcript as last seen. ${again}` : `The live transcript was refused (${stream.error}). ${again}`;
 }
 
 export function useSession(id: string): SessionFollowed {
@@ -86,7 +96,5 @@ export function useSession(id: string): SessionFollowed {
     },
     { reconnect: STREAM_BACKOFF },
   );
-  // The server or the network is gone: what was seen stays, and the stream is tried again by itself.
-  const connection = stream.retryInMs === null ? "" : `Offline: this is the transcript as last seen. Trying again in ${Math.round(stream.retryInMs / 1000)} s.`;
-  return { record, setRecord, entries, read, failure, connection };
+  return { record, setRecord, entries, read, failure, connection: connectionText(stream) };
 }
