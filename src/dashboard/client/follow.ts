@@ -130,8 +130,8 @@ export function useFollow(path: string | null, onEvent: (event: string, data: un
     if (reconnect) {
       const handlers = {
         onEvent: (event: string, data: unknown) => {
-          // Back: the outage note goes (and a status already clear is kept as it is, without a redraw).
-          setStatus((s) => (s === FOLLOWING ? s : FOLLOWING));
+          // Back: the outage note goes (setting the same status again draws nothing).
+          setStatus(FOLLOWING);
           latest.current(event, data);
         },
         onDown: (err: unknown, retryInMs: number) => setStatus({ ended: false, error: errorText(err), outage: isOutage(err), retryInMs }),

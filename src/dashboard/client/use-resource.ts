@@ -69,4 +69,4 @@ export function useResource<T>(path: string, options: ResourceOptions<T> = {}): 
   return { ...state, refetch };
 }
 
-export { type FollowStatus, useFollow } from "./follow";
+export { useFollow } from "./follow";
