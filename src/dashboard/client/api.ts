@@ -115,9 +115,19 @@ export async function must<R extends Answer>(call: Promise<R>): Promise<Success<
   return answer.data;
 }
 
-/** Follow an SSE stream with fetch (EventSource sends no custom header); resolves when the stream ends. */
-export async function followSse(path: string, onEvent: (event: string, data: unknown) => void, signal: AbortSignal): Promise<void> {
-  const res = await api(path, { headers: { accept: "text/event-stream" }, signal });
+/**
+ * Follow an SSE stream with fetch (EventSource sends no custom header); resolves when the stream ends.
+ * `lastEventId` resumes it where an earlier reading stopped (`follow.ts` reconnects with it).
+ */
+export async function followSse(
+  path: string,
+  onEvent: (event: string, data: unknown, id: string | null) => void,
+  signal: AbortSignal,
+  lastEventId: string | null = null,
+): Promise<void> {
+  const headers: Record<string, string> = { accept: "text/event-stream" };
+  if (lastEventId !== null) headers["last-event-id"] = lastEventId;
+  const res = await api(path, { headers, signal });
   if (!res.ok || !res.body) throw new ApiError(res.status, `stream: HTTP ${res.status}`);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -126,7 +136,7 @@ export async function followSse(path: string, onEvent: (event: string, data: unk
     if (done) return;
     const { events, rest } = takeEvents(buffer + value);
     buffer = rest;
-    for (const e of events) onEvent(e.event, e.data);
+    for (const e of events) onEvent(e.event, e.data, e.id);
   }
 }
 

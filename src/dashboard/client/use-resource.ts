@@ -1,11 +1,12 @@
 /**
  * The views' one way to show what the API says (docs/architecture.md, "The dashboard"): `useResource`
  * reads a resource while the page is looked at and says whether it is loading, refused or out of reach;
- * `useFollow` follows one stream for as long as a view wants it. Before these, each view kept its own
- * state, note, poll and abort controller for the same few steps.
+ * `useFollow` (follow.ts) follows one stream for as long as a view wants it. Before these, each view kept
+ * its own state, note, poll and abort controller for the same few steps.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, errorText, followSse } from "./api";
+import { errorText } from "./api";
+import { isOutage } from "./follow";
 import { useMachineEvents } from "./live-changes";
 import { usePoll } from "./session-context";
 
@@ -36,9 +37,6 @@ export interface ResourceOptions<T> {
   follow?: { machine: string; kinds: readonly string[] };
 }
 
-/** A refusal is the API's word; anything else (no network, a gateway's 5xx) is an outage. */
-const isOutage = (err: unknown): boolean => !(err instanceof ApiError) || err.status >= 502;
-
 export function useResource<T>(path: string, options: ResourceOptions<T>): Resource<T> {
   const [state, setState] = useState<Omit<Resource<T>, "refetch">>({ data: null, loading: true, error: "", outage: false });
   const latest = useRef(options);
@@ -67,25 +65,4 @@ export function useResource<T>(path: string, options: ResourceOptions<T>): Resou
   return { ...state, refetch };
 }
 
-/**
- * Follows the stream at `path` (none while it is null) with `onEvent`, until the path (or `again`) changes
- * or the view goes; `ended` says the stream ended by itself (a process's logs after it exited).
- */
-export function useFollow(path: string | null, onEvent: (event: string, data: unknown) => void, again?: unknown): { ended: boolean; error: string } {
-  const [status, setStatus] = useState({ ended: false, error: "" });
-  const latest = useRef(onEvent);
-  latest.current = onEvent;
-  useEffect(() => {
-    setStatus({ ended: false, error: "" });
-    if (path === null) return;
-    const controller = new AbortController();
-    followSse(path, (event, data) => latest.current(event, data), controller.signal).then(
-      () => setStatus({ ended: true, error: "" }),
-      (err) => {
-        if (!controller.signal.aborted) setStatus({ ended: true, error: errorText(err) });
-      },
-    );
-    return () => controller.abort();
-  }, [path, again]);
-  return status;
-}
+export { useFollow } from "./follow";

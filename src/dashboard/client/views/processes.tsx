@@ -43,7 +43,7 @@ export function ProcessesTab(props: { machine: string }) {
       }
       setLogs((shown) => (shown ? { ...shown, text: shown.text + more } : shown));
     },
-    logs?.asked,
+    { again: logs?.asked },
   );
   const followLogs = (id: string) => setLogs((shown) => ({ id, text: "", asked: (shown?.asked ?? 0) + 1 }));
 
