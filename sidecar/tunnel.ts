@@ -9,7 +9,6 @@ import WebSocket from "ws";
 import { z } from "zod";
 import {
   encodeFrame,
-  parseWorkerFrame,
   PING_FRAME,
   PONG_FRAME,
   TUNNEL_PATH_PREFIX,
@@ -23,6 +22,7 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText, logger } from "./log";
 import type { TunnelState } from "./status-file";
 import { StreamHub, type StreamResolver } from "./streams/stream-hub";
+import { readWorkerFrame } from "./tunnel-frames";
 import { Redial, retryAfterMs } from "./tunnel-redial";
 import type { PreviewFrame } from "@agent-runtime/protocol/preview";
 
@@ -227,7 +227,7 @@ export class TunnelClient {
   }
 
   private onFrame(message: string | Uint8Array): void {
-    const parsed = parseWorkerFrame(message);
+    const parsed = readWorkerFrame(message);
     if (!parsed.ok) {
       // Said and logged, never dropped silently: a worker and a sidecar that disagree must show it.
       log.error(`the worker sent a frame this sidecar cannot read: ${parsed.error}`);

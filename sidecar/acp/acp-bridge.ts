@@ -144,7 +144,7 @@ export class AcpServers {
       await hooked?.failed();
       throw err;
     }
-    if (server.enclosure) remember(server, message, answer.status === 200 ? answer.body : undefined);
+    if (server.enclosure) remember(server, method, message, answer.status === 200 ? answer.body : undefined);
     return this.observed(server.agent, method, hooked ? await hooked.answered(answer) : answer);
   }
 

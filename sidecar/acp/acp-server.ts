@@ -202,7 +202,7 @@ export class AcpServer {
 
   /** Log in with the method of the agent's `initialize` result the machine's environment satisfies, if any (sidecar/agents/auth.ts). */
   async logInFromEnv(initializeResult: unknown): Promise<void> {
-    const methodId = envAuthMethod(initializeResult, { ...process.env, ...this.env });
+    const methodId = envAuthMethod(initializeResult, process.env, this.env);
     if (!methodId) return;
     try {
       await this.request("authenticate", { methodId }, AUTHENTICATE_TIMEOUT_MS);
