@@ -106,6 +106,7 @@ export class TunnelClient {
       options.streams,
       (frame) => this.send(frame),
       () => this.ws?.bufferedAmount ?? 0,
+      (message) => this.sendRaw(message),
     );
     this.previews = options.previews?.((frame) => this.send(frame)) ?? null;
   }
