@@ -229,7 +229,7 @@ export class Sidecar {
 
   private ops(): OpHandlers {
     return {
-      "acp.post": (args, { signal }) => this.acp.post(args, signal),
+      "acp.post": (args, { onCancel }) => this.acp.post(args, onCancel),
       "acp.restore": (args) => this.acp.restore(args),
       "acp.discover": ({ agent, cwd }) => this.acp.discover(agent, cwd),
       "acp.delete": async ({ serverId }) => ({ deleted: await this.acp.delete(serverId) }),

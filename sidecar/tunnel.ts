@@ -9,7 +9,6 @@ import WebSocket from "ws";
 import { z } from "zod";
 import {
   encodeFrame,
-  parseWorkerFrame,
   PING_FRAME,
   PONG_FRAME,
   TUNNEL_PATH_PREFIX,
@@ -23,6 +22,8 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText, logger } from "./log";
 import type { TunnelState } from "./status-file";
 import { StreamHub, type StreamResolver } from "./streams/stream-hub";
+import { CallCancel, type CallContext } from "./tunnel-cancel";
+import { readWorkerFrame } from "./tunnel-frames";
 import { Redial, retryAfterMs } from "./tunnel-redial";
 import type { PreviewFrame } from "@agent-runtime/protocol/preview";
 
@@ -35,10 +36,7 @@ export interface PreviewStreams {
 
 const log = logger("tunnel");
 
-/** What a handler learns of its call besides the arguments: `signal` aborts when the worker cancels it. */
-export interface CallContext {
-  signal: AbortSignal;
-}
+export type { CallContext } from "./tunnel-cancel";
 
 /** Every operation's handler: total, so an operation the worker may call and the sidecar lacks is a type error. */
 export type OpHandlers = { [N in OpName]: (args: OpArgs<N>, ctx: CallContext) => Promise<OpResult<N>> };
@@ -91,7 +89,7 @@ export class TunnelClient {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private lastPongMs = 0;
-  private readonly calls = new Map<string, { answer: Promise<string | Uint8Array>; answeredAt: number | null; cancel: AbortController }>();
+  private readonly calls = new Map<string, { answer: Promise<string | Uint8Array>; answeredAt: number | null; cancel: CallCancel }>();
   /** This process's identity in every hello: the worker fails calls meant for an earlier process instead of re-sending them here. */
   private readonly bootId = randomUUID();
   private sweeper: NodeJS.Timeout | null = null;
@@ -106,6 +104,7 @@ export class TunnelClient {
       options.streams,
       (frame) => this.send(frame),
       () => this.ws?.bufferedAmount ?? 0,
+      (message) => this.sendRaw(message),
     );
     this.previews = options.previews?.((frame) => this.send(frame)) ?? null;
   }
@@ -227,7 +226,7 @@ export class TunnelClient {
   }
 
   private onFrame(message: string | Uint8Array): void {
-    const parsed = parseWorkerFrame(message);
+    const parsed = readWorkerFrame(message);
     if (!parsed.ok) {
       // Said and logged, never dropped silently: a worker and a sidecar that disagree must show it.
       log.error(`the worker sent a frame this sidecar cannot read: ${parsed.error}`);
@@ -262,7 +261,7 @@ export class TunnelClient {
         return;
       case "cancel":
         // The worker gave up on this call: stop what it started (an ACP request stops waiting).
-        this.calls.get(frame.id)?.cancel.abort();
+        this.calls.get(frame.id)?.cancel.cancel();
         return;
       case "po":
       case "pd":
@@ -305,9 +304,9 @@ export class TunnelClient {
   private async serveCall(id: string, op: OpName, args: unknown): Promise<void> {
     let call = this.calls.get(id);
     if (!call) {
-      const cancel = new AbortController();
-      const entry: { answer: Promise<string | Uint8Array>; answeredAt: number | null; cancel: AbortController } = {
-        answer: this.run(id, op, args, cancel.signal),
+      const cancel = new CallCancel();
+      const entry: { answer: Promise<string | Uint8Array>; answeredAt: number | null; cancel: CallCancel } = {
+        answer: this.run(id, op, args, cancel),
         answeredAt: null,
         cancel,
       };
@@ -317,7 +316,7 @@ export class TunnelClient {
       this.sweeper ??= setInterval(() => this.forgetOldCalls(), CALL_MEMORY_MS / 4).unref();
     }
     const answer = await call.answer;
-    if (call.cancel.signal.aborted) return; // nobody waits for it any more
+    if (call.cancel.cancelled) return; // nobody waits for it any more
     this.hub.flushAll(); // what the agent wrote before this answer goes first
     this.sendRaw(answer); // if the tunnel is down now, the worker asks again after reconnecting
     if (isReadOnly(op)) this.calls.delete(id); // asked again, it runs again: nothing to keep
@@ -328,13 +327,13 @@ export class TunnelClient {
     for (const [id, call] of this.calls) if (call.answeredAt !== null && call.answeredAt < before) this.calls.delete(id);
   }
 
-  private async run<N extends OpName>(id: string, op: N, rawArgs: unknown, signal: AbortSignal): Promise<string | Uint8Array> {
+  private async run<N extends OpName>(id: string, op: N, rawArgs: unknown, ctx: CallContext): Promise<string | Uint8Array> {
     try {
       const args = parseOpArgs(op, rawArgs);
       if (!args.ok)
         throw new ProblemError("invalid_request", `the arguments of ${op} are not what this sidecar reads (${args.error}); update the sidecar or the worker`);
       const handler: OpHandlers[N] = this.options.handlers[op];
-      const value = await handler(args.args, { signal });
+      const value = await handler(args.args, ctx);
       const answer = encodeFrame({ t: "res", id, ok: true, value } satisfies SidecarFrame);
       // An answer the tunnel cannot carry is refused, never sent (the worker would close the tunnel).
       if (answer.length > LIMITS.maxFrameBytes)

@@ -115,7 +115,7 @@ export class AcpServers {
    * A client message, as the worker parsed it (`acp.post`): its method (null for a response) and, for a
    * session start, its cwd; the sidecar reads the message itself only to add a folder's MCP servers.
    */
-  async post(args: OpArgs<"acp.post">, signal?: AbortSignal): Promise<AcpPostAnswer> {
+  async post(args: OpArgs<"acp.post">, onCancel?: (listener: () => void) => void): Promise<AcpPostAnswer> {
     const { serverId, agent, awaitId, firstSeq, method, cwd } = args;
     // Another message is bringing this server's agent back (a restore): this one waits for it, so that it
     // never reaches a process that is not initialized yet, nor a session not reattached yet.
@@ -139,12 +139,12 @@ export class AcpServers {
           return proc;
         });
       }
-      answer = await server.post(message, awaitId, signal, method === "initialize");
+      answer = await server.post(message, awaitId, onCancel, method === "initialize");
     } catch (err) {
       await hooked?.failed();
       throw err;
     }
-    if (server.enclosure) remember(server, message, answer.status === 200 ? answer.body : undefined);
+    if (server.enclosure) remember(server, method, message, answer.status === 200 ? answer.body : undefined);
     return this.observed(server.agent, method, hooked ? await hooked.answered(answer) : answer);
   }
 

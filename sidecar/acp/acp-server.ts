@@ -168,11 +168,11 @@ export class AcpServer {
   }
 
   /**
-   * Write one client message; for a request, resolve with the agent's response. `signal` is the
+   * Write one client message; for a request, resolve with the agent's response. `onCancel` tells of the
    * worker giving up (a deadline): the request stops waiting and its id is free for a retry.
    * `initialize`: the message is the client's `initialize` (the worker parsed it and said so).
    */
-  async post(message: string, awaitId: string | number | null, signal?: AbortSignal, initialize = false): Promise<AcpPostResult> {
+  async post(message: string, awaitId: string | number | null, onCancel?: (listener: () => void) => void, initialize = false): Promise<AcpPostResult> {
     if (!this.process.running) throw new ProblemError("agent_process_exited", `the agent process of '${this.serverId}' has exited`);
     this.lastActivityMs = Date.now();
     if (awaitId === null) {
@@ -182,11 +182,7 @@ export class AcpServer {
     const key = JSON.stringify(awaitId); // the same key the agent's response line is looked up by
     if (this.waiting.has(key)) throw new ProblemError("conflict", `a request with id ${key} is already waiting for its answer on '${this.serverId}'`);
     const answer = this.waiting.wait(key, undefined, null);
-    signal?.addEventListener(
-      "abort",
-      () => this.waiting.settle(key, { ok: false, problem: { code: "timeout", detail: `the caller stopped waiting for request ${key}` } }),
-      { once: true },
-    );
+    onCancel?.(() => this.waiting.settle(key, { ok: false, problem: { code: "timeout", detail: `the caller stopped waiting for request ${key}` } }));
     try {
       await this.writeLine(message);
     } catch (err) {
@@ -202,7 +198,7 @@ export class AcpServer {
 
   /** Log in with the method of the agent's `initialize` result the machine's environment satisfies, if any (sidecar/agents/auth.ts). */
   async logInFromEnv(initializeResult: unknown): Promise<void> {
-    const methodId = envAuthMethod(initializeResult, { ...process.env, ...this.env });
+    const methodId = envAuthMethod(initializeResult, process.env, this.env);
     if (!methodId) return;
     try {
       await this.request("authenticate", { methodId }, AUTHENTICATE_TIMEOUT_MS);

@@ -26,8 +26,16 @@ function parse(raw: string): unknown {
   }
 }
 
-/** Keep what a process started anew must be told: the client's `initialize`, its login, its sessions and their folders. */
-export function remember(server: AcpServer, message: string, answerBody: string | undefined): void {
+/** The methods whose messages `remember` reads: any other message (a prompt, an answer) is not parsed again. */
+const REMEMBERED = new Set(["initialize", "authenticate", "session/new", "session/load", "session/resume", "session/close"]);
+
+/**
+ * Keep what a process started anew must be told: the client's `initialize`, its login, its sessions and their
+ * folders. `told` is the message's method as the worker read it (`acp.post`'s `method`): a message of another
+ * method is let be unparsed; one of these is read from its own text.
+ */
+export function remember(server: Pick<AcpServer, "setup">, told: string | null, message: string, answerBody: string | undefined): void {
+  if (told === null || !REMEMBERED.has(told)) return;
   const sent = ClientMessage.safeParse(parse(message));
   if (!sent.success) return;
   const { method, params } = sent.data;

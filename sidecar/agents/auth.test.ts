@@ -20,4 +20,11 @@ describe("envAuthMethod", () => {
     expect(envAuthMethod({ authMethods: [{ id: "oauth-personal" }] }, {})).toBeNull();
     expect(envAuthMethod("not an object", {})).toBeNull();
   });
+
+  it("layers environments as a spread would: a later one's value wins, even an empty one", () => {
+    expect(envAuthMethod(codexMethods, { OPENAI_API_KEY: "k" }, {})).toBe("openai-api-key");
+    expect(envAuthMethod(codexMethods, {}, { OPENAI_API_KEY: "k" })).toBe("openai-api-key");
+    expect(envAuthMethod(codexMethods, { OPENAI_API_KEY: "k" }, { OPENAI_API_KEY: "" })).toBeNull();
+    expect(envAuthMethod(codexMethods, { OPENAI_API_KEY: "" }, { CODEX_API_KEY: "k" })).toBe("codex-api-key");
+  });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { encodeFrame, type PackedEvents, parseSidecarFrame, type SidecarFrame } from "@agent-runtime/protocol/frames";
+import { encodeFrame, type PackedEvents, packEvents, parseSidecarFrame, type SidecarFrame } from "@agent-runtime/protocol/frames";
 import { EventLog } from "./event-log";
 import { StreamHub } from "./stream-hub";
 
@@ -23,6 +23,7 @@ function recordingHub(log: EventLog) {
     () => ({ log }),
     (frame) => frames.push(parsed(frame)),
     () => 0,
+    (message) => frames.push(parseJsonFrame(message)),
   );
   return { hub, frames };
 }
@@ -100,6 +101,32 @@ describe("StreamHub", () => {
     expect([...out.bytes]).toEqual([...Buffer.from("héllo "), 0xff, 0x00, 0x1b]);
     // A reader that did not ask gets the log entries, as before.
     expect(frames.filter((f) => f.t === "ev" && f.sub === "reader" && f.events.length === 3)).toHaveLength(1);
+  });
+
+  it("sends a packed batch already encoded, as the protocol encodes it, when the tunnel takes encoded frames", () => {
+    const log = new EventLog({ maxEvents: 100, maxBytes: 1 << 20 });
+    const sent: (SidecarFrame | PackedEvents)[] = [];
+    const encoded: Uint8Array[] = [];
+    const hub = new StreamHub(
+      () => ({ log }),
+      (frame) => sent.push(frame),
+      () => 0,
+      (message) => encoded.push(message),
+    );
+    hub.subscribe("packed", { kind: "acp", serverId: "a" }, 0, { packed: true });
+    hub.subscribe("json", { kind: "acp", serverId: "a" }, 0);
+    log.append('{"text":"ünïcode \\"quoted\\""}');
+    log.append("{}");
+    hub.flushAll();
+    // The packed subscription's batch crossed encoded; its acceptance (an empty batch) and the JSON reader's, as frames.
+    expect(encoded).toHaveLength(1);
+    expect(sent.some((f) => "pieces" in f)).toBe(false);
+    const events: [number, string][] = [
+      [1, '{"text":"ünïcode \\"quoted\\""}'],
+      [2, "{}"],
+    ];
+    expect(Buffer.from(encoded[0]!).equals(Buffer.from(encodeFrame(packEvents("packed", events))))).toBe(true);
+    expect(parseJsonFrame(encoded[0]!)).toEqual({ t: "ev", sub: "packed", events });
   });
 
   it("packs a batch for a reader that asked (the events' texts as a binary frame's payload), and sends JSON to one that did not", () => {

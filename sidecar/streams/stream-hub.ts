@@ -8,6 +8,7 @@ import { joinPieces, type PackedEvents, packEvents, type SidecarFrame, type Stre
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { LogEntry } from "@agent-runtime/protocol/processes";
 import type { EventLog } from "./event-log";
+import { encodePackedEvents } from "./packed-frame";
 
 /** One frame's worth of a log after `cursor`: bounded by count and bytes. */
 function batch(log: EventLog, cursor: number) {
@@ -69,6 +70,8 @@ export class StreamHub {
     private readonly resolve: StreamResolver,
     private readonly send: (frame: SidecarFrame | PackedEvents) => void,
     private readonly bufferedAmount: () => number,
+    /** Sends a frame already encoded for the tunnel: when given, a packed batch is built straight into its bytes (packed-frame.ts). */
+    private readonly sendEncoded: ((message: Uint8Array) => void) | null = null,
   ) {}
 
   subscribe(sub: string, ref: StreamRef, after: number, options: { recorder?: boolean; output?: "bytes"; packed?: boolean; shared?: boolean } = {}): void {
@@ -182,13 +185,15 @@ export class StreamHub {
       if (sentAt !== null) member.lastSentAt = sentAt;
     }
     const also = sharing.length ? sharing.map(([id]) => id) : undefined;
-    this.send(
-      s.bytes
-        ? outputFrame(sub, events, gap, also)
-        : s.packed && events.length
-          ? packEvents(sub, events, gap, also)
-          : { t: "ev", sub, ...(also ? { also } : {}), events, ...(gap ? { gap } : {}) },
-    );
+    if (!s.bytes && s.packed && events.length && this.sendEncoded) this.sendEncoded(encodePackedEvents(sub, events, gap, also));
+    else
+      this.send(
+        s.bytes
+          ? outputFrame(sub, events, gap, also)
+          : s.packed && events.length
+            ? packEvents(sub, events, gap, also)
+            : { t: "ev", sub, ...(also ? { also } : {}), events, ...(gap ? { gap } : {}) },
+      );
     return s.cursor !== before;
   }
 
