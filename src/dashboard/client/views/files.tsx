@@ -1,6 +1,6 @@
 /** A machine's files: the folder in the address (`?path=`), open and edit text, upload, download. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { type FsEntry, FsWriteResponse } from "@agent-runtime/protocol/files";
+import type { FsEntry } from "@agent-runtime/protocol/files";
 import { api, errorText, machineApi, must, refusal, typedMachine } from "../api";
 import { sizeText } from "../format";
 import { machineHref, navigate } from "../router";
@@ -80,6 +80,8 @@ export function FilesTab(props: { machine: string; folder: string }) {
     if (!file) return;
     const res = await api(fileUrl(file.path), { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: file.text });
     if (!res.ok) return setFileNote((await refusal(res)).message);
+    // The schema comes with the first save: the first view's script carries no schema library.
+    const { FsWriteResponse } = await import("@agent-runtime/protocol/files");
     const written = FsWriteResponse.safeParse(await res.json().catch(() => null));
     setFileNote(written.success ? `saved (${sizeText(written.data.bytesWritten)})` : "saved");
     await load();

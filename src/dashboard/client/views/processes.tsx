@@ -1,13 +1,16 @@
 /** A machine's processes: start one (a command or a shell line, with or without a terminal), its logs, attach, stop; ACP servers. */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { AcpServer } from "@agent-runtime/protocol/acp";
-import { LogEntry, type Process, ProcessLogEnd } from "@agent-runtime/protocol/processes";
+import type { Process } from "@agent-runtime/protocol/processes";
 import { errorText, machineApi, must, typedMachine } from "../api";
 import { machineHref, navigate } from "../router";
 import { useCan } from "../session-context";
 import { useFollow, useResource } from "../use-resource";
 import { spawnRequest } from "../spawn";
 import { Link, Note, Table } from "./parts";
+
+/** The schemas a log stream is read with; they load with the first logs shown (the first view's script carries no schema library). */
+type LogSchemas = typeof import("@agent-runtime/protocol/processes");
 
 export function ProcessesTab(props: { machine: string }) {
   const v1 = machineApi(props.machine);
@@ -29,15 +32,22 @@ export function ProcessesTab(props: { machine: string }) {
   const servers: AcpServer[] = listed.data?.servers ?? [];
   const load = listed.refetch;
 
+  const [schemas, setSchemas] = useState<LogSchemas | null>(null);
+  useEffect(() => {
+    if (!logs || schemas) return;
+    import("@agent-runtime/protocol/processes").then(setSchemas, (err) => setNote(`could not load the logs' reader: ${errorText(err)}`));
+  }, [logs, schemas]);
+
   // The logs of the process chosen, followed while they are shown (closing them ends the stream).
   useFollow(
-    logs ? `${v1}/processes/${encodeURIComponent(logs.id)}/logs?follow=true` : null,
+    logs && schemas ? `${v1}/processes/${encodeURIComponent(logs.id)}/logs?follow=true` : null,
     (event, data) => {
       let more = "";
-      const entry = event === "log" ? LogEntry.safeParse(data) : null;
+      if (!schemas) return;
+      const entry = event === "log" ? schemas.LogEntry.safeParse(data) : null;
       if (entry?.success) more = entry.data.encoding === "base64" ? atob(entry.data.data) : entry.data.data;
       if (event === "end") {
-        const end = ProcessLogEnd.safeParse(data);
+        const end = schemas.ProcessLogEnd.safeParse(data);
         more = `\n[${!end.success ? "ended" : "reason" in end.data ? "its logs are gone" : `exited: ${end.data.exitCode ?? end.data.signal}`}]`;
         void load();
       }
