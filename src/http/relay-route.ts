@@ -64,7 +64,12 @@ export interface RelayRoute {
 
 /** The problems a route answering with `op`'s result declares: the machine's (offline, timeout, …), then the operation's own. */
 export function opErrors(op: OpName, ...more: ProblemCode[]) {
-  return errors(...MACHINE_ERRORS, ...problemsOf(op), ...more);
+  return errors(...opProblems(op), ...more);
+}
+
+/** The codes of `opErrors`, for a route declared with `apiRoute` (http/api-route.ts). */
+export function opProblems(op: OpName): ProblemCode[] {
+  return [...MACHINE_ERRORS, ...problemsOf(op)];
 }
 
 function problemsOf(op: OpName): readonly ProblemCode[] {

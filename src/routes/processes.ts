@@ -1,14 +1,14 @@
 /** Processes on the machine: everything the runtime started, and what a user starts (docs/api.md, "Every route"). */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
+import { apiRoute } from "../http/api-route";
 import { callerOf, machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { terminalUpgrade } from "../durable/machine/object-requests";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { LastEventIdHeader, QueryFlag } from "../http/openapi";
-import { opErrors, relayRoute, withRelayRoutes } from "../http/relay-route";
+import { opProblems, relayRoute, withRelayRoutes } from "../http/relay-route";
 import { ProcessInput, ProcessConfigUpdate, ProcessLogs, ProcessRunRequest, SpawnRequest, TerminalSize } from "@agent-runtime/protocol/processes";
 import { Identifier } from "@agent-runtime/protocol/values";
 
@@ -16,51 +16,37 @@ const IdParams = z.object({ id: Identifier });
 
 const OwnerQuery = z.object({ owner: z.enum(["user", "system", "desktop"]).optional().describe("only the processes of this owner") });
 
-const logs = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/processes/{id}/logs",
-      summary: "The process's output with sequence numbers (binary output as base64); follow=true streams SSE until the process exits",
-      request: {
-        params: IdParams,
-        query: z.object({
-          follow: QueryFlag,
-          since: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number"),
-          after: z.coerce.number().int().min(0).optional().describe("the same as since"),
-          tail: z.coerce.number().int().min(0).max(100_000).optional().describe("only the last n entries (not with follow)"),
-          stream: z.enum(["stdout", "stderr", "pty", "combined"]).optional().describe("only this stream (not with follow); default combined"),
-        }),
-        headers: LastEventIdHeader,
-      },
-      responses: {
-        200: {
-          description: "the log entries, or with follow=true an SSE stream of `event: log` (a LogEntry, `id:` its sequence) and a final `event: end`",
-          content: { "application/json": { schema: ProcessLogs }, "text/event-stream": { schema: z.string() } },
-        },
-        ...opErrors("processes.logs", "not_acceptable"),
-      },
+const logs = apiRoute("get", "/processes/{id}/logs", {
+  summary: "The process's output with sequence numbers (binary output as base64); follow=true streams SSE until the process exits",
+  access: { role: "viewer", machine: true },
+  request: {
+    params: IdParams,
+    query: z.object({
+      follow: QueryFlag,
+      since: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number"),
+      after: z.coerce.number().int().min(0).optional().describe("the same as since"),
+      tail: z.coerce.number().int().min(0).max(100_000).optional().describe("only the last n entries (not with follow)"),
+      stream: z.enum(["stdout", "stderr", "pty", "combined"]).optional().describe("only this stream (not with follow); default combined"),
+    }),
+    headers: LastEventIdHeader,
+  },
+  answers: {
+    200: {
+      description: "the log entries, or with follow=true an SSE stream of `event: log` (a LogEntry, `id:` its sequence) and a final `event: end`",
+      content: { "application/json": { schema: ProcessLogs }, "text/event-stream": { schema: z.string() } },
     },
-  ),
-);
+  },
+  problems: [...opProblems("processes.logs"), "not_acceptable"],
+});
 
-const terminal = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "get",
-      path: "/processes/{id}/terminal/ws",
-      summary:
-        "Attach a WebSocket to a running tty process: its output from the start as binary messages, then live; `ready`/`exit`/`error` JSON frames; send `input`/`resize`/`close` frames. Several viewers may attach at once. Browsers pass `?access_token=` (a ticket from POST /tickets).",
-      request: { params: IdParams },
-      responses: {
-        101: { description: "switching protocols: the terminal is attached" },
-        ...opErrors("processes.get"),
-      },
-    },
-  ),
-);
+const terminal = apiRoute("get", "/processes/{id}/terminal/ws", {
+  summary:
+    "Attach a WebSocket to a running tty process: its output from the start as binary messages, then live; `ready`/`exit`/`error` JSON frames; send `input`/`resize`/`close` frames. Several viewers may attach at once. Browsers pass `?access_token=` (a ticket from POST /tickets).",
+  access: { role: "member", machine: true },
+  request: { params: IdParams },
+  answers: { 101: { description: "switching protocols: the terminal is attached" } },
+  problems: opProblems("processes.get"),
+});
 
 export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
   // Before /processes/{id}: "config" would otherwise be taken for a process id.
