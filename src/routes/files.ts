@@ -57,12 +57,9 @@ const uploadBatch = apiRoute("post", "/fs/upload-batch", {
 });
 
 export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
-  relayRoute({
-    method: "get",
-    path: "/fs/entries",
+  relayRoute("get", "/fs/entries", {
     summary: `The entries of a folder, sorted by name (the first ${LIMITS.maxDirEntries}; X-Entries-Truncated: true when there are more)`,
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "fs.entries",
     query: FsEntriesQuery,
     args: ({ query }) => query,
@@ -70,45 +67,33 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     headers: ({ truncated }): Record<string, string> => (truncated ? { "X-Entries-Truncated": "true" } : {}),
     answer: { status: 200, schema: z.array(FsEntry), description: "the entries" },
   }),
-  relayRoute({
-    method: "delete",
-    path: "/fs/entry",
+  relayRoute("delete", "/fs/entry", {
     summary: "Delete a file, a link, or a folder (a folder with content only with recursive=true; 409 otherwise)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "fs.delete",
     query: FsDeleteQuery,
     args: ({ query: { path, recursive } }) => ({ path, recursive }),
     answer: { status: 200, description: "deleted" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/fs/mkdir",
+  relayRoute("post", "/fs/mkdir", {
     summary: "Create a folder and its parents (fine if it exists)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "fs.mkdir",
     query: FsPathQuery,
     args: ({ query }) => query,
     answer: { status: 200, description: "created" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/fs/move",
+  relayRoute("post", "/fs/move", {
     summary: "Move or rename (409 when the destination exists, unless overwrite: true)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "fs.move",
     body: FsMoveRequest,
     args: ({ json: { from, to, overwrite } }) => ({ from, to, overwrite: overwrite ?? false }),
     answer: { status: 200, description: "moved" },
   }),
-  relayRoute({
-    method: "get",
-    path: "/fs/stat",
+  relayRoute("get", "/fs/stat", {
     summary: "What a path is: file or folder, size, last change",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "fs.stat",
     query: FsPathQuery,
     args: ({ query }) => query,

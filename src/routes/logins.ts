@@ -47,12 +47,9 @@ const remove = apiRoute("delete", "/agents/{agent}/login", {
 });
 
 export const loginRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
-  relayRoute({
-    method: "get",
-    path: "/agents/{agent}/login",
+  relayRoute("get", "/agents/{agent}/login", {
     summary: "Whether the agent is logged in on the machine, the ways it can be, and the names of the values kept for it",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "logins.get",
     params: AgentParams,
     query: z.object({ no_cache: QueryFlag.describe("ask the agent again") }),

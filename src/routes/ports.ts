@@ -33,12 +33,9 @@ const open = apiRoute("post", "/ports/{port}/preview", {
 });
 
 export const portRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
-  relayRoute({
-    method: "get",
-    path: "/ports",
+  relayRoute("get", "/ports", {
     summary: "The machine's listening TCP ports, with their process, the runtime's process or session that owns it, and whether its owner exposed it",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "ports.list",
     args: () => ({}),
     answer: { status: 200, description: "listening ports" },

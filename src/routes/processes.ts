@@ -50,57 +50,42 @@ const terminal = apiRoute("get", "/processes/{id}/terminal/ws", {
 
 export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
   // Before /processes/{id}: "config" would otherwise be taken for a process id.
-  relayRoute({
-    method: "get",
-    path: "/processes/config",
+  relayRoute("get", "/processes/config", {
     summary: "The limits this machine enforces on processes",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "processes.config.get",
     args: () => ({}),
     answer: { status: 200, description: "the limits" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/processes/config",
+  relayRoute("post", "/processes/config", {
     summary: "Change some of this machine's process limits (until its sidecar restarts)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.config.set",
     body: ProcessConfigUpdate,
     args: ({ json }) => json,
     answer: { status: 200, description: "the limits now" },
   }),
-  relayRoute({
-    method: "get",
-    path: "/processes",
+  relayRoute("get", "/processes", {
     summary: "All processes the runtime tracks, running and exited, sorted by id",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "processes.list",
     query: OwnerQuery,
     args: () => ({}),
     reply: ({ processes }, { query: { owner } }) => ({ processes: owner ? processes.filter((p) => p.owner === owner) : processes }),
     answer: { status: 200, description: "processes" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/processes",
+  relayRoute("post", "/processes", {
     summary: "Start a process (no shell unless you run one)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.spawn",
     body: SpawnRequest,
     args: ({ json }) => json,
     answer: { status: 201, description: "started" },
     errors: ["payload_too_large"],
   }),
-  relayRoute({
-    method: "post",
-    path: "/processes/run",
+  relayRoute("post", "/processes/run", {
     summary: "Run a command to its end (no shell) and answer with its exit code and output",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.run",
     body: ProcessRunRequest,
     args: ({ json }) => json,
@@ -109,23 +94,17 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     answer: { status: 200, description: "how it ended and what it wrote (each stream up to maxOutputBytes)" },
     errors: ["payload_too_large"],
   }),
-  relayRoute({
-    method: "get",
-    path: "/processes/{id}",
+  relayRoute("get", "/processes/{id}", {
     summary: "One process",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "processes.get",
     params: IdParams,
     args: ({ param }) => param,
     answer: { status: 200, description: "the process" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/processes/{id}/input",
+  relayRoute("post", "/processes/{id}/input", {
     summary: "Write to an interactive process's stdin",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.input",
     params: IdParams,
     body: ProcessInput,
@@ -134,24 +113,18 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
   }),
   signal("stop", "SIGTERM", "SIGTERM; answers once the process has exited (or after 5 s)"),
   signal("kill", "SIGKILL", "SIGKILL"),
-  relayRoute({
-    method: "post",
-    path: "/processes/{id}/terminal/resize",
+  relayRoute("post", "/processes/{id}/terminal/resize", {
     summary: "Set the size of a tty process's terminal",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.resize",
     params: IdParams,
     body: TerminalSize,
     args: ({ param: { id }, json }) => ({ id, ...json }),
     answer: { status: 200, description: "the terminal's size now" },
   }),
-  relayRoute({
-    method: "delete",
-    path: "/processes/{id}",
+  relayRoute("delete", "/processes/{id}", {
     summary: "Forget an exited process (409 while it runs)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.delete",
     params: IdParams,
     args: ({ param }) => param,
@@ -182,12 +155,9 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
 
 /** Stop and kill: one operation, the signal named by the path. */
 function signal(path: "stop" | "kill", signal: "SIGTERM" | "SIGKILL", summary: string) {
-  return relayRoute({
-    method: "post",
-    path: `/processes/{id}/${path}`,
+  return relayRoute("post", `/processes/{id}/${path}`, {
     summary,
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.signal",
     params: IdParams,
     args: ({ param: { id } }) => ({ id, signal }),

@@ -9,10 +9,9 @@ import { z } from "zod";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
 import { apiRoute } from "../http/api-route";
-import { reachMachine, scopeAllows } from "../http/access";
+import { inTaskScope, reachMachine, reachTaskMachines, scopeAllows } from "../http/access";
 import { settled } from "../http/machine";
 import { json, jsonBody } from "../http/openapi";
-import { ProblemError } from "@agent-runtime/protocol/problems";
 import { Schedule, ScheduleId, ScheduleList, SchedulePatch, ScheduleRequest } from "@agent-runtime/protocol/schedules";
 
 const IdParams = z.object({ id: ScheduleId });
@@ -58,16 +57,12 @@ const deleteRoute = apiRoute("delete", "/schedules/{id}", {
 /** A schedule the caller may see (one of another machine is as good as absent: 404). */
 async function visible(c: Context<AppEnv>, id: string): Promise<Schedule> {
   // The team's answer crosses an object's boundary: parsed, not trusted by its type.
-  const schedule = Schedule.nullable().parse(await teamStub(c.env).getSchedule(id));
-  if (!schedule || !scopeAllows(c.get("identity").machines, schedule.task.machine)) throw new ProblemError("not_found", `no schedule '${id}'`);
-  return schedule;
+  return inTaskScope(c, Schedule.nullable().parse(await teamStub(c.env).getSchedule(id)), `no schedule '${id}'`);
 }
 
 const create: RouteHandler<typeof createScheduleRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
-  // A schedule's attempt group may name other machines: each must be in the caller's scope too.
-  for (const attempt of request.attempts?.attempts ?? []) if (attempt.machine) await reachMachine(c, attempt.machine, true);
-  await reachMachine(c, request.task.machine, true);
+  await reachTaskMachines(c, request);
   return c.json(Schedule.parse(settled(await teamStub(c.env).createSchedule(request, c.get("identity").name))), 201);
 };
 

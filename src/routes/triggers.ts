@@ -11,7 +11,7 @@ import { z } from "zod";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
 import { apiRoute } from "../http/api-route";
-import { reachMachine, scopeAllows } from "../http/access";
+import { inTaskScope, reachMachine, reachTaskMachines, scopeAllows } from "../http/access";
 import { recordAudit } from "../http/audit";
 import { settled } from "../http/machine";
 import { errors, json, jsonBody } from "../http/openapi";
@@ -78,16 +78,12 @@ function view(c: Context<AppEnv>, trigger: Trigger): TriggerView {
 }
 
 async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
-  const trigger = Trigger.nullable().parse(await teamStub(c.env).getTrigger(id));
-  if (!trigger || !scopeAllows(c.get("identity").machines, trigger.task.machine)) throw new ProblemError("not_found", `no trigger '${id}'`);
-  return trigger;
+  return inTaskScope(c, Trigger.nullable().parse(await teamStub(c.env).getTrigger(id)), `no trigger '${id}'`);
 }
 
 const create: RouteHandler<typeof createTriggerRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
-  // A trigger's attempt group may name other machines: each must be in the caller's scope too.
-  for (const attempt of request.attempts?.attempts ?? []) if (attempt.machine) await reachMachine(c, attempt.machine, true);
-  await reachMachine(c, request.task.machine, true);
+  await reachTaskMachines(c, request);
   return c.json(view(c, Trigger.parse(settled(await teamStub(c.env).createTrigger(request, c.get("identity").name)))), 201);
 };
 
