@@ -12,6 +12,7 @@ import { apiRoute } from "../http/api-route";
 import { machinesToList } from "../http/access";
 import { machineObject } from "../durable/stubs";
 import { bounded } from "../http/bounded";
+import { mergePages, readCursor } from "../http/paging";
 import { callerOf, relay, settled } from "../http/machine";
 import { dropCheckpoints } from "./changes";
 import { prefers } from "../http/negotiation";
@@ -102,21 +103,28 @@ const continueRoute = apiRoute("post", "/sessions/{id}/continue", {
   problems: ["agent_process_exited", "machine_offline", "timeout", "stream_error"],
 });
 
-const permission = apiRoute("post", "/sessions/{id}/permission", {
-  summary: "Answer the permission request a session waits on, as its client would (optionId null cancels it)",
-  access: { role: "member", machine: "session" },
-  request: { params: IdParams, body: jsonBody(PermissionAnswer) },
-  answers: { 200: json(Session, "the record after the answer") },
-  problems: ["conflict", "machine_offline", "timeout"],
-});
+/** Answering what a session waits on, as its client would: the record after the answer. */
+function answerRoute<P extends string, B extends z.ZodType>(path: P, summary: string, body: B) {
+  return apiRoute("post", path, {
+    summary,
+    access: { role: "member", machine: "session" },
+    request: { params: IdParams, body: jsonBody(body) },
+    answers: { 200: json(Session, "the record after the answer") },
+    problems: ["conflict", "machine_offline", "timeout"],
+  });
+}
 
-const elicitation = apiRoute("post", "/sessions/{id}/elicitation", {
-  summary: "Answer the question a session waits on (elicitation/create), as its client would: accept (with the form's content), decline or cancel",
-  access: { role: "member", machine: "session" },
-  request: { params: IdParams, body: jsonBody(ElicitationAnswer) },
-  answers: { 200: json(Session, "the record after the answer") },
-  problems: ["conflict", "machine_offline", "timeout"],
-});
+const permission = answerRoute(
+  "/sessions/{id}/permission",
+  "Answer the permission request a session waits on, as its client would (optionId null cancels it)",
+  PermissionAnswer,
+);
+
+const elicitation = answerRoute(
+  "/sessions/{id}/elicitation",
+  "Answer the question a session waits on (elicitation/create), as its client would: accept (with the form's content), decline or cancel",
+  ElicitationAnswer,
+);
 
 const promptRoute = apiRoute("post", "/sessions/{id}/prompt", {
   summary: "Prompt a session: sent at once when its machine is there and no turn runs, else queued and sent when it can be, in order, once",
@@ -150,19 +158,20 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
     const limit = query.limit ?? 50;
     if (query.discover && !machine) throw new ProblemError("invalid_request", "discover=true asks one machine's agents: name it with ?machine=");
     const machines = await machinesToList(c, machine);
-    const cut = query.cursor ? query.cursor.indexOf(".") : -1;
-    const cursor = query.cursor ? { atMs: Number(query.cursor.slice(0, cut)), id: query.cursor.slice(cut + 1) } : null;
+    const cursor = readCursor(query.cursor);
     const filter = {
       ...(query.agent ? { agent: query.agent } : {}),
       ...(query.state ? { state: query.state } : {}),
       ...(query.createdBy ? { createdBy: query.createdBy } : {}),
     };
     const pages = await bounded(machines, LIST_CONCURRENCY, (m) => machineObject(c.env, m).listSessions(filter, cursor, limit));
-    const merged = pages.flatMap((p) => p.sessions).sort((a, b) => b.lastActivityMs - a.lastActivityMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    const sessions = merged.slice(0, limit);
-    const more = merged.length > limit || pages.some((p) => p.more);
-    const last = sessions.at(-1);
-    const body: SessionList = { sessions, nextCursor: more && last ? `${last.lastActivityMs}.${last.id}` : null };
+    const page = mergePages(
+      pages.map((p) => p.sessions),
+      pages.some((p) => p.more),
+      (s) => s.lastActivityMs,
+      limit,
+    );
+    const body: SessionList = { sessions: page.items, nextCursor: page.nextCursor };
     if (query.discover && machine) {
       const agents = query.agent
         ? [query.agent]

@@ -11,6 +11,7 @@ import type { AppEnv } from "../env";
 import { apiRoute } from "../http/api-route";
 import { machinesToList } from "../http/access";
 import { bounded } from "../http/bounded";
+import { mergePages, readCursor } from "../http/paging";
 import { settled } from "../http/machine";
 import { json, jsonBody } from "../http/openapi";
 import { Task, type TaskCall, TaskFilter, TaskId, TaskList, TaskPage, TaskRequest, machineOfTask } from "@agent-runtime/protocol/tasks";
@@ -78,14 +79,15 @@ const submit: RouteHandler<typeof submitRoute, AppEnv> = async (c) => {
 const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
   const { machine: named, limit = 50, cursor: after, ...filter } = c.req.valid("query");
   const machines = await machinesToList(c, named ?? c.req.param("machine"));
-  const cut = after ? after.indexOf(".") : -1;
-  const before = after ? { atMs: Number(after.slice(0, cut)), id: after.slice(cut + 1) } : null;
+  const before = readCursor(after);
   const pages = await bounded(machines, LIST_CONCURRENCY, (m) => onTasks(c, m, { op: "list", filter, before, limit }, TaskPage));
-  const merged = pages.flatMap((p) => p.tasks).sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  const tasks = merged.slice(0, limit);
-  const last = tasks.at(-1);
-  const more = merged.length > limit || pages.some((p) => p.more);
-  return c.json({ tasks, nextCursor: more && last ? `${last.createdAtMs}.${last.id}` : null }, 200);
+  const page = mergePages(
+    pages.map((p) => p.tasks),
+    pages.some((p) => p.more),
+    (t) => t.createdAtMs,
+    limit,
+  );
+  return c.json({ tasks: page.items, nextCursor: page.nextCursor }, 200);
 };
 
 const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => {

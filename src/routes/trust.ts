@@ -3,13 +3,12 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { machineObject, teamStub, tokenStub } from "../durable/stubs";
 import type { StoredToken } from "../durable/tokens/token";
-import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { apiRoute } from "../http/api-route";
 import type { Identity } from "../lib/identity";
 import { bounded } from "../http/bounded";
 import { settings } from "../settings";
-import { machineKnown, scopeAllows, scopeCovers } from "../http/access";
+import { machineKnown, reachMachine, scopeAllows, scopeCovers } from "../http/access";
 import { sidecarPackageUrl } from "./sidecar-package";
 import { json, jsonBody } from "../http/openapi";
 import { newApiToken, sha256Hex } from "../lib/secrets";
@@ -113,14 +112,8 @@ function connectCommand(url: string, machine: string, token: string): string {
 
 /**
  * A scoped admin manages only what lies inside its scope (docs/architecture.md, "Trust"): the machines
- * it names, and the tokens whose whole scope it covers. No scope can be widened by the one it limits.
+ * it names (`reachMachine`), and the tokens whose whole scope it covers. No scope can be widened by the one it limits.
  */
-function mayManageMachine(c: Context<AppEnv>, machine: string): void {
-  const identity = c.get("identity");
-  if (!scopeAllows(identity.machines, machine))
-    throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
-}
-
 function coveredBy(identity: Identity, token: Pick<TokenInfo, "machines">): boolean {
   return scopeCovers(identity.machines, token.machines);
 }
@@ -205,8 +198,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(mintMachine, async function issueMachineToken(c) {
     const { machine, expiresInSeconds } = c.req.valid("json");
-    c.set("machine", machine);
-    mayManageMachine(c, machine);
+    await reachMachine(c, machine);
     // A machine that never connected has no object yet, and minting its first token creates none.
     const generation = (await machineKnown(c.env, machine)) ? await machineObject(c.env, machine).tokenGeneration() : 1;
     const expiresAtMs = expiresInSeconds ? Math.ceil((Date.now() + expiresInSeconds * 1000) / 1000) * 1000 : null;
@@ -215,8 +207,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(revokeMachine, async function revokeMachineTokens(c) {
     const { machine } = c.req.valid("param");
-    c.set("machine", machine);
-    mayManageMachine(c, machine);
+    await reachMachine(c, machine);
     if (!(await machineKnown(c.env, machine))) throw new ProblemError("not_found", `no machine '${machine}' has ever connected: it has no token to revoke`);
     const generation = await machineObject(c.env, machine).revokeTokens();
     return c.json({ machine, generation }, 200);
