@@ -1,9 +1,9 @@
 /**
  * A route that only hands a request to a tunnel operation, declared once (docs/architecture.md, "A new
- * relay route"): from its method, path, role, machine scope, operation, how the operation's arguments are
- * read from the path, query and body, and its success status, `relayRoute` makes the OpenAPI entry (with
- * the access `declare` adds and the errors the operation says it raises), the access check, the
- * validation and the handler. The audit needs nothing here: every mutating call is audited by the v1
+ * relay route"): from its method, path, access (role and machine scope), operation, how the operation's
+ * arguments are read from the path, query and body, and its success status, `relayRoute` makes the
+ * OpenAPI entry (through `apiRoute`, http/api-route.ts: the access `declare` adds, the errors every such
+ * route answers and those the operation says it raises), the access check, the validation and the handler. The audit needs nothing here: every mutating call is audited by the v1
  * app's middleware (http/audit.ts), whatever made the route.
  */
 import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
@@ -13,7 +13,7 @@ import type { AppEnv } from "../env";
 import type { Access } from "./access";
 import { apiRoute } from "./api-route";
 import { relay } from "./machine";
-import { errors, json, jsonBody, MACHINE_ERRORS } from "./openapi";
+import { json, jsonBody, MACHINE_ERRORS } from "./openapi";
 import { OPS, type OpArgs, type OpName, type OpResult } from "@agent-runtime/protocol/ops";
 import type { OpDefinition } from "@agent-runtime/protocol/ops/define";
 import type { ProblemCode } from "@agent-runtime/protocol/problems";
@@ -60,11 +60,6 @@ export interface RelayRoute {
 }
 
 /** The problems a route answering with `op`'s result declares: the machine's (offline, timeout, …), then the operation's own. */
-export function opErrors(op: OpName, ...more: ProblemCode[]) {
-  return errors(...opProblems(op), ...more);
-}
-
-/** The codes of `opErrors`, for a route declared with `apiRoute` (http/api-route.ts). */
 export function opProblems(op: OpName): ProblemCode[] {
   return [...MACHINE_ERRORS, ...problemsOf(op)];
 }
