@@ -25,6 +25,10 @@ describe("apiRoute", () => {
     expect(answeredProblems({ role: "viewer", machine: false }, undefined)).toEqual([]);
     expect(answeredProblems({ role: "viewer", machine: false }, { query: z.object({ n: z.string() }) })).toEqual(["invalid_request"]);
     expect(answeredProblems({ role: "member", machine: true }, undefined)).toEqual(["invalid_request", "not_found"]);
+    expect(answeredProblems({ role: "viewer", machine: false, withDirectory: { role: "viewer", machine: true } }, undefined)).toEqual([
+      "invalid_request",
+      "not_found",
+    ]);
     expect(answeredProblems({ role: "member", machine: "session" }, { body: jsonBody(Thing) })).toEqual([
       "invalid_request",
       "not_found",

@@ -44,9 +44,11 @@ export type ApiRoute<M extends Method, P extends string, Req extends RouteReques
 export function answeredProblems(access: Access, request: RouteRequest | undefined): ProblemCode[] {
   const reads = request !== undefined && (request.params ?? request.query ?? request.headers ?? request.body) !== undefined;
   const jsonBody = request?.body?.content["application/json"] !== undefined;
+  // With `withDirectory` a route acts on a machine when it is given a folder: that machine's problems too.
+  const machine = access.machine !== false || access.withDirectory !== undefined;
   return [
-    ...(reads || access.machine !== false ? (["invalid_request"] as const) : []),
-    ...(access.machine !== false ? (["not_found"] as const) : []),
+    ...(reads || machine ? (["invalid_request"] as const) : []),
+    ...(machine ? (["not_found"] as const) : []),
     ...(jsonBody ? (["unsupported_media_type"] as const) : []),
   ];
 }
