@@ -114,6 +114,8 @@ describe("the dashboard", () => {
       expect(named.length).toBeGreaterThan(1);
       expect(first).not.toContain("xterm-helper-textarea");
       expect(first).not.toContain("d2h-file-wrapper");
+      // Nor a schema library (zod): the session view loads the transcript's schemas with its stream.
+      expect(first).not.toContain("invalid_type");
       const before = scripts.length;
       await open(p, "/machines/local/terminal", "#term-open");
       await expect.poll(() => scripts.slice(before).some((s) => s.body.includes("xterm-helper-textarea"))).toBe(true);
@@ -266,6 +268,8 @@ describe("the dashboard", () => {
     await page.click("#proc-form button[type=submit]");
     await expect.poll(() => page.textContent("#proc-msg")).toMatch(/^started /);
     await expect.poll(() => page.textContent("#logs")).toContain("STARTED-FROM-THE-PAGE-42");
+    // The stream's last event says how it exited (read with the protocol's schema, ProcessLogEnd).
+    await expect.poll(() => page.textContent("#logs")).toContain("[exited: 0]");
   });
 
   it("browses, edits, uploads and downloads files on the machine", async () => {
@@ -743,6 +747,23 @@ describe("the dashboard", () => {
       await expect.poll(() => p.locator("#session-connection").count(), { timeout: 40_000 }).toBe(0);
       await post(4, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "after the outage" }] });
       await expect.poll(() => p.textContent("#session-transcript")).toContain("You said: after the outage");
+      // Picked up where it stopped (Last-Event-ID): every entry once, in order.
+      const seqs = (await p.locator("#session-transcript [data-seq]").evaluateAll((els) => els.map((e) => e.getAttribute("data-seq")))).map(Number);
+      expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
+
+      // The prompt box waits for the kept transcript: a turn sent from it tells its edits from earlier turns' by it.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await context.route(/\/transcript\?after=0&limit=1000$/, async (route) => {
+        await held;
+        await route.continue();
+      });
+      await p.reload();
+      await p.waitForSelector("#session-state");
+      expect(await p.locator("#session-input").count()).toBe(0);
+      release();
+      await p.waitForSelector("#session-input");
+      expect(await p.textContent("#session-transcript")).toContain("You said: kept for later");
     } finally {
       await context.close();
     }
@@ -822,6 +843,8 @@ describe("the dashboard", () => {
     await page.fill("#agents", JSON.stringify({ agents: { mock: { env: { MOCK_API_KEY: "x" } } } }));
     await page.click("#agents-save");
     await expect.poll(() => page.textContent("#agents-msg")).toContain("looks like a secret");
+    // The problem's `errors` name the entry: its reason is said on it too.
+    expect(await page.textContent('#agents-entries [data-entry="mock"] .error')).toContain("looks like a secret");
     expect((await rt.api("/v1/config/agents")).headers.get("etag")).toBe(etag);
   });
 

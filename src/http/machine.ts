@@ -1,17 +1,38 @@
 import type { Context } from "hono";
-import { machineObject } from "../durable/stubs";
 import type { CallOutcome } from "../durable/machine/machine";
-import type { AppEnv } from "../env";
+import type { AppEnv, Env } from "../env";
 import { settings } from "../settings";
 import { type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Caller } from "../durable/acp-transport/ownership";
 
+/**
+ * Machine objects' ids by name, kept per isolate (and per namespace binding): `idFromName` derives the id
+ * from the name at every call, and every relayed message asks for its machine's. An id is a pure
+ * function of the name, never an I/O object, so it may outlive the request; bounded like the guard's memory.
+ */
+const machineIds = new WeakMap<object, Map<string, DurableObjectId>>();
+
+function machineIdOf(namespace: Env["MACHINE"], machine: string): DurableObjectId {
+  let ids = machineIds.get(namespace);
+  if (!ids) {
+    ids = new Map();
+    machineIds.set(namespace, ids);
+  }
+  let id = ids.get(machine);
+  if (!id) {
+    if (ids.size >= 10_000) ids.clear();
+    id = namespace.idFromName(machine);
+    ids.set(machine, id);
+  }
+  return id;
+}
+
 /** The machine of this request, as the route's guard resolved and checked it (http/access.ts). */
 export function machineStub(c: Context<AppEnv>) {
   const machine = c.get("machine");
   if (!machine) throw new Error(`${c.req.method} ${c.req.path} reached a machine without declaring it (declare(..., { machine: true }))`);
-  return machineObject(c.env, machine);
+  return c.env.MACHINE.get(machineIdOf(c.env.MACHINE, machine));
 }
 
 /**

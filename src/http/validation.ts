@@ -3,15 +3,12 @@ import type { Context } from "hono";
 import type { z, ZodError } from "zod";
 import type { AppEnv } from "../env";
 import { ProblemError } from "@agent-runtime/protocol/problems";
+import { describeIssues } from "@agent-runtime/protocol/issues";
 import { problem } from "../lib/problem-response";
 
-/** A zod refusal becomes a 400 problem naming the offending fields (an unknown agent id is `unsupported_agent`). */
-export function describeIssues(error: ZodError): { detail: string; errors: { field: string; message: string }[] } {
-  const errors = error.issues.map((issue) => ({ field: issue.path.map(String).join(".") || "(body)", message: issue.message }));
-  const detail = errors.map((e) => `${e.field}: ${e.message}`).join("; ");
-  return { detail, errors };
-}
+export { describeIssues };
 
+/** A zod refusal becomes a 400 problem naming the offending fields (an unknown agent id is `unsupported_agent`). */
 // biome-ignore lint/suspicious/noExplicitAny: a hook shared by every route, whatever its input and path types
 export const validationHook: Hook<any, AppEnv, any, any> = (result) => {
   if (result.success) return;
@@ -39,4 +36,24 @@ export async function parseJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sch
   if (parsed.success) return parsed.data;
   const { detail, errors } = describeIssues(parsed.error);
   throw new ProblemError("invalid_request", `json: ${detail}`, { errors });
+}
+
+/** What `@hono/zod-openapi`'s media type gate lets through as a JSON body (so a route reading its body itself refuses the same). */
+const JSON_REQUEST = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
+
+/**
+ * A JSON body as its text, for a route that hands the text on and has it read where it is used (the
+ * relay: docs/architecture.md, "The relay's message as text"). The media type is refused as a
+ * declared body's is (415 for another one, or for a body without one); a request with neither is read as
+ * `{}`, as a declared body is, so that the schema names what is missing. A body over the limit is the
+ * limit's 413 (read once, through it).
+ */
+export async function jsonBodyText(c: Context<AppEnv>): Promise<string> {
+  const contentType = c.req.header("content-type");
+  const unsupported = () => new ProblemError("unsupported_media_type", "Unsupported Media Type");
+  if (contentType && !JSON_REQUEST.test(contentType)) throw unsupported();
+  const text = await c.req.text();
+  if (contentType) return text;
+  if (text.length > 0) throw unsupported();
+  return "{}";
 }

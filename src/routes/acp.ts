@@ -10,6 +10,7 @@ import { JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { AcpServerList } from "@agent-runtime/protocol/acp";
 import { AgentId, Identifier } from "@agent-runtime/protocol/values";
 import { accepts } from "../http/negotiation";
+import { jsonBodyText } from "../http/validation";
 
 const ServerParams = z.object({ server_id: Identifier });
 
@@ -93,22 +94,29 @@ const list = createRoute(
   ),
 );
 
-export const acpRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(post, async function postToAcpServer(c) {
+const acpRoutesBase = new OpenAPIHono<AppEnv>();
+// The document shows the POST's body as declared; the handler reads that body itself, as text (below).
+acpRoutesBase.openAPIRegistry.registerPath(post);
+
+export const acpRoutes = acpRoutesBase
+  // The relay's hot path (docs/architecture.md, "The relay's message as text"): the body's text,
+  // not a parsed object cloned into the machine's object, goes there; the object reads it once, against the
+  // same schema, with the same 400 a declared body gets.
+  .openapi({ ...post, hide: true, request: { params: post.request.params, query: post.request.query } }, async function postToAcpServer(c) {
     if (!accepts(c.req.header("accept"), "application/json")) {
       throw new ProblemError("not_acceptable", "this endpoint answers application/json; send 'Accept: application/json'");
     }
     const { server_id } = c.req.valid("param");
     const { agent } = c.req.valid("query");
-    const message = c.req.valid("json");
+    const text = await jsonBodyText(c); // read and checked by the machine's object (a 400 as a declared body's)
     if (!agent) c.set("auditQuiet", true); // a message within a session its first POST (which named the agent) audited
     // Through the machine's object, which records sessions and reattaches one whose agent is gone
     // (docs/architecture.md, "Sessions").
     const result = settled(
-      await machineStub(c).acpPost({ serverId: server_id, ...(agent ? { agent } : {}), message, who: c.get("identity").name }, acpTimeout(c), callerOf(c)),
+      await machineStub(c).acpPost({ serverId: server_id, ...(agent ? { agent } : {}), text, who: c.get("identity").name }, acpTimeout(c), callerOf(c)),
     );
-    if (result.status === 202) return c.body(null, 202);
-    return c.body(result.body, 200, { "content-type": "application/json" });
+    if (result.status === 202) return new Response(null, { status: 202 });
+    return new Response(result.body, { headers: { "content-type": "application/json" } });
   })
   .openapi(stream, async function followAcpServer(c) {
     if (!accepts(c.req.header("accept"), "text/event-stream")) {

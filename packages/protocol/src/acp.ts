@@ -4,6 +4,8 @@
  * type, and the OpenAPI document is generated from it.
  */
 import { z } from "zod";
+import { describeIssues } from "./issues";
+import type { ProblemInit } from "./problems";
 import { AgentId } from "./values";
 
 export const JsonRpcId = z.union([z.string(), z.number(), z.null()]);
@@ -34,6 +36,25 @@ export const JsonRpcMessage = z
   })
   .meta({ id: "JsonRpcMessage", description: "One JSON-RPC 2.0 message: request, notification or response." });
 export type JsonRpcMessage = z.infer<typeof JsonRpcMessage>;
+
+/**
+ * A JSON-RPC message from its text, checked against the schema above, or the 400 problem a route answers
+ * for a body that is not one (the same words: `Malformed JSON in request body`, or `json:` and the fields).
+ * The relay reads its message here, in the machine's object, once: the route hands it the body's text
+ * (docs/architecture.md, "The relay's message as text").
+ */
+export function readJsonRpcMessage(text: string): { ok: true; message: JsonRpcMessage } | { ok: false; problem: ProblemInit } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, problem: { code: "invalid_request", detail: "Malformed JSON in request body" } };
+  }
+  const parsed = JsonRpcMessage.safeParse(value);
+  if (parsed.success) return { ok: true, message: parsed.data };
+  const { detail, errors } = describeIssues(parsed.error);
+  return { ok: false, problem: { code: "invalid_request", detail: `json: ${detail}`, extensions: { errors } } };
+}
 
 /** The ACP session an object (a message's params, an answer's result) names, when it names one. */
 export function sessionIdIn(value: unknown): string | null {

@@ -4,6 +4,8 @@
  * Every failure, wherever it happens, is one of these codes; the worker turns it
  * into an RFC 9457 `application/problem+json` body with the status below.
  */
+import { z } from "zod";
+
 export const PROBLEMS = {
   invalid_request: { status: 400, title: "Invalid request" },
   unsupported_agent: { status: 400, title: "Unsupported agent" },
@@ -38,6 +40,10 @@ export const PROBLEMS = {
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;
+
+/** A 400's `errors` extension, when a schema refused the request: each field (its path, dotted) and why. */
+export const FieldIssues = z.array(z.object({ field: z.string(), message: z.string() }));
+export type FieldIssues = z.infer<typeof FieldIssues>;
 
 export const PROBLEM_TYPE_PREFIX = "urn:agent-runtime:error:";
 

@@ -175,6 +175,16 @@ export const LogEntry = z
   .meta({ id: "LogEntry" });
 export type LogEntry = z.infer<typeof LogEntry>;
 
+/**
+ * The last event of a process's followed logs (`event: end`): how the process exited, or that its logs are
+ * gone (`reason`: the process was removed, or the machine restarted).
+ */
+export const ProcessLogEnd = z.union([
+  z.object({ id: z.string(), exitCode: z.number().int().nullable(), signal: z.string().nullable() }),
+  z.object({ reason: z.literal("not_found") }),
+]);
+export type ProcessLogEnd = z.infer<typeof ProcessLogEnd>;
+
 export const ProcessLogs = z
   .object({
     processId: z.string(),

@@ -46,15 +46,23 @@ export function api(path: string, init: RequestInit = {}): Promise<Response> {
   return signedIn(fetch(path, { ...init, headers, credentials: "same-origin" }));
 }
 
+/** A JSON object (an answer's body, a document's entry): its fields are read one by one, each checked. */
+export const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
 /** An ApiError from a refused answer: its problem's detail and type when it sent application/problem+json. */
 export function refused(status: number, body: unknown): ApiError {
-  const problem = body !== null && typeof body === "object" ? (body as Record<string, unknown>) : null;
+  const problem = isRecord(body) ? body : null;
   return new ApiError(
     status,
     typeof problem?.detail === "string" ? problem.detail : `HTTP ${status}`,
     typeof problem?.type === "string" ? problem.type : null,
     problem,
   );
+}
+
+/** The ApiError a refused answer of `api` describes (its body read here: a problem, or whatever came). */
+export async function refusal(res: Response): Promise<ApiError> {
+  return refused(res.status, await res.json().catch(() => null));
 }
 
 /**
@@ -90,19 +98,36 @@ export type ApiSchema<Name extends keyof components["schemas"]> = components["sc
 /** The path parameters of a route addressed by `{id}` (a session, a subscription, a schedule...). */
 export const byId = (id: string) => ({ params: { path: { id } } });
 
-/** What a typed call answers when it succeeds (openapi-fetch's result is a union of success and refusal). */
-type Success<R> = R extends { data: infer D; error?: never } ? D : never;
+/** What a typed call answers (openapi-fetch's result): a union of its success, which alone has `data`, and its refusal. */
+type Answer = { data?: unknown; error?: unknown; response: Response };
+type Success<R> = Extract<R, { data: unknown }>;
+
+/**
+ * openapi-fetch puts the body in `data` exactly when the status is a success (2xx) and in `error` otherwise;
+ * a refusal without a body has `error` undefined too, so the status, not `error`, tells them apart.
+ */
+const succeeded = <R extends Answer>(answer: R): answer is Success<R> => answer.response.ok;
 
 /** A typed call's answer, or the ApiError its problem describes. */
-export async function must<R extends { data?: unknown; error?: unknown; response: Response }>(call: Promise<R>): Promise<Success<R>> {
+export async function must<R extends Answer>(call: Promise<R>): Promise<Success<R>["data"]> {
   const answer = await call;
-  if (!answer.response.ok) throw refused(answer.response.status, answer.error);
-  return answer.data as Success<R>;
+  if (!succeeded(answer)) throw refused(answer.response.status, answer.error);
+  return answer.data;
 }
 
-/** Follow an SSE stream with fetch (EventSource sends no custom header); resolves when the stream ends. */
-export async function followSse(path: string, onEvent: (event: string, data: unknown) => void, signal: AbortSignal): Promise<void> {
-  const res = await api(path, { headers: { accept: "text/event-stream" }, signal });
+/**
+ * Follow an SSE stream with fetch (EventSource sends no custom header); resolves when the stream ends.
+ * `lastEventId` resumes it where an earlier reading stopped (`follow.ts` reconnects with it).
+ */
+export async function followSse(
+  path: string,
+  onEvent: (event: string, data: unknown, id: string | null) => void,
+  signal: AbortSignal,
+  lastEventId: string | null = null,
+): Promise<void> {
+  const headers: Record<string, string> = { accept: "text/event-stream" };
+  if (lastEventId !== null) headers["last-event-id"] = lastEventId;
+  const res = await api(path, { headers, signal });
   if (!res.ok || !res.body) throw new ApiError(res.status, `stream: HTTP ${res.status}`);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -111,7 +136,7 @@ export async function followSse(path: string, onEvent: (event: string, data: unk
     if (done) return;
     const { events, rest } = takeEvents(buffer + value);
     buffer = rest;
-    for (const e of events) onEvent(e.event, e.data);
+    for (const e of events) onEvent(e.event, e.data, e.id);
   }
 }
 

@@ -51,13 +51,14 @@ export function App() {
   );
 }
 
-const NAV = [
+/** The navigation's links: each one is the selected link while the route shows one of the views it matches. */
+const NAV: readonly { view: "sessions" | "machines" | "tasks" | "team" | "admin"; label: string; match: readonly Route["view"][] }[] = [
   { view: "sessions", label: "Sessions", match: ["sessions", "session", "changes"] },
   { view: "machines", label: "Machines", match: ["machines", "machine"] },
   { view: "tasks", label: "Tasks", match: ["tasks"] },
   { view: "team", label: "Team", match: ["team"] },
   { view: "admin", label: "Admin", match: ["admin"] },
-] as const;
+];
 
 function Shell(props: { me: Whoami; onSignOut: () => void }) {
   const route = useRoute();
@@ -71,7 +72,8 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
     if (list) setSessions([...list.sessions].sort(sessionOrder));
   }, []);
   const loadMachines = useCallback(async () => {
-    setMachines((await must(typed.GET("/v1/machines")).catch(() => ({ machines: [] as Machine[] }))).machines);
+    const list = await must(typed.GET("/v1/machines")).catch(() => null);
+    setMachines(list?.machines ?? []);
   }, []);
   usePoll(() => Promise.all([loadSessions(), loadMachines()]), []);
   // The tab's one live stream: a session's state changing on any machine (a question asked, a turn ended)
@@ -120,8 +122,8 @@ function Shell(props: { me: Whoami; onSignOut: () => void }) {
               key={n.view}
               href={`/${n.view}`}
               data-view={n.view}
-              class={(n.match as readonly string[]).includes(route.view) ? "selected" : ""}
-              aria-current={(n.match as readonly string[]).includes(route.view) ? "page" : undefined}
+              class={n.match.includes(route.view) ? "selected" : ""}
+              aria-current={n.match.includes(route.view) ? "page" : undefined}
             >
               {n.label}
               {n.view === "sessions" && waiting ? <span class="count">{waiting}</span> : null}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isFileRequest, linesOf } from "./file-requests";
+import { fileRequestOf, linesOf } from "./file-requests";
 
 describe("file requests", () => {
   it("reads the lines an agent asks for (1-based, limited)", () => {
@@ -9,9 +9,15 @@ describe("file requests", () => {
     expect(linesOf("a\nb")).toBe("a\nb");
   });
 
-  it("knows an agent's file requests from its other messages", () => {
-    expect(isFileRequest({ id: 1, method: "fs/read_text_file" })).toBe(true);
-    expect(isFileRequest({ method: "fs/write_text_file" })).toBe(false);
-    expect(isFileRequest({ id: 1, method: "session/request_permission" })).toBe(false);
+  it("knows an agent's file requests from its other messages, and reads only what they carry", () => {
+    expect(fileRequestOf({ id: 1, method: "fs/read_text_file", params: { sessionId: "s", path: "/a", line: 2 } })).toEqual({
+      id: 1,
+      method: "fs/read_text_file",
+      params: { sessionId: "s", path: "/a", line: 2 },
+    });
+    expect(fileRequestOf({ method: "fs/write_text_file", params: { path: "/a" } })).toBeNull();
+    expect(fileRequestOf({ id: 1, method: "session/request_permission", params: { path: "/a" } })).toBeNull();
+    expect(fileRequestOf({ id: 1, method: "fs/write_text_file", params: { path: "/a", content: 3 } })).toBeNull();
+    expect(fileRequestOf({ id: 1, method: "fs/read_text_file" })).toBeNull();
   });
 });

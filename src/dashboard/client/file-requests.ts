@@ -10,8 +10,28 @@ export interface AgentRequest {
   params: { sessionId?: string; path: string; content?: string; line?: number; limit?: number };
 }
 
-export const isFileRequest = (msg: { method?: unknown; id?: unknown }): boolean =>
-  (msg.method === "fs/read_text_file" || msg.method === "fs/write_text_file") && msg.id !== undefined;
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
+const optional = (value: unknown, type: "string" | "number"): boolean => value === undefined || typeof value === type;
+
+/** An agent's file request among the messages of its ACP stream, or null for any other message. */
+export function fileRequestOf(msg: unknown): AgentRequest | null {
+  if (!isRecord(msg) || (msg.method !== "fs/read_text_file" && msg.method !== "fs/write_text_file")) return null;
+  const { id, params } = msg;
+  if ((typeof id !== "string" && typeof id !== "number") || !isRecord(params) || typeof params.path !== "string") return null;
+  const { sessionId, path, content, line, limit } = params;
+  if (!optional(sessionId, "string") || !optional(content, "string") || !optional(line, "number") || !optional(limit, "number")) return null;
+  return {
+    id,
+    method: msg.method,
+    params: {
+      path,
+      ...(typeof sessionId === "string" ? { sessionId } : {}),
+      ...(typeof content === "string" ? { content } : {}),
+      ...(typeof line === "number" ? { line } : {}),
+      ...(typeof limit === "number" ? { limit } : {}),
+    },
+  };
+}
 
 /** Lines `line` (1-based) to `line + limit` of a text, as `fs/read_text_file` asks for them. */
 export function linesOf(content: string, line?: number, limit?: number): string {

@@ -1,16 +1,15 @@
 /**
  * Follows a stream of changes (`GET /v1/sessions/events`) while the page is looked at, and calls `changed`
  * after each burst of them with what they said: the caller reads its lists again. The stream ends after a
- * quiet while, or when there is nothing to watch; it is opened again by itself (at once after one that said
- * something, after 30 s after one that said nothing, backing off after failures), and closed while the page
- * is hidden, so an unwatched tab keeps no machine awake.
+ * quiet while, or when there is nothing to watch; `useFollow` opens it again by itself (`LIVE_BACKOFF`),
+ * and it is closed while the page is hidden, so an unwatched tab keeps no machine awake.
  *
  * A tab opens one such stream (the shell's): views that follow a machine's presence or its ports listen to
  * what it hears through `LiveEvents` instead of opening their own.
  */
 import { createContext } from "preact";
-import { useContext, useEffect, useRef } from "preact/hooks";
-import { followSse } from "./api";
+import { useContext, useEffect, useRef, useState } from "preact/hooks";
+import { type Backoff, STREAM_BACKOFF, useFollow } from "./follow";
 
 /** Changes within this long of each other are one read of the list. */
 const BURST_MS = 200;
@@ -27,64 +26,50 @@ function machineOf(data: unknown): string | null {
   return typeof machine === "string" ? machine : null;
 }
 
+/**
+ * The live list's reconnect policy: at once (1 s) after a stream that said something; 30 s after one the
+ * server closed for saying nothing (what changes then is read by the poll, and no idle object is woken
+ * for it); after failures, 1 s doubling to 30 s.
+ */
+const LIVE_BACKOFF: Backoff = { ...STREAM_BACKOFF, quietMs: 30_000 };
+
+/** Whether the page is looked at (a hidden tab follows nothing: it must not keep a machine awake). */
+function useVisible(): boolean {
+  const [visible, setVisible] = useState(() => document.visibilityState === "visible");
+  useEffect(() => {
+    const onVisibility = () => setVisible(document.visibilityState === "visible");
+    document.addEventListener("visibilitychange", onVisibility);
+    return () => document.removeEventListener("visibilitychange", onVisibility);
+  }, []);
+  return visible;
+}
+
 export function useLiveChanges(path: string, changed: (events: LiveEvent[]) => void): void {
   const latest = useRef(changed);
   latest.current = changed;
-  useEffect(() => {
-    let following: AbortController | null = null;
-    let reopen: ReturnType<typeof setTimeout> | null = null;
-    // A burst's read waits here; it is dropped with the stream (a page hidden, or the view gone at sign-out).
-    let burst: ReturnType<typeof setTimeout> | null = null;
-    let heard: LiveEvent[] = [];
-    const dropBurst = () => {
-      if (burst) clearTimeout(burst);
-      burst = null;
-      heard = [];
-    };
-    let failures = 0;
-    let stopped = false;
-    const open = () => {
-      if (stopped || following || document.visibilityState !== "visible") return;
-      const mine = new AbortController();
-      following = mine;
-      let said = 0;
-      const onEvent = (event: string, data: unknown) => {
-        said++;
-        heard.push({ event, machine: machineOf(data) });
-        if (burst) return;
-        burst = setTimeout(() => {
-          const events = heard;
-          burst = null;
-          heard = [];
-          latest.current(events);
-        }, BURST_MS);
-      };
-      followSse(path, onEvent, mine.signal)
-        .then(() => (failures = 0))
-        .catch(() => failures++)
-        .finally(() => {
-          if (following === mine) following = null;
-          if (stopped || mine.signal.aborted) return;
-          const wait = failures > 0 ? Math.min(1000 * 2 ** failures, 30_000) : said > 0 ? 1000 : 30_000;
-          reopen = setTimeout(open, wait);
-        });
-    };
-    const onVisibility = () => {
-      if (document.visibilityState === "visible") return open();
-      following?.abort();
-      following = null;
-      dropBurst();
-    };
-    open();
-    document.addEventListener("visibilitychange", onVisibility);
-    return () => {
-      stopped = true;
-      following?.abort();
-      dropBurst();
-      if (reopen) clearTimeout(reopen);
-      document.removeEventListener("visibilitychange", onVisibility);
-    };
-  }, [path]);
+  // A burst's read waits here; it is dropped with the stream (a page hidden, or the view gone at sign-out).
+  const burst = useRef<{ timer: ReturnType<typeof setTimeout> | null; heard: LiveEvent[] }>({ timer: null, heard: [] });
+  const visible = useVisible();
+  useEffect(
+    () => () => {
+      if (burst.current.timer) clearTimeout(burst.current.timer);
+      burst.current = { timer: null, heard: [] };
+    },
+    [path, visible],
+  );
+  useFollow(
+    visible ? path : null,
+    (event, data) => {
+      const pending = burst.current;
+      pending.heard.push({ event, machine: machineOf(data) });
+      if (pending.timer) return;
+      pending.timer = setTimeout(() => {
+        burst.current = { timer: null, heard: [] };
+        latest.current(pending.heard);
+      }, BURST_MS);
+    },
+    { reconnect: LIVE_BACKOFF },
+  );
 }
 
 /** What the tab's one stream hears, handed to the views that follow it. */

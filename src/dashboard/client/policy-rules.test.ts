@@ -9,7 +9,7 @@ describe("a rule's form", () => {
       decision: "ask" as const,
       timeoutSeconds: "300",
       onTimeout: "deny" as const,
-      kinds: ["execute"],
+      kinds: ["execute" as const],
       commands: "rm *\n\n  git push --force* ",
       agents: "claude, codex",
       outsideFolder: "outside" as const,

@@ -3,7 +3,7 @@
  * policy"): a rule in a line of words, and a rule from the fields of its form. The worker checks what is
  * saved (a 400 says what is wrong); these only shape it.
  */
-import type { PermissionPolicy, PolicyRule, PolicyVerdict } from "@agent-runtime/protocol/policy";
+import type { PermissionPolicy, PolicyRule, PolicyVerdict, ToolKind } from "@agent-runtime/protocol/policy";
 
 export type Rule = PermissionPolicy["rules"][number];
 
@@ -13,7 +13,7 @@ export interface RuleForm {
   decision: PolicyRule["decision"];
   timeoutSeconds: string;
   onTimeout: "allow" | "deny";
-  kinds: string[];
+  kinds: ToolKind[];
   commands: string;
   paths: string;
   agents: string;
@@ -35,7 +35,7 @@ export function ruleFromForm(form: RuleForm): Rule {
   const paths = listOf(form.paths, /\n/);
   if (agents.length) match.agents = agents;
   if (machines.length) match.machines = machines;
-  if (form.kinds.length) match.kinds = form.kinds as NonNullable<Rule["match"]["kinds"]>;
+  if (form.kinds.length) match.kinds = form.kinds;
   if (commands.length) match.commands = commands;
   if (paths.length) match.paths = paths;
   if (form.outsideFolder !== "any") match.outsideFolder = form.outsideFolder === "outside";

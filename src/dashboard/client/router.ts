@@ -3,6 +3,7 @@
  * opens the same place. The worker serves the page at each of these paths (src/dashboard/page.ts,
  * DASHBOARD_PATHS); the API lives under /v1, /acp and /machines/<id>/v1, which no view uses.
  */
+import type { TargetedMouseEvent } from "preact";
 import { useEffect, useState } from "preact/hooks";
 
 export const MACHINE_TABS = ["agents", "processes", "files", "terminal", "ports"] as const;
@@ -36,12 +37,13 @@ export function parseRoute(pathname: string, search = "", hash = ""): Route {
   }
   if (first === "machines" && parts.length === 1) return { view: "machines" };
   if (first === "machines" && second && parts.length <= 3) {
-    const tab = (third ?? "agents") as MachineTab;
-    if (MACHINE_TABS.includes(tab)) return { view: "machine", machine: second, tab, query: new URLSearchParams(search) };
+    const tab = MACHINE_TABS.find((t) => t === (third ?? "agents"));
+    if (tab) return { view: "machine", machine: second, tab, query: new URLSearchParams(search) };
   }
   if (first === "tasks" && parts.length === 1) return { view: "tasks" };
   if (first === "team" && parts.length === 1) return { view: "team", tab: "policy" };
-  if (first === "team" && parts.length === 2 && (TEAM_TABS as readonly string[]).includes(second!)) return { view: "team", tab: second as TeamTab };
+  const teamTab = TEAM_TABS.find((t) => t === second);
+  if (first === "team" && parts.length === 2 && teamTab) return { view: "team", tab: teamTab };
   if (first === "admin" && parts.length === 1) return { view: "admin" };
   return { view: "missing", path: pathname };
 }
@@ -101,8 +103,8 @@ export function useRoute(): Route {
 }
 
 /** A same-page link: a plain click navigates in place, a modified one (new tab, …) is the browser's. */
-export function follow(event: MouseEvent): void {
-  const anchor = event.currentTarget as HTMLAnchorElement;
+export function follow(event: TargetedMouseEvent<HTMLAnchorElement>): void {
+  const anchor = event.currentTarget;
   if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey || anchor.target) return;
   event.preventDefault();
   navigate(anchor.getAttribute("href")!);

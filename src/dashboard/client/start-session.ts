@@ -7,13 +7,17 @@
 import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import { WORKTREE_META } from "@agent-runtime/protocol/review-text";
+import { z } from "zod";
 import { ApiError, must, typed, typedMachine } from "./api";
 
 /** What the page tells the agent it can do: read and write files (through the runtime's file API). */
 export const CLIENT_CAPABILITIES = { fs: { readTextFile: true, writeTextFile: true } };
 
+/** ACP's answer to `session/new` (NewSessionResponse): the session's id, and what else the agent says. */
+const NewSessionResponse = z.object({ sessionId: z.string() });
+
 /** One JSON-RPC call to the session's ACP server through the relay; its `result` is the agent's to shape. */
-async function call<T>(machine: string, serverId: string, id: number, method: string, params: unknown, agent?: string): Promise<T> {
+async function call(machine: string, serverId: string, id: number, method: string, params: unknown, agent?: string): Promise<unknown> {
   const answer = await must(
     typedMachine(machine).POST("/v1/acp/{server_id}", {
       params: { path: { server_id: serverId }, query: agent ? { agent } : {} },
@@ -26,7 +30,7 @@ async function call<T>(machine: string, serverId: string, id: number, method: st
   const { error } = answer;
   if (error !== undefined && error !== null)
     throw new Error(typeof error === "object" && "message" in error ? String(error.message) : "the agent refused the call");
-  return answer.result as T;
+  return answer.result;
 }
 
 /** `worktree`: run the session in a new git worktree of the folder's repository, from `base` (default its HEAD). */
@@ -35,7 +39,7 @@ export async function startSession(machine: string, agent: AgentInfo["id"], cwd:
   const initialize = { protocolVersion: 1, clientCapabilities: CLIENT_CAPABILITIES, clientInfo: { name: "agent-runtime dashboard", version: "1" } };
   await call(machine, serverId, 1, "initialize", initialize, agent);
   const meta = worktree ? { _meta: { [WORKTREE_META]: worktree.base ? { base: worktree.base } : {} } } : {};
-  const { sessionId } = await call<{ sessionId: string }>(machine, serverId, 2, "session/new", { cwd: cwd || ".", mcpServers: [], ...meta });
+  const { sessionId } = NewSessionResponse.parse(await call(machine, serverId, 2, "session/new", { cwd: cwd || ".", mcpServers: [], ...meta }));
   // The record is written as the answer passes the machine's object: it is listed by now.
   const { sessions } = await must(typed.GET("/v1/sessions", { params: { query: { machine, limit: 50 } } }));
   const record = sessions.find((s) => s.sessionId === sessionId);

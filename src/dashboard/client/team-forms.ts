@@ -10,6 +10,7 @@ import { AgentsConfigEntry } from "@agent-runtime/protocol/agents-config";
 import { McpName, McpServerConfig } from "@agent-runtime/protocol/mcp";
 import { SkillSource } from "@agent-runtime/protocol/skills";
 import { AgentId } from "@agent-runtime/protocol/values";
+import { isRecord } from "./api";
 
 export type DocumentKind = "skills" | "mcp" | "agents";
 
@@ -51,7 +52,7 @@ export interface KindSpec {
   fieldOf: (path: string) => { key: string; field: string } | null;
 }
 
-const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const record = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {});
 const words = (text: string): string[] =>
   text
     .split(/[,\s]+/)

@@ -8,6 +8,10 @@
 import { type TerminalClientFrame, TerminalServerFrame } from "@agent-runtime/protocol/processes";
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
+import type { RefObject } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { must, typed } from "./api";
+import { nextWaitMs, STREAM_BACKOFF } from "./follow";
 import { withCtrl } from "./keys";
 
 export interface TerminalEvents {
@@ -22,8 +26,6 @@ export interface TerminalHandle {
   armCtrl(): void;
   close(): void;
 }
-
-const RECONNECT_MS = [500, 1000, 2000, 5000, 10_000];
 
 /** `url` is asked again for every dial: a ticket lives a minute. */
 export function openTerminal(container: HTMLElement, url: () => Promise<string>, events: TerminalEvents): TerminalHandle {
@@ -40,6 +42,8 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
   let ws: WebSocket | null = null;
   let closed = false;
   let attempts = 0;
+  /** The wait before the last redial (the views' one policy, follow.ts); null once attached again. */
+  let waitMs: number | null = null;
   let ctrl = false;
   const send = (frame: TerminalClientFrame) => {
     if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
@@ -70,6 +74,7 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
       const frame = parsed.data;
       if (frame.type === "ready") {
         attempts = 0;
+        waitMs = null;
         events.onStatus(`attached to ${frame.processId}`);
         send({ type: "resize", cols: term.cols, rows: term.rows });
         term.focus();
@@ -80,7 +85,8 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
     });
     socket.addEventListener("close", () => {
       if (closed || ws !== socket) return;
-      const wait = RECONNECT_MS[Math.min(attempts, RECONNECT_MS.length - 1)]!;
+      const wait = nextWaitMs(STREAM_BACKOFF, waitMs, "failed");
+      waitMs = wait;
       attempts++;
       events.onStatus(`disconnected: reconnecting in ${wait / 1000} s`);
       setTimeout(() => void dial(), wait);
@@ -112,4 +118,44 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
       term.dispose();
     },
   };
+}
+
+/**
+ * The terminal view's one hook: a terminal in `box` attached to process `processId` of the machine whose
+ * API is `v1` (none while it is null), for as long as the view shows it; every dial (a reconnect too) asks
+ * for a one-minute ticket, since a browser cannot put a header on a WebSocket. `status` says where it is
+ * (the view may say more with `say`).
+ */
+export function useTerminal(
+  box: RefObject<HTMLElement | null>,
+  v1: string,
+  processId: string | null,
+  events: { idle: string; onExit: (exitCode: number | null) => void },
+): { status: string; say: (text: string) => void; handle: RefObject<TerminalHandle | null> } {
+  const [status, say] = useState(events.idle);
+  const handle = useRef<TerminalHandle | null>(null);
+  const onExit = useRef(events.onExit);
+  onExit.current = events.onExit;
+  useEffect(() => {
+    const container = box.current;
+    if (!processId || !container) return;
+    const url = async () => {
+      const { ticket } = await must(typed.POST("/v1/tickets"));
+      return `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${v1}/processes/${encodeURIComponent(processId)}/terminal/ws?access_token=${encodeURIComponent(ticket)}`;
+    };
+    container.scrollIntoView({ block: "nearest" }); // xterm.js draws only while the terminal is on screen
+    const opened = openTerminal(container, url, {
+      onStatus: say,
+      onExit: (code) => {
+        say(`the shell exited (${code})`);
+        onExit.current(code);
+      },
+    });
+    handle.current = opened;
+    return () => {
+      opened.close();
+      handle.current = null;
+    };
+  }, [v1, processId]);
+  return { status, say, handle };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Session, TranscriptEntry } from "@agent-runtime/protocol/sessions";
-import { entryText, pageTitle, sessionOrder, withEntry } from "./transcript";
+import { deadlineText, entryText, pageTitle, sessionOrder, turnChangesOf, withEntry } from "./transcript";
 
 const session = (id: string, state: Session["state"], lastActivityMs: number): Session => ({
   id,
@@ -66,5 +66,23 @@ describe("transcripts", () => {
     expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "cancelled", durationMs: 0, changes } })).toBe("Cancelled · 3 files, +40 −2");
     expect(entryText({ seq: 1, atMs: 0, kind: "stop", data: { stopReason: "odd_reason" } })).toBe("Ended (odd_reason)");
     expect(entryText({ seq: 1, atMs: 0, kind: "prompt", text: "hi" })).toBe("hi");
+  });
+
+  it("reads what an agent sent by its shape, ignoring what is not of it", () => {
+    expect(turnChangesOf({ changes: { turn: 2, files: 1, additions: 3, deletions: 0, extra: "x" } })).toEqual({
+      turn: 2,
+      files: 1,
+      additions: 3,
+      deletions: 0,
+    });
+    expect(turnChangesOf({ changes: { turn: 2, files: 1, additions: 3 } })).toBeNull();
+    expect(turnChangesOf({ changes: { turn: 2, files: 1.5, additions: 3, deletions: 0 } })).toBeNull();
+    expect(turnChangesOf({ changes: [2, 1, 3, 0] })).toBeNull();
+    expect(entryText({ seq: 1, atMs: 0, kind: "plan", data: { entries: ["step", { content: 3 }, { status: "completed", content: "x" }] } })).toBe(
+      "plan: ·   ✓ x",
+    );
+    expect(entryText({ seq: 1, atMs: 0, kind: "permission", data: { title: "Edit a", policy: "deny" } })).toBe("asks: Edit a");
+    expect(deadlineText({ atMs: "soon", onTimeout: "deny" })).toBe("");
+    expect(deadlineText(null)).toBe("");
   });
 });

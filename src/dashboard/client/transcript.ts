@@ -25,10 +25,15 @@ export function entryClass(entry: TranscriptEntry): string {
   return entry.kind === "prompt" || entry.kind === "thought" || entry.kind === "error" ? entry.kind : "muted";
 }
 
+/** An entry's `data` is what the agent sent: read by narrowing, field by field (the first script has no schemas). */
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
 const field = (data: Record<string, unknown> | undefined, key: string): string | undefined => {
   const value = data?.[key];
   return typeof value === "string" ? value : undefined;
 };
+
+const count = (value: unknown): number | null => (typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : null);
 
 /** How a turn ended, in words a person uses. */
 const STOP_WORDS: Record<string, string> = {
@@ -50,22 +55,23 @@ function stopText(d: Record<string, unknown> | undefined): string {
 
 /** The summary a turn's end carries, if the machine reported one. */
 export function turnChangesOf(d: Record<string, unknown> | undefined): TurnChanges | null {
-  const c = d?.changes as Partial<Record<keyof TurnChanges, unknown>> | undefined;
-  const counts = c && [c.turn, c.files, c.additions, c.deletions].every((n) => typeof n === "number" && Number.isInteger(n) && n >= 0);
-  return counts ? (c as TurnChanges) : null;
+  const c = d?.changes;
+  if (!isRecord(c)) return null;
+  const [turn, files, additions, deletions] = [count(c.turn), count(c.files), count(c.additions), count(c.deletions)];
+  return turn !== null && files !== null && additions !== null && deletions !== null ? { turn, files, additions, deletions } : null;
 }
 
 /** The rule of the permission policy that answered a request, where one did. */
 function policyOf(data: Record<string, unknown> | undefined): { decision: string; rule: string } | null {
-  const policy = data?.policy as { decision?: unknown; rule?: unknown; source?: unknown } | undefined;
-  if (typeof policy?.decision !== "string" || typeof policy.rule !== "string") return null;
+  const policy = data?.policy;
+  if (!isRecord(policy) || typeof policy.decision !== "string" || typeof policy.rule !== "string") return null;
   return { decision: policy.decision, rule: policy.source === "session" ? `the session's ${policy.rule}` : policy.rule };
 }
 
 /** " (deny at 14:05 unless answered)" for an ask a rule will answer. */
 export function deadlineText(deadline: unknown): string {
-  const d = deadline as { atMs?: unknown; onTimeout?: unknown } | undefined;
-  if (typeof d?.atMs !== "number" || typeof d.onTimeout !== "string") return "";
+  const d = deadline;
+  if (!isRecord(d) || typeof d.atMs !== "number" || typeof d.onTimeout !== "string") return "";
   return ` (${d.onTimeout} at ${new Date(d.atMs).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })} unless answered)`;
 }
 
@@ -78,8 +84,8 @@ export function entryText(entry: TranscriptEntry): string {
       return `tool: ${field(d, "title") ?? field(d, "toolCallId") ?? ""}${status ? ` (${status})` : ""}`;
     }
     case "plan": {
-      const steps = Array.isArray(d?.entries) ? (d.entries as { status?: string; content?: string }[]) : [];
-      return `plan: ${steps.map((p) => `${p.status === "completed" ? "✓" : "·"} ${p.content ?? ""}`).join("  ")}`;
+      const steps = Array.isArray(d?.entries) ? d.entries.filter(isRecord) : [];
+      return `plan: ${steps.map((p) => `${p.status === "completed" ? "✓" : "·"} ${field(p, "content") ?? ""}`).join("  ")}`;
     }
     case "permission": {
       const ruled = policyOf(d);

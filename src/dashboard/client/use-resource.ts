@@ -1,11 +1,12 @@
 /**
  * The views' one way to show what the API says (docs/architecture.md, "The dashboard"): `useResource`
  * reads a resource while the page is looked at and says whether it is loading, refused or out of reach;
- * `useFollow` follows one stream for as long as a view wants it. Before these, each view kept its own
- * state, note, poll and abort controller for the same few steps.
+ * `useFollow` (follow.ts) follows one stream for as long as a view wants it. Before these, each view kept
+ * its own state, note, poll and abort controller for the same few steps.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError, errorText, followSse, refused } from "./api";
+import { errorText } from "./api";
+import { isOutage } from "./follow";
 import { useMachineEvents } from "./live-changes";
 import { usePoll } from "./session-context";
 
@@ -23,8 +24,11 @@ export interface Resource<T> {
 }
 
 export interface ResourceOptions<T> {
-  /** How to read it (a typed call, or one that needs the answer's headers); by default its JSON. */
-  read?: () => Promise<T>;
+  /**
+   * How to read it: a typed call (`must(typed.GET(…))`), or one that checks what it reads another way (a
+   * document and its ETag). There is no default: an answer's JSON is not a `T` until something checked it.
+   */
+  read: () => Promise<T>;
   /** Read again this often while the page is looked at. */
   everyMs?: number;
   /** While true, nothing is read but what `refetch` asks (an edit in progress must not be overwritten). */
@@ -33,17 +37,7 @@ export interface ResourceOptions<T> {
   follow?: { machine: string; kinds: readonly string[] };
 }
 
-async function readJson<T>(path: string): Promise<T> {
-  const res = await api(path);
-  const body: unknown = await res.json().catch(() => null);
-  if (!res.ok) throw refused(res.status, body);
-  return body as T;
-}
-
-/** A refusal is the API's word; anything else (no network, a gateway's 5xx) is an outage. */
-const isOutage = (err: unknown): boolean => !(err instanceof ApiError) || err.status >= 502;
-
-export function useResource<T>(path: string, options: ResourceOptions<T> = {}): Resource<T> {
+export function useResource<T>(path: string, options: ResourceOptions<T>): Resource<T> {
   const [state, setState] = useState<Omit<Resource<T>, "refetch">>({ data: null, loading: true, error: "", outage: false });
   const latest = useRef(options);
   latest.current = options;
@@ -53,7 +47,7 @@ export function useResource<T>(path: string, options: ResourceOptions<T> = {}): 
   const refetch = async () => {
     const mine = ++asked.current;
     try {
-      const data = await (latest.current.read ?? (() => readJson<T>(path)))();
+      const data = await latest.current.read();
       if (mine === asked.current) setState({ data, loading: false, error: "", outage: false });
     } catch (err) {
       if (mine === asked.current) setState((s) => ({ ...s, loading: false, error: errorText(err), outage: isOutage(err) }));
@@ -71,25 +65,4 @@ export function useResource<T>(path: string, options: ResourceOptions<T> = {}): 
   return { ...state, refetch };
 }
 
-/**
- * Follows the stream at `path` (none while it is null) with `onEvent`, until the path (or `again`) changes
- * or the view goes; `ended` says the stream ended by itself (a process's logs after it exited).
- */
-export function useFollow(path: string | null, onEvent: (event: string, data: unknown) => void, again?: unknown): { ended: boolean; error: string } {
-  const [status, setStatus] = useState({ ended: false, error: "" });
-  const latest = useRef(onEvent);
-  latest.current = onEvent;
-  useEffect(() => {
-    setStatus({ ended: false, error: "" });
-    if (path === null) return;
-    const controller = new AbortController();
-    followSse(path, (event, data) => latest.current(event, data), controller.signal).then(
-      () => setStatus({ ended: true, error: "" }),
-      (err) => {
-        if (!controller.signal.aborted) setStatus({ ended: true, error: errorText(err) });
-      },
-    );
-    return () => controller.abort();
-  }, [path, again]);
-  return status;
-}
+export { useFollow } from "./follow";

@@ -5,7 +5,7 @@
 import type { StreamRef } from "@agent-runtime/protocol/frames";
 import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
-import type { AcpServerList, JsonRpcMessage } from "@agent-runtime/protocol/acp";
+import { type AcpServerList, type JsonRpcMessage, readJsonRpcMessage } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { AcpPostResult } from "@agent-runtime/protocol/ops/acp";
 import type { DeliveryAttempt, SubscriptionTarget } from "@agent-runtime/protocol/notifications";
@@ -25,7 +25,7 @@ import { MachineAttemptCall, type MachineAttemptAnswer } from "@agent-runtime/pr
 import { problemResponse } from "../../lib/problem-response";
 import type { TeamDocuments } from "../config/team-documents";
 import type { UploadBody } from "../files/file-transfer";
-import type { AcpPostRequest } from "../sessions/session-calls";
+import type { AcpPostText } from "../sessions/session-calls";
 import { StreamHolder } from "../streams/stream-holders";
 import { Caller } from "../acp-transport/ownership";
 import { MachineObjectCore } from "./machine-core";
@@ -101,11 +101,19 @@ export class MachineObject extends MachineObjectCore {
     return this.parts.notifications.list(subscriptions, limit);
   }
 
-  /** A message to an ACP server; its token's revocation is answered for here (the worker may not have asked: tokens/revocation-watch.ts). */
-  async acpPost(req: AcpPostRequest, timeoutMs: number, caller: Caller): Promise<CallOutcome<AcpPostResult>> {
+  /**
+   * A message to an ACP server, as the relay's route hands it over: the body's text, read and checked here,
+   * once (a 400 problem for what is no JSON-RPC message). Its token's revocation is answered for here
+   * first (the worker may not have asked: tokens/revocation-watch.ts).
+   */
+  async acpPost(req: AcpPostText, timeoutMs: number, caller: Caller): Promise<CallOutcome<AcpPostResult>> {
     const revoked = await this.parts.revocations.refusal(caller);
     if (revoked) return { ok: false, problem: revoked };
-    return this.parts.acp.gateway.post(req, timeoutMs, caller);
+    const read = readJsonRpcMessage(req.text);
+    if (!read.ok) return read;
+    const { message } = read;
+    const { serverId, agent, who } = req;
+    return this.parts.acp.gateway.post({ serverId, ...(agent ? { agent } : {}), message, who }, timeoutMs, caller);
   }
 
   async acpStop(serverId: string, caller: Caller): Promise<CallOutcome<void>> {

@@ -155,7 +155,7 @@ export class SessionRecorder {
     if (typeof method !== "string" || !RECORDED_ANSWERS.has(method)) return null;
     const params = paramsOf(request);
     if (method === "initialize") {
-      this.initializeAnswers.answered(serverId, params, body);
+      this.initializeAnswers.answered(serverId, request.id, params, body);
       return null;
     }
     const answer = answerOf(body);

@@ -5,6 +5,7 @@
  */
 import { type AgentCapabilities, agentCapabilitiesOf, answerOf } from "@agent-runtime/protocol/acp-meaning";
 import type { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
+import type { JsonRpcId } from "@agent-runtime/protocol/acp";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import type { LiveSessions } from "./live-sessions";
 
@@ -48,18 +49,16 @@ export function serverRestored(sessions: LiveSessions, serverId: string, sandbox
 }
 
 /**
- * The text of a JSON-RPC answer's `result`, or null for an error or what is no answer. Only the runtime's
- * own JSON parse and serialisation (no schema walked): a key to tell an answer seen before, never read.
+ * An answer's text without its own id (the first `"id":<the request's id>` in it): the same answer to
+ * another request of the same client reads the same, with no parse and no serialisation (string work
+ * only). Null when the id is not written that way (the answer is then read afresh). A key to tell an
+ * answer of this server's agent seen before, never read: what it says is the agent's own either way.
  */
-function resultText(body: string): string | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return null;
-  }
-  if (typeof value !== "object" || value === null || !("result" in value) || "error" in value) return null;
-  return JSON.stringify(value.result) ?? null;
+export function answerKey(body: string, id: JsonRpcId | undefined): string | null {
+  if (id === undefined || id === null) return null;
+  const written = `"id":${JSON.stringify(id)}`;
+  const at = body.indexOf(written);
+  return at < 0 ? null : body.slice(0, at) + body.slice(at + written.length);
 }
 
 /**
@@ -77,12 +76,11 @@ export class InitializeAnswers {
     private readonly readAfresh: (serverId: string, result: unknown) => void,
   ) {}
 
-  answered(serverId: string, params: Record<string, unknown>, body: string): void {
+  answered(serverId: string, id: JsonRpcId | undefined, params: Record<string, unknown>, body: string): void {
     const server = this.sessions.server(serverId);
     if (!server) return;
-    // Compared as the result's JSON text (the answer's own text differs by its id); what it says is still
-    // compared with the record below.
-    const key = resultText(body);
+    // Compared as the answer's text without its id; what it says is still compared with the record below.
+    const key = answerKey(body, id);
     const known = this.known.get(serverId);
     let caps: AgentCapabilities;
     if (key !== null && known?.key === key) caps = known.caps;

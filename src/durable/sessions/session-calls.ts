@@ -60,6 +60,9 @@ export interface AcpPostRequest {
   who: string;
 }
 
+/** A client's message as the relay's route hands it to the machine's object: its JSON text, read there once. */
+export type AcpPostText = Omit<AcpPostRequest, "message" | "origin"> & { text: string };
+
 export class SessionCalls {
   private runtimeRequests = 0;
   /** Prompts waiting for the machine or for the turn before them (`POST /v1/sessions/{id}/prompt`). */

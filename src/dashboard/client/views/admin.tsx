@@ -1,4 +1,5 @@
 /** Admin: connect a machine (a machine token and the one line to run), API tokens, the audit log. */
+import type { TargetedEvent } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { AuditEntry, TokenInfo } from "@agent-runtime/protocol/trust";
 import { roleNamed, type RoleName } from "@agent-runtime/protocol/roles";
@@ -140,7 +141,7 @@ function Tokens(props: { tick: number; onChange: () => void }) {
   };
   const field = (key: keyof typeof form) => ({
     value: form[key],
-    onInput: (e: Event) => setForm({ ...form, [key]: (e.currentTarget as HTMLInputElement).value }),
+    onInput: (e: TargetedEvent<HTMLInputElement>) => setForm({ ...form, [key]: e.currentTarget.value }),
   });
   return (
     <section id="tokens-section">

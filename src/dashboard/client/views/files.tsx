@@ -1,7 +1,7 @@
 /** A machine's files: the folder in the address (`?path=`), open and edit text, upload, download. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { FsEntry, FsWriteResponse } from "@agent-runtime/protocol/files";
-import { api, errorText, machineApi, must, typedMachine } from "../api";
+import { type FsEntry, FsWriteResponse } from "@agent-runtime/protocol/files";
+import { api, errorText, machineApi, must, refusal, typedMachine } from "../api";
 import { sizeText } from "../format";
 import { machineHref, navigate } from "../router";
 import { useCan } from "../session-context";
@@ -58,7 +58,7 @@ export function FilesTab(props: { machine: string; folder: string }) {
   const openFile = async (entry: FsEntry) => {
     if (entry.size > EDITABLE_BYTES) return setNote(`${entry.name} is ${sizeText(entry.size)}: download it instead`);
     const res = await api(fileUrl(entry.path));
-    if (!res.ok) return setNote(((await res.json()) as { detail: string }).detail);
+    if (!res.ok) return setNote((await refusal(res)).message);
     try {
       const text = new TextDecoder("utf-8", { fatal: true }).decode(await res.arrayBuffer());
       setFile({ path: entry.path, text });
@@ -69,7 +69,7 @@ export function FilesTab(props: { machine: string; folder: string }) {
   };
   const download = async (entry: FsEntry) => {
     const res = await api(fileUrl(entry.path));
-    if (!res.ok) return setNote(((await res.json()) as { detail: string }).detail);
+    if (!res.ok) return setNote((await refusal(res)).message);
     const link = document.createElement("a");
     link.href = URL.createObjectURL(await res.blob());
     link.download = entry.name;
@@ -79,9 +79,10 @@ export function FilesTab(props: { machine: string; folder: string }) {
   const save = async () => {
     if (!file) return;
     const res = await api(fileUrl(file.path), { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: file.text });
-    const answer = (await res.json()) as FsWriteResponse & { detail?: string };
-    setFileNote(res.ok ? `saved (${sizeText(answer.bytesWritten)})` : (answer.detail ?? `HTTP ${res.status}`));
-    if (res.ok) await load();
+    if (!res.ok) return setFileNote((await refusal(res)).message);
+    const written = FsWriteResponse.safeParse(await res.json().catch(() => null));
+    setFileNote(written.success ? `saved (${sizeText(written.data.bytesWritten)})` : "saved");
+    await load();
   };
   const upload = async (input: HTMLInputElement) => {
     for (const f of Array.from(input.files ?? [])) {
@@ -90,7 +91,7 @@ export function FilesTab(props: { machine: string; folder: string }) {
         headers: { "content-type": "application/octet-stream" },
         body: f,
       });
-      setNote(res.ok ? `uploaded ${f.name}` : ((await res.json()) as { detail: string }).detail);
+      setNote(res.ok ? `uploaded ${f.name}` : (await refusal(res)).message);
     }
     input.value = "";
     await load();

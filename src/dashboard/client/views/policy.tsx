@@ -4,13 +4,14 @@
  * screen (saved or not) would do with a request. Everyone reads it; only an admin saves.
  */
 import { useState } from "preact/hooks";
-import { TOOL_KINDS, type PolicyMachineStatus } from "@agent-runtime/protocol/policy";
+import { DECISIONS, type PolicyMachineStatus, TeamPolicy, TOOL_KINDS } from "@agent-runtime/protocol/policy";
 import { WORK_ORIGINS } from "@agent-runtime/protocol/sandbox";
-import { api, errorText, must, typed } from "../api";
-import { decisionText, formOf, matchText, moved, type Rule, type RuleForm, ruleFromForm, verdictText } from "../policy-rules";
+import { api, errorText, must, refused, typed } from "../api";
+import { decisionText, formOf, matchText, type Rule, type RuleForm, ruleFromForm, verdictText } from "../policy-rules";
 import { type SandboxRule, sandboxVerdictText, WORK_ORIGIN_WORDS } from "../sandbox-text";
 import { useCan, usePoll } from "../session-context";
 import { Note, Table } from "./parts";
+import { AppliesTo, Checks, Choice, RuleEditorForm, RuleList, useFields } from "./rule-list";
 import { SandboxRules } from "./sandbox";
 
 export function PolicyView() {
@@ -19,16 +20,18 @@ export function PolicyView() {
   // The sandbox rules are part of the same document: a save writes both, so neither loses the other.
   const [sandbox, setSandbox] = useState<SandboxRule[]>([]);
   // And what this view does not edit (the questions' deadline): kept as it was.
-  const [others, setOthers] = useState<Record<string, unknown>>({});
+  const [others, setOthers] = useState<Omit<TeamPolicy, "rules" | "sandbox">>({});
   const [editingSandbox, setEditingSandbox] = useState(false);
   const [etag, setEtag] = useState<string | null>(null);
   const [changed, setChanged] = useState(false);
-  const [editing, setEditing] = useState<number | "new" | null>(null);
+  const [editing, setEditing] = useState(false);
   const [status, setStatus] = useState<{ version: string; machines: PolicyMachineStatus[] } | null>(null);
   const [note, setNote] = useState("");
   const load = async () => {
     const res = await api("/v1/config/policy");
-    const { rules: read, sandbox: boxes, ...rest } = (await res.json()) as { rules: Rule[]; sandbox?: SandboxRule[] } & Record<string, unknown>;
+    const body: unknown = await res.json().catch(() => null);
+    if (!res.ok) throw refused(res.status, body);
+    const { rules: read, sandbox: boxes, ...rest } = TeamPolicy.parse(body);
     setEtag(res.headers.get("etag"));
     setRules(read);
     setSandbox(boxes ?? []);
@@ -37,7 +40,7 @@ export function PolicyView() {
     setStatus(await must(typed.GET("/v1/config/policy/status")));
   };
   // Polling would throw away an edit in progress: the policy is read when the view opens and after a save.
-  usePoll(() => (changed || editing !== null || editingSandbox ? undefined : load().catch((err) => setNote(errorText(err)))), [], 60_000);
+  usePoll(() => (changed || editing || editingSandbox ? undefined : load().catch((err) => setNote(errorText(err)))), [], 60_000);
   const edit = (next: Rule[]) => {
     setRules(next);
     setChanged(true);
@@ -48,8 +51,7 @@ export function PolicyView() {
       headers: etag ? { "if-match": etag } : {},
       body: JSON.stringify({ ...others, rules, ...(sandbox.length ? { sandbox } : {}) }),
     });
-    const answer = (await res.json()) as { detail?: string };
-    if (!res.ok) return setNote(answer.detail ?? `HTTP ${res.status}`);
+    if (!res.ok) return setNote(refused(res.status, await res.json().catch(() => null)).message);
     setNote(`saved as version ${res.headers.get("etag")}: every machine's requests are judged by it now, and agents start in its sandboxes`);
     await load();
   };
@@ -61,64 +63,20 @@ export function PolicyView() {
         The first rule that matches an agent's permission request decides it: allow or deny answers it at once (nobody is asked, the transcript and the audit
         log say which rule), ask goes to a person, optionally answered for them after a while. No rule matching means ask.
       </p>
-      <ol id="policy-rules" class="rules">
-        {list.map((rule, index) =>
-          editing === index ? (
-            <li key={`edit-${index}`}>
-              <RuleEditor
-                rule={rule}
-                onDone={(next) => {
-                  if (next) edit(list.map((r, i) => (i === index ? next : r)));
-                  setEditing(null);
-                }}
-              />
-            </li>
-          ) : (
-            <li key={`${index}-${rule.name ?? ""}`} data-rule={index + 1}>
-              <span class={`decision ${rule.decision}`}>{decisionText(rule)}</span> <strong>{rule.name ?? `rule ${index + 1}`}</strong>
-              <div class="muted">{matchText(rule)}</div>
-              {isAdmin ? (
-                <div class="row">
-                  <button type="button" aria-label={`Move rule ${index + 1} up`} disabled={index === 0} onClick={() => edit(moved(list, index, -1))}>
-                    ↑
-                  </button>
-                  <button
-                    type="button"
-                    aria-label={`Move rule ${index + 1} down`}
-                    disabled={index === list.length - 1}
-                    onClick={() => edit(moved(list, index, 1))}
-                  >
-                    ↓
-                  </button>
-                  <button type="button" onClick={() => setEditing(index)}>
-                    Edit
-                  </button>
-                  <button type="button" onClick={() => edit(list.filter((_, i) => i !== index))}>
-                    Remove
-                  </button>
-                </div>
-              ) : null}
-            </li>
-          ),
-        )}
-        {rules && list.length === 0 ? <li class="muted">No rules: every request goes to a person.</li> : null}
-      </ol>
-      {editing === "new" ? (
-        <RuleEditor
-          rule={null}
-          onDone={(next) => {
-            if (next) edit([...list, next]);
-            setEditing(null);
-          }}
-        />
-      ) : null}
-      {isAdmin ? (
-        <div class="row">
-          <button id="policy-add" type="button" onClick={() => setEditing("new")} disabled={editing !== null}>
-            Add a rule
-          </button>
-        </div>
-      ) : null}
+      <RuleList
+        id="policy-rules"
+        item="rule"
+        noun="rule"
+        rules={list}
+        isAdmin={isAdmin}
+        empty={rules ? "No rules: every request goes to a person." : null}
+        add={{ id: "policy-add", label: "Add a rule" }}
+        badge={(rule) => <span class={`decision ${rule.decision}`}>{decisionText(rule)}</span>}
+        detail={matchText}
+        editor={(rule, done) => <RuleEditor rule={rule} onDone={done} />}
+        onChange={edit}
+        onEditing={setEditing}
+      />
       <SandboxRules
         rules={sandbox}
         isAdmin={isAdmin}
@@ -134,7 +92,7 @@ export function PolicyView() {
             id="policy-save"
             type="button"
             onClick={() => save().catch((err) => setNote(errorText(err)))}
-            disabled={!changed || editing !== null || editingSandbox}
+            disabled={!changed || editing || editingSandbox}
           >
             Save for the whole team
           </button>
@@ -161,30 +119,22 @@ export function PolicyView() {
   );
 }
 
+/** Where a rule looks, in words. */
+const WHERE: Record<RuleForm["outsideFolder"], string> = {
+  any: "anywhere",
+  inside: "only inside the session's folder",
+  outside: "touching anything outside it",
+};
+
 /** One rule's fields; `onDone(null)` cancels. */
 function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => void }) {
-  const [form, setForm] = useState<RuleForm>(() => formOf(props.rule));
-  const set = <K extends keyof RuleForm>(key: K, value: RuleForm[K]) => setForm({ ...form, [key]: value });
+  const [form, set] = useFields<RuleForm>(() => formOf(props.rule));
   return (
-    <form
-      id="rule-editor"
-      class="rule-editor"
-      onSubmit={(e) => {
-        e.preventDefault();
-        props.onDone(ruleFromForm(form));
-      }}
-    >
+    <RuleEditorForm id="rule-editor" keep="Keep this rule" onKeep={() => props.onDone(ruleFromForm(form))} onCancel={() => props.onDone(null)}>
       <label>
         Name <input name="name" value={form.name} onInput={(e) => set("name", e.currentTarget.value)} placeholder="e.g. no deletes" />
       </label>
-      <label>
-        Decision{" "}
-        <select name="decision" value={form.decision} onChange={(e) => set("decision", e.currentTarget.value as RuleForm["decision"])}>
-          <option value="allow">allow</option>
-          <option value="deny">deny</option>
-          <option value="ask">ask</option>
-        </select>
-      </label>
+      <Choice label="Decision" name="decision" value={form.decision} values={DECISIONS} onChange={(decision) => set("decision", decision)} />
       {form.decision === "ask" ? (
         <div class="row">
           <label>
@@ -197,30 +147,10 @@ function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => v
               placeholder="never"
             />
           </label>
-          <label>
-            with{" "}
-            <select name="onTimeout" value={form.onTimeout} onChange={(e) => set("onTimeout", e.currentTarget.value as RuleForm["onTimeout"])}>
-              <option value="deny">deny</option>
-              <option value="allow">allow</option>
-            </select>
-          </label>
+          <Choice label="with" name="onTimeout" value={form.onTimeout} values={["deny", "allow"]} onChange={(answer) => set("onTimeout", answer)} />
         </div>
       ) : null}
-      <fieldset>
-        <legend>Kinds (none: any)</legend>
-        {TOOL_KINDS.map((kind) => (
-          <label key={kind} class="check">
-            <input
-              type="checkbox"
-              name="kinds"
-              value={kind}
-              checked={form.kinds.includes(kind)}
-              onChange={(e) => set("kinds", e.currentTarget.checked ? [...form.kinds, kind] : form.kinds.filter((k) => k !== kind))}
-            />{" "}
-            {kind}
-          </label>
-        ))}
-      </fieldset>
+      <Checks legend="Kinds (none: any)" name="kinds" values={TOOL_KINDS} checked={form.kinds} onChange={(kinds) => set("kinds", kinds)} />
       <label>
         Commands, one per line (`*` matches anything)
         <textarea name="commands" rows={2} value={form.commands} onInput={(e) => set("commands", e.currentTarget.value)} placeholder="npm test" />
@@ -229,27 +159,16 @@ function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => v
         Paths, one per line (globs relative to the session's folder)
         <textarea name="paths" rows={2} value={form.paths} onInput={(e) => set("paths", e.currentTarget.value)} placeholder="src/**" />
       </label>
-      <label>
-        Where{" "}
-        <select name="outsideFolder" value={form.outsideFolder} onChange={(e) => set("outsideFolder", e.currentTarget.value as RuleForm["outsideFolder"])}>
-          <option value="any">anywhere</option>
-          <option value="inside">only inside the session's folder</option>
-          <option value="outside">touching anything outside it</option>
-        </select>
-      </label>
-      <label>
-        Agents (none: any) <input name="agents" value={form.agents} onInput={(e) => set("agents", e.currentTarget.value)} placeholder="claude, codex" />
-      </label>
-      <label>
-        Machines (none: any) <input name="machines" value={form.machines} onInput={(e) => set("machines", e.currentTarget.value)} />
-      </label>
-      <div class="row">
-        <button type="submit">Keep this rule</button>
-        <button type="button" onClick={() => props.onDone(null)}>
-          Cancel
-        </button>
-      </div>
-    </form>
+      <Choice
+        label="Where"
+        name="outsideFolder"
+        value={form.outsideFolder}
+        values={["any", "inside", "outside"]}
+        words={(where) => WHERE[where]}
+        onChange={(where) => set("outsideFolder", where)}
+      />
+      <AppliesTo form={form} set={set} />
+    </RuleEditorForm>
   );
 }
 

@@ -1,7 +1,7 @@
 /** A machine's processes: start one (a command or a shell line, with or without a terminal), its logs, attach, stop; ACP servers. */
 import { useState } from "preact/hooks";
 import type { AcpServer } from "@agent-runtime/protocol/acp";
-import type { Process } from "@agent-runtime/protocol/processes";
+import { LogEntry, type Process, ProcessLogEnd } from "@agent-runtime/protocol/processes";
 import { errorText, machineApi, must, typedMachine } from "../api";
 import { machineHref, navigate } from "../router";
 import { useCan } from "../session-context";
@@ -33,16 +33,17 @@ export function ProcessesTab(props: { machine: string }) {
   useFollow(
     logs ? `${v1}/processes/${encodeURIComponent(logs.id)}/logs?follow=true` : null,
     (event, data) => {
-      const d = data as { data?: string; encoding?: string; exitCode?: number | null; signal?: string | null };
       let more = "";
-      if (event === "log") more = d.encoding === "base64" ? atob(d.data ?? "") : (d.data ?? "");
+      const entry = event === "log" ? LogEntry.safeParse(data) : null;
+      if (entry?.success) more = entry.data.encoding === "base64" ? atob(entry.data.data) : entry.data.data;
       if (event === "end") {
-        more = `\n[exited: ${d.exitCode ?? d.signal}]`;
+        const end = ProcessLogEnd.safeParse(data);
+        more = `\n[${!end.success ? "ended" : "reason" in end.data ? "its logs are gone" : `exited: ${end.data.exitCode ?? end.data.signal}`}]`;
         void load();
       }
       setLogs((shown) => (shown ? { ...shown, text: shown.text + more } : shown));
     },
-    logs?.asked,
+    { again: logs?.asked },
   );
   const followLogs = (id: string) => setLogs((shown) => ({ id, text: "", asked: (shown?.asked ?? 0) + 1 }));
 

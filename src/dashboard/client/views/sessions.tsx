@@ -79,22 +79,24 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
   useEffect(() => {
     if (!chosen) return;
     let current = true;
-    must(typedMachine(chosen).GET("/v1/agents"))
-      .catch(() => ({ agents: [] as AgentInfo[] }))
-      .then((list) => current && setAgents(list.agents.filter((a) => a.installed)));
+    must(typedMachine(chosen).GET("/v1/agents")).then(
+      (list) => current && setAgents(list.agents.filter((a) => a.installed)),
+      () => current && setAgents([]),
+    );
     return () => {
       current = false;
     };
   }, [chosen]);
-  const picked = agent && agents?.some((a) => a.id === agent) ? agent : (agents?.[0]?.id ?? "");
+  const pickedAgent = agents?.find((a) => a.id === agent) ?? agents?.[0];
+  const picked = pickedAgent?.id ?? "";
   const start = async (e: Event) => {
     e.preventDefault();
-    if (!chosen || !picked) return;
+    if (!chosen || !pickedAgent) return;
     setBusy(true);
     setNote(`starting ${picked} on ${chosen}…`);
     try {
       const worktree = isolated ? (base.trim() ? { base: base.trim() } : {}) : null;
-      const session = await startSession(chosen, picked as AgentInfo["id"], cwd.trim(), worktree);
+      const session = await startSession(chosen, pickedAgent.id, cwd.trim(), worktree);
       navigate(href({ view: "session", id: session.id }));
     } catch (err) {
       setNote(errorText(err));

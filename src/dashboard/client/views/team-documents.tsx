@@ -7,8 +7,9 @@
  */
 import { useState } from "preact/hooks";
 import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
+import { FieldIssues } from "@agent-runtime/protocol/problems";
 import type { SkillsMachineStatus } from "@agent-runtime/protocol/skills";
-import { api, errorText, must, refused, typed } from "../api";
+import { api, errorText, must, refusal, refused, typed } from "../api";
 import { type DocumentKind, type Entry, type FieldErrors, type Form, KINDS, type KindSpec, withEntry } from "../team-forms";
 import { useResource } from "../use-resource";
 import { useCan } from "../session-context";
@@ -69,17 +70,18 @@ export function TeamDocument(props: { kind: DocumentKind }) {
       // The JSON as typed, when it is what was edited: the worker says what is wrong with it, not the form.
       body: json && !json.error ? json.text : JSON.stringify(spec.document(list)),
     });
-    const answer = (await res.json().catch(() => ({}))) as { detail?: string; errors?: { field: string; message: string }[] };
     if (res.status === 412) return setNote({ text: "Someone saved a newer version meanwhile: Discard changes to see it, then edit again.", error: true });
     if (!res.ok) {
+      const refusedWith = await refusal(res);
       // The worker's word on each entry is shown on that entry.
+      const issues = FieldIssues.safeParse(refusedWith.problem?.errors);
       const byEntry: Record<string, string> = {};
-      for (const e of answer.errors ?? []) {
+      for (const e of issues.success ? issues.data : []) {
         const at = spec.fieldOf(e.field);
         if (at) byEntry[at.key] ??= `${at.field}: ${e.message}`;
       }
       setRefusedFields(byEntry);
-      return setNote({ text: answer.detail ?? `HTTP ${res.status}`, error: true });
+      return setNote({ text: refusedWith.message, error: true });
     }
     setNote({ text: `Saved (version ${(res.headers.get("etag") ?? "").replace(/"/g, "")}): machines apply it now.`, error: false });
     setDraft(null);

@@ -3,10 +3,10 @@
  * (`?process=`), so a reload or a second device attaches to the same one. The row of keys a phone lacks
  * sits under it; a dropped socket reconnects by itself (terminal.ts).
  */
-import { useEffect, useRef, useState } from "preact/hooks";
-import { byId, errorText, machineApi, must, typed, typedMachine } from "../api";
+import { useRef } from "preact/hooks";
+import { byId, errorText, machineApi, must, typedMachine } from "../api";
 import { machineHref, navigate } from "../router";
-import { openTerminal, type TerminalHandle } from "../terminal";
+import { useTerminal } from "../terminal";
 
 /** The keys a phone's keyboard lacks, as a terminal sends them (Ctrl arms the next key). */
 const KEYS = [
@@ -24,40 +24,18 @@ const KEYS = [
 const LOGIN_SHELL = { command: "sh", args: ["-c", 'exec "${SHELL:-$(command -v bash || echo sh)}" -l'], tty: true, interactive: true };
 
 export function TerminalTab(props: { machine: string; processId: string | null }) {
-  const v1 = machineApi(props.machine);
   const box = useRef<HTMLDivElement>(null);
-  const handle = useRef<TerminalHandle | null>(null);
-  const [status, setStatus] = useState("a login shell on the machine, or attach to a tty process from Processes");
-
-  useEffect(() => {
-    const id = props.processId;
-    if (!id || !box.current) return;
-    // A browser cannot put a header on a WebSocket: every dial (a reconnect too) asks for a one-minute ticket.
-    const url = async () => {
-      const { ticket } = await must(typed.POST("/v1/tickets"));
-      return `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${v1}/processes/${encodeURIComponent(id)}/terminal/ws?access_token=${encodeURIComponent(ticket)}`;
-    };
-    box.current.scrollIntoView({ block: "nearest" }); // xterm.js draws only while the terminal is on screen
-    const opened = openTerminal(box.current, url, {
-      onStatus: setStatus,
-      onExit: (code) => {
-        setStatus(`the shell exited (${code})`);
-        navigate(machineHref(props.machine, "terminal"), true);
-      },
-    });
-    handle.current = opened;
-    return () => {
-      opened.close();
-      handle.current = null;
-    };
-  }, [props.machine, props.processId, v1]);
+  const terminal = useTerminal(box, machineApi(props.machine), props.processId, {
+    idle: "a login shell on the machine, or attach to a tty process from Processes",
+    onExit: () => navigate(machineHref(props.machine, "terminal"), true),
+  });
 
   const openShell = async () => {
     try {
       const shell = await must(typedMachine(props.machine).POST("/v1/processes", { body: LOGIN_SHELL }));
       navigate(machineHref(props.machine, "terminal", { process: shell.id }), true);
     } catch (err) {
-      setStatus(errorText(err));
+      terminal.say(errorText(err));
     }
   };
   const attached = props.processId !== null;
@@ -71,7 +49,7 @@ export function TerminalTab(props: { machine: string; processId: string | null }
               type="button"
               onClick={() => {
                 navigate(machineHref(props.machine, "terminal"));
-                setStatus("detached: the shell runs on (attach it again from Processes)");
+                terminal.say("detached: the shell runs on (attach it again from Processes)");
               }}
             >
               Detach
@@ -82,7 +60,7 @@ export function TerminalTab(props: { machine: string; processId: string | null }
               onClick={async () => {
                 const id = props.processId!;
                 navigate(machineHref(props.machine, "terminal"), true);
-                await must(typedMachine(props.machine).POST("/v1/processes/{id}/kill", byId(id))).catch((err) => setStatus(errorText(err)));
+                await must(typedMachine(props.machine).POST("/v1/processes/{id}/kill", byId(id))).catch((err) => terminal.say(errorText(err)));
               }}
             >
               End the shell
@@ -94,7 +72,7 @@ export function TerminalTab(props: { machine: string; processId: string | null }
           </button>
         )}
         <span id="term-state" class="muted grow">
-          {status}
+          {terminal.status}
         </span>
       </div>
       {/* keyed by process: a new attachment gets a fresh box for xterm.js */}
@@ -107,7 +85,7 @@ export function TerminalTab(props: { machine: string; processId: string | null }
               type="button"
               data-key={k.key}
               aria-label={k.key}
-              onClick={() => (k.data === null ? handle.current?.armCtrl() : handle.current?.input(k.data))}
+              onClick={() => (k.data === null ? terminal.handle.current?.armCtrl() : terminal.handle.current?.input(k.data))}
             >
               {k.label}
             </button>
