@@ -26,6 +26,7 @@ import { LATEST_SIDECAR_VERSION } from "@agent-runtime/protocol/version";
 import { ExposedPorts } from "../sidecar/preview/exposed-ports";
 import { PreviewProxy } from "../sidecar/preview/preview-proxy";
 import { EventLog } from "../sidecar/streams/event-log";
+import { routeStreamFrame } from "../sidecar/streams/stream-frames";
 import { StreamHub } from "../sidecar/streams/stream-hub";
 import { Redial, retryAfterMs } from "../sidecar/tunnel-redial";
 
@@ -162,23 +163,9 @@ export class SimSidecar {
       case "req":
         this.serve(frame.id, frame.op, frame.args);
         return;
-      case "sub":
-        this.hub.subscribe(frame.sub, frame.stream, frame.after, {
-          recorder: frame.recorder ?? false,
-          packed: frame.packed ?? false,
-          shared: frame.shared ?? false,
-        });
-        return;
-      case "unsub":
-        this.hub.unsubscribe(frame.sub);
-        return;
-      case "po":
-      case "pd":
-      case "pw":
-      case "px":
-        this.previews?.frame(frame);
-        return;
       default:
+        // The streams' and the previews' frames, served as the sidecar's tunnel serves them.
+        routeStreamFrame(frame, this.hub, this.previews);
         return;
     }
   }

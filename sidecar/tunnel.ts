@@ -22,6 +22,7 @@ import { ProblemError } from "@agent-runtime/protocol/problems";
 import { errorText, logger } from "./log";
 import type { TunnelState } from "./status-file";
 import { StreamHub, type StreamResolver } from "./streams/stream-hub";
+import { routeStreamFrame } from "./streams/stream-frames";
 import { CallCancel, type CallContext } from "./tunnel-cancel";
 import { readWorkerFrame } from "./tunnel-frames";
 import { Redial, retryAfterMs } from "./tunnel-redial";
@@ -234,6 +235,7 @@ export class TunnelClient {
       return;
     }
     const frame = parsed.frame;
+    if (routeStreamFrame(frame, this.hub, this.previews)) return;
     switch (frame.t) {
       case "welcome":
         log.info(`connected to ${this.options.url} as machine '${frame.machine}'`);
@@ -248,26 +250,9 @@ export class TunnelClient {
       case "req":
         void this.serveCall(frame.id, frame.op, frame.args);
         return;
-      case "sub":
-        this.hub.subscribe(frame.sub, frame.stream, frame.after, {
-          recorder: frame.recorder ?? false,
-          ...(frame.output ? { output: frame.output } : {}),
-          packed: frame.packed ?? false,
-          shared: frame.shared ?? false,
-        });
-        return;
-      case "unsub":
-        this.hub.unsubscribe(frame.sub);
-        return;
       case "cancel":
         // The worker gave up on this call: stop what it started (an ACP request stops waiting).
         this.calls.get(frame.id)?.cancel.cancel();
-        return;
-      case "po":
-      case "pd":
-      case "pw":
-      case "px":
-        this.previews?.frame(frame);
         return;
       case "bye":
         log.error(`the worker closed the tunnel: ${frame.reason}`);

@@ -137,6 +137,27 @@ export async function reachMachine(c: Parameters<MiddlewareHandler<AppEnv>>[0], 
     throw new ProblemError("not_found", `no machine '${machine}' has ever connected to this deployment`, { machine });
 }
 
+/** What a schedule or a trigger starts: a task on one machine, or an attempt group that may name others. */
+export interface StartsTasks {
+  task: { machine: string };
+  attempts?: { attempts: { machine?: string | undefined }[] } | null | undefined;
+}
+
+/**
+ * For a route that keeps what starts tasks (a schedule, a trigger): every machine it names must be in the
+ * caller's scope and have connected, its attempt group's and then its task's (the audit line's machine).
+ */
+export async function reachTaskMachines(c: Parameters<MiddlewareHandler<AppEnv>>[0], request: StartsTasks): Promise<void> {
+  for (const attempt of request.attempts?.attempts ?? []) if (attempt.machine) await reachMachine(c, attempt.machine, true);
+  await reachMachine(c, request.task.machine, true);
+}
+
+/** A record kept for its task's machine (a schedule, a trigger): one of a machine outside the caller's scope is as good as absent (404). */
+export function inTaskScope<T extends StartsTasks>(c: Parameters<MiddlewareHandler<AppEnv>>[0], record: T | null, absent: string): T {
+  if (!record || !scopeAllows(c.get("identity").machines, record.task.machine)) throw new ProblemError("not_found", absent);
+  return record;
+}
+
 /** The machines a list asks (sessions, tasks): the one named, when in scope and known, else every machine in scope that has records. */
 export async function machinesToList(c: Parameters<MiddlewareHandler<AppEnv>>[0], named: string | undefined): Promise<string[]> {
   if (named === undefined) return teamStub(c.env).machinesWithSessions(c.get("identity").machines);

@@ -108,14 +108,11 @@ describe("a relay route", () => {
     expect(worker.calls).toEqual([]);
   });
 
-  it("declares its access, its answer and the problems of its operation, its body and its own in the OpenAPI document", () => {
+  it("declares its access, its answer and the problems of its operation, its body, its machine and its own in the OpenAPI document", () => {
     const app = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
-      relayRoute({
-        method: "post",
-        path: "/agents/{agent}/install",
+      relayRoute("post", "/agents/{agent}/install", {
         summary: "install",
-        role: "member",
-        machine: true,
+        access: { role: "member", machine: true },
         op: "agents.install",
         params: z.object({ agent: z.string() }),
         body: z.object({ reinstall: z.boolean().optional() }),
@@ -134,6 +131,7 @@ describe("a relay route", () => {
       "400": "invalid_request; unsupported_agent",
       "401": "token_invalid",
       "403": "permission_denied",
+      "404": "not_found",
       "409": "conflict",
       "413": "payload_too_large",
       "415": "unsupported_media_type",

@@ -1,18 +1,19 @@
 /**
  * A route that only hands a request to a tunnel operation, declared once (docs/architecture.md, "A new
- * relay route"): from its method, path, role, machine scope, operation, how the operation's arguments are
- * read from the path, query and body, and its success status, `relayRoute` makes the OpenAPI entry (with
- * the access `declare` adds and the errors the operation says it raises), the access check, the
- * validation and the handler. The audit needs nothing here: every mutating call is audited by the v1
+ * relay route"): from its method, path, access (role and machine scope), operation, how the operation's
+ * arguments are read from the path, query and body, and its success status, `relayRoute` makes the
+ * OpenAPI entry (through `apiRoute`, http/api-route.ts: the access `declare` adds, the errors every such
+ * route answers and those the operation says it raises), the access check, the validation and the handler. The audit needs nothing here: every mutating call is audited by the v1
  * app's middleware (http/audit.ts), whatever made the route.
  */
-import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { type Access, declare } from "./access";
+import type { Access } from "./access";
+import { apiRoute } from "./api-route";
 import { relay } from "./machine";
-import { errors, json, jsonBody, MACHINE_ERRORS } from "./openapi";
+import { json, jsonBody, MACHINE_ERRORS } from "./openapi";
 import { OPS, type OpArgs, type OpName, type OpResult } from "@agent-runtime/protocol/ops";
 import type { OpDefinition } from "@agent-runtime/protocol/ops/define";
 import type { ProblemCode } from "@agent-runtime/protocol/problems";
@@ -31,12 +32,8 @@ export interface RelayInput<P extends z.ZodObject, Q extends z.ZodObject, B exte
 type Answer<S extends z.ZodType> = { status: 200 | 201; schema?: S; description: string } | { status: 204; description: string };
 
 interface RelaySpec<N extends OpName, P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType, S extends z.ZodType> {
-  method: "get" | "post" | "put" | "delete";
-  /** Relative to `/v1`, with `{name}` parameters, as the OpenAPI document writes it. */
-  path: string;
   summary: string;
-  role: Access["role"];
-  machine: Access["machine"];
+  access: Access;
   op: N;
   params?: P;
   query?: Q;
@@ -63,8 +60,8 @@ export interface RelayRoute {
 }
 
 /** The problems a route answering with `op`'s result declares: the machine's (offline, timeout, …), then the operation's own. */
-export function opErrors(op: OpName, ...more: ProblemCode[]) {
-  return errors(...MACHINE_ERRORS, ...problemsOf(op), ...more);
+export function opProblems(op: OpName): ProblemCode[] {
+  return [...MACHINE_ERRORS, ...problemsOf(op)];
 }
 
 function problemsOf(op: OpName): readonly ProblemCode[] {
@@ -80,7 +77,12 @@ export function relayRoute<
   P extends z.ZodObject = typeof Nothing,
   Q extends z.ZodObject = typeof Nothing,
   B extends z.ZodType = typeof Nothing,
->(spec: RelaySpec<N, P, Q, B, S> & ([OpResult<N>] extends [z.input<S>] ? unknown : { reply: RelaySpec<N, P, Q, B, S>["reply"] })): RelayRoute {
+>(
+  method: "get" | "post" | "put" | "delete",
+  /** Relative to `/v1`, with `{name}` parameters, as the OpenAPI document writes it. */
+  path: string,
+  spec: RelaySpec<N, P, Q, B, S> & ([OpResult<N>] extends [z.input<S>] ? unknown : { reply: RelaySpec<N, P, Q, B, S>["reply"] }),
+): RelayRoute {
   const { answer } = spec;
   const body = spec.body ? (spec.bodyOptional ? { ...jsonBody(spec.body), required: false } : jsonBody(spec.body)) : undefined;
   const request = {
@@ -88,22 +90,14 @@ export function relayRoute<
     ...(spec.query ? { query: spec.query } : {}),
     ...(body ? { body } : {}),
   };
-  const problems = [...(spec.body ? (["unsupported_media_type"] as const) : []), ...(spec.errors ?? [])];
-  const route: RouteConfig = createRoute(
-    declare(
-      { role: spec.role, machine: spec.machine },
-      {
-        method: spec.method,
-        path: spec.path,
-        summary: spec.summary,
-        ...(Object.keys(request).length ? { request } : {}),
-        responses: {
-          [answer.status]: answer.status === 204 ? { description: answer.description } : json(answer.schema ?? OPS[spec.op].result, answer.description),
-          ...opErrors(spec.op, ...problems),
-        },
-      },
-    ),
-  );
+  // The declaration as every route's (http/api-route.ts): a JSON body's 415 and a machine's 404 come from its table.
+  const route: RouteConfig = apiRoute(method, path, {
+    summary: spec.summary,
+    access: spec.access,
+    request,
+    answers: { [answer.status]: answer.status === 204 ? { description: answer.description } : json(answer.schema ?? OPS[spec.op].result, answer.description) },
+    problems: [...opProblems(spec.op), ...(spec.errors ?? [])],
+  });
   type In = RelayInput<P, Q, B>;
   async function relayToMachine(c: Context<AppEnv, string, { out: In }>): Promise<Response> {
     const input: In = { param: c.req.valid("param"), query: c.req.valid("query"), json: c.req.valid("json") };

@@ -3,14 +3,14 @@
  * what the registry offers; installs by the runtime's own definitions or by a registry entry's
  * distribution (docs/architecture.md, "Agents").
  */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
+import { apiRoute } from "../http/api-route";
+import { opProblems } from "../http/relay-route";
 import { settings } from "../settings";
-import { declare } from "../http/access";
 import { relay } from "../http/machine";
-import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
-import { opErrors } from "../http/relay-route";
+import { json, jsonBody, QueryFlag } from "../http/openapi";
 import { deploymentCatalog } from "../agents-registry/deployment";
 import { withRegistry } from "../agents-registry/merge";
 import { ProblemError } from "@agent-runtime/protocol/problems";
@@ -24,48 +24,30 @@ const InfoQuery = z.object({
   no_cache: QueryFlag.describe("bypass the version cache"),
 });
 
-const list = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/agents",
-      summary: "Every agent of the machine (built-in and installed from the registry), then every agent of the ACP registry it lacks",
-      request: { query: InfoQuery },
-      responses: { 200: json(AgentList, "agents"), ...errors(...MACHINE_ERRORS) },
-    },
-  ),
-);
+const list = apiRoute("get", "/agents", {
+  summary: "Every agent of the machine (built-in and installed from the registry), then every agent of the ACP registry it lacks",
+  access: { role: "viewer", machine: true },
+  request: { query: InfoQuery },
+  answers: { 200: json(AgentList, "agents") },
+  problems: ["machine_offline", "timeout", "conflict"],
+});
 
-const get = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/agents/{agent}",
-      summary: "One agent: installed, credentials, capabilities; with config=true its version, path and config options",
-      request: { params: AgentParams, query: InfoQuery },
-      responses: { 200: json(AgentInfo, "the agent"), ...opErrors("agents.get") },
-    },
-  ),
-);
+const get = apiRoute("get", "/agents/{agent}", {
+  summary: "One agent: installed, credentials, capabilities; with config=true its version, path and config options",
+  access: { role: "viewer", machine: true },
+  request: { params: AgentParams, query: InfoQuery },
+  answers: { 200: json(AgentInfo, "the agent") },
+  problems: opProblems("agents.get"),
+});
 
-const install = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/agents/{agent}/install",
-      summary:
-        "Install (or upgrade) an agent on the machine: a built-in one from npm, any other by its registry entry (npx, a binary for the machine's platform, or uvx)",
-      request: { params: AgentParams, body: { ...jsonBody(InstallRequest), required: false } },
-      responses: {
-        200: json(InstallResult, "what is installed now"),
-        ...opErrors("agents.install", "unsupported_media_type"),
-      },
-    },
-  ),
-);
+const install = apiRoute("post", "/agents/{agent}/install", {
+  summary:
+    "Install (or upgrade) an agent on the machine: a built-in one from npm, any other by its registry entry (npx, a binary for the machine's platform, or uvx)",
+  access: { role: "member", machine: true },
+  request: { params: AgentParams, body: { ...jsonBody(InstallRequest), required: false } },
+  answers: { 200: json(InstallResult, "what is installed now") },
+  problems: opProblems("agents.install"),
+});
 
 const RegistryCatalog = z
   .object({
@@ -77,17 +59,11 @@ const RegistryCatalog = z
   })
   .meta({ id: "RegistryCatalog" });
 
-const catalog = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/registry/agents",
-      summary: "The ACP agent registry as this deployment reads it (ACP_REGISTRY_URL): fetched, kept with its ETag, or the built-in list",
-      responses: { 200: json(RegistryCatalog, "the catalog"), ...errors() },
-    },
-  ),
-);
+const catalog = apiRoute("get", "/registry/agents", {
+  summary: "The ACP agent registry as this deployment reads it (ACP_REGISTRY_URL): fetched, kept with its ETag, or the built-in list",
+  access: { role: "viewer", machine: false },
+  answers: { 200: json(RegistryCatalog, "the catalog") },
+});
 
 /** Built-in names are not registry ids: an install of `claude` never looks the registry up. */
 const BUILTINS: ReadonlySet<string> = new Set(BUILTIN_AGENT_IDS);

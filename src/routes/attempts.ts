@@ -5,14 +5,15 @@
  * machine a group names starts and changes it; viewers with that scope read it; a group with a machine
  * outside the caller's scope is as good as absent (404).
  */
-import { createRoute, OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
 import { machineObject, teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { declare, reachMachine, resolveMachine, scopeAllows } from "../http/access";
+import { apiRoute } from "../http/api-route";
+import { reachMachine, resolveMachine, scopeAllows } from "../http/access";
 import { settled } from "../http/machine";
-import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
+import { json, jsonBody } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import {
   AttemptDiff,
@@ -28,110 +29,71 @@ import {
 
 const IdParams = z.object({ id: GroupId });
 
-const createGroupRoute = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "post",
-      path: "/attempts",
-      summary:
-        "Start one prompt as 2–8 attempts (agents × machines), each a task in its own worktree on agent/<group>-<n>-<agent> from one base commit, each checked when its turn ends",
-      request: { body: jsonBody(AttemptGroupRequest) },
-      responses: {
-        201: json(AttemptGroup, "the group, its attempts queued or running"),
-        ...errors("not_found", "conflict", "git_failed", "machine_offline", "unsupported_media_type"),
-      },
-    },
-  ),
-);
+const createGroupRoute = apiRoute("post", "/attempts", {
+  summary:
+    "Start one prompt as 2–8 attempts (agents × machines), each a task in its own worktree on agent/<group>-<n>-<agent> from one base commit, each checked when its turn ends",
+  access: { role: "member", machine: false },
+  request: { body: jsonBody(AttemptGroupRequest) },
+  answers: { 201: json(AttemptGroup, "the group, its attempts queued or running") },
+  problems: ["not_found", "conflict", "git_failed", "machine_offline"],
+});
 
-const listRoute = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/attempts",
-      summary: "The attempt groups whose every machine is in the token's scope, newest first",
-      request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional().describe("groups (default 50)") }) },
-      responses: { 200: json(AttemptGroupList, "the groups"), ...errors() },
-    },
-  ),
-);
+const listRoute = apiRoute("get", "/attempts", {
+  summary: "The attempt groups whose every machine is in the token's scope, newest first",
+  access: { role: "viewer", machine: false },
+  request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional().describe("groups (default 50)") }) },
+  answers: { 200: json(AttemptGroupList, "the groups") },
+});
 
-const getRoute = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/attempts/{id}",
-      summary: "A group's attempts side by side: state, agent, machine, duration, cost, files changed (+/−), check, branch",
-      request: { params: IdParams },
-      responses: { 200: json(AttemptGroup, "the group"), ...errors("not_found") },
-    },
-  ),
-);
+const getRoute = apiRoute("get", "/attempts/{id}", {
+  summary: "A group's attempts side by side: state, agent, machine, duration, cost, files changed (+/−), check, branch",
+  access: { role: "viewer", machine: false },
+  request: { params: IdParams },
+  answers: { 200: json(AttemptGroup, "the group") },
+  problems: ["not_found"],
+});
 
-const diffRoute = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/attempts/{id}/diff",
-      summary: "An attempt's branch against the base commit, or against another attempt's branch on the same machine (computed by that machine's git)",
-      request: {
-        params: IdParams,
-        query: z.object({
-          n: z.coerce.number().int().min(1).max(8),
-          against: z
-            .union([z.literal("base"), z.coerce.number().int().min(1).max(8)])
-            .optional()
-            .describe("base (default), or another attempt's number"),
-        }),
-      },
-      responses: { 200: json(AttemptDiff, "the files and git's unified diff"), ...errors(...MACHINE_ERRORS, "not_found") },
-    },
-  ),
-);
+const diffRoute = apiRoute("get", "/attempts/{id}/diff", {
+  summary: "An attempt's branch against the base commit, or against another attempt's branch on the same machine (computed by that machine's git)",
+  access: { role: "viewer", machine: false },
+  request: {
+    params: IdParams,
+    query: z.object({
+      n: z.coerce.number().int().min(1).max(8),
+      against: z
+        .union([z.literal("base"), z.coerce.number().int().min(1).max(8)])
+        .optional()
+        .describe("base (default), or another attempt's number"),
+    }),
+  },
+  answers: { 200: json(AttemptDiff, "the files and git's unified diff") },
+  problems: ["machine_offline", "timeout", "conflict", "not_found"],
+});
 
-const pickRoute = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "post",
-      path: "/attempts/{id}/pick",
-      summary:
-        "Pick an attempt: merge its branch into the base branch (fast-forward or a merge commit; a conflict is refused in git's words), or open a pull request from it",
-      request: { params: IdParams, body: jsonBody(PickRequest) },
-      responses: { 200: json(AttemptGroup, "the group, with what was picked"), ...errors(...MACHINE_ERRORS, "not_found", "git_failed") },
-    },
-  ),
-);
+const pickRoute = apiRoute("post", "/attempts/{id}/pick", {
+  summary:
+    "Pick an attempt: merge its branch into the base branch (fast-forward or a merge commit; a conflict is refused in git's words), or open a pull request from it",
+  access: { role: "member", machine: false },
+  request: { params: IdParams, body: jsonBody(PickRequest) },
+  answers: { 200: json(AttemptGroup, "the group, with what was picked") },
+  problems: ["machine_offline", "timeout", "conflict", "not_found", "git_failed"],
+});
 
-const discardRoute = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "post",
-      path: "/attempts/{id}/discard",
-      summary: "Discard one attempt, or every attempt not picked: its worktree and branch removed, its checkpoints dropped (each said in the answer)",
-      request: { params: IdParams, body: jsonBody(DiscardRequest) },
-      responses: { 200: json(DiscardResult, "what was removed, and the group"), ...errors(...MACHINE_ERRORS, "not_found", "git_failed") },
-    },
-  ),
-);
+const discardRoute = apiRoute("post", "/attempts/{id}/discard", {
+  summary: "Discard one attempt, or every attempt not picked: its worktree and branch removed, its checkpoints dropped (each said in the answer)",
+  access: { role: "member", machine: false },
+  request: { params: IdParams, body: jsonBody(DiscardRequest) },
+  answers: { 200: json(DiscardResult, "what was removed, and the group") },
+  problems: ["machine_offline", "timeout", "conflict", "not_found", "git_failed"],
+});
 
-const cancelRoute = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "post",
-      path: "/attempts/{id}/cancel",
-      summary: "Cancel every attempt still going: a queued one never runs, a turn is cancelled, a check is stopped",
-      request: { params: IdParams },
-      responses: { 200: json(AttemptGroup, "the group, cancelled"), ...errors(...MACHINE_ERRORS, "not_found") },
-    },
-  ),
-);
+const cancelRoute = apiRoute("post", "/attempts/{id}/cancel", {
+  summary: "Cancel every attempt still going: a queued one never runs, a turn is cancelled, a check is stopped",
+  access: { role: "member", machine: false },
+  request: { params: IdParams },
+  answers: { 200: json(AttemptGroup, "the group, cancelled") },
+  problems: ["machine_offline", "timeout", "conflict", "not_found"],
+});
 
 /** One call on the team's groups: its answer's problem thrown, its value handed on (each route parses it). */
 async function onGroups(c: Context<AppEnv>, call: GroupCall): Promise<unknown> {

@@ -33,36 +33,27 @@ export async function dropCheckpoints(c: Context<AppEnv>, record: Session): Prom
 }
 
 export const changeRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
-  relayRoute({
-    method: "get",
-    path: "/sessions/{id}/changes",
+  relayRoute("get", "/sessions/{id}/changes", {
     summary: "What the session changed in its folder: from its first checkpoint to now, or one turn's; per file its status and line counts",
-    role: "viewer",
-    machine: "session",
+    access: { role: "viewer", machine: "session" },
     op: "checkpoints.changes",
     params: IdParams,
     query: z.object({ turn: TurnQuery }),
     args: async ({ param: { id }, query: { turn } }, c) => ({ ...(await checkpointsOf(c, id)), ...(turn ? { turn } : {}) }),
     answer: { status: 200, description: "the changed files and their totals" },
   }),
-  relayRoute({
-    method: "get",
-    path: "/sessions/{id}/changes/diff",
+  relayRoute("get", "/sessions/{id}/changes/diff", {
     summary: "One changed file's unified diff (bounded: a larger one says so and offers the file instead), read from the machine",
-    role: "viewer",
-    machine: "session",
+    access: { role: "viewer", machine: "session" },
     op: "checkpoints.diff",
     params: IdParams,
     query: z.object({ path: RelativePath.describe("relative to the session's folder"), turn: TurnQuery }),
     args: async ({ param: { id }, query: { path, turn } }, c) => ({ ...(await checkpointsOf(c, id)), path, ...(turn ? { turn } : {}) }),
     answer: { status: 200, description: "the file's diff" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/sessions/{id}/revert",
+  relayRoute("post", "/sessions/{id}/revert", {
     summary: "Put the files a turn changed back as they were before it (409 naming the files changed since, unless force)",
-    role: "member",
-    machine: "session",
+    access: { role: "member", machine: "session" },
     op: "checkpoints.revert",
     params: IdParams,
     body: RevertRequest,

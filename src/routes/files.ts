@@ -2,13 +2,13 @@
  * The machine's files (docs/architecture.md, "Files"), in the shapes the sandbox-agent SDK sends and reads. Every call goes
  * through the tunnel to the sidecar; file bodies stream in bounded pieces (durable/files/file-transfer.ts).
  */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
+import { apiRoute } from "../http/api-route";
 import { machineStub, settled } from "../http/machine";
 import { json } from "../http/openapi";
-import { opErrors, relayRoute, withRelayRoutes } from "../http/relay-route";
+import { opProblems, relayRoute, withRelayRoutes } from "../http/relay-route";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import {
@@ -25,62 +25,41 @@ import {
 /** The routes whose bodies are files: they stream past the worker's 1 MiB body limit, up to LIMITS.maxFileBytes. */
 export const STREAMED_BODY_PATHS = ["/fs/file", "/fs/upload-batch"] as const;
 
-const readFile = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/fs/file",
-      summary: `A file's bytes, streamed (up to ${LIMITS.maxFileBytes} bytes)`,
-      request: { query: FsPathQuery },
-      responses: {
-        200: { description: "the file", content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } } },
-        ...opErrors("fs.read", "payload_too_large"),
-      },
-    },
-  ),
-);
+const readFile = apiRoute("get", "/fs/file", {
+  summary: `A file's bytes, streamed (up to ${LIMITS.maxFileBytes} bytes)`,
+  access: { role: "viewer", machine: true },
+  request: { query: FsPathQuery },
+  answers: { 200: { description: "the file", content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } } } },
+  problems: [...opProblems("fs.read"), "payload_too_large"],
+});
 
-const writeFile = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "put",
-      path: "/fs/file",
-      summary: `Write a file (parent folders created); the body is its bytes, streamed, up to ${LIMITS.maxFileBytes}. It replaces the old file in one step.`,
-      request: {
-        query: FsPathQuery,
-        body: { required: true, content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } } },
-      },
-      responses: { 200: json(FsWriteResponse, "written"), ...opErrors("fs.commit", "payload_too_large") },
-    },
-  ),
-);
+const writeFile = apiRoute("put", "/fs/file", {
+  summary: `Write a file (parent folders created); the body is its bytes, streamed, up to ${LIMITS.maxFileBytes}. It replaces the old file in one step.`,
+  access: { role: "member", machine: true },
+  request: {
+    query: FsPathQuery,
+    body: { required: true, content: { "application/octet-stream": { schema: z.string().meta({ format: "binary" }) } } },
+  },
+  answers: { 200: json(FsWriteResponse, "written") },
+  problems: [...opProblems("fs.commit"), "payload_too_large"],
+});
 
-const uploadBatch = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/fs/upload-batch",
-      summary:
-        "Unpack a tar archive (Content-Type: application/x-tar) into a folder. Every entry is checked first: one leaving the folder (`../`, an absolute path, a link pointing outside) or a device refuses the whole archive, and nothing is written.",
-      request: {
-        query: z.object({ path: MachinePath.optional().describe("the folder (default: HOME)") }),
-        body: { required: true, content: { "application/x-tar": { schema: z.string().meta({ format: "binary" }) } } },
-      },
-      responses: { 200: json(FsUploadBatchResponse, "unpacked"), ...opErrors("fs.unpack", "payload_too_large", "unsupported_media_type") },
-    },
-  ),
-);
+const uploadBatch = apiRoute("post", "/fs/upload-batch", {
+  summary:
+    "Unpack a tar archive (Content-Type: application/x-tar) into a folder. Every entry is checked first: one leaving the folder (`../`, an absolute path, a link pointing outside) or a device refuses the whole archive, and nothing is written.",
+  access: { role: "member", machine: true },
+  request: {
+    query: z.object({ path: MachinePath.optional().describe("the folder (default: HOME)") }),
+    body: { required: true, content: { "application/x-tar": { schema: z.string().meta({ format: "binary" }) } } },
+  },
+  answers: { 200: json(FsUploadBatchResponse, "unpacked") },
+  problems: [...opProblems("fs.unpack"), "payload_too_large", "unsupported_media_type"],
+});
 
 export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
-  relayRoute({
-    method: "get",
-    path: "/fs/entries",
+  relayRoute("get", "/fs/entries", {
     summary: `The entries of a folder, sorted by name (the first ${LIMITS.maxDirEntries}; X-Entries-Truncated: true when there are more)`,
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "fs.entries",
     query: FsEntriesQuery,
     args: ({ query }) => query,
@@ -88,45 +67,33 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     headers: ({ truncated }): Record<string, string> => (truncated ? { "X-Entries-Truncated": "true" } : {}),
     answer: { status: 200, schema: z.array(FsEntry), description: "the entries" },
   }),
-  relayRoute({
-    method: "delete",
-    path: "/fs/entry",
+  relayRoute("delete", "/fs/entry", {
     summary: "Delete a file, a link, or a folder (a folder with content only with recursive=true; 409 otherwise)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "fs.delete",
     query: FsDeleteQuery,
     args: ({ query: { path, recursive } }) => ({ path, recursive }),
     answer: { status: 200, description: "deleted" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/fs/mkdir",
+  relayRoute("post", "/fs/mkdir", {
     summary: "Create a folder and its parents (fine if it exists)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "fs.mkdir",
     query: FsPathQuery,
     args: ({ query }) => query,
     answer: { status: 200, description: "created" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/fs/move",
+  relayRoute("post", "/fs/move", {
     summary: "Move or rename (409 when the destination exists, unless overwrite: true)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "fs.move",
     body: FsMoveRequest,
     args: ({ json: { from, to, overwrite } }) => ({ from, to, overwrite: overwrite ?? false }),
     answer: { status: 200, description: "moved" },
   }),
-  relayRoute({
-    method: "get",
-    path: "/fs/stat",
+  relayRoute("get", "/fs/stat", {
     summary: "What a path is: file or folder, size, last change",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "fs.stat",
     query: FsPathQuery,
     args: ({ query }) => query,

@@ -11,68 +11,50 @@ import { relayRoute, withRelayRoutes } from "../http/relay-route";
 import { GitCommitRequest, GitCwd, GitPushRequest, PullRequestRequest } from "@agent-runtime/protocol/review";
 
 export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
-  relayRoute({
-    method: "get",
-    path: "/git/status",
+  relayRoute("get", "/git/status", {
     summary: "A repository's state: its top folder, branch, upstream, ahead/behind and changed files",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "git.status",
     query: z.object({ cwd: GitCwd }),
     args: ({ query }) => query,
     answer: { status: 200, description: "the repository's state" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/git/commit",
+  relayRoute("post", "/git/commit", {
     summary: "Commit every change of the repository (or only `paths`) with the machine's git identity",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "git.commit",
     body: GitCommitRequest,
     args: ({ json }) => json,
     answer: { status: 201, description: "the new commit" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/git/push",
+  relayRoute("post", "/git/push", {
     summary: "Push the current branch with the machine's credentials (never a prompt: a push that needs one fails with git's message)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "git.push",
     body: GitPushRequest,
     args: ({ json }) => json,
     answer: { status: 200, description: "pushed" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/git/pull-request",
+  relayRoute("post", "/git/pull-request", {
     summary: "Open a pull request for the current branch with the machine's GitHub CLI; without it, the page that opens one",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "git.pullRequest",
     body: PullRequestRequest,
     args: ({ json }) => json,
     answer: { status: 200, description: "opened, or where to open it and why not" },
   }),
-  relayRoute({
-    method: "get",
-    path: "/worktrees",
+  relayRoute("get", "/worktrees", {
     summary: "A repository's worktrees: branch, base, ahead/behind and the session using each",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "worktrees.list",
     query: z.object({ cwd: GitCwd.describe("the repository (any folder in it)") }),
     args: ({ query }) => query,
     answer: { status: 200, description: "the worktrees" },
   }),
-  relayRoute({
-    method: "delete",
-    path: "/worktrees",
+  relayRoute("delete", "/worktrees", {
     summary:
       "Remove a worktree a session made (its branch stays); refused with uncommitted changes unless force=true, and for a worktree the runtime did not make (403)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "worktrees.remove",
     query: z.object({ path: GitCwd.describe("the worktree's folder"), force: QueryFlag }),
     args: ({ query: { path, force } }) => ({ path, force: force ?? false }),

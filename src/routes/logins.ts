@@ -4,74 +4,52 @@
  * a terminal, the agent's own flow, and the page that flow asks a person to open), and logging out. Members of the machine may; the audit names the
  * agent and the method, never a value.
  */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
+import { apiRoute } from "../http/api-route";
 import { machineStub, settled } from "../http/machine";
-import { errors, json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
+import { json, jsonBody, QueryFlag } from "../http/openapi";
 import { relayRoute, withRelayRoutes } from "../http/relay-route";
 import { AgentLogin, LoginAnswer, LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
 import { AgentId } from "@agent-runtime/protocol/values";
 
 const AgentParams = z.object({ agent: AgentId });
 
-const start = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/agents/{agent}/login",
-      summary:
-        "Log the agent in on the machine by one of its methods: env_var keeps the values on the machine (200), terminal starts its login command in a tty process (201), agent runs its own flow (202). Sessions that waited for the login start when it succeeds",
-      request: { params: AgentParams, body: jsonBody(LoginRequest) },
-      responses: {
-        200: json(LoginStarted, "the values are kept on the machine; `state` says whether the agent is logged in with them"),
-        201: json(LoginStarted, "the login's terminal: open `process` in a terminal or type into it; its exit 0 ends the login"),
-        202: json(LoginStarted, "the agent's own flow runs on the machine"),
-        ...errors(...MACHINE_ERRORS, "unsupported_agent", "unsupported_media_type"),
-      },
-    },
-  ),
-);
+const start = apiRoute("post", "/agents/{agent}/login", {
+  summary:
+    "Log the agent in on the machine by one of its methods: env_var keeps the values on the machine (200), terminal starts its login command in a tty process (201), agent runs its own flow (202). Sessions that waited for the login start when it succeeds",
+  access: { role: "member", machine: true },
+  request: { params: AgentParams, body: jsonBody(LoginRequest) },
+  answers: {
+    200: json(LoginStarted, "the values are kept on the machine; `state` says whether the agent is logged in with them"),
+    201: json(LoginStarted, "the login's terminal: open `process` in a terminal or type into it; its exit 0 ends the login"),
+    202: json(LoginStarted, "the agent's own flow runs on the machine"),
+  },
+  problems: ["machine_offline", "timeout", "conflict", "unsupported_agent"],
+});
 
-const answer = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/agents/{agent}/login/elicitation",
-      summary:
-        "Answer the page the agent's own login flow asked a person to open (`login.pending`): accept once the login is finished there, or decline or cancel it. Sessions that waited for the login start when the flow ends logged in",
-      request: { params: AgentParams, body: jsonBody(LoginAnswer) },
-      responses: {
-        200: json(AgentLogin, "the answer reached the agent; its login now (the flow goes on: `state` changes when it ends)"),
-        ...errors(...MACHINE_ERRORS, "unsupported_agent", "unsupported_media_type", "conflict"),
-      },
-    },
-  ),
-);
+const answer = apiRoute("post", "/agents/{agent}/login/elicitation", {
+  summary:
+    "Answer the page the agent's own login flow asked a person to open (`login.pending`): accept once the login is finished there, or decline or cancel it. Sessions that waited for the login start when the flow ends logged in",
+  access: { role: "member", machine: true },
+  request: { params: AgentParams, body: jsonBody(LoginAnswer) },
+  answers: { 200: json(AgentLogin, "the answer reached the agent; its login now (the flow goes on: `state` changes when it ends)") },
+  problems: ["machine_offline", "timeout", "conflict", "unsupported_agent"],
+});
 
-const remove = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "delete",
-      path: "/agents/{agent}/login",
-      summary: "Log the agent out on the machine (its `logout`, where it has one) and remove the values kept for it",
-      request: { params: AgentParams },
-      responses: { 200: json(LoginRemoved, "what was removed, and its login now"), ...errors(...MACHINE_ERRORS, "unsupported_agent") },
-    },
-  ),
-);
+const remove = apiRoute("delete", "/agents/{agent}/login", {
+  summary: "Log the agent out on the machine (its `logout`, where it has one) and remove the values kept for it",
+  access: { role: "member", machine: true },
+  request: { params: AgentParams },
+  answers: { 200: json(LoginRemoved, "what was removed, and its login now") },
+  problems: ["machine_offline", "timeout", "conflict", "unsupported_agent"],
+});
 
 export const loginRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
-  relayRoute({
-    method: "get",
-    path: "/agents/{agent}/login",
+  relayRoute("get", "/agents/{agent}/login", {
     summary: "Whether the agent is logged in on the machine, the ways it can be, and the names of the values kept for it",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "logins.get",
     params: AgentParams,
     query: z.object({ no_cache: QueryFlag.describe("ask the agent again") }),

@@ -1,29 +1,23 @@
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
+import { apiRoute } from "../http/api-route";
 import { teamStub } from "../durable/stubs";
-import { errors, json } from "../http/openapi";
+import { json } from "../http/openapi";
 import { MachineList } from "@agent-runtime/protocol/machines";
 import { Identifier } from "@agent-runtime/protocol/values";
 
-const list = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/machines",
-      summary: "The machines of this deployment (those in the token's scope) and whether their sidecar is connected, a page at a time",
-      request: {
-        query: z.object({
-          limit: z.coerce.number().int().min(1).max(1000).optional().describe("machines per page (default 500)"),
-          after: Identifier.optional().describe("the nextAfter of the previous page"),
-        }),
-      },
-      responses: { 200: json(MachineList, "known machines, sorted by id"), ...errors("invalid_request") },
-    },
-  ),
-);
+const list = apiRoute("get", "/machines", {
+  summary: "The machines of this deployment (those in the token's scope) and whether their sidecar is connected, a page at a time",
+  access: { role: "viewer", machine: false },
+  request: {
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(1000).optional().describe("machines per page (default 500)"),
+      after: Identifier.optional().describe("the nextAfter of the previous page"),
+    }),
+  },
+  answers: { 200: json(MachineList, "known machines, sorted by id") },
+});
 
 export const machineRoutes = new OpenAPIHono<AppEnv>().openapi(list, async function listMachinesRoute(c) {
   const { machines: scope } = c.get("identity");

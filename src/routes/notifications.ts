@@ -3,15 +3,16 @@
  * Push) to what happens on the machines in its scope, mutes, tests and removes its subscriptions, and
  * reads every delivery attempt. Events are raised and delivered by the machines' objects.
  */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare, scopeAllows } from "../http/access";
+import { apiRoute } from "../http/api-route";
+import { scopeAllows } from "../http/access";
 import { machineObject, teamStub } from "../durable/stubs";
 import type { SubscriptionReach } from "../durable/team/team";
 import { bounded } from "../http/bounded";
-import { errors, json, jsonBody } from "../http/openapi";
+import { json, jsonBody } from "../http/openapi";
 import { refusedTarget } from "../durable/notifications/target-address";
 import { fromBase64url, isP256Point } from "../durable/notifications/web-push";
 import { settings } from "../settings";
@@ -23,99 +24,61 @@ const LIST_CONCURRENCY = 16;
 
 const IdParams = z.object({ id: z.string().regex(/^sub-[0-9a-f-]{36}$/, "a subscription id") });
 
-const create = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "post",
-      path: "/notifications/subscriptions",
-      summary: "Subscribe a webhook or a browser (Web Push) to events of the machines in the token's scope",
-      request: { body: jsonBody(SubscriptionCreate) },
-      responses: { 201: json(Subscription, "the subscription (its secret and keys are never shown again)"), ...errors("invalid_request", "conflict") },
-    },
-  ),
-);
+const create = apiRoute("post", "/notifications/subscriptions", {
+  summary: "Subscribe a webhook or a browser (Web Push) to events of the machines in the token's scope",
+  access: { role: "viewer", machine: false },
+  request: { body: jsonBody(SubscriptionCreate) },
+  answers: { 201: json(Subscription, "the subscription (its secret and keys are never shown again)") },
+  problems: ["conflict"],
+});
 
-const list = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/notifications/subscriptions",
-      summary: "The token's subscriptions (an admin's: everyone's)",
-      responses: { 200: json(SubscriptionList, "subscriptions"), ...errors() },
-    },
-  ),
-);
+const list = apiRoute("get", "/notifications/subscriptions", {
+  summary: "The token's subscriptions (an admin's: everyone's)",
+  access: { role: "viewer", machine: false },
+  answers: { 200: json(SubscriptionList, "subscriptions") },
+});
 
-const update = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "patch",
-      path: "/notifications/subscriptions/{id}",
-      summary: "Mute or unmute a subscription",
-      request: { params: IdParams, body: jsonBody(z.object({ muted: z.boolean() }).strict()) },
-      responses: { 200: json(Subscription, "the subscription"), ...errors("invalid_request", "not_found") },
-    },
-  ),
-);
+const update = apiRoute("patch", "/notifications/subscriptions/{id}", {
+  summary: "Mute or unmute a subscription",
+  access: { role: "viewer", machine: false },
+  request: { params: IdParams, body: jsonBody(z.object({ muted: z.boolean() }).strict()) },
+  answers: { 200: json(Subscription, "the subscription") },
+  problems: ["not_found"],
+});
 
-const remove = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "delete",
-      path: "/notifications/subscriptions/{id}",
-      summary: "Remove a subscription",
-      request: { params: IdParams },
-      responses: { 204: { description: "removed" }, ...errors("invalid_request", "not_found") },
-    },
-  ),
-);
+const remove = apiRoute("delete", "/notifications/subscriptions/{id}", {
+  summary: "Remove a subscription",
+  access: { role: "viewer", machine: false },
+  request: { params: IdParams },
+  answers: { 204: { description: "removed" } },
+  problems: ["not_found"],
+});
 
-const test = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "post",
-      path: "/notifications/subscriptions/{id}/test",
-      summary: "Send a test notification to one subscription (its attempts are listed with the others)",
-      request: { params: IdParams },
-      responses: { 202: json(z.object({ eventId: z.string() }), "queued"), ...errors("invalid_request", "not_found") },
-    },
-  ),
-);
+const test = apiRoute("post", "/notifications/subscriptions/{id}/test", {
+  summary: "Send a test notification to one subscription (its attempts are listed with the others)",
+  access: { role: "viewer", machine: false },
+  request: { params: IdParams },
+  answers: { 202: json(z.object({ eventId: z.string() }), "queued") },
+  problems: ["not_found"],
+});
 
-const deliveries = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/notifications/deliveries",
-      summary: "Every delivery attempt of the token's subscriptions (an admin's: all), newest first",
-      request: {
-        query: z.object({
-          subscription: IdParams.shape.id.optional(),
-          limit: z.coerce.number().int().min(1).max(500).optional().describe("attempts (default 100)"),
-        }),
-      },
-      responses: { 200: json(DeliveryList, "attempts"), ...errors("invalid_request") },
-    },
-  ),
-);
+const deliveries = apiRoute("get", "/notifications/deliveries", {
+  summary: "Every delivery attempt of the token's subscriptions (an admin's: all), newest first",
+  access: { role: "viewer", machine: false },
+  request: {
+    query: z.object({
+      subscription: IdParams.shape.id.optional(),
+      limit: z.coerce.number().int().min(1).max(500).optional().describe("attempts (default 100)"),
+    }),
+  },
+  answers: { 200: json(DeliveryList, "attempts") },
+});
 
-const vapid = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/notifications/vapid",
-      summary: "The deployment's Web Push public key (applicationServerKey), or null when Web Push is not set up",
-      responses: { 200: json(z.object({ publicKey: z.string().nullable() }), "the key"), ...errors() },
-    },
-  ),
-);
+const vapid = apiRoute("get", "/notifications/vapid", {
+  summary: "The deployment's Web Push public key (applicationServerKey), or null when Web Push is not set up",
+  access: { role: "viewer", machine: false },
+  answers: { 200: json(z.object({ publicKey: z.string().nullable() }), "the key") },
+});
 
 /** Whose subscriptions these are: the issued token, or the name of a bootstrap or Access identity. */
 function ownerOf(c: Context<AppEnv>): string {

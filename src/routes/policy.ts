@@ -4,32 +4,23 @@
  * policy would do with a sample request, and which sandbox (docs/architecture.md, "Sandboxes: the team's
  * rules") an agent server of that agent, machine and origin would be started in, without a machine or an agent.
  */
-import { createRoute, type RouteHandler } from "@hono/zod-openapi";
+import type { RouteHandler } from "@hono/zod-openapi";
 import { PolicyMachineStatus, PolicyTest, PolicyTestResult, TeamPolicy } from "@agent-runtime/protocol/policy";
 import { decidePermission } from "@agent-runtime/protocol/policy-eval";
 import { decideSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
-import { errors, json, jsonBody } from "../http/openapi";
+import { apiRoute } from "../http/api-route";
+import { json, jsonBody } from "../http/openapi";
 import { teamDocumentRoutes } from "./team-documents";
 
-const testRoute = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "post",
-      path: "/config/policy/test",
-      summary:
-        "What the policy (the team's, or a draft) would do with a sample permission request: the decision and the rule that made it, and the sandbox its sandbox rules ask for that agent, machine and origin",
-      request: { body: jsonBody(PolicyTest) },
-      responses: {
-        200: json(PolicyTestResult, "the verdict (rule null: no rule matched, so a person is asked) and the sandbox asked for"),
-        ...errors("unsupported_media_type"),
-      },
-    },
-  ),
-);
+const testRoute = apiRoute("post", "/config/policy/test", {
+  summary:
+    "What the policy (the team's, or a draft) would do with a sample permission request: the decision and the rule that made it, and the sandbox its sandbox rules ask for that agent, machine and origin",
+  access: { role: "viewer", machine: false },
+  request: { body: jsonBody(PolicyTest) },
+  answers: { 200: json(PolicyTestResult, "the verdict (rule null: no rule matched, so a person is asked) and the sandbox asked for") },
+});
 
 const testPolicy: RouteHandler<typeof testRoute, AppEnv> = async (c) => {
   c.set("auditQuiet", true); // it changes nothing

@@ -3,12 +3,12 @@
  * needs the member role on the machine and is audited here, once per visit; the requests of the visit are
  * served by the preview routes (routes/preview.ts) on the pass this call makes.
  */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
+import { apiRoute } from "../http/api-route";
 import { callerOf, machineStub } from "../http/machine";
-import { errors, json, MACHINE_ERRORS } from "../http/openapi";
+import { json } from "../http/openapi";
 import { relayRoute, withRelayRoutes } from "../http/relay-route";
 import { settings } from "../settings";
 import { previewLabel } from "@agent-runtime/protocol/preview";
@@ -24,26 +24,18 @@ export const PreviewOpened = z
   })
   .meta({ id: "PreviewOpened" });
 
-const open = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/ports/{port}/preview",
-      summary: "Open a port of the machine in a browser: a link to the app (the sidecar serves only ports its owner exposed with --expose-ports)",
-      request: { params: PortParams },
-      responses: { 201: json(PreviewOpened, "where to open it"), ...errors(...MACHINE_ERRORS) },
-    },
-  ),
-);
+const open = apiRoute("post", "/ports/{port}/preview", {
+  summary: "Open a port of the machine in a browser: a link to the app (the sidecar serves only ports its owner exposed with --expose-ports)",
+  access: { role: "member", machine: true },
+  request: { params: PortParams },
+  answers: { 201: json(PreviewOpened, "where to open it") },
+  problems: ["machine_offline", "timeout", "conflict"],
+});
 
 export const portRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
-  relayRoute({
-    method: "get",
-    path: "/ports",
+  relayRoute("get", "/ports", {
     summary: "The machine's listening TCP ports, with their process, the runtime's process or session that owns it, and whether its owner exposed it",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "ports.list",
     args: () => ({}),
     answer: { status: 200, description: "listening ports" },

@@ -1,14 +1,14 @@
 /** Processes on the machine: everything the runtime started, and what a user starts (docs/api.md, "Every route"). */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
+import { apiRoute } from "../http/api-route";
 import { callerOf, machineStub, relay } from "../http/machine";
 import { accepts } from "../http/negotiation";
 import { terminalUpgrade } from "../durable/machine/object-requests";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { LastEventIdHeader, QueryFlag } from "../http/openapi";
-import { opErrors, relayRoute, withRelayRoutes } from "../http/relay-route";
+import { opProblems, relayRoute, withRelayRoutes } from "../http/relay-route";
 import { ProcessInput, ProcessConfigUpdate, ProcessLogs, ProcessRunRequest, SpawnRequest, TerminalSize } from "@agent-runtime/protocol/processes";
 import { Identifier } from "@agent-runtime/protocol/values";
 
@@ -16,105 +16,76 @@ const IdParams = z.object({ id: Identifier });
 
 const OwnerQuery = z.object({ owner: z.enum(["user", "system", "desktop"]).optional().describe("only the processes of this owner") });
 
-const logs = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/processes/{id}/logs",
-      summary: "The process's output with sequence numbers (binary output as base64); follow=true streams SSE until the process exits",
-      request: {
-        params: IdParams,
-        query: z.object({
-          follow: QueryFlag,
-          since: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number"),
-          after: z.coerce.number().int().min(0).optional().describe("the same as since"),
-          tail: z.coerce.number().int().min(0).max(100_000).optional().describe("only the last n entries (not with follow)"),
-          stream: z.enum(["stdout", "stderr", "pty", "combined"]).optional().describe("only this stream (not with follow); default combined"),
-        }),
-        headers: LastEventIdHeader,
-      },
-      responses: {
-        200: {
-          description: "the log entries, or with follow=true an SSE stream of `event: log` (a LogEntry, `id:` its sequence) and a final `event: end`",
-          content: { "application/json": { schema: ProcessLogs }, "text/event-stream": { schema: z.string() } },
-        },
-        ...opErrors("processes.logs", "not_acceptable"),
-      },
+const logs = apiRoute("get", "/processes/{id}/logs", {
+  summary: "The process's output with sequence numbers (binary output as base64); follow=true streams SSE until the process exits",
+  access: { role: "viewer", machine: true },
+  request: {
+    params: IdParams,
+    query: z.object({
+      follow: QueryFlag,
+      since: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number"),
+      after: z.coerce.number().int().min(0).optional().describe("the same as since"),
+      tail: z.coerce.number().int().min(0).max(100_000).optional().describe("only the last n entries (not with follow)"),
+      stream: z.enum(["stdout", "stderr", "pty", "combined"]).optional().describe("only this stream (not with follow); default combined"),
+    }),
+    headers: LastEventIdHeader,
+  },
+  answers: {
+    200: {
+      description: "the log entries, or with follow=true an SSE stream of `event: log` (a LogEntry, `id:` its sequence) and a final `event: end`",
+      content: { "application/json": { schema: ProcessLogs }, "text/event-stream": { schema: z.string() } },
     },
-  ),
-);
+  },
+  problems: [...opProblems("processes.logs"), "not_acceptable"],
+});
 
-const terminal = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "get",
-      path: "/processes/{id}/terminal/ws",
-      summary:
-        "Attach a WebSocket to a running tty process: its output from the start as binary messages, then live; `ready`/`exit`/`error` JSON frames; send `input`/`resize`/`close` frames. Several viewers may attach at once. Browsers pass `?access_token=` (a ticket from POST /tickets).",
-      request: { params: IdParams },
-      responses: {
-        101: { description: "switching protocols: the terminal is attached" },
-        ...opErrors("processes.get"),
-      },
-    },
-  ),
-);
+const terminal = apiRoute("get", "/processes/{id}/terminal/ws", {
+  summary:
+    "Attach a WebSocket to a running tty process: its output from the start as binary messages, then live; `ready`/`exit`/`error` JSON frames; send `input`/`resize`/`close` frames. Several viewers may attach at once. Browsers pass `?access_token=` (a ticket from POST /tickets).",
+  access: { role: "member", machine: true },
+  request: { params: IdParams },
+  answers: { 101: { description: "switching protocols: the terminal is attached" } },
+  problems: opProblems("processes.get"),
+});
 
 export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
   // Before /processes/{id}: "config" would otherwise be taken for a process id.
-  relayRoute({
-    method: "get",
-    path: "/processes/config",
+  relayRoute("get", "/processes/config", {
     summary: "The limits this machine enforces on processes",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "processes.config.get",
     args: () => ({}),
     answer: { status: 200, description: "the limits" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/processes/config",
+  relayRoute("post", "/processes/config", {
     summary: "Change some of this machine's process limits (until its sidecar restarts)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.config.set",
     body: ProcessConfigUpdate,
     args: ({ json }) => json,
     answer: { status: 200, description: "the limits now" },
   }),
-  relayRoute({
-    method: "get",
-    path: "/processes",
+  relayRoute("get", "/processes", {
     summary: "All processes the runtime tracks, running and exited, sorted by id",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "processes.list",
     query: OwnerQuery,
     args: () => ({}),
     reply: ({ processes }, { query: { owner } }) => ({ processes: owner ? processes.filter((p) => p.owner === owner) : processes }),
     answer: { status: 200, description: "processes" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/processes",
+  relayRoute("post", "/processes", {
     summary: "Start a process (no shell unless you run one)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.spawn",
     body: SpawnRequest,
     args: ({ json }) => json,
     answer: { status: 201, description: "started" },
     errors: ["payload_too_large"],
   }),
-  relayRoute({
-    method: "post",
-    path: "/processes/run",
+  relayRoute("post", "/processes/run", {
     summary: "Run a command to its end (no shell) and answer with its exit code and output",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.run",
     body: ProcessRunRequest,
     args: ({ json }) => json,
@@ -123,23 +94,17 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     answer: { status: 200, description: "how it ended and what it wrote (each stream up to maxOutputBytes)" },
     errors: ["payload_too_large"],
   }),
-  relayRoute({
-    method: "get",
-    path: "/processes/{id}",
+  relayRoute("get", "/processes/{id}", {
     summary: "One process",
-    role: "viewer",
-    machine: true,
+    access: { role: "viewer", machine: true },
     op: "processes.get",
     params: IdParams,
     args: ({ param }) => param,
     answer: { status: 200, description: "the process" },
   }),
-  relayRoute({
-    method: "post",
-    path: "/processes/{id}/input",
+  relayRoute("post", "/processes/{id}/input", {
     summary: "Write to an interactive process's stdin",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.input",
     params: IdParams,
     body: ProcessInput,
@@ -148,24 +113,18 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
   }),
   signal("stop", "SIGTERM", "SIGTERM; answers once the process has exited (or after 5 s)"),
   signal("kill", "SIGKILL", "SIGKILL"),
-  relayRoute({
-    method: "post",
-    path: "/processes/{id}/terminal/resize",
+  relayRoute("post", "/processes/{id}/terminal/resize", {
     summary: "Set the size of a tty process's terminal",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.resize",
     params: IdParams,
     body: TerminalSize,
     args: ({ param: { id }, json }) => ({ id, ...json }),
     answer: { status: 200, description: "the terminal's size now" },
   }),
-  relayRoute({
-    method: "delete",
-    path: "/processes/{id}",
+  relayRoute("delete", "/processes/{id}", {
     summary: "Forget an exited process (409 while it runs)",
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.delete",
     params: IdParams,
     args: ({ param }) => param,
@@ -196,12 +155,9 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
 
 /** Stop and kill: one operation, the signal named by the path. */
 function signal(path: "stop" | "kill", signal: "SIGTERM" | "SIGKILL", summary: string) {
-  return relayRoute({
-    method: "post",
-    path: `/processes/{id}/${path}`,
+  return relayRoute("post", `/processes/{id}/${path}`, {
     summary,
-    role: "member",
-    machine: true,
+    access: { role: "member", machine: true },
     op: "processes.signal",
     params: IdParams,
     args: ({ param: { id } }) => ({ id, signal }),

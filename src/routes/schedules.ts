@@ -3,96 +3,66 @@
  * The team's object keeps them and fires them with its one alarm; a schedule belongs to the machine its
  * task runs on, so a token sees and changes only those of the machines in its scope.
  */
-import { createRoute, OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { declare, reachMachine, scopeAllows } from "../http/access";
+import { apiRoute } from "../http/api-route";
+import { inTaskScope, reachMachine, reachTaskMachines, scopeAllows } from "../http/access";
 import { settled } from "../http/machine";
-import { errors, json, jsonBody } from "../http/openapi";
-import { ProblemError } from "@agent-runtime/protocol/problems";
+import { json, jsonBody } from "../http/openapi";
 import { Schedule, ScheduleId, ScheduleList, SchedulePatch, ScheduleRequest } from "@agent-runtime/protocol/schedules";
 
 const IdParams = z.object({ id: ScheduleId });
 
-const createScheduleRoute = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "post",
-      path: "/schedules",
-      summary: "Start a task at the times a cron expression names, in a time zone (its task's machine must be in the token's scope)",
-      request: { body: jsonBody(ScheduleRequest) },
-      responses: { 201: json(Schedule, "the schedule, with its next run"), ...errors("not_found", "conflict", "unsupported_media_type") },
-    },
-  ),
-);
+const createScheduleRoute = apiRoute("post", "/schedules", {
+  summary: "Start a task at the times a cron expression names, in a time zone (its task's machine must be in the token's scope)",
+  access: { role: "member", machine: false },
+  request: { body: jsonBody(ScheduleRequest) },
+  answers: { 201: json(Schedule, "the schedule, with its next run") },
+  problems: ["not_found", "conflict"],
+});
 
-const listRoute = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/schedules",
-      summary: "The schedules of the machines in the token's scope, with their next and last runs",
-      responses: { 200: json(ScheduleList, "the schedules"), ...errors() },
-    },
-  ),
-);
+const listRoute = apiRoute("get", "/schedules", {
+  summary: "The schedules of the machines in the token's scope, with their next and last runs",
+  access: { role: "viewer", machine: false },
+  answers: { 200: json(ScheduleList, "the schedules") },
+});
 
-const getRoute = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/schedules/{id}",
-      summary: "A schedule, its next run and its last runs (each the task it started, or why it skipped)",
-      request: { params: IdParams },
-      responses: { 200: json(Schedule, "the schedule"), ...errors("not_found") },
-    },
-  ),
-);
+const getRoute = apiRoute("get", "/schedules/{id}", {
+  summary: "A schedule, its next run and its last runs (each the task it started, or why it skipped)",
+  access: { role: "viewer", machine: false },
+  request: { params: IdParams },
+  answers: { 200: json(Schedule, "the schedule") },
+  problems: ["not_found"],
+});
 
-const patchRoute = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "patch",
-      path: "/schedules/{id}",
-      summary: "Pause or resume a schedule (resumed, it runs next at its next time from now)",
-      request: { params: IdParams, body: jsonBody(SchedulePatch) },
-      responses: { 200: json(Schedule, "the schedule"), ...errors("not_found", "unsupported_media_type") },
-    },
-  ),
-);
+const patchRoute = apiRoute("patch", "/schedules/{id}", {
+  summary: "Pause or resume a schedule (resumed, it runs next at its next time from now)",
+  access: { role: "member", machine: false },
+  request: { params: IdParams, body: jsonBody(SchedulePatch) },
+  answers: { 200: json(Schedule, "the schedule") },
+  problems: ["not_found"],
+});
 
-const deleteRoute = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "delete",
-      path: "/schedules/{id}",
-      summary: "Delete a schedule (tasks it started stay)",
-      request: { params: IdParams },
-      responses: { 204: { description: "deleted" }, ...errors("not_found") },
-    },
-  ),
-);
+const deleteRoute = apiRoute("delete", "/schedules/{id}", {
+  summary: "Delete a schedule (tasks it started stay)",
+  access: { role: "member", machine: false },
+  request: { params: IdParams },
+  answers: { 204: { description: "deleted" } },
+  problems: ["not_found"],
+});
 
 /** A schedule the caller may see (one of another machine is as good as absent: 404). */
 async function visible(c: Context<AppEnv>, id: string): Promise<Schedule> {
   // The team's answer crosses an object's boundary: parsed, not trusted by its type.
-  const schedule = Schedule.nullable().parse(await teamStub(c.env).getSchedule(id));
-  if (!schedule || !scopeAllows(c.get("identity").machines, schedule.task.machine)) throw new ProblemError("not_found", `no schedule '${id}'`);
-  return schedule;
+  return inTaskScope(c, Schedule.nullable().parse(await teamStub(c.env).getSchedule(id)), `no schedule '${id}'`);
 }
 
 const create: RouteHandler<typeof createScheduleRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
-  // A schedule's attempt group may name other machines: each must be in the caller's scope too.
-  for (const attempt of request.attempts?.attempts ?? []) if (attempt.machine) await reachMachine(c, attempt.machine, true);
-  await reachMachine(c, request.task.machine, true);
+  await reachTaskMachines(c, request);
   return c.json(Schedule.parse(settled(await teamStub(c.env).createSchedule(request, c.get("identity").name))), 201);
 };
 

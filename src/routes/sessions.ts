@@ -4,17 +4,19 @@
  * answer a permission, close). Records live in each machine's Durable Object; a list asks the machines
  * that have sessions (the team knows which), a bounded number at a time.
  */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare, machinesToList } from "../http/access";
+import { apiRoute } from "../http/api-route";
+import { machinesToList } from "../http/access";
 import { machineObject } from "../durable/stubs";
 import { bounded } from "../http/bounded";
+import { mergePages, readCursor } from "../http/paging";
 import { callerOf, relay, settled } from "../http/machine";
 import { dropCheckpoints } from "./changes";
 import { prefers } from "../http/negotiation";
-import { errors, json, jsonBody, LastEventIdHeader, QueryFlag } from "../http/openapi";
+import { json, jsonBody, LastEventIdHeader, QueryFlag } from "../http/openapi";
 import { settings } from "../settings";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { AgentId, Identifier } from "@agent-runtime/protocol/values";
@@ -36,162 +38,109 @@ const LIST_CONCURRENCY = 16;
 
 const IdParams = z.object({ id: SessionId });
 
-const list = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/sessions",
-      summary: "Sessions on every machine in the token's scope, newest activity first, a page at a time",
-      request: {
-        query: z.object({
-          machine: Identifier.optional().describe("only this machine's sessions"),
-          agent: AgentId.optional(),
-          state: SessionState.optional(),
-          createdBy: z.string().max(128).optional().describe("the name of the token that started them"),
-          limit: z.coerce.number().int().min(1).max(200).optional().describe("sessions per page (default 50)"),
-          cursor: z
-            .string()
-            .regex(/^\d{1,15}\.ses-[0-9a-f]{16}-.+$/, "the nextCursor of the previous page")
-            .optional(),
-          discover: QueryFlag.describe("with machine: also the sessions the agents themselves keep there (session/list)"),
-          cwd: z.string().max(4096).optional().describe("with discover: only sessions of this folder"),
-        }),
-      },
-      responses: { 200: json(SessionList, "a page of sessions"), ...errors("invalid_request", "not_found", "machine_offline", "timeout") },
+const list = apiRoute("get", "/sessions", {
+  summary: "Sessions on every machine in the token's scope, newest activity first, a page at a time",
+  access: { role: "viewer", machine: false },
+  request: {
+    query: z.object({
+      machine: Identifier.optional().describe("only this machine's sessions"),
+      agent: AgentId.optional(),
+      state: SessionState.optional(),
+      createdBy: z.string().max(128).optional().describe("the name of the token that started them"),
+      limit: z.coerce.number().int().min(1).max(200).optional().describe("sessions per page (default 50)"),
+      cursor: z
+        .string()
+        .regex(/^\d{1,15}\.ses-[0-9a-f]{16}-.+$/, "the nextCursor of the previous page")
+        .optional(),
+      discover: QueryFlag.describe("with machine: also the sessions the agents themselves keep there (session/list)"),
+      cwd: z.string().max(4096).optional().describe("with discover: only sessions of this folder"),
+    }),
+  },
+  answers: { 200: json(SessionList, "a page of sessions") },
+  problems: ["not_found", "machine_offline", "timeout"],
+});
+
+const get = apiRoute("get", "/sessions/{id}", {
+  summary: "A session's record: state, what it waits for, where it runs",
+  access: { role: "viewer", machine: "session" },
+  request: { params: IdParams },
+  answers: { 200: json(Session, "the record") },
+});
+
+const transcript = apiRoute("get", "/sessions/{id}/transcript", {
+  summary: "A session's transcript (readable while its machine is offline); with Accept: text/event-stream it follows live",
+  access: { role: "viewer", machine: "session" },
+  request: {
+    params: IdParams,
+    query: z.object({
+      after: z.coerce.number().int().min(0).optional().describe("entries after this sequence (default 0)"),
+      limit: z.coerce.number().int().min(1).max(1000).optional().describe("entries per page (default 200)"),
+    }),
+    headers: LastEventIdHeader,
+  },
+  answers: {
+    200: {
+      description:
+        "a page of entries; or an SSE stream of `event: entry` (`id:` its seq; an entry that grows is sent again) and `event: session` (the record, when it changes)",
+      content: { "application/json": { schema: TranscriptPage }, "text/event-stream": { schema: z.string() } },
     },
-  ),
+  },
+});
+
+const remove = apiRoute("delete", "/sessions/{id}", {
+  summary: "Close a session (session/close where the agent has it; its server stops when no open session uses it)",
+  access: { role: "member", machine: "session" },
+  request: { params: IdParams, query: z.object({ purge: QueryFlag.describe("also drop the transcript and the machine's checkpoints of it") }) },
+  answers: { 200: json(Session, "the closed record") },
+  problems: ["machine_offline", "timeout"],
+});
+
+const continueRoute = apiRoute("post", "/sessions/{id}/continue", {
+  summary: "Start a new session in the same folder whose first prompt carries a bounded digest of this one's conversation",
+  access: { role: "member", machine: "session" },
+  request: { params: IdParams },
+  answers: { 201: json(Session, "the new session: prompt it through POST /v1/acp/{serverId} with its sessionId") },
+  problems: ["agent_process_exited", "machine_offline", "timeout", "stream_error"],
+});
+
+/** Answering what a session waits on, as its client would: the record after the answer. */
+function answerRoute<P extends string, B extends z.ZodType>(path: P, summary: string, body: B) {
+  return apiRoute("post", path, {
+    summary,
+    access: { role: "member", machine: "session" },
+    request: { params: IdParams, body: jsonBody(body) },
+    answers: { 200: json(Session, "the record after the answer") },
+    problems: ["conflict", "machine_offline", "timeout"],
+  });
+}
+
+const permission = answerRoute(
+  "/sessions/{id}/permission",
+  "Answer the permission request a session waits on, as its client would (optionId null cancels it)",
+  PermissionAnswer,
 );
 
-const get = createRoute(
-  declare(
-    { role: "viewer", machine: "session" },
-    {
-      method: "get",
-      path: "/sessions/{id}",
-      summary: "A session's record: state, what it waits for, where it runs",
-      request: { params: IdParams },
-      responses: { 200: json(Session, "the record"), ...errors("invalid_request", "not_found") },
-    },
-  ),
+const elicitation = answerRoute(
+  "/sessions/{id}/elicitation",
+  "Answer the question a session waits on (elicitation/create), as its client would: accept (with the form's content), decline or cancel",
+  ElicitationAnswer,
 );
 
-const transcript = createRoute(
-  declare(
-    { role: "viewer", machine: "session" },
-    {
-      method: "get",
-      path: "/sessions/{id}/transcript",
-      summary: "A session's transcript (readable while its machine is offline); with Accept: text/event-stream it follows live",
-      request: {
-        params: IdParams,
-        query: z.object({
-          after: z.coerce.number().int().min(0).optional().describe("entries after this sequence (default 0)"),
-          limit: z.coerce.number().int().min(1).max(1000).optional().describe("entries per page (default 200)"),
-        }),
-        headers: LastEventIdHeader,
-      },
-      responses: {
-        200: {
-          description:
-            "a page of entries; or an SSE stream of `event: entry` (`id:` its seq; an entry that grows is sent again) and `event: session` (the record, when it changes)",
-          content: { "application/json": { schema: TranscriptPage }, "text/event-stream": { schema: z.string() } },
-        },
-        ...errors("invalid_request", "not_found"),
-      },
-    },
-  ),
-);
+const promptRoute = apiRoute("post", "/sessions/{id}/prompt", {
+  summary: "Prompt a session: sent at once when its machine is there and no turn runs, else queued and sent when it can be, in order, once",
+  access: { role: "member", machine: "session" },
+  request: { params: IdParams, body: jsonBody(PromptRequest) },
+  answers: { 202: json(PromptEntry, "sent, or queued (the record's `queued` lists it; its transcript says so)") },
+  problems: ["conflict", "payload_too_large"],
+});
 
-const remove = createRoute(
-  declare(
-    { role: "member", machine: "session" },
-    {
-      method: "delete",
-      path: "/sessions/{id}",
-      summary: "Close a session (session/close where the agent has it; its server stops when no open session uses it)",
-      request: { params: IdParams, query: z.object({ purge: QueryFlag.describe("also drop the transcript and the machine's checkpoints of it") }) },
-      responses: { 200: json(Session, "the closed record"), ...errors("invalid_request", "not_found", "machine_offline", "timeout") },
-    },
-  ),
-);
-
-const continueRoute = createRoute(
-  declare(
-    { role: "member", machine: "session" },
-    {
-      method: "post",
-      path: "/sessions/{id}/continue",
-      summary: "Start a new session in the same folder whose first prompt carries a bounded digest of this one's conversation",
-      request: { params: IdParams },
-      responses: {
-        201: json(Session, "the new session: prompt it through POST /v1/acp/{serverId} with its sessionId"),
-        ...errors("invalid_request", "not_found", "agent_process_exited", "machine_offline", "timeout", "stream_error"),
-      },
-    },
-  ),
-);
-
-const permission = createRoute(
-  declare(
-    { role: "member", machine: "session" },
-    {
-      method: "post",
-      path: "/sessions/{id}/permission",
-      summary: "Answer the permission request a session waits on, as its client would (optionId null cancels it)",
-      request: { params: IdParams, body: jsonBody(PermissionAnswer) },
-      responses: {
-        200: json(Session, "the record after the answer"),
-        ...errors("invalid_request", "not_found", "conflict", "machine_offline", "timeout"),
-      },
-    },
-  ),
-);
-
-const elicitation = createRoute(
-  declare(
-    { role: "member", machine: "session" },
-    {
-      method: "post",
-      path: "/sessions/{id}/elicitation",
-      summary: "Answer the question a session waits on (elicitation/create), as its client would: accept (with the form's content), decline or cancel",
-      request: { params: IdParams, body: jsonBody(ElicitationAnswer) },
-      responses: {
-        200: json(Session, "the record after the answer"),
-        ...errors("invalid_request", "not_found", "conflict", "machine_offline", "timeout"),
-      },
-    },
-  ),
-);
-
-const promptRoute = createRoute(
-  declare(
-    { role: "member", machine: "session" },
-    {
-      method: "post",
-      path: "/sessions/{id}/prompt",
-      summary: "Prompt a session: sent at once when its machine is there and no turn runs, else queued and sent when it can be, in order, once",
-      request: { params: IdParams, body: jsonBody(PromptRequest) },
-      responses: {
-        202: json(PromptEntry, "sent, or queued (the record's `queued` lists it; its transcript says so)"),
-        ...errors("invalid_request", "not_found", "conflict", "payload_too_large", "unsupported_media_type"),
-      },
-    },
-  ),
-);
-
-const cancelQueuedRoute = createRoute(
-  declare(
-    { role: "member", machine: "session" },
-    {
-      method: "delete",
-      path: "/sessions/{id}/queue/{entry}",
-      summary: "Cancel a queued prompt before it is sent (409 once it was sent)",
-      request: { params: IdParams.extend({ entry: z.string().regex(/^prm-[0-9a-f]{16}$/, "a queued prompt's id (prm-…)") }) },
-      responses: { 200: json(PromptEntry, "cancelled"), ...errors("invalid_request", "not_found", "conflict") },
-    },
-  ),
-);
+const cancelQueuedRoute = apiRoute("delete", "/sessions/{id}/queue/{entry}", {
+  summary: "Cancel a queued prompt before it is sent (409 once it was sent)",
+  access: { role: "member", machine: "session" },
+  request: { params: IdParams.extend({ entry: z.string().regex(/^prm-[0-9a-f]{16}$/, "a queued prompt's id (prm-…)") }) },
+  answers: { 200: json(PromptEntry, "cancelled") },
+  problems: ["conflict"],
+});
 
 function sessionStub(c: Context<AppEnv>, id: string) {
   return machineObject(c.env, machineOfSession(id));
@@ -209,19 +158,20 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
     const limit = query.limit ?? 50;
     if (query.discover && !machine) throw new ProblemError("invalid_request", "discover=true asks one machine's agents: name it with ?machine=");
     const machines = await machinesToList(c, machine);
-    const cut = query.cursor ? query.cursor.indexOf(".") : -1;
-    const cursor = query.cursor ? { atMs: Number(query.cursor.slice(0, cut)), id: query.cursor.slice(cut + 1) } : null;
+    const cursor = readCursor(query.cursor);
     const filter = {
       ...(query.agent ? { agent: query.agent } : {}),
       ...(query.state ? { state: query.state } : {}),
       ...(query.createdBy ? { createdBy: query.createdBy } : {}),
     };
     const pages = await bounded(machines, LIST_CONCURRENCY, (m) => machineObject(c.env, m).listSessions(filter, cursor, limit));
-    const merged = pages.flatMap((p) => p.sessions).sort((a, b) => b.lastActivityMs - a.lastActivityMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    const sessions = merged.slice(0, limit);
-    const more = merged.length > limit || pages.some((p) => p.more);
-    const last = sessions.at(-1);
-    const body: SessionList = { sessions, nextCursor: more && last ? `${last.lastActivityMs}.${last.id}` : null };
+    const page = mergePages(
+      pages.map((p) => p.sessions),
+      pages.some((p) => p.more),
+      (s) => s.lastActivityMs,
+      limit,
+    );
+    const body: SessionList = { sessions: page.items, nextCursor: page.nextCursor };
     if (query.discover && machine) {
       const agents = query.agent
         ? [query.agent]

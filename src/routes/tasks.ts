@@ -3,81 +3,63 @@
  * its end, queued while their machine is away. Each machine's object keeps its own; a list asks the
  * machines in the caller's scope that have records, a bounded number at a time, as sessions do.
  */
-import { createRoute, OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { z } from "zod";
 import { machineObject } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { declare, machinesToList } from "../http/access";
+import { apiRoute } from "../http/api-route";
+import { machinesToList } from "../http/access";
 import { bounded } from "../http/bounded";
+import { mergePages, readCursor } from "../http/paging";
 import { settled } from "../http/machine";
-import { errors, json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
+import { json, jsonBody } from "../http/openapi";
 import { Task, type TaskCall, TaskFilter, TaskId, TaskList, TaskPage, TaskRequest, machineOfTask } from "@agent-runtime/protocol/tasks";
 import { Identifier } from "@agent-runtime/protocol/values";
 
 const LIST_CONCURRENCY = 16;
 const IdParams = z.object({ id: TaskId });
 
-const submitRoute = createRoute(
-  declare(
-    { role: "member", machine: "body" },
-    {
-      method: "post",
-      path: "/tasks",
-      summary: "Start a task: a session the runtime drives to the end of one prompt (queued while the machine is away or busy)",
-      request: { body: jsonBody(TaskRequest) },
-      responses: { 201: json(Task, "the task, queued or running"), ...errors("not_found", "too_many_tasks", "unsupported_media_type") },
-    },
-  ),
-);
+const submitRoute = apiRoute("post", "/tasks", {
+  summary: "Start a task: a session the runtime drives to the end of one prompt (queued while the machine is away or busy)",
+  access: { role: "member", machine: "body" },
+  request: { body: jsonBody(TaskRequest) },
+  answers: { 201: json(Task, "the task, queued or running") },
+  problems: ["too_many_tasks"],
+});
 
-const listRoute = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/tasks",
-      summary: "Tasks on every machine in the token's scope, newest first, a page at a time",
-      request: {
-        query: TaskFilter.extend({
-          machine: Identifier.optional().describe("only this machine's tasks"),
-          limit: z.coerce.number().int().min(1).max(200).optional().describe("tasks per page (default 50)"),
-          cursor: z
-            .string()
-            .regex(/^\d{1,15}\.task-[0-9a-f]{16}-.+$/, "the nextCursor of the previous page")
-            .optional(),
-        }),
-      },
-      responses: { 200: json(TaskList, "a page of tasks"), ...errors("not_found") },
-    },
-  ),
-);
+const listRoute = apiRoute("get", "/tasks", {
+  summary: "Tasks on every machine in the token's scope, newest first, a page at a time",
+  access: { role: "viewer", machine: false },
+  request: {
+    query: TaskFilter.extend({
+      machine: Identifier.optional().describe("only this machine's tasks"),
+      limit: z.coerce.number().int().min(1).max(200).optional().describe("tasks per page (default 50)"),
+      cursor: z
+        .string()
+        .regex(/^\d{1,15}\.task-[0-9a-f]{16}-.+$/, "the nextCursor of the previous page")
+        .optional(),
+    }),
+  },
+  answers: { 200: json(TaskList, "a page of tasks") },
+  problems: ["not_found"],
+});
 
-const getRoute = createRoute(
-  declare(
-    { role: "viewer", machine: "task" },
-    {
-      method: "get",
-      path: "/tasks/{id}",
-      summary: "A task: its state, its session and, once it ended, its result (stop reason, last message, changes, branch)",
-      request: { params: IdParams },
-      responses: { 200: json(Task, "the task"), ...errors(...MACHINE_ERRORS, "not_found") },
-    },
-  ),
-);
+const getRoute = apiRoute("get", "/tasks/{id}", {
+  summary: "A task: its state, its session and, once it ended, its result (stop reason, last message, changes, branch)",
+  access: { role: "viewer", machine: "task" },
+  request: { params: IdParams },
+  answers: { 200: json(Task, "the task") },
+  problems: ["machine_offline", "timeout", "conflict"],
+});
 
-const cancelRoute = createRoute(
-  declare(
-    { role: "member", machine: "task" },
-    {
-      method: "post",
-      path: "/tasks/{id}/cancel",
-      summary: "Cancel a task: a queued one never runs; a running one's turn is cancelled (an ended one is answered as it is)",
-      request: { params: IdParams },
-      responses: { 200: json(Task, "the task, cancelled"), ...errors(...MACHINE_ERRORS, "not_found") },
-    },
-  ),
-);
+const cancelRoute = apiRoute("post", "/tasks/{id}/cancel", {
+  summary: "Cancel a task: a queued one never runs; a running one's turn is cancelled (an ended one is answered as it is)",
+  access: { role: "member", machine: "task" },
+  request: { params: IdParams },
+  answers: { 200: json(Task, "the task, cancelled") },
+  problems: ["machine_offline", "timeout", "conflict"],
+});
 
 /** One call on a machine's tasks, its answer parsed by `schema`. */
 async function onTasks<T>(c: Context<AppEnv>, machine: string, call: TaskCall, schema: z.ZodType<T>): Promise<T> {
@@ -97,14 +79,15 @@ const submit: RouteHandler<typeof submitRoute, AppEnv> = async (c) => {
 const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
   const { machine: named, limit = 50, cursor: after, ...filter } = c.req.valid("query");
   const machines = await machinesToList(c, named ?? c.req.param("machine"));
-  const cut = after ? after.indexOf(".") : -1;
-  const before = after ? { atMs: Number(after.slice(0, cut)), id: after.slice(cut + 1) } : null;
+  const before = readCursor(after);
   const pages = await bounded(machines, LIST_CONCURRENCY, (m) => onTasks(c, m, { op: "list", filter, before, limit }, TaskPage));
-  const merged = pages.flatMap((p) => p.tasks).sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  const tasks = merged.slice(0, limit);
-  const last = tasks.at(-1);
-  const more = merged.length > limit || pages.some((p) => p.more);
-  return c.json({ tasks, nextCursor: more && last ? `${last.createdAtMs}.${last.id}` : null }, 200);
+  const page = mergePages(
+    pages.map((p) => p.tasks),
+    pages.some((p) => p.more),
+    (t) => t.createdAtMs,
+    limit,
+  );
+  return c.json({ tasks: page.items, nextCursor: page.nextCursor }, 200);
 };
 
 const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => {

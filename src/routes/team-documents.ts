@@ -7,15 +7,15 @@
  *   GET/PUT/DELETE /config/{kind}?directory=&{name}=   one named entry for one folder of one machine,
  *                                     as the sandbox-agent SDK calls them (skills and MCP only)
  */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { teamStub } from "../durable/stubs";
 import { documentEtag, type DocumentKind, type TeamDocuments } from "../durable/config/team-documents";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
-import { errors, json, MACHINE_ERRORS } from "../http/openapi";
+import { apiRoute } from "../http/api-route";
+import { json, MACHINE_ERRORS } from "../http/openapi";
 import { problem } from "../lib/problem-response";
 import { parseJsonBody } from "../http/validation";
 import { ProblemError } from "@agent-runtime/protocol/problems";
@@ -68,59 +68,41 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
   /** What a summary adds for the per-folder form, where there is one. */
   const andEntry = (what: string) => (entries ? `; with directory and ${entries.nameParam}, ${what}` : "");
 
-  const read = createRoute(
-    declare(
-      { role: "viewer", machine: false, ...(entries ? { withDirectory: { role: "viewer", machine: true } as const } : {}) },
-      {
-        method: "get",
-        path,
-        summary: `The team's ${spec.title}${andEntry("that folder's entry on the machine")}`,
-        request: query,
-        responses: {
-          200: {
-            description: entries ? "the document (empty until one is set), or the entry" : "the document (empty until one is set)",
-            content: { "application/json": { schema: entries ? z.union([spec.document, entries.entry]) : spec.document } },
-            headers: EtagHeader,
-          },
-          ...errors(...MACHINE_ERRORS, "not_found"),
-        },
+  const read = apiRoute("get", path, {
+    summary: `The team's ${spec.title}${andEntry("that folder's entry on the machine")}`,
+    access: { role: "viewer", machine: false, ...(entries ? { withDirectory: { role: "viewer", machine: true } as const } : {}) },
+    request: query,
+    answers: {
+      200: {
+        description: entries ? "the document (empty until one is set), or the entry" : "the document (empty until one is set)",
+        content: { "application/json": { schema: entries ? z.union([spec.document, entries.entry]) : spec.document } },
+        headers: EtagHeader,
       },
-    ),
-  );
+    },
+    problems: [...MACHINE_ERRORS, "not_found"],
+  });
 
-  const write = createRoute(
-    declare(
-      // The team's document reaches every machine: only a token that reaches every machine replaces it.
-      { role: "admin", machine: false, everyMachine: true, ...(entries ? { withDirectory: onMachine } : {}) },
-      {
-        method: "put",
-        path,
-        summary: `Replace the team's ${spec.title} (every connected machine applies it)${andEntry("set that folder's entry on the machine")}`,
-        request: {
-          ...query,
-          headers: z.object({ "if-match": z.string().max(256).optional().describe("the ETag you read; 412 if it changed since") }),
-          body: { required: true, content: { "application/json": { schema: body } } },
-        },
-        responses: {
-          200: { ...json(spec.document, "the stored document"), headers: EtagHeader },
-          ...(entries ? { 204: { description: "the folder's entry is stored" } } : {}),
-          ...errors(...MACHINE_ERRORS, "not_found", "precondition_failed", "payload_too_large", "unsupported_media_type"),
-        },
-      },
-    ),
-  );
+  const write = apiRoute("put", path, {
+    summary: `Replace the team's ${spec.title} (every connected machine applies it)${andEntry("set that folder's entry on the machine")}`,
+    // The team's document reaches every machine: only a token that reaches every machine replaces it.
+    access: { role: "admin", machine: false, everyMachine: true, ...(entries ? { withDirectory: onMachine } : {}) },
+    request: {
+      ...query,
+      headers: z.object({ "if-match": z.string().max(256).optional().describe("the ETag you read; 412 if it changed since") }),
+      body: { required: true, content: { "application/json": { schema: body } } },
+    },
+    answers: {
+      200: { ...json(spec.document, "the stored document"), headers: EtagHeader },
+      ...(entries ? { 204: { description: "the folder's entry is stored" } } : {}),
+    },
+    problems: [...MACHINE_ERRORS, "not_found", "precondition_failed", "payload_too_large"],
+  });
 
-  const status = createRoute(
-    declare(
-      { role: "viewer", machine: false },
-      {
-        method: "get",
-        path: `${path}/status`,
-        summary: `Per machine: the ${spec.title} version it applied, when, what it did and any error`,
-        responses: { 200: json(z.object({ version: z.string(), machines: z.array(spec.status) }), "status"), ...errors() },
-      },
-    ),
-  );
+  const status = apiRoute("get", `${path}/status`, {
+    summary: `Per machine: the ${spec.title} version it applied, when, what it did and any error`,
+    access: { role: "viewer", machine: false },
+    answers: { 200: json(z.object({ version: z.string(), machines: z.array(spec.status) }), "status") },
+  });
 
   /** The entry the query names, or null for the team's document; half a query is a mistake, said as such. */
   const entryOf = (query: Record<string, string | undefined>): { directory: string; name: string } | null => {
@@ -163,15 +145,13 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
       return c.json({ version: documentEtag(documents[spec.kind].version), machines }, 200);
     });
   if (entries && entryQuery) {
-    const remove = createRoute(
-      declare(onMachine, {
-        method: "delete",
-        path,
-        summary: `Delete a folder's ${spec.title} entry on the machine (the team's document is replaced, not deleted)`,
-        request: { query: entryQuery },
-        responses: { 204: { description: "deleted (or was not there)" }, ...errors(...MACHINE_ERRORS, "not_found") },
-      }),
-    );
+    const remove = apiRoute("delete", path, {
+      summary: `Delete a folder's ${spec.title} entry on the machine (the team's document is replaced, not deleted)`,
+      access: onMachine,
+      request: { query: entryQuery },
+      answers: { 204: { description: "deleted (or was not there)" } },
+      problems: MACHINE_ERRORS,
+    });
     routes.openapi(remove, async function removeDocument(c) {
       const entry = entryOf(c.req.valid("query"));
       if (!entry) throw new ProblemError("invalid_request", `give directory and ${entries.nameParam}`);

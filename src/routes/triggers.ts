@@ -10,7 +10,8 @@ import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { declare, reachMachine, scopeAllows } from "../http/access";
+import { apiRoute } from "../http/api-route";
+import { inTaskScope, reachMachine, reachTaskMachines, scopeAllows } from "../http/access";
 import { recordAudit } from "../http/audit";
 import { settled } from "../http/machine";
 import { errors, json, jsonBody } from "../http/openapi";
@@ -21,59 +22,35 @@ import { DeliveryOutcome, MAX_DELIVERY_BYTES, Trigger, TriggerId, TriggerList, T
 
 const IdParams = z.object({ id: TriggerId });
 
-const createTriggerRoute = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "post",
-      path: "/triggers",
-      summary: "A GitHub webhook that starts a task (its task's machine must be in the token's scope); answers where GitHub sends deliveries",
-      request: { body: jsonBody(TriggerRequest) },
-      responses: {
-        201: json(TriggerView, "the trigger, with the URL to give GitHub (its secret is never shown again)"),
-        ...errors("not_found", "conflict", "unsupported_media_type"),
-      },
-    },
-  ),
-);
+const createTriggerRoute = apiRoute("post", "/triggers", {
+  summary: "A GitHub webhook that starts a task (its task's machine must be in the token's scope); answers where GitHub sends deliveries",
+  access: { role: "member", machine: false },
+  request: { body: jsonBody(TriggerRequest) },
+  answers: { 201: json(TriggerView, "the trigger, with the URL to give GitHub (its secret is never shown again)") },
+  problems: ["not_found", "conflict"],
+});
 
-const listRoute = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/triggers",
-      summary: "The triggers of the machines in the token's scope, with what each last delivery did",
-      responses: { 200: json(TriggerList, "the triggers"), ...errors() },
-    },
-  ),
-);
+const listRoute = apiRoute("get", "/triggers", {
+  summary: "The triggers of the machines in the token's scope, with what each last delivery did",
+  access: { role: "viewer", machine: false },
+  answers: { 200: json(TriggerList, "the triggers") },
+});
 
-const getRoute = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "get",
-      path: "/triggers/{id}",
-      summary: "A trigger",
-      request: { params: IdParams },
-      responses: { 200: json(TriggerView, "the trigger"), ...errors("not_found") },
-    },
-  ),
-);
+const getRoute = apiRoute("get", "/triggers/{id}", {
+  summary: "A trigger",
+  access: { role: "viewer", machine: false },
+  request: { params: IdParams },
+  answers: { 200: json(TriggerView, "the trigger") },
+  problems: ["not_found"],
+});
 
-const deleteRoute = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "delete",
-      path: "/triggers/{id}",
-      summary: "Delete a trigger (its deliveries are refused from now on; tasks it started stay)",
-      request: { params: IdParams },
-      responses: { 204: { description: "deleted" }, ...errors("not_found") },
-    },
-  ),
-);
+const deleteRoute = apiRoute("delete", "/triggers/{id}", {
+  summary: "Delete a trigger (its deliveries are refused from now on; tasks it started stay)",
+  access: { role: "member", machine: false },
+  request: { params: IdParams },
+  answers: { 204: { description: "deleted" } },
+  problems: ["not_found"],
+});
 
 const deliveryRoute = createRoute({
   method: "post",
@@ -101,16 +78,12 @@ function view(c: Context<AppEnv>, trigger: Trigger): TriggerView {
 }
 
 async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
-  const trigger = Trigger.nullable().parse(await teamStub(c.env).getTrigger(id));
-  if (!trigger || !scopeAllows(c.get("identity").machines, trigger.task.machine)) throw new ProblemError("not_found", `no trigger '${id}'`);
-  return trigger;
+  return inTaskScope(c, Trigger.nullable().parse(await teamStub(c.env).getTrigger(id)), `no trigger '${id}'`);
 }
 
 const create: RouteHandler<typeof createTriggerRoute, AppEnv> = async (c) => {
   const request = c.req.valid("json");
-  // A trigger's attempt group may name other machines: each must be in the caller's scope too.
-  for (const attempt of request.attempts?.attempts ?? []) if (attempt.machine) await reachMachine(c, attempt.machine, true);
-  await reachMachine(c, request.task.machine, true);
+  await reachTaskMachines(c, request);
   return c.json(view(c, Trigger.parse(settled(await teamStub(c.env).createTrigger(request, c.get("identity").name)))), 201);
 };
 

@@ -1,16 +1,16 @@
 /** Tokens, machine tokens and the audit log (docs/architecture.md, "Trust"). */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { machineObject, teamStub, tokenStub } from "../durable/stubs";
 import type { StoredToken } from "../durable/tokens/token";
-import type { Context } from "hono";
 import type { AppEnv } from "../env";
+import { apiRoute } from "../http/api-route";
 import type { Identity } from "../lib/identity";
 import { bounded } from "../http/bounded";
 import { settings } from "../settings";
-import { declare, machineKnown, scopeAllows, scopeCovers } from "../http/access";
+import { machineKnown, reachMachine, scopeAllows, scopeCovers } from "../http/access";
 import { sidecarPackageUrl } from "./sidecar-package";
-import { errors, json, jsonBody } from "../http/openapi";
+import { json, jsonBody } from "../http/openapi";
 import { newApiToken, sha256Hex } from "../lib/secrets";
 import { mintTicket } from "../http/tickets";
 import { signIn, signOut } from "../http/signin";
@@ -33,107 +33,73 @@ import { Identifier } from "@agent-runtime/protocol/values";
 
 const ADMIN = { role: "admin", machine: false } as const;
 
-const whoami = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    { method: "get", path: "/whoami", summary: "Who this token is: name, role, machine scope", responses: { 200: json(Whoami, "the caller"), ...errors() } },
-  ),
-);
+const whoami = apiRoute("get", "/whoami", {
+  summary: "Who this token is: name, role, machine scope",
+  access: { role: "viewer", machine: false },
+  answers: { 200: json(Whoami, "the caller") },
+});
 
-const createTicket = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "post",
-      path: "/tickets",
-      summary: "A one-minute ticket for `?access_token=` on WebSocket and SSE GETs (what a browser uses instead of its token in a URL)",
-      responses: { 201: json(TicketCreated, "the ticket"), ...errors() },
-    },
-  ),
-);
+const createTicket = apiRoute("post", "/tickets", {
+  summary: "A one-minute ticket for `?access_token=` on WebSocket and SSE GETs (what a browser uses instead of its token in a URL)",
+  access: { role: "viewer", machine: false },
+  answers: { 201: json(TicketCreated, "the ticket") },
+});
 
-const openSignin = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "post",
-      path: "/signin",
-      summary: "Trade the token for the dashboard's sign-in cookie (HttpOnly, Secure, SameSite=Strict; 30 days or the token's expiry)",
-      responses: { 201: json(z.object({ name: z.string(), role: z.string(), expiresAtMs: z.number() }), "signed in: the cookie is set"), ...errors() },
-    },
-  ),
-);
+const openSignin = apiRoute("post", "/signin", {
+  summary: "Trade the token for the dashboard's sign-in cookie (HttpOnly, Secure, SameSite=Strict; 30 days or the token's expiry)",
+  access: { role: "viewer", machine: false },
+  answers: { 201: json(z.object({ name: z.string(), role: z.string(), expiresAtMs: z.number() }), "signed in: the cookie is set") },
+});
 
-const closeSignin = createRoute(
-  declare(
-    { role: "viewer", machine: false },
-    {
-      method: "delete",
-      path: "/signin",
-      summary: "Sign out: the cookie's sign-in ends (it is refused from now on) and the cookie is cleared",
-      responses: { 204: { description: "signed out" }, ...errors() },
-    },
-  ),
-);
+const closeSignin = apiRoute("delete", "/signin", {
+  summary: "Sign out: the cookie's sign-in ends (it is refused from now on) and the cookie is cleared",
+  access: { role: "viewer", machine: false },
+  answers: { 204: { description: "signed out" } },
+});
 
-const createToken = createRoute(
-  declare(ADMIN, {
-    method: "post",
-    path: "/tokens",
-    summary: "Issue an API token; its secret is in this answer only",
-    request: { body: jsonBody(TokenCreateRequest) },
-    responses: { 201: json(TokenCreated, "the token, with its secret"), ...errors("invalid_request", "conflict") },
-  }),
-);
+const createToken = apiRoute("post", "/tokens", {
+  summary: "Issue an API token; its secret is in this answer only",
+  access: ADMIN,
+  request: { body: jsonBody(TokenCreateRequest) },
+  answers: { 201: json(TokenCreated, "the token, with its secret") },
+  problems: ["conflict"],
+});
 
-const listTokens = createRoute(
-  declare(ADMIN, {
-    method: "get",
-    path: "/tokens",
-    summary: "Every issued token (never its secret), oldest first",
-    responses: { 200: json(TokenList, "tokens"), ...errors() },
-  }),
-);
+const listTokens = apiRoute("get", "/tokens", {
+  summary: "Every issued token (never its secret), oldest first",
+  access: ADMIN,
+  answers: { 200: json(TokenList, "tokens") },
+});
 
-const revokeToken = createRoute(
-  declare(ADMIN, {
-    method: "delete",
-    path: "/tokens/{id}",
-    summary: "Revoke a token: refused from the next request on",
-    request: { params: z.object({ id: z.string().regex(/^[0-9a-f]{16}$/, "a token id") }) },
-    responses: { 200: json(TokenInfo, "the revoked token"), ...errors("not_found") },
-  }),
-);
+const revokeToken = apiRoute("delete", "/tokens/{id}", {
+  summary: "Revoke a token: refused from the next request on",
+  access: ADMIN,
+  request: { params: z.object({ id: z.string().regex(/^[0-9a-f]{16}$/, "a token id") }) },
+  answers: { 200: json(TokenInfo, "the revoked token") },
+  problems: ["not_found"],
+});
 
-const audit = createRoute(
-  declare(ADMIN, {
-    method: "get",
-    path: "/audit",
-    summary: "The audit log, newest first: every mutating call and every refused token",
-    request: { query: AuditQuery },
-    responses: { 200: json(AuditPage, "one page of entries"), ...errors() },
-  }),
-);
+const audit = apiRoute("get", "/audit", {
+  summary: "The audit log, newest first: every mutating call and every refused token",
+  access: ADMIN,
+  request: { query: AuditQuery },
+  answers: { 200: json(AuditPage, "one page of entries") },
+});
 
-const mintMachine = createRoute(
-  declare(ADMIN, {
-    method: "post",
-    path: "/machine-tokens",
-    summary: "Mint a machine token (for a sidecar to connect as that machine), with the command that connects it",
-    request: { body: jsonBody(MachineTokenRequest) },
-    responses: { 201: json(MachineTokenMinted, "the token: shown this once"), ...errors("invalid_request") },
-  }),
-);
+const mintMachine = apiRoute("post", "/machine-tokens", {
+  summary: "Mint a machine token (for a sidecar to connect as that machine), with the command that connects it",
+  access: ADMIN,
+  request: { body: jsonBody(MachineTokenRequest) },
+  answers: { 201: json(MachineTokenMinted, "the token: shown this once") },
+});
 
-const revokeMachine = createRoute(
-  declare(ADMIN, {
-    method: "delete",
-    path: "/machine-tokens/{machine}",
-    summary: "Revoke every token of one machine: its sidecar is disconnected and refused at its next connect; other machines are untouched",
-    request: { params: z.object({ machine: Identifier }) },
-    responses: { 200: json(MachineTokensRevoked, "the new generation"), ...errors("not_found") },
-  }),
-);
+const revokeMachine = apiRoute("delete", "/machine-tokens/{machine}", {
+  summary: "Revoke every token of one machine: its sidecar is disconnected and refused at its next connect; other machines are untouched",
+  access: ADMIN,
+  request: { params: z.object({ machine: Identifier }) },
+  answers: { 200: json(MachineTokensRevoked, "the new generation") },
+  problems: ["not_found"],
+});
 
 /**
  * A shell line that stores the token (0600) and connects; the token goes through a pipe, never an argument.
@@ -146,14 +112,8 @@ function connectCommand(url: string, machine: string, token: string): string {
 
 /**
  * A scoped admin manages only what lies inside its scope (docs/architecture.md, "Trust"): the machines
- * it names, and the tokens whose whole scope it covers. No scope can be widened by the one it limits.
+ * it names (`reachMachine`), and the tokens whose whole scope it covers. No scope can be widened by the one it limits.
  */
-function mayManageMachine(c: Context<AppEnv>, machine: string): void {
-  const identity = c.get("identity");
-  if (!scopeAllows(identity.machines, machine))
-    throw new ProblemError("permission_denied", `the token '${identity.name}' may not reach machine '${machine}'`, { machine, scope: identity.machines });
-}
-
 function coveredBy(identity: Identity, token: Pick<TokenInfo, "machines">): boolean {
   return scopeCovers(identity.machines, token.machines);
 }
@@ -238,8 +198,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(mintMachine, async function issueMachineToken(c) {
     const { machine, expiresInSeconds } = c.req.valid("json");
-    c.set("machine", machine);
-    mayManageMachine(c, machine);
+    await reachMachine(c, machine);
     // A machine that never connected has no object yet, and minting its first token creates none.
     const generation = (await machineKnown(c.env, machine)) ? await machineObject(c.env, machine).tokenGeneration() : 1;
     const expiresAtMs = expiresInSeconds ? Math.ceil((Date.now() + expiresInSeconds * 1000) / 1000) * 1000 : null;
@@ -248,8 +207,7 @@ export const trustRoutes = new OpenAPIHono<AppEnv>()
   })
   .openapi(revokeMachine, async function revokeMachineTokens(c) {
     const { machine } = c.req.valid("param");
-    c.set("machine", machine);
-    mayManageMachine(c, machine);
+    await reachMachine(c, machine);
     if (!(await machineKnown(c.env, machine))) throw new ProblemError("not_found", `no machine '${machine}' has ever connected: it has no token to revoke`);
     const generation = await machineObject(c.env, machine).revokeTokens();
     return c.json({ machine, generation }, 200);

@@ -3,12 +3,13 @@
  * sessions' records on each machine in the caller's scope, grouped by agent, machine, token or day. Admins
  * read everyone's; anyone else their own sessions' (those their token started).
  */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare, machinesToList } from "../http/access";
+import { apiRoute } from "../http/api-route";
+import { machinesToList } from "../http/access";
 import { bounded } from "../http/bounded";
-import { errors, json } from "../http/openapi";
+import { json } from "../http/openapi";
 import { machineObject } from "../durable/stubs";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { sumUsage, UsageGroupBy, UsageReport, UsageRow } from "@agent-runtime/protocol/usage";
@@ -21,24 +22,18 @@ const Day = z
     return !Number.isNaN(at) && new Date(at).toISOString().startsWith(d);
   }, "a real day");
 
-const report = createRoute(
-  declare(
-    { role: "member", machine: false },
-    {
-      method: "get",
-      path: "/usage",
-      summary: "Tokens and cost of the sessions' turns in a period (UTC days, inclusive), grouped: admins see everyone's, others their own",
-      request: {
-        query: z.object({
-          from: Day.optional().describe("first day (default: 30 days before `to`)"),
-          to: Day.optional().describe("last day (default: today)"),
-          groupBy: UsageGroupBy.optional().describe("agent (default), machine, token or day"),
-        }),
-      },
-      responses: { 200: json(UsageReport, "the totals"), ...errors("invalid_request") },
-    },
-  ),
-);
+const report = apiRoute("get", "/usage", {
+  summary: "Tokens and cost of the sessions' turns in a period (UTC days, inclusive), grouped: admins see everyone's, others their own",
+  access: { role: "member", machine: false },
+  request: {
+    query: z.object({
+      from: Day.optional().describe("first day (default: 30 days before `to`)"),
+      to: Day.optional().describe("last day (default: today)"),
+      groupBy: UsageGroupBy.optional().describe("agent (default), machine, token or day"),
+    }),
+  },
+  answers: { 200: json(UsageReport, "the totals") },
+});
 
 /** How many machines are asked at once. */
 const CONCURRENCY = 16;

@@ -6,7 +6,8 @@
  */
 import { AttemptGroup, type GroupBase, AttemptsTemplate } from "@agent-runtime/protocol/attempts";
 import { z } from "zod";
-import { type Migration, migrate } from "../storage/migrations";
+import { LazySchema, type Migration } from "../storage/migrations";
+import { firstRow, jsonText, parseStored, rows, writeRow } from "../storage/stored";
 
 export const GROUP_MIGRATIONS: readonly Migration[] = [
   {
@@ -25,47 +26,37 @@ export const GROUP_MIGRATIONS: readonly Migration[] = [
 /** Groups kept: the oldest go first. */
 export const GROUPS_KEPT = 1000;
 
-const Row = z.object({ id: z.string(), machines: z.string(), record: z.string() });
+/** A group's row: the machines it spans and its record, JSON read through their schemas. */
+const Spans = z.object({ machines: jsonText(z.array(z.string())) });
+const Row = Spans.extend({ record: jsonText(AttemptGroup) });
+const WHERE = "a row of attempt_groups";
+const Template = z.object({ spec: jsonText(AttemptsTemplate) });
 
 export type { GroupBase };
 
 export class GroupBook {
-  private migrated = false;
+  private readonly db: LazySchema;
 
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  private get sql(): SqlStorage {
-    if (!this.migrated) {
-      migrate(this.storage, "attempt_groups", GROUP_MIGRATIONS);
-      this.migrated = true;
-    }
-    return this.storage.sql;
+  constructor(storage: DurableObjectStorage) {
+    this.db = new LazySchema(storage, "attempt_groups", GROUP_MIGRATIONS);
   }
 
   put(group: AttemptGroup): void {
     const machines = [...new Set(group.attempts.map((a) => a.machine))];
-    this.sql.exec(
-      `INSERT OR REPLACE INTO attempt_groups (id, created_at, machines, record) VALUES (?, ?, ?, ?)`,
-      group.id,
-      group.createdAtMs,
-      JSON.stringify(machines),
-      JSON.stringify(group),
-    );
+    writeRow(this.db.sql, "attempt_groups", { id: group.id, created_at: group.createdAtMs, machines: JSON.stringify(machines), record: JSON.stringify(group) });
   }
 
   get(id: string): AttemptGroup | null {
-    const row = this.sql.exec(`SELECT id, machines, record FROM attempt_groups WHERE id = ?`, id).toArray()[0];
-    return row ? AttemptGroup.parse(JSON.parse(Row.parse(row).record)) : null;
+    return firstRow(this.db.sql, Row, `SELECT machines, record FROM attempt_groups WHERE id = ?`, id)?.record ?? null;
   }
 
   /** Newest first, only groups whose every machine is in `scope`. */
   list(scope: "*" | string[], limit: number): AttemptGroup[] {
     const groups: AttemptGroup[] = [];
-    for (const raw of this.sql.exec(`SELECT id, machines, record FROM attempt_groups ORDER BY created_at DESC, id DESC`)) {
-      const row = Row.parse(raw);
-      const machines = z.array(z.string()).parse(JSON.parse(row.machines));
-      if (scope !== "*" && !machines.every((m) => scope.includes(m))) continue;
-      groups.push(AttemptGroup.parse(JSON.parse(row.record)));
+    for (const raw of this.db.sql.exec(`SELECT machines, record FROM attempt_groups ORDER BY created_at DESC, id DESC`)) {
+      // A group outside the scope is passed over before its record is read.
+      if (scope !== "*" && !parseStored(Spans, raw, WHERE).machines.every((m) => scope.includes(m))) continue;
+      groups.push(parseStored(Row, raw, WHERE).record);
       if (groups.length >= limit) break;
     }
     return groups;
@@ -73,27 +64,21 @@ export class GroupBook {
 
   /** The running groups with an attempt on `machine` (a machine's object reconciles its attempts with them). */
   runningOn(machine: string): AttemptGroup[] {
-    return this.sql
-      .exec(
-        `SELECT id, machines, record FROM attempt_groups WHERE json_extract(record, '$.state') = 'running' AND machines LIKE ?`,
-        `%${JSON.stringify(machine)}%`,
-      )
-      .toArray()
-      .map((raw) => AttemptGroup.parse(JSON.parse(Row.parse(raw).record)));
+    const running = `SELECT machines, record FROM attempt_groups WHERE json_extract(record, '$.state') = 'running' AND machines LIKE ?`;
+    return rows(this.db.sql, Row, running, `%${JSON.stringify(machine)}%`).map((row) => row.record);
   }
 
   trim(): void {
-    this.sql.exec(`DELETE FROM attempt_groups WHERE id IN (SELECT id FROM attempt_groups ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)`, GROUPS_KEPT);
+    this.db.sql.exec(`DELETE FROM attempt_groups WHERE id IN (SELECT id FROM attempt_groups ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)`, GROUPS_KEPT);
   }
 
   /** A trigger's or a schedule's attempts (null: it starts one task), kept beside its own row in the team's tables. */
   keepTemplate(owner: string, spec: AttemptsTemplate | null): void {
-    if (spec) this.sql.exec(`INSERT OR REPLACE INTO template_attempts (owner_id, spec) VALUES (?, ?)`, owner, JSON.stringify(spec));
-    else this.sql.exec(`DELETE FROM template_attempts WHERE owner_id = ?`, owner);
+    if (spec) writeRow(this.db.sql, "template_attempts", { owner_id: owner, spec: JSON.stringify(spec) });
+    else this.db.sql.exec(`DELETE FROM template_attempts WHERE owner_id = ?`, owner);
   }
 
   templateOf(owner: string): AttemptsTemplate | null {
-    const row = this.sql.exec(`SELECT spec FROM template_attempts WHERE owner_id = ?`, owner).toArray()[0];
-    return row ? AttemptsTemplate.parse(JSON.parse(z.object({ spec: z.string() }).parse(row).spec)) : null;
+    return firstRow(this.db.sql, Template, `SELECT spec FROM template_attempts WHERE owner_id = ?`, owner)?.spec ?? null;
   }
 }

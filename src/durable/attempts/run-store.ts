@@ -5,7 +5,8 @@
  */
 import { AttemptReport, AttemptRun, CheckResult } from "@agent-runtime/protocol/attempts";
 import { z } from "zod";
-import { type Migration, migrate } from "../storage/migrations";
+import { LazySchema, type Migration } from "../storage/migrations";
+import { firstRow, jsonText, rows, writeRow } from "../storage/stored";
 
 export const RUN_MIGRATIONS: readonly Migration[] = [
   {
@@ -36,17 +37,18 @@ export const RunWorktree = z.object({ repository: z.string(), path: z.string(), 
 export type RunWorktree = z.infer<typeof RunWorktree>;
 const AcpRef = z.object({ agent: z.string(), sessionId: z.string() });
 
+/** A row, its JSON columns read through their schemas. */
 const Row = z.object({
   grp: z.string(),
   n: z.number(),
   task_id: z.string().nullable(),
-  run: z.string(),
+  run: jsonText(AttemptRun),
   phase: RunPhase,
-  worktree: z.string().nullable(),
-  acp: z.string().nullable(),
-  check_result: z.string().nullable(),
+  worktree: jsonText(RunWorktree).nullable(),
+  acp: jsonText(AcpRef).nullable(),
+  check_result: jsonText(CheckResult).nullable(),
   discarded: z.number(),
-  final_report: z.string().nullable(),
+  final_report: jsonText(AttemptReport).nullable(),
   unsent: z.number(),
 });
 
@@ -66,88 +68,79 @@ export interface RunRecord {
   unsent: boolean;
 }
 
-function parse(raw: unknown): RunRecord {
-  const row = Row.parse(raw);
-  return {
+const StoredRun = Row.transform(
+  (row): RunRecord => ({
     group: row.grp,
     n: row.n,
     task: row.task_id,
-    run: AttemptRun.parse(JSON.parse(row.run)),
+    run: row.run,
     phase: row.phase,
-    worktree: row.worktree ? RunWorktree.parse(JSON.parse(row.worktree)) : null,
-    acp: row.acp ? AcpRef.parse(JSON.parse(row.acp)) : null,
-    check: row.check_result ? CheckResult.parse(JSON.parse(row.check_result)) : null,
+    worktree: row.worktree,
+    acp: row.acp,
+    check: row.check_result,
     discarded: row.discarded === 1,
-    final: row.final_report ? AttemptReport.parse(JSON.parse(row.final_report)) : null,
+    final: row.final_report,
     unsent: row.unsent === 1,
-  };
+  }),
+);
+
+/** A column's JSON, or null. */
+function jsonOrNull(value: unknown): string | null {
+  return value === null ? null : JSON.stringify(value);
 }
 
 export class RunStore {
-  private migrated = false;
+  private readonly db: LazySchema;
 
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  private get sql(): SqlStorage {
-    if (!this.migrated) {
-      migrate(this.storage, "attempt_runs", RUN_MIGRATIONS);
-      this.migrated = true;
-    }
-    return this.storage.sql;
+  constructor(storage: DurableObjectStorage) {
+    this.db = new LazySchema(storage, "attempt_runs", RUN_MIGRATIONS);
   }
 
   put(r: RunRecord): void {
-    this.sql.exec(
-      `INSERT OR REPLACE INTO attempt_runs (grp, n, task_id, run, phase, worktree, acp, check_result, discarded, final_report, unsent)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      r.group,
-      r.n,
-      r.task,
-      JSON.stringify(r.run),
-      r.phase,
-      r.worktree ? JSON.stringify(r.worktree) : null,
-      r.acp ? JSON.stringify(r.acp) : null,
-      r.check ? JSON.stringify(r.check) : null,
-      r.discarded ? 1 : 0,
-      r.final ? JSON.stringify(r.final) : null,
-      r.unsent ? 1 : 0,
-    );
+    writeRow(this.db.sql, "attempt_runs", {
+      grp: r.group,
+      n: r.n,
+      task_id: r.task,
+      run: JSON.stringify(r.run),
+      phase: r.phase,
+      worktree: jsonOrNull(r.worktree),
+      acp: jsonOrNull(r.acp),
+      check_result: jsonOrNull(r.check),
+      discarded: r.discarded ? 1 : 0,
+      final_report: jsonOrNull(r.final),
+      unsent: r.unsent ? 1 : 0,
+    });
   }
 
   get(group: string, n: number): RunRecord | null {
-    const row = this.sql.exec(`SELECT * FROM attempt_runs WHERE grp = ? AND n = ?`, group, n).toArray()[0];
-    return row ? parse(row) : null;
+    return firstRow(this.db.sql, StoredRun, `SELECT * FROM attempt_runs WHERE grp = ? AND n = ?`, group, n);
   }
 
   /** Whether this machine ever ran an attempt (no table is made to find out). */
   used(): boolean {
-    return this.migrated || this.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'attempt_runs'`).toArray().length > 0;
+    return this.db.has("attempt_runs");
   }
 
   /** Whether a task is an attempt's (no table is made to find out). */
   byTask(taskId: string): RunRecord | null {
     if (!this.used()) return null;
-    const row = this.sql.exec(`SELECT * FROM attempt_runs WHERE task_id = ?`, taskId).toArray()[0];
-    return row ? parse(row) : null;
+    return firstRow(this.db.sql, StoredRun, `SELECT * FROM attempt_runs WHERE task_id = ?`, taskId);
   }
 
   /** Whether a report to the team failed and was not sent since (no table is made to find out). */
   anyUnsent(): boolean {
-    return this.used() && this.sql.exec(`SELECT 1 FROM attempt_runs WHERE unsent = 1 LIMIT 1`).toArray().length > 0;
+    return this.used() && this.db.sql.exec(`SELECT 1 FROM attempt_runs WHERE unsent = 1 LIMIT 1`).toArray().length > 0;
   }
 
   markSent(group: string, n: number, unsent: boolean): void {
-    this.sql.exec(`UPDATE attempt_runs SET unsent = ? WHERE grp = ? AND n = ?`, unsent ? 1 : 0, group, n);
+    this.db.sql.exec(`UPDATE attempt_runs SET unsent = ? WHERE grp = ? AND n = ?`, unsent ? 1 : 0, group, n);
   }
 
   clearUnsent(): void {
-    if (this.used()) this.sql.exec(`UPDATE attempt_runs SET unsent = 0 WHERE unsent = 1`);
+    if (this.used()) this.db.sql.exec(`UPDATE attempt_runs SET unsent = 0 WHERE unsent = 1`);
   }
 
   ofGroup(group: string): RunRecord[] {
-    return this.sql
-      .exec(`SELECT * FROM attempt_runs WHERE grp = ? ORDER BY n`, group)
-      .toArray()
-      .map((row) => parse(row));
+    return rows(this.db.sql, StoredRun, `SELECT * FROM attempt_runs WHERE grp = ? ORDER BY n`, group);
   }
 }

@@ -19,7 +19,7 @@ import {
 } from "@agent-runtime/protocol/schedules";
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
-import { Earliest, firstRow, oneRow, rows } from "../storage/stored";
+import { Earliest, firstRow, oneRow, rows, writeRow } from "../storage/stored";
 import type { Timed } from "../storage/alarm";
 
 const Row = z.object({
@@ -153,11 +153,7 @@ export class ScheduleBook implements Timed {
   }
 
   private put(row: Row): void {
-    const columns = Object.entries(row);
-    this.sql.exec(
-      `INSERT OR REPLACE INTO schedules (${columns.map(([c]) => c).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
-      ...columns.map(([, v]) => v),
-    );
+    writeRow(this.sql, "schedules", row);
   }
 }
 

@@ -5,8 +5,8 @@
  */
 import type { QueuedPrompt } from "@agent-runtime/protocol/sessions";
 import { z } from "zod";
-import { type Migration, migrate } from "../storage/migrations";
-import { firstRow, rows } from "../storage/stored";
+import { LazySchema, type Migration } from "../storage/migrations";
+import { firstRow, rows, writeRow } from "../storage/stored";
 
 export const PROMPT_QUEUE_MIGRATIONS: readonly Migration[] = [
   {
@@ -33,25 +33,19 @@ export const QueuedRow = z.object({
 export type QueuedRow = z.output<typeof QueuedRow>;
 
 export class PromptQueueStore {
-  private migrated = false;
+  private readonly db: LazySchema;
   /** Every session's queue as the records show it (null until first read). */
   private summaries: Map<string, QueuedPrompt[]> | null = null;
 
   /** The table is made when first used: an object whose sessions never queue a prompt pays nothing here. */
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  private get sql(): SqlStorage {
-    if (!this.migrated) {
-      migrate(this.storage, "prompt_queue", PROMPT_QUEUE_MIGRATIONS);
-      this.migrated = true;
-    }
-    return this.storage.sql;
+  constructor(storage: DurableObjectStorage) {
+    this.db = new LazySchema(storage, "prompt_queue", PROMPT_QUEUE_MIGRATIONS);
   }
 
   private all(): Map<string, QueuedPrompt[]> {
     if (this.summaries) return this.summaries;
     const map = new Map<string, QueuedPrompt[]>();
-    for (const r of rows(this.sql, QueuedRow.omit({ prompt: true }), `SELECT id, session_id, at_ms, who, text FROM prompt_queue ORDER BY at_ms, id`)) {
+    for (const r of rows(this.db.sql, QueuedRow.omit({ prompt: true }), `SELECT id, session_id, at_ms, who, text FROM prompt_queue ORDER BY at_ms, id`)) {
       const list = map.get(r.session_id) ?? [];
       list.push({ id: r.id, text: r.text, by: r.who, atMs: r.at_ms });
       map.set(r.session_id, list);
@@ -71,15 +65,7 @@ export class PromptQueueStore {
   }
 
   add(row: QueuedRow): void {
-    this.sql.exec(
-      `INSERT INTO prompt_queue (id, session_id, at_ms, who, text, prompt) VALUES (?, ?, ?, ?, ?, ?)`,
-      row.id,
-      row.session_id,
-      row.at_ms,
-      row.who,
-      row.text,
-      row.prompt,
-    );
+    writeRow(this.db.sql, "prompt_queue", row, "insert");
     const list = this.all().get(row.session_id) ?? [];
     list.push({ id: row.id, text: row.text, by: row.who, atMs: row.at_ms });
     this.all().set(row.session_id, list);
@@ -87,12 +73,12 @@ export class PromptQueueStore {
 
   /** The first prompt a session has waiting, whole. */
   next(sessionId: string): QueuedRow | null {
-    return firstRow(this.sql, QueuedRow, `SELECT * FROM prompt_queue WHERE session_id = ? ORDER BY at_ms, id LIMIT 1`, sessionId);
+    return firstRow(this.db.sql, QueuedRow, `SELECT * FROM prompt_queue WHERE session_id = ? ORDER BY at_ms, id LIMIT 1`, sessionId);
   }
 
   /** Take a prompt out of the queue (sent or cancelled): whether it was there. */
   remove(sessionId: string, id: string): boolean {
-    const removed = this.sql.exec(`DELETE FROM prompt_queue WHERE id = ? AND session_id = ?`, id, sessionId).rowsWritten > 0;
+    const removed = this.db.sql.exec(`DELETE FROM prompt_queue WHERE id = ? AND session_id = ?`, id, sessionId).rowsWritten > 0;
     const list = this.all()
       .get(sessionId)
       ?.filter((q) => q.id !== id);

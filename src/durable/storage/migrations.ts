@@ -48,3 +48,30 @@ export function migrate(storage: DurableObjectStorage, schema: string, migration
     return latest;
   });
 }
+
+/**
+ * A store whose tables are made when first used, so that an object that never uses the feature pays
+ * nothing for it: `sql` brings the schema to its newest version on first use; `has(table)` says whether
+ * an earlier use made a table, without making it.
+ */
+export class LazySchema {
+  private migrated = false;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly schema: string,
+    private readonly migrations: readonly Migration[],
+  ) {}
+
+  get sql(): SqlStorage {
+    if (!this.migrated) {
+      migrate(this.storage, this.schema, this.migrations);
+      this.migrated = true;
+    }
+    return this.storage.sql;
+  }
+
+  has(table: string): boolean {
+    return this.migrated || this.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`, table).toArray().length > 0;
+  }
+}

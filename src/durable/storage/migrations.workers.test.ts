@@ -12,8 +12,9 @@ import { SESSION_MIGRATIONS, SessionStore } from "../sessions/session-store";
 import { DELIVERY_MIGRATIONS } from "../notifications/deliverer";
 import { TEAM_MIGRATIONS } from "../team/team-schema";
 import { TASK_MIGRATIONS } from "../tasks/task-store";
-import { type Migration, migrate, schemaVersion } from "./migrations";
-import { getStored, jsonText, rows, UnreadableRecord } from "./stored";
+import { RunStore } from "../attempts/run-store";
+import { LazySchema, type Migration, migrate, schemaVersion } from "./migrations";
+import { getStored, jsonText, rows, UnreadableRecord, writeRow } from "./stored";
 import { z } from "zod";
 
 /** The previous release's tables, exactly as it created them (no version recorded). */
@@ -279,6 +280,61 @@ describe("the team's policy a machine's object keeps", () => {
       // Refused each time it is read (a sandbox then refuses to start an agent), never remembered as no rules.
       expect(() => gate.current()).toThrow(UnreadableRecord);
       expect(gate.policy).toBeNull();
+    });
+  });
+});
+
+describe("a store's tables made when first used, its rows written whole", () => {
+  const notes: Migration = { version: 1, does: "a table", up: (sql) => sql.exec(`CREATE TABLE IF NOT EXISTS lazy_notes (id INTEGER PRIMARY KEY, text TEXT)`) };
+  const Note = z.object({ id: z.number(), text: z.string() });
+
+  it("makes no table until used, then migrates once; a row written again replaces it, one that must be new is refused when it is not", async () => {
+    const stub = env.TEAM.get(env.TEAM.idFromName("lazy-schema")) as DurableObjectStub<TeamObject>;
+    await runInDurableObject(stub, (_, state) => {
+      const db = new LazySchema(state.storage, "lazy_notes", [notes]);
+      expect(db.has("lazy_notes")).toBe(false);
+      expect(schemaVersion(state.storage.sql, "lazy_notes")).toBe(0);
+      writeRow(db.sql, "lazy_notes", { id: 1, text: "first" });
+      expect(db.has("lazy_notes")).toBe(true);
+      // Another instance (the object woke again) sees the table without making anything.
+      expect(new LazySchema(state.storage, "lazy_notes", [notes]).has("lazy_notes")).toBe(true);
+      expect(schemaVersion(state.storage.sql, "lazy_notes")).toBe(1);
+      writeRow(db.sql, "lazy_notes", { id: 1, text: "again" });
+      writeRow(db.sql, "lazy_notes", { id: 2, text: "new" }, "insert");
+      expect(() => writeRow(db.sql, "lazy_notes", { id: 2, text: "twice" }, "insert")).toThrow(/UNIQUE/);
+      expect(rows(db.sql, Note, `SELECT id, text FROM lazy_notes ORDER BY id`)).toEqual([
+        { id: 1, text: "again" },
+        { id: 2, text: "new" },
+      ]);
+    });
+  });
+
+  it("an attempt's run whose JSON column does not read is refused, naming its table; one that reads is read whole", async () => {
+    const stub = env.MACHINE.get(env.MACHINE.idFromName("stored-attempt-runs")) as DurableObjectStub<MachineObject>;
+    await runInDurableObject(stub, (_, state) => {
+      const store = new RunStore(state.storage);
+      expect(store.used()).toBe(false);
+      expect(store.ofGroup("grp-000000000001")).toEqual([]);
+      const group = "grp-000000000001";
+      const run = {
+        ...{ group, n: 1, agent: "mock", cwd: "/srv/app", prompt: "race", branch: `agent/${group}-1-mock`, check: null, deadlineSeconds: 600 },
+        ...{ base: { branch: "main", commit: "a".repeat(40), agreedOn: "m1" }, policy: null, who: "API_TOKEN", origin: "task" },
+      };
+      state.storage.sql.exec(`INSERT INTO attempt_runs (grp, n, run, phase) VALUES ('grp-000000000001', 1, 'not json', 'turn')`);
+      expect(() => store.get("grp-000000000001", 1)).toThrow(/a row of attempt_runs: stored data this release cannot read .*not JSON/);
+      state.storage.sql.exec(
+        `UPDATE attempt_runs SET run = ?, worktree = ? WHERE n = 1`,
+        JSON.stringify(run),
+        JSON.stringify({ repository: "/r", path: "/w", branch: "b" }),
+      );
+      expect(store.get("grp-000000000001", 1)).toMatchObject({
+        group: "grp-000000000001",
+        n: 1,
+        run,
+        worktree: { branch: "b" },
+        acp: null,
+        discarded: false,
+      });
     });
   });
 });

@@ -45,6 +45,18 @@ function source(query: string): string {
   return `a row of ${/\bFROM\s+(\w+)/i.exec(query)?.[1] ?? "a query"}`;
 }
 
+/**
+ * Write a row whole, its columns named by its keys: `replace` (INSERT OR REPLACE) for a record written
+ * again as it changes, `insert` for one that must be new (a primary key taken is an error).
+ */
+export function writeRow(sql: SqlStorage, table: string, row: Record<string, SqlBinding>, mode: "replace" | "insert" = "replace"): void {
+  const columns = Object.keys(row);
+  sql.exec(
+    `${mode === "replace" ? "INSERT OR REPLACE" : "INSERT"} INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+    ...Object.values(row),
+  );
+}
+
 /** Every row `query` answers, each read as `schema`. */
 export function rows<S extends z.ZodType>(sql: SqlStorage, schema: S, query: string, ...bindings: SqlBinding[]): z.output<S>[] {
   return sql

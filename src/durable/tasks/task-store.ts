@@ -5,8 +5,8 @@
  */
 import { TASK_LIMITS, type TaskFilter, TaskOrigin, TaskResult, TaskState } from "@agent-runtime/protocol/tasks";
 import { z } from "zod";
-import { type Migration, migrate } from "../storage/migrations";
-import { firstRow, rows } from "../storage/stored";
+import { LazySchema, type Migration } from "../storage/migrations";
+import { firstRow, rows, writeRow } from "../storage/stored";
 
 export const TASK_MIGRATIONS: readonly Migration[] = [
   {
@@ -63,71 +63,41 @@ export const TaskRow = z.object({
 });
 export type TaskRow = z.output<typeof TaskRow>;
 
-const COLUMNS: (keyof TaskRow)[] = [
-  "id",
-  "agent",
-  "cwd",
-  "title",
-  "prompt",
-  "worktree",
-  "policy",
-  "deadline_s",
-  "notify",
-  "state",
-  "session_id",
-  "acp_session_id",
-  "created_by",
-  "created_at",
-  "started_at",
-  "ended_at",
-  "result",
-  "report",
-  "origin",
-];
-
 export class TaskStore {
-  private migrated = false;
+  private readonly db: LazySchema;
 
-  constructor(private readonly storage: DurableObjectStorage) {}
-
-  private get sql(): SqlStorage {
-    if (!this.migrated) {
-      migrate(this.storage, "tasks", TASK_MIGRATIONS);
-      this.migrated = true;
-    }
-    return this.storage.sql;
+  constructor(storage: DurableObjectStorage) {
+    this.db = new LazySchema(storage, "tasks", TASK_MIGRATIONS);
   }
 
   /** Whether this machine ever had a task (no table is made to find out). */
   any(): boolean {
-    if (this.migrated) return true;
-    const table = this.storage.sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tasks'`).toArray();
-    return table.length > 0;
+    return this.db.has("tasks");
   }
 
   /** Write a task's row whole (a new one, or one whose state changed). */
   put(row: TaskRow): void {
-    this.sql.exec(`INSERT OR REPLACE INTO tasks (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map(() => "?").join(", ")})`, ...COLUMNS.map((c) => row[c]));
+    writeRow(this.db.sql, "tasks", row);
   }
 
   get(id: string): TaskRow | null {
-    return firstRow(this.sql, TaskRow, `SELECT * FROM tasks WHERE id = ?`, id);
+    return firstRow(this.db.sql, TaskRow, `SELECT * FROM tasks WHERE id = ?`, id);
   }
 
   bySession(sessionId: string): TaskRow | null {
     if (!this.any()) return null;
-    return firstRow(this.sql, TaskRow, `SELECT * FROM tasks WHERE session_id = ?`, sessionId);
+    return firstRow(this.db.sql, TaskRow, `SELECT * FROM tasks WHERE session_id = ?`, sessionId);
   }
 
   /** Tasks in a state, oldest first. */
   inState(state: TaskRow["state"]): TaskRow[] {
     if (!this.any()) return [];
-    return rows(this.sql, TaskRow, `SELECT * FROM tasks WHERE state = ? ORDER BY created_at, id`, state);
+    return rows(this.db.sql, TaskRow, `SELECT * FROM tasks WHERE state = ? ORDER BY created_at, id`, state);
   }
 
   count(state: TaskRow["state"]): number {
     if (!this.any()) return 0;
-    return Number(this.sql.exec(`SELECT COUNT(*) AS n FROM tasks WHERE state = ?`, state).one().n);
+    return Number(this.db.sql.exec(`SELECT COUNT(*) AS n FROM tasks WHERE state = ?`, state).one().n);
   }
 
   /** A page, newest first, strictly before `before`; `waiting` is read as running (the caller tells them apart). */
@@ -142,12 +112,12 @@ export class TaskStore {
     ];
     const used = filters.filter((f): f is [string, (string | number)[]] => f[1] !== undefined);
     const where = used.length ? `WHERE ${used.map(([clause]) => clause).join(" AND ")}` : "";
-    return rows(this.sql, TaskRow, `SELECT * FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ?`, ...used.flatMap(([, v]) => v), limit);
+    return rows(this.db.sql, TaskRow, `SELECT * FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ?`, ...used.flatMap(([, v]) => v), limit);
   }
 
   /** Past TASK_LIMITS.keptPerMachine, the oldest finished tasks go. */
   trim(): void {
-    this.sql.exec(
+    this.db.sql.exec(
       `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE state NOT IN ('queued', 'running') ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)`,
       TASK_LIMITS.keptPerMachine,
     );

@@ -25,7 +25,7 @@ import { ScheduleTask } from "@agent-runtime/protocol/schedules";
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
 import { type Commenter, deliveryContext, fillTemplate } from "./github-events";
-import { firstRow, rows } from "../storage/stored";
+import { firstRow, rows, writeRow } from "../storage/stored";
 
 const Row = z.object({
   id: z.string(),
@@ -88,17 +88,7 @@ export class TriggerBook {
       created_at: now,
       last_delivery: null,
     };
-    this.sql.exec(
-      `INSERT INTO triggers (id, secret, events, authors, task, created_by, created_at, last_delivery) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      row.id,
-      row.secret,
-      row.events,
-      row.authors,
-      row.task,
-      row.created_by,
-      row.created_at,
-      row.last_delivery,
-    );
+    writeRow(this.sql, "triggers", row, "insert");
     return { ok: true, value: toTrigger(row) };
   }
 
@@ -139,13 +129,7 @@ export class TriggerBook {
           : `this body was delivered already (delivery ${seen.delivery_id}): a replay under another id`;
       return { outcome: "replayed", detail, task: null };
     }
-    this.sql.exec(
-      `INSERT OR REPLACE INTO trigger_deliveries (trigger_id, delivery_id, at_ms, body_sha256) VALUES (?, ?, ?, ?)`,
-      id,
-      delivery.delivery,
-      now,
-      digest,
-    );
+    writeRow(this.sql, "trigger_deliveries", { trigger_id: id, delivery_id: delivery.delivery, at_ms: now, body_sha256: digest });
     this.sql.exec(`DELETE FROM trigger_deliveries WHERE trigger_id = ? AND at_ms < ?`, id, since);
     this.sql.exec(
       `DELETE FROM trigger_deliveries WHERE trigger_id = ? AND delivery_id NOT IN (SELECT delivery_id FROM trigger_deliveries WHERE trigger_id = ? ORDER BY at_ms DESC LIMIT ?)`,
