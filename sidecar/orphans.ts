@@ -4,11 +4,12 @@
  * that pid, so a reused pid is never mistaken for ours — and the next sidecar on this machine stops
  * whatever of those groups is still running, leader or not.
  */
-import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, readFileSync, mkdirSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { logger } from "./log";
 import { z } from "zod";
 import { readJsonFileSync, UnreadableFile } from "./json-file";
+import { writeFileAtomicSync } from "./atomic-file";
 
 const log = logger("process");
 
@@ -84,6 +85,7 @@ export class ChildRegistry {
       }
     }
     if (reaped) log.warn(`stopped ${reaped} process(es) left running by a sidecar that did not shut down cleanly`);
+    this.removeStaged();
     this.save();
     return reaped;
   }
@@ -99,9 +101,19 @@ export class ChildRegistry {
     if (this.live.delete(pid)) this.save();
   }
 
+  /** A record a killed sidecar was still writing (under its temporary name): never read, only removed. */
+  private removeStaged(): void {
+    const name = basename(this.path);
+    for (const entry of readdirSync(dirname(this.path))) {
+      if (entry.startsWith(`${name}.`) && entry.endsWith(".tmp")) rmSync(join(dirname(this.path), entry), { force: true });
+    }
+  }
+
+  // Whole or not at all: a sidecar killed while writing in place left an empty file once, and the next one
+  // could then stop none of the children it names (test/faults.test.ts).
   private save(): void {
     try {
-      writeFileSync(this.path, JSON.stringify([...this.live.values()]));
+      writeFileAtomicSync(this.path, JSON.stringify([...this.live.values()]));
     } catch (err) {
       log.warn(`could not record child processes: ${String(err)}`);
     }
