@@ -117,7 +117,12 @@ export async function benchAttempts(): Promise<AttemptFigures> {
       // What the disk alone asks for four checkouts now (the runtime's part is the rest of the figure above).
       const probes = [1, 2, 3, 4].map((n) => join(dir, `probe-${run}-${n}`));
       const checkoutBegan = performance.now();
-      await Promise.all(probes.map((p) => run4("git", ["-c", "checkout.workers=0", "worktree", "add", "-q", "--detach", p, "main"], { cwd: repo })));
+      // All four are let finish before any failure is thrown: a checkout still writing would race the clean-up.
+      const added = await Promise.allSettled(
+        probes.map((p) => run4("git", ["-c", "checkout.workers=0", "worktree", "add", "-q", "--detach", p, "main"], { cwd: repo })),
+      );
+      const failed = added.find((a) => a.status === "rejected");
+      if (failed) throw new Error(`bench: git worktree add (the disk's probe) failed: ${String(failed.reason)}`);
       checkoutTimes.push(performance.now() - checkoutBegan);
       for (const p of probes) git("worktree", "remove", "--force", p);
     }
@@ -170,7 +175,8 @@ export async function benchAttempts(): Promise<AttemptFigures> {
   } finally {
     await sidecar.stop();
     await worker.dispose();
-    await rm(dir, { recursive: true, force: true });
+    // Retried: a process the failure left writing (git, an agent) may still add a file for a moment.
+    await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   }
 }
 
