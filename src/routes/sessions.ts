@@ -152,7 +152,6 @@ function notFound(id: string): never {
 
 export const sessionRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async function listSessions(c) {
-    const _identity = c.get("identity");
     const query = c.req.valid("query");
     const machine = query.machine ?? c.req.param("machine");
     const limit = query.limit ?? 50;
