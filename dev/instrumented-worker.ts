@@ -12,6 +12,8 @@ import worker, { MachineObject as Machine, TeamObject as Team, TokenObject } fro
 const HANDLERS = { fetch: "fetch", webSocketMessage: "message", webSocketClose: "close", webSocketError: "close", alarm: "alarm" } as const;
 
 const WRITE_STATEMENT = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+/** A `ports` frame as the sidecar encodes it (one JSON object, its kind first). */
+const PORTS_FRAME = /^\{"t":"ports"[,}]/;
 
 /** Whose counters a storage (or its SQL) writes to: the runtime's own classes are patched once, per instance. */
 const statsOf = new WeakMap<object, ObjectStats>();
@@ -57,6 +59,7 @@ function counted<T extends object>(object: T, stats: ObjectStats, lastPingMs: ()
       const kind = prop in HANDLERS ? HANDLERS[prop as keyof typeof HANDLERS] : "rpc";
       return (...args: unknown[]) => {
         stats.invocations[kind]++;
+        if (kind === "message" && typeof args[1] === "string" && PORTS_FRAME.test(args[1])) stats.portsFrames++;
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
@@ -64,7 +67,7 @@ function counted<T extends object>(object: T, stats: ObjectStats, lastPingMs: ()
 }
 
 function newStats(): ObjectStats {
-  return { invocations: { fetch: 0, message: 0, close: 0, alarm: 0, rpc: 0 }, writes: 0, lastPingMs: null };
+  return { invocations: { fetch: 0, message: 0, close: 0, alarm: 0, rpc: 0 }, writes: 0, portsFrames: 0, lastPingMs: null };
 }
 
 export class MachineObject extends Machine {
