@@ -5,8 +5,9 @@
  * sidecar, whoever calls the object; what is one reaches the agent as one line of the JSON the object read.
  */
 import { SELF, env } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
-import { FakeSidecar } from "../../../test/workers/fake-sidecar";
+import { describe, expect, it } from "vitest";
+import type { FakeSidecar } from "../../../test/workers/fake-sidecar";
+import { sidecarsPerTest } from "../../../test/workers/requests";
 
 const api = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
   SELF.fetch(`https://runtime.test${path}`, {
@@ -14,18 +15,14 @@ const api = (path: string, init: RequestInit & { headers?: Record<string, string
     headers: { authorization: `Bearer ${env.API_TOKEN}`, "content-type": "application/json", accept: "application/json", ...(init.headers ?? {}) },
   });
 
-const sidecars: FakeSidecar[] = [];
-afterEach(() => {
-  for (const sidecar of sidecars.splice(0)) if (!sidecar.closed) sidecar.drop();
-});
+const connect = sidecarsPerTest();
 
 const acpPosts = (sidecar: FakeSidecar) => sidecar.received.filter((f) => f.t === "req" && f.op === "acp.post").length;
 
 describe("the relay's message, handed to the machine's object as text", () => {
   it("is refused by the object with the 400 of a declared body, and never sent on", async () => {
     const machine = "relay-text-refused";
-    const sidecar = await FakeSidecar.connect(machine);
-    sidecars.push(sidecar);
+    const sidecar = await connect(machine);
     const path = `/machines/${machine}/v1/acp/s1?agent=mock`;
 
     const notJsonRpc = await api(path, { method: "POST", body: JSON.stringify({ jsonrpc: "1.0", id: 1, method: "initialize" }) });
@@ -58,8 +55,7 @@ describe("the relay's message, handed to the machine's object as text", () => {
 
   it("reaches the agent as one line of the JSON the object read, not as the client's text", async () => {
     const machine = "relay-text-line";
-    const sidecar = await FakeSidecar.connect(machine);
-    sidecars.push(sidecar);
+    const sidecar = await connect(machine);
     // Pretty-printed, with a key twice: the policy and the recorder read the last one, and so must the agent.
     const body = '{\n  "jsonrpc": "2.0",\n  "id": 7,\n  "method": "session/list",\n  "method": "initialize",\n  "params": { "protocolVersion": 1 }\n}';
     const posting = api(`/machines/${machine}/v1/acp/s1?agent=mock`, { method: "POST", body });
