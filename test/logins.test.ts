@@ -49,6 +49,16 @@ async function startSession(
 }
 
 const session = (rt: Runtime, id: string) => json<Session>(rt.api(`/v1/sessions/${id}`));
+/** A session that waited for its agent's login, once it has started (idle). */
+const startedAfterLogin = (rt: Runtime, id: string) =>
+  waitFor(
+    async () => {
+      const s = await session(rt, id);
+      return s.state === "idle" ? s : null;
+    },
+    "the session that waited to start",
+    20_000,
+  );
 
 /** Every file under a folder, as text (the worker's storage: SQLite files and whatever else workerd keeps). */
 async function allText(dir: string): Promise<string> {
@@ -90,14 +100,7 @@ describe("mock-login", () => {
       return /code: (\d{6})/.exec(out)?.[1];
     }, "the login's code on its terminal");
     await json(post(rt, `/v1/processes/${pid}/input`, { data: `${code}\r`, encoding: "utf8" }));
-    const ready = await waitFor(
-      async () => {
-        const s = await session(rt!, id);
-        return s.state === "idle" ? s : null;
-      },
-      "the session that waited to start",
-      20_000,
-    );
+    const ready = await startedAfterLogin(rt, id);
     expect(ready.sessionId).toMatch(/^mock-/);
     expect(ready.waiting ?? null).toBeNull();
     const prompted = await json<{ id: string }>(post(rt, `/v1/sessions/${id}/prompt`, { prompt: [{ type: "text", text: "hello after login" }] }), 202);
@@ -185,14 +188,7 @@ describe("mock-login", () => {
       const answered = await json<{ login?: unknown; pending: unknown }>(post(rt, "/v1/agents/mock-login/login/elicitation", { action: "accept" }));
       expect(answered.pending).toBeNull();
 
-      const ready = await waitFor(
-        async () => {
-          const s = await session(rt!, id);
-          return s.state === "idle" ? s : null;
-        },
-        "the session that waited to start",
-        20_000,
-      );
+      const ready = await startedAfterLogin(rt, id);
       expect(ready.sessionId).toMatch(/^mock-/);
       expect((await json<{ login: Login }>(rt.api("/v1/agents/mock-login"))).login).toMatchObject({ state: "logged_in", pending: null });
       const audit = await json<{ entries: { route: string }[] }>(rt.api("/v1/audit?limit=50"));
