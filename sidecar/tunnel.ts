@@ -27,6 +27,7 @@ import { CallCancel, type CallContext } from "./tunnel-cancel";
 import { readWorkerFrame } from "./tunnel-frames";
 import { Redial, retryAfterMs } from "./tunnel-redial";
 import type { PreviewFrame } from "@agent-runtime/protocol/preview";
+import type { AgentId } from "@agent-runtime/protocol/values";
 
 /** Where preview frames go (preview/preview-proxy.ts); a sidecar with one offers previews in its hello. */
 export interface PreviewStreams {
@@ -98,6 +99,8 @@ export class TunnelClient {
   private stopPortWatch: (() => void) | null = null;
   private readonly hub: StreamHub;
   private readonly previews: PreviewStreams | null;
+  /** Agents whose login changed while the tunnel was down (bounded by the agents installed). */
+  private readonly untold = new Set<AgentId>();
 
   constructor(private readonly options: TunnelOptions) {
     this.redial = new Redial(options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs);
@@ -246,6 +249,8 @@ export class TunnelClient {
         // Only a worker that reads them is told of ports (an older one would answer `bad`).
         this.stopPortWatch?.();
         this.stopPortWatch = frame.ports && this.options.watchPorts ? this.options.watchPorts(() => this.send({ t: "ports" })) : null;
+        for (const agent of this.untold) this.send({ t: "login", agent });
+        this.untold.clear();
         return;
       case "req":
         void this.serveCall(frame.id, frame.op, frame.args);
@@ -331,9 +336,14 @@ export class TunnelClient {
     }
   }
 
-  /** A notice of the sidecar's own to the worker (an agent's login changed): lost when not connected, as the worker reads the state again at will. */
+  /**
+   * A notice of the sidecar's own to the worker (an agent's login changed). One made while the tunnel is
+   * down is told after the next welcome, once per agent: the worker reads the login anew, so what it
+   * learns is the state then, and a person waiting on the flow's page still gets its notification.
+   */
   tell(frame: Extract<SidecarFrame, { t: "login" }>): void {
-    this.send(frame);
+    if (this.ws?.readyState === WebSocket.OPEN) this.send(frame);
+    else this.untold.add(frame.agent);
   }
 
   private send(frame: SidecarFrame | PackedEvents): void {

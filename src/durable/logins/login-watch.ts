@@ -4,14 +4,12 @@
  * Kept in the object's storage (and named after what it is for), so it is found again after the object
  * slept and re-subscribed at every hello, like the session recorder's.
  */
-import { z } from "zod";
 import type { WorkerFrame } from "@agent-runtime/protocol/frames";
+import { ProcessLogEnd } from "@agent-runtime/protocol/processes";
 import type { Subscriber, SubscriberKind } from "../streams/subscribers";
 
 const PREFIX = "login:";
 const KEY = "login-watch:";
-
-const Ended = z.object({ exitCode: z.number().nullish() }).passthrough();
 
 export class LoginWatch implements SubscriberKind {
   constructor(
@@ -56,8 +54,8 @@ export class LoginWatch implements SubscriberKind {
         try {
           value = JSON.parse(end.json);
         } catch {}
-        const parsed = Ended.safeParse(value);
-        this.ended(agent, end.code === "exited" && parsed.success && parsed.data.exitCode === 0);
+        const parsed = ProcessLogEnd.safeParse(value);
+        this.ended(agent, end.code === "exited" && parsed.success && "exitCode" in parsed.data && parsed.data.exitCode === 0);
       },
       // The machine restarted or stayed away: the process is gone with it.
       fail: () => forget(),
