@@ -10,6 +10,7 @@ import { z } from "zod";
 import { JsonRpcId } from "./acp";
 import { Process } from "./processes";
 import { resource, strictResource } from "./resource";
+import { jsonAs } from "./json";
 
 export const LoginMethodType = z.enum(["terminal", "env_var", "agent"]).meta({ id: "LoginMethodType" });
 export type LoginMethodType = z.infer<typeof LoginMethodType>;
@@ -153,12 +154,5 @@ const ErrorAnswer = z.object({ error: z.object({ code: z.number() }).passthrough
 
 /** Does this answer (the agent's JSON text) say the agent must be logged in first? */
 export function isAuthRequired(body: string): boolean {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return false;
-  }
-  const parsed = ErrorAnswer.safeParse(value);
-  return parsed.success && parsed.data.error.code === AUTH_REQUIRED_CODE;
+  return jsonAs(body, ErrorAnswer)?.error.code === AUTH_REQUIRED_CODE;
 }
