@@ -95,6 +95,14 @@ export type RevertResult = z.infer<typeof RevertResult>;
 
 export const GitCwd = z.string().min(1).max(4096).describe("a folder in the repository (absolute, or relative to the machine's home)");
 
+/** A name git takes on its command line (a remote, a branch, a commit): no white space, and never an option. */
+const GitName = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(/^[^-\s][^\s]*$/, what);
+
 export const GitFile = z.object({
   path: z.string(),
   index: z.string().describe("git's status letter for the index ('.' unchanged, '?' untracked)"),
@@ -132,18 +140,8 @@ export const GitCommitResult = resource("GitCommitResult", {
 
 export const GitPushRequest = strictResource("GitPushRequest", {
   cwd: GitCwd,
-  remote: z
-    .string()
-    .min(1)
-    .max(256)
-    .regex(/^[^-\s][^\s]*$/, "a remote's name")
-    .optional(),
-  branch: z
-    .string()
-    .min(1)
-    .max(256)
-    .regex(/^[^-\s][^\s]*$/, "a branch's name")
-    .optional(),
+  remote: GitName("a remote's name").optional(),
+  branch: GitName("a branch's name").optional(),
   setUpstream: z.boolean().optional(),
 });
 
@@ -156,12 +154,7 @@ export const PullRequestRequest = strictResource("PullRequestRequest", {
     .string()
     .max(64 * 1024)
     .optional(),
-  base: z
-    .string()
-    .min(1)
-    .max(256)
-    .regex(/^[^-\s][^\s]*$/, "a branch's name")
-    .optional(),
+  base: GitName("a branch's name").optional(),
   draft: z.boolean().optional(),
 });
 
@@ -175,13 +168,7 @@ export const PullRequestResult = resource("PullRequestResult", {
 
 export const WorktreeRequest = z
   .object({
-    base: z
-      .string()
-      .min(1)
-      .max(256)
-      .regex(/^[^-\s][^\s]*$/, "a branch or commit")
-      .optional()
-      .describe("default: the repository's HEAD"),
+    base: GitName("a branch or commit").optional().describe("default: the repository's HEAD"),
     name: z.string().max(64).optional().describe("words for the branch's name (agent/<slug>-<short id>)"),
     branch: z
       .string()

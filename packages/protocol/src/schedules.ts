@@ -6,12 +6,10 @@ import { z } from "zod";
 import { AttemptsTemplate, GroupId } from "./attempts";
 import { TaskId, TaskRequest } from "./tasks";
 import { Identifier } from "./values";
+import { runtimeId } from "./ids";
 import { resource, strictResource } from "./resource";
 
-export const ScheduleId = z
-  .string()
-  .regex(/^sch-[0-9a-f]{16}$/, "a schedule id as the runtime hands it out (sch-<16 hex>)")
-  .meta({ id: "ScheduleId" });
+export const ScheduleId = runtimeId("ScheduleId", "sch", "schedule");
 
 /** Runs a schedule remembers, newest first. */
 export const SCHEDULE_RUNS_KEPT = 20;

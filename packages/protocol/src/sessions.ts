@@ -10,6 +10,7 @@ import { SessionSandbox } from "./sandbox-rules";
 import { LoginMethod } from "./logins";
 import { SessionUsage } from "./usage";
 import { AgentId } from "./values";
+import { machineOfRoutedId, machineRoutedId } from "./ids";
 import { resource, strictResource } from "./resource";
 
 export const SessionState = z
@@ -62,15 +63,11 @@ export const PendingRequest = resource("PendingRequest", {
 export type PendingRequest = z.infer<typeof PendingRequest>;
 
 /** A runtime session id: `ses-` and 16 hex digits, then `-` and its machine, so any worker can route it. */
-export const SessionId = z
-  .string()
-  .max(160)
-  .regex(/^ses-[0-9a-f]{16}-[A-Za-z0-9][A-Za-z0-9._-]*$/, "a session id as the runtime hands it out (ses-<16 hex>-<machine>)")
-  .meta({ id: "SessionId" });
+export const SessionId = machineRoutedId("SessionId", "ses", "session");
 
 /** The machine a runtime session id names. */
 export function machineOfSession(id: string): string {
-  return id.slice("ses-".length + 16 + 1);
+  return machineOfRoutedId("ses", id);
 }
 
 /** A prompt waiting for its machine (or for the turn before it): the first words of it, by whom, since when. */

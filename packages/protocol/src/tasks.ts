@@ -8,17 +8,14 @@ import { WorkOrigin } from "./sandbox";
 import { SessionId } from "./sessions";
 import { TurnChanges, WorktreeRequest } from "./review";
 import { AgentId, Identifier } from "./values";
+import { machineOfRoutedId, machineRoutedId } from "./ids";
 import { resource, strictResource } from "./resource";
 
-export const TaskId = z
-  .string()
-  .max(160)
-  .regex(/^task-[0-9a-f]{16}-[A-Za-z0-9][A-Za-z0-9._-]*$/, "a task id as the runtime hands it out (task-<16 hex>-<machine>)")
-  .meta({ id: "TaskId" });
+export const TaskId = machineRoutedId("TaskId", "task", "task");
 
 /** The machine a task id names. */
 export function machineOfTask(id: string): string {
-  return id.slice("task-".length + 16 + 1);
+  return machineOfRoutedId("task", id);
 }
 
 export const TASK_STATES = ["queued", "running", "waiting", "succeeded", "failed", "cancelled", "timed_out"] as const;

@@ -8,12 +8,10 @@ import { AttemptsTemplate } from "./attempts";
 import { ScheduleTask } from "./schedules";
 export { IssueRef } from "./tasks";
 import { CONTROL_CHARS } from "./values";
+import { runtimeId } from "./ids";
 import { resource, strictResource } from "./resource";
 
-export const TriggerId = z
-  .string()
-  .regex(/^trg-[0-9a-f]{16}$/, "a trigger id as the runtime hands it out (trg-<16 hex>)")
-  .meta({ id: "TriggerId" });
+export const TriggerId = runtimeId("TriggerId", "trg", "trigger");
 
 /**
  * Triggers a machine's tasks may have: counted per machine, so a member of one machine cannot use up what
