@@ -5,6 +5,7 @@
  * slept and re-subscribed at every hello, like the session recorder's.
  */
 import type { WorkerFrame } from "@agent-runtime/protocol/frames";
+import { jsonAs } from "@agent-runtime/protocol/json";
 import { ProcessLogEnd } from "@agent-runtime/protocol/processes";
 import type { Subscriber, SubscriberKind } from "../streams/subscribers";
 
@@ -50,12 +51,8 @@ export class LoginWatch implements SubscriberKind {
       deliver: () => {},
       end: (end) => {
         forget();
-        let value: unknown = null;
-        try {
-          value = JSON.parse(end.json);
-        } catch {}
-        const parsed = ProcessLogEnd.safeParse(value);
-        this.ended(agent, end.code === "exited" && parsed.success && "exitCode" in parsed.data && parsed.data.exitCode === 0);
+        const parsed = jsonAs(end.json, ProcessLogEnd);
+        this.ended(agent, end.code === "exited" && parsed !== undefined && "exitCode" in parsed && parsed.exitCode === 0);
       },
       // The machine restarted or stayed away: the process is gone with it.
       fail: () => forget(),
