@@ -1,6 +1,6 @@
 /**
- * The routes of a record the team keeps for its task's machine (a schedule, a GitHub trigger:
- * docs/architecture.md, "Schedules" and "GitHub triggers"), declared once: create, list, get and delete.
+ * The routes of a record the team keeps for its task's machine (a schedule, a GitHub trigger), declared
+ * once (docs/architecture.md, "Families of routes"): create, list, get and delete.
  * Creating one takes a member whose scope holds every machine it starts tasks on; a record whose task's
  * machine is outside the caller's scope is as good as absent (404, and left out of a list); deleting one
  * takes a member of that machine. The declarations go through `apiRoute` (http/api-route.ts) as every
