@@ -27,6 +27,7 @@ export function pageQuery(noun: string, idPrefix: string) {
       .optional(),
   });
 }
+
 export interface Cursor {
   atMs: number;
   id: string;
