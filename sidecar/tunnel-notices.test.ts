@@ -16,20 +16,23 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise<void>((resolve) => waiters.push(resolve));
 }
 
-/** A worker's end of the tunnel: it welcomes each hello and keeps every frame each connection sent, by connection. */
-async function fakeWorker() {
+/**
+ * A worker's end of the tunnel: it welcomes each hello (but those of the connections `unwelcomed` names, by
+ * index) and keeps every frame each connection sent, by connection.
+ */
+async function fakeWorker(unwelcomed: readonly number[] = []) {
   const server = new WebSocketServer({ port: 0, host: "127.0.0.1" });
   await once(server, "listening");
   const connections: { socket: WebSocket; frames: SidecarFrame[] }[] = [];
   server.on("connection", (socket) => {
     const connection = { socket, frames: [] as SidecarFrame[] };
-    connections.push(connection);
+    const index = connections.push(connection) - 1;
     socket.on("message", (data) => {
       const text = data.toString();
       if (text === '{"t":"ping"}') return;
       const frame = SidecarFrame.parse(JSON.parse(text));
       connection.frames.push(frame);
-      if (frame.t === "hello") socket.send(JSON.stringify({ t: "welcome", machine: frame.machine }));
+      if (frame.t === "hello" && !unwelcomed.includes(index)) socket.send(JSON.stringify({ t: "welcome", machine: frame.machine }));
       changed();
     });
   });
@@ -80,5 +83,37 @@ describe("the sidecar's notices to the worker", () => {
     await until(() => worker.connections.length === 2 && worker.connections[1]!.frames.filter((f) => f.t === "login").length === 2);
     const second = worker.connections[1]!.frames.map((f) => (f.t === "login" ? `login ${f.agent}` : f.t));
     expect(second).toEqual(["hello", "login mock", "login claude"]);
+  });
+
+  it("keeps a notice made after the hello but before the welcome for the connection that is welcomed", async () => {
+    // The first connection's hello is never welcomed (the worker is still registering it), then it drops.
+    const worker = await fakeWorker([0]);
+    const states: string[] = [];
+    const tunnel = new TunnelClient({
+      url: worker.url,
+      machine: "laptop",
+      token: "t",
+      sidecarVersion: "0.0.0",
+      // No call is made in this test: the handlers are never reached.
+      handlers: {} as OpHandlers,
+      streams: () => null,
+      reconnectSpreadMs: 0,
+      onState: (change) => {
+        states.push(change.state);
+        changed();
+      },
+    });
+    close = async () => {
+      await tunnel.stop();
+      worker.server.close();
+    };
+    tunnel.start();
+    await until(() => worker.connections[0]?.frames.some((f) => f.t === "hello") ?? false);
+    tunnel.tell({ t: "login", agent: "mock" });
+    worker.connections[0]!.socket.terminate();
+    await until(() => worker.connections.length === 2 && worker.connections[1]!.frames.some((f) => f.t === "login"));
+    expect(worker.connections[0]!.frames.map((f) => f.t)).toEqual(["hello"]);
+    expect(worker.connections[1]!.frames.map((f) => (f.t === "login" ? `login ${f.agent}` : f.t))).toEqual(["hello", "login mock"]);
+    expect(states).toContain("connected");
   });
 });

@@ -95,6 +95,8 @@ export class TunnelClient {
   private readonly previews: PreviewStreams | null;
   /** Agents whose login changed while the tunnel was down (bounded by the agents installed). */
   private readonly untold = new Set<AgentId>();
+  /** The connection the worker welcomed (its hello accepted): notices go only to that one. */
+  private welcomed: WebSocket | null = null;
 
   constructor(private readonly options: TunnelOptions) {
     this.redial = new Redial(options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs);
@@ -243,6 +245,7 @@ export class TunnelClient {
         // Only a worker that reads them is told of ports (an older one would answer `bad`).
         this.stopPortWatch?.();
         this.stopPortWatch = frame.ports && this.options.watchPorts ? this.options.watchPorts(() => this.send({ t: "ports" })) : null;
+        this.welcomed = this.ws;
         for (const agent of this.untold) this.send({ t: "login", agent });
         this.untold.clear();
         return;
@@ -313,11 +316,13 @@ export class TunnelClient {
 
   /**
    * A notice of the sidecar's own to the worker (an agent's login changed). One made while the tunnel is
-   * down is told after the next welcome, once per agent: the worker reads the login anew, so what it
-   * learns is the state then, and a person waiting on the flow's page still gets its notification.
+   * down, or open but not yet welcomed (a hello the worker may still refuse, a socket that may drop before
+   * the welcome), is told after the next welcome, once per agent: the worker reads the login anew, so what
+   * it learns is the state then, and a person waiting on the flow's page still gets its notification. A
+   * half-open socket still looks welcomed until the heartbeat ends it; a notice sent into it is lost.
    */
   tell(frame: Extract<SidecarFrame, { t: "login" }>): void {
-    if (this.ws?.readyState === WebSocket.OPEN) this.send(frame);
+    if (this.ws !== null && this.welcomed === this.ws && this.ws.readyState === WebSocket.OPEN) this.send(frame);
     else this.untold.add(frame.agent);
   }
 
