@@ -68,8 +68,8 @@ export class SseBody {
 
   /**
    * Something happened: the idle close starts counting again. Only the time is noted: a stream in full
-   * flow touches its body at every batch, and a timer cleared and set each time cost the object more than
-   * the batch's write. The one timer, when it fires, sets itself again for what is left.
+   * flow touches its body at every batch (at every update when each comes alone), and a timer cleared and
+   * set each time was work for nothing. The one timer, when it fires, sets itself again for what is left.
    */
   touch(): void {
     const idle = this.options.idle;
