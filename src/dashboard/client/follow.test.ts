@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import { errorText } from "./api";
 import { followAgain, nextWaitMs, STREAM_BACKOFF } from "./follow";
 import { withEntry } from "./transcript";
 
@@ -91,10 +92,24 @@ describe("followAgain", () => {
     await once(server, "listening");
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/sessions/s_1/transcript?after=0`;
     const downs: (number | null)[] = [];
+    const said: string[] = [];
     const controller = new AbortController();
     // It returns by itself after the 404: nothing aborts it.
-    await followAgain(url, { onEvent: () => {}, onDown: (_err, retryInMs) => downs.push(retryInMs) }, { firstMs: 10, maxMs: 100 }, controller.signal);
+    await followAgain(
+      url,
+      {
+        onEvent: () => {},
+        onDown: (err, retryInMs) => {
+          downs.push(retryInMs);
+          said.push(errorText(err));
+        },
+      },
+      { firstMs: 10, maxMs: 100 },
+      controller.signal,
+    );
     expect(asked).toBe(3);
     expect(downs).toEqual([10, 20, null]);
+    // In the API's words (the problem's detail), not a bare status.
+    expect(said.at(-1)).toContain("no session s_1");
   });
 });
