@@ -76,9 +76,12 @@ export function taskRecordRoutes<R extends TaskRecord, Req extends StartsTasks, 
     return inTaskScope(c, schemas.record.nullable().parse(await teamStub(c.env).getTaskRecord(kind, id)), `no ${noun} '${id}'`);
   }
 
-  type In = { out: { json: Req; param: { id: string } } };
+  // The routes are built for any kind, so their declared answers are not tied to the handlers' types:
+  // what each handler answers is the spec's typed `shown.of`, and the list's outer shape is parsed.
+  type Create = { out: { json: Req } };
+  type ById = { out: { param: { id: string } } };
   const routes = new OpenAPIHono<AppEnv>()
-    .openapi<RouteConfig, In>(create, async function createRecord(c) {
+    .openapi<RouteConfig, Create>(create, async function createRecord(c) {
       const request = c.req.valid("json");
       await reachTaskMachines(c, request);
       const created = schemas.record.parse(settled(await spec.create(teamStub(c.env), request, c.get("identity").name)));
@@ -87,12 +90,12 @@ export function taskRecordRoutes<R extends TaskRecord, Req extends StartsTasks, 
     .openapi(list, async function listRecords(c) {
       const scope = c.get("identity").machines;
       const records = schemas.record.array().parse(await teamStub(c.env).listTaskRecords(kind));
-      return c.json({ [kind]: records.filter((r) => scopeAllows(scope, r.task.machine)).map((r) => shown.of(c, r)) }, 200);
+      return c.json(schemas.list.parse({ [kind]: records.filter((r) => scopeAllows(scope, r.task.machine)).map((r) => shown.of(c, r)) }), 200);
     })
-    .openapi<RouteConfig, In>(get, async function getRecord(c) {
+    .openapi<RouteConfig, ById>(get, async function getRecord(c) {
       return c.json(shown.of(c, await visible(c, c.req.valid("param").id)), 200);
     })
-    .openapi<RouteConfig, In>(remove, async function deleteRecord(c) {
+    .openapi<RouteConfig, ById>(remove, async function deleteRecord(c) {
       const record = await visible(c, c.req.valid("param").id);
       await reachMachine(c, record.task.machine);
       await teamStub(c.env).deleteTaskRecord(kind, record.id);
