@@ -21,7 +21,8 @@ export function Ship(props: { record: Session; version: number }) {
   const [status, setStatus] = useState<GitStatus | null>(null);
   const [unavailable, setUnavailable] = useState("");
   const [chosen, setChosen] = useState<Set<string>>(new Set());
-  const [message, setMessage] = useState("");
+  /** What the person wrote, once they wrote anything (until then the message is the suggestion). */
+  const [written, setWritten] = useState("");
   const [edited, setEdited] = useState(false);
   const [note, setNote] = useState<{ text: string; error: boolean }>({ text: "", error: false });
   const [busy, setBusy] = useState(false);
@@ -52,10 +53,9 @@ export function Ship(props: { record: Session; version: number }) {
   const files = status?.files ?? [];
   const picked = files.filter((f) => chosen.has(f.path));
   const suggestion = suggestedMessage(picked.map((f) => ({ path: f.path, status: STATUS_CHANGE[f.index === "." ? f.worktree : f.index] ?? "modified" })));
-  // The suggestion follows the files chosen until the person writes their own.
-  useEffect(() => {
-    if (!edited) setMessage(suggestion);
-  }, [suggestion, edited]);
+  // The suggestion follows the files chosen until the person writes their own. It is derived, not copied
+  // into the state by an effect: an effect's copy, run late, could overwrite what the person just typed.
+  const message = edited ? written : suggestion;
   const run = (what: string, work: () => Promise<string>) => async () => {
     setBusy(true);
     setNote({ text: `${what}…`, error: false });
@@ -115,7 +115,7 @@ export function Ship(props: { record: Session; version: number }) {
               value={message}
               onInput={(e) => {
                 setEdited(true);
-                setMessage(e.currentTarget.value);
+                setWritten(e.currentTarget.value);
               }}
             />
             <div class="row">
