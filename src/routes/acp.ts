@@ -1,10 +1,10 @@
 /** The ACP relay: JSON-RPC to and from an agent's ACP process on the machine (docs/api.md, "Driving an agent over HTTP"; docs/architecture.md, "One call"). */
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
+import { apiRoute } from "../http/api-route";
 import { acpTimeout, callerOf, machineStub, parsedAnswer, settled } from "../http/machine";
-import { errors, json, LastEventIdHeader, jsonBody, MACHINE_ERRORS } from "../http/openapi";
+import { json, LastEventIdHeader, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { AcpServerList } from "@agent-runtime/protocol/acp";
@@ -14,85 +14,58 @@ import { jsonBodyText } from "../http/validation";
 
 const ServerParams = z.object({ server_id: Identifier });
 
-const post = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/acp/{server_id}",
-      summary: "Send one JSON-RPC message to an ACP server (the first POST for an id starts it)",
-      request: {
-        params: ServerParams,
-        query: z.object({ agent: AgentId.optional().describe("agent to start; required on the first POST for a server id") }),
-        body: jsonBody(JsonRpcMessage),
-      },
-      responses: {
-        200: json(JsonRpcMessage, "the agent's response to a request"),
-        202: { description: "a notification or a response was delivered to the agent" },
-        ...errors(
-          "invalid_request",
-          "unsupported_agent",
-          "agent_not_installed",
-          "not_acceptable",
-          "conflict",
-          "payload_too_large",
-          "unsupported_media_type",
-          "agent_process_exited",
-          "session_not_resumable",
-          "machine_offline",
-          "timeout",
-        ),
-      },
-    },
-  ),
-);
+const post = apiRoute("post", "/acp/{server_id}", {
+  summary: "Send one JSON-RPC message to an ACP server (the first POST for an id starts it)",
+  access: { role: "member", machine: true },
+  request: {
+    params: ServerParams,
+    query: z.object({ agent: AgentId.optional().describe("agent to start; required on the first POST for a server id") }),
+    body: jsonBody(JsonRpcMessage),
+  },
+  answers: {
+    200: json(JsonRpcMessage, "the agent's response to a request"),
+    202: { description: "a notification or a response was delivered to the agent" },
+  },
+  problems: [
+    "unsupported_agent",
+    "agent_not_installed",
+    "not_acceptable",
+    "conflict",
+    "payload_too_large",
+    "agent_process_exited",
+    "session_not_resumable",
+    "machine_offline",
+    "timeout",
+  ],
+});
 
-const stream = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/acp/{server_id}",
-      summary: "Server-sent events: every message the agent writes (notifications and its requests to the client)",
-      request: {
-        params: ServerParams,
-        headers: LastEventIdHeader,
-      },
-      responses: {
-        200: {
-          description: "text/event-stream of `event: message` with `id: <seq>`; `event: end` when the agent exits",
-          content: { "text/event-stream": { schema: z.string() } },
-        },
-        ...errors("not_found", "not_acceptable", "machine_offline"),
-      },
+const stream = apiRoute("get", "/acp/{server_id}", {
+  summary: "Server-sent events: every message the agent writes (notifications and its requests to the client)",
+  access: { role: "viewer", machine: true },
+  request: { params: ServerParams, headers: LastEventIdHeader },
+  answers: {
+    200: {
+      description: "text/event-stream of `event: message` with `id: <seq>`; `event: end` when the agent exits",
+      content: { "text/event-stream": { schema: z.string() } },
     },
-  ),
-);
+  },
+  problems: ["not_acceptable", "machine_offline"],
+});
 
-const remove = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "delete",
-      path: "/acp/{server_id}",
-      summary: "Stop an ACP server's agent process (idempotent)",
-      request: { params: ServerParams },
-      responses: { 204: { description: "stopped, or was not running" }, ...errors(...MACHINE_ERRORS) },
-    },
-  ),
-);
+const remove = apiRoute("delete", "/acp/{server_id}", {
+  summary: "Stop an ACP server's agent process (idempotent)",
+  access: { role: "member", machine: true },
+  request: { params: ServerParams },
+  answers: { 204: { description: "stopped, or was not running" } },
+  problems: MACHINE_ERRORS,
+});
 
-const list = createRoute(
-  declare(
-    { role: "viewer", machine: true },
-    {
-      method: "get",
-      path: "/acp",
-      summary: "The live ACP servers of the machine",
-      responses: { 200: json(AcpServerList, "live servers"), ...errors(...MACHINE_ERRORS) },
-    },
-  ),
-);
+const list = apiRoute("get", "/acp", {
+  summary: "The live ACP servers of the machine",
+  access: { role: "viewer", machine: true },
+  answers: { 200: json(AcpServerList, "live servers") },
+  problems: MACHINE_ERRORS,
+});
 
 const acpRoutesBase = new OpenAPIHono<AppEnv>();
 // The document shows the POST's body as declared; the handler reads that body itself, as text (below).
