@@ -8,18 +8,16 @@ import { json, LastEventIdHeader, jsonBody, MACHINE_ERRORS } from "../http/opena
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { AcpServerList } from "@agent-runtime/protocol/acp";
-import { AgentId, Identifier } from "@agent-runtime/protocol/values";
 import { accepts } from "../http/negotiation";
 import { jsonBodyText } from "../http/validation";
-
-const ServerParams = z.object({ server_id: Identifier });
+import { RelayParams, RelayQuery, relayInput } from "../http/relay-input";
 
 const post = apiRoute("post", "/acp/{server_id}", {
   summary: "Send one JSON-RPC message to an ACP server (the first POST for an id starts it)",
   access: { role: "member", machine: true },
   request: {
-    params: ServerParams,
-    query: z.object({ agent: AgentId.optional().describe("agent to start; required on the first POST for a server id") }),
+    params: RelayParams,
+    query: RelayQuery,
     body: jsonBody(JsonRpcMessage),
   },
   answers: {
@@ -42,7 +40,7 @@ const post = apiRoute("post", "/acp/{server_id}", {
 const stream = apiRoute("get", "/acp/{server_id}", {
   summary: "Server-sent events: every message the agent writes (notifications and its requests to the client)",
   access: { role: "viewer", machine: true },
-  request: { params: ServerParams, headers: LastEventIdHeader },
+  request: { params: RelayParams, headers: LastEventIdHeader },
   answers: {
     200: {
       description: "text/event-stream of `event: message` with `id: <seq>`; `event: end` when the agent exits",
@@ -55,7 +53,7 @@ const stream = apiRoute("get", "/acp/{server_id}", {
 const remove = apiRoute("delete", "/acp/{server_id}", {
   summary: "Stop an ACP server's agent process (idempotent)",
   access: { role: "member", machine: true },
-  request: { params: ServerParams },
+  request: { params: RelayParams },
   answers: { 204: { description: "stopped, or was not running" } },
   problems: MACHINE_ERRORS,
 });
@@ -74,13 +72,15 @@ acpRoutesBase.openAPIRegistry.registerPath(post);
 export const acpRoutes = acpRoutesBase
   // The relay's hot path (docs/architecture.md, "The relay's message as text"): the body's text,
   // not a parsed object cloned into the machine's object, goes there; the object reads it once, against the
-  // same schema, with the same 400 a declared body gets.
-  .openapi({ ...post, hide: true, request: { params: post.request.params, query: post.request.query } }, async function postToAcpServer(c) {
+  // same schema, with the same 400 a declared body gets. The path and the query are read by hand in their
+  // common form, with the same 400s (http/relay-input.ts).
+  .openapi({ ...post, hide: true, request: {} }, async function postToAcpServer(c) {
+    const input = relayInput(c);
+    if (input instanceof Response) return input;
     if (!accepts(c.req.header("accept"), "application/json")) {
       throw new ProblemError("not_acceptable", "this endpoint answers application/json; send 'Accept: application/json'");
     }
-    const { server_id } = c.req.valid("param");
-    const { agent } = c.req.valid("query");
+    const { serverId: server_id, agent } = input;
     const text = await jsonBodyText(c); // read and checked by the machine's object (a 400 as a declared body's)
     if (!agent) c.set("auditQuiet", true); // a message within a session its first POST (which named the agent) audited
     // Through the machine's object, which records sessions and reattaches one whose agent is gone
