@@ -3,43 +3,23 @@ import { base64url } from "@agent-runtime/protocol/machine-token";
 
 const encoder = new TextEncoder();
 
-/** Constant-time comparison of two strings (lengths may leak, contents do not). */
+/**
+ * Constant-time comparison of two strings (lengths may leak, contents do not), code unit by code unit:
+ * nothing is encoded (a request with a bearer token compares it against every API_TOKEN, and an encoding
+ * allocates), and two strings are equal exactly when their code units are.
+ */
 export function timingSafeEqualText(a: string, b: string): boolean {
-  return timingSafeEqualBytes(encoder.encode(a), encoder.encode(b));
-}
-
-function timingSafeEqualBytes(x: Uint8Array, y: Uint8Array): boolean {
-  let diff = x.length ^ y.length;
-  const n = Math.max(x.length, y.length);
-  for (let i = 0; i < n; i++) diff |= (x[i % x.length] ?? 0) ^ (y[i % y.length] ?? 0);
+  let diff = a.length ^ b.length;
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) diff |= (a.charCodeAt(i % a.length) || 0) ^ (b.charCodeAt(i % b.length) || 0);
   return diff === 0;
 }
 
-/**
- * The worker's own secrets (API_TOKEN's), encoded once per isolate: every request with a bearer token
- * compares against them. Keyed by the secret itself, so a changed secret is a new entry; bounded.
- */
-const encodedSecrets = new Map<string, Uint8Array>();
-
-function encodedSecret(secret: string): Uint8Array {
-  let bytes = encodedSecrets.get(secret);
-  if (!bytes) {
-    if (encodedSecrets.size >= 64) encodedSecrets.clear();
-    bytes = encoder.encode(secret);
-    encodedSecrets.set(secret, bytes);
-  }
-  return bytes;
-}
-
-/**
- * Whether `presented` is one of `secrets`, each compared in constant time and all of them compared, so
- * timing says nothing about which one matched. The presented text is encoded once, the secrets never again.
- */
+/** Whether `presented` is one of `secrets`: each compared in constant time, and all of them, so timing says nothing about which one matched. */
 export function isOneOfSecrets(presented: string, secrets: readonly string[]): boolean {
-  const bytes = encoder.encode(presented);
   let ok = false;
   for (const secret of secrets) {
-    if (timingSafeEqualBytes(bytes, encodedSecret(secret))) ok = true;
+    if (timingSafeEqualText(presented, secret)) ok = true;
   }
   return ok;
 }
