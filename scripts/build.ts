@@ -160,6 +160,7 @@ function buildSidecar() {
     // Everything is bundled but the PTY library (a native addon, installed as the package's one dependency).
     external: SIDECAR_EXTERNAL,
     minifySyntax: true,
+    minifyWhitespace: true,
     sourcemap: false,
     define: { __SIDECAR_VERSION__: JSON.stringify(sidecarPackage.version) },
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },

@@ -23,10 +23,12 @@ import { errorText, logger } from "./log";
 import type { TunnelState } from "./status-file";
 import { StreamHub, type StreamResolver } from "./streams/stream-hub";
 import { routeStreamFrame } from "./streams/stream-frames";
-import { CallCancel, type CallContext } from "./tunnel-cancel";
+import type { CallContext } from "./tunnel-cancel";
+import { TunnelCalls } from "./tunnel-calls";
 import { readWorkerFrame } from "./tunnel-frames";
 import { Redial, retryAfterMs } from "./tunnel-redial";
 import type { PreviewFrame } from "@agent-runtime/protocol/preview";
+import type { AgentId } from "@agent-runtime/protocol/values";
 
 /** Where preview frames go (preview/preview-proxy.ts); a sidecar with one offers previews in its hello. */
 export interface PreviewStreams {
@@ -76,13 +78,6 @@ export interface TunnelStateChange {
   upgrade?: string | null;
 }
 
-/**
- * How long an answered call is remembered, so a call re-sent after a reconnect is not run twice.
- * The worker re-sends only calls it has no answer for, right after reconnecting (it gives up after
- * its 15 s grace, and the backoff is at most 6.25 s): a minute covers that with room to spare.
- */
-const CALL_MEMORY_MS = 60_000;
-
 export class TunnelClient {
   private ws: WebSocket | null = null;
   private stopping = false;
@@ -90,14 +85,18 @@ export class TunnelClient {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private lastPongMs = 0;
-  private readonly calls = new Map<string, { answer: Promise<string | Uint8Array>; answeredAt: number | null; cancel: CallCancel }>();
+  /** Each call runs once, however often the worker sends it (tunnel-calls.ts). */
+  private readonly calls = new TunnelCalls();
   /** This process's identity in every hello: the worker fails calls meant for an earlier process instead of re-sending them here. */
   private readonly bootId = randomUUID();
-  private sweeper: NodeJS.Timeout | null = null;
   /** Stops the watch of listening ports, while one runs (a worker that asked for `ports` frames). */
   private stopPortWatch: (() => void) | null = null;
   private readonly hub: StreamHub;
   private readonly previews: PreviewStreams | null;
+  /** Agents whose login changed while the tunnel was down (bounded by the agents installed). */
+  private readonly untold = new Set<AgentId>();
+  /** The connection the worker welcomed (its hello accepted): notices go only to that one. */
+  private welcomed: WebSocket | null = null;
 
   constructor(private readonly options: TunnelOptions) {
     this.redial = new Redial(options.reconnectSpreadMs ?? LIMITS.reconnectSpreadMs);
@@ -130,7 +129,7 @@ export class TunnelClient {
     this.stopping = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
-    if (this.sweeper) clearInterval(this.sweeper);
+    this.calls.stop();
     this.stopPortWatch?.();
     this.stopPortWatch = null;
     const ws = this.ws;
@@ -246,13 +245,16 @@ export class TunnelClient {
         // Only a worker that reads them is told of ports (an older one would answer `bad`).
         this.stopPortWatch?.();
         this.stopPortWatch = frame.ports && this.options.watchPorts ? this.options.watchPorts(() => this.send({ t: "ports" })) : null;
+        this.welcomed = this.ws;
+        for (const agent of this.untold) this.send({ t: "login", agent });
+        this.untold.clear();
         return;
       case "req":
         void this.serveCall(frame.id, frame.op, frame.args);
         return;
       case "cancel":
         // The worker gave up on this call: stop what it started (an ACP request stops waiting).
-        this.calls.get(frame.id)?.cancel.cancel();
+        this.calls.cancel(frame.id);
         return;
       case "bye":
         log.error(`the worker closed the tunnel: ${frame.reason}`);
@@ -287,29 +289,10 @@ export class TunnelClient {
   }
 
   private async serveCall(id: string, op: OpName, args: unknown): Promise<void> {
-    let call = this.calls.get(id);
-    if (!call) {
-      const cancel = new CallCancel();
-      const entry: { answer: Promise<string | Uint8Array>; answeredAt: number | null; cancel: CallCancel } = {
-        answer: this.run(id, op, args, cancel),
-        answeredAt: null,
-        cancel,
-      };
-      void entry.answer.then(() => (entry.answeredAt = Date.now()));
-      this.calls.set(id, entry);
-      call = entry;
-      this.sweeper ??= setInterval(() => this.forgetOldCalls(), CALL_MEMORY_MS / 4).unref();
-    }
-    const answer = await call.answer;
-    if (call.cancel.cancelled) return; // nobody waits for it any more
+    const answer = await this.calls.serve(id, isReadOnly(op), (cancel) => this.run(id, op, args, cancel));
+    if (answer === null) return; // cancelled: nobody waits for it any more
     this.hub.flushAll(); // what the agent wrote before this answer goes first
     this.sendRaw(answer); // if the tunnel is down now, the worker asks again after reconnecting
-    if (isReadOnly(op)) this.calls.delete(id); // asked again, it runs again: nothing to keep
-  }
-
-  private forgetOldCalls(): void {
-    const before = Date.now() - CALL_MEMORY_MS;
-    for (const [id, call] of this.calls) if (call.answeredAt !== null && call.answeredAt < before) this.calls.delete(id);
   }
 
   private async run<N extends OpName>(id: string, op: N, rawArgs: unknown, ctx: CallContext): Promise<string | Uint8Array> {
@@ -331,9 +314,16 @@ export class TunnelClient {
     }
   }
 
-  /** A notice of the sidecar's own to the worker (an agent's login changed): lost when not connected, as the worker reads the state again at will. */
+  /**
+   * A notice of the sidecar's own to the worker (an agent's login changed). One made while the tunnel is
+   * down, or open but not yet welcomed (a hello the worker may still refuse, a socket that may drop before
+   * the welcome), is told after the next welcome, once per agent: the worker reads the login anew, so what
+   * it learns is the state then, and a person waiting on the flow's page still gets its notification. A
+   * half-open socket still looks welcomed until the heartbeat ends it; a notice sent into it is lost.
+   */
   tell(frame: Extract<SidecarFrame, { t: "login" }>): void {
-    this.send(frame);
+    if (this.ws !== null && this.welcomed === this.ws && this.ws.readyState === WebSocket.OPEN) this.send(frame);
+    else this.untold.add(frame.agent);
   }
 
   private send(frame: SidecarFrame | PackedEvents): void {

@@ -180,7 +180,7 @@ describe("the sidecar package", () => {
     expect(installed.stdout).toContain("journalctl --user -u agent-runtime-sidecar");
     const unit = readFileSync(unitPath, "utf8");
     expect(unit).toContain(
-      `ExecStart="${process.execPath}" "--max-semi-space-size=1" "${join(machineDir, "node_modules", "agent-runtime-sidecar", "dist", "sidecar.js")}" "connect" "--config-dir" "${join(home, ".config", "agent-runtime")}"`,
+      `ExecStart="${process.execPath}" "--max-semi-space-size=1" "--v8-pool-size=2" "${join(machineDir, "node_modules", "agent-runtime-sidecar", "dist", "sidecar.js")}" "connect" "--config-dir" "${join(home, ".config", "agent-runtime")}"`,
     );
     expect(unit).toMatch(/^Restart=on-failure$/m);
     expect(unit).toMatch(/^RestartPreventExitStatus=2 3$/m);

@@ -5,6 +5,7 @@
  */
 import { agentCapabilitiesOf, answerOf } from "@agent-runtime/protocol/acp-meaning";
 import { isAuthRequired } from "@agent-runtime/protocol/logins";
+import { jsonAs } from "@agent-runtime/protocol/json";
 import { z } from "zod";
 import type { StreamEnd } from "@agent-runtime/protocol/frames";
 import type { AcpPostAnswer, AcpPostResult, AcpRestoreArgs, AcpRestoreResult } from "@agent-runtime/protocol/ops/acp";
@@ -232,18 +233,12 @@ export class AcpServers {
    */
   private async withFolderMcpServers(message: string, cwd: string): Promise<string> {
     if ((await this.folderMcpServers(cwd)).length === 0) return message;
-    let value: unknown;
-    try {
-      value = JSON.parse(message);
-    } catch {
-      return message;
-    }
-    const parsed = SessionStart.safeParse(value);
-    if (!parsed.success) return message;
-    const { params } = parsed.data;
+    const start = jsonAs(message, SessionStart);
+    if (!start) return message;
+    const { params } = start;
     const mcpServers = await this.mergedMcpServers(params.cwd, params.mcpServers);
     if (mcpServers === params.mcpServers) return message;
-    return JSON.stringify({ ...parsed.data, params: { ...params, mcpServers } });
+    return JSON.stringify({ ...start, params: { ...params, mcpServers } });
   }
 
   /** A session's MCP servers with the folder's added (the client's own come first and win on a name); the same array when none. */

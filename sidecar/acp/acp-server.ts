@@ -1,4 +1,3 @@
-import { createInterface } from "node:readline";
 import type { StreamEnd } from "@agent-runtime/protocol/frames";
 import type { AcpPostResult, AcpRestoreArgs, AcpRestoreResult } from "@agent-runtime/protocol/ops/acp";
 import { PendingCalls } from "@agent-runtime/protocol/pending-calls";
@@ -15,6 +14,7 @@ import { stderrCause } from "../scrub";
 import type { ManagedProcess, ProcessManager } from "../processes/processes";
 import type { Enclosure } from "../sandbox/enclosure";
 import type { AgentLaunch } from "./agent-launch";
+import { onLines } from "./agent-lines";
 import { SANDBOX_BLOCKED_METHOD, type SandboxBlocked } from "@agent-runtime/protocol/sandbox";
 
 const log = logger("acp");
@@ -93,8 +93,7 @@ export class AcpServer {
 
   /** Lines of `proc` are this server's only while it is the current process. */
   private readLines(proc: ManagedProcess): void {
-    const lines = createInterface({ input: proc.child.stdout!, crlfDelay: Infinity });
-    lines.on("line", (line) => {
+    onLines(proc.child.stdout!, (line) => {
       if (this.current === proc) this.onAgentLine(line);
     });
   }

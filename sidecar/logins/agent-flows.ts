@@ -5,6 +5,7 @@
  * here, on the agent's login, until a person answers it (POST /v1/agents/{agent}/login/elicitation); the
  * worker is told when one is asked and when the flow ends (`onChange`), and reads the login again.
  */
+import { jsonAs } from "@agent-runtime/protocol/json";
 import type { LoginAnswer, LoginQuestion } from "@agent-runtime/protocol/logins";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { AgentId } from "@agent-runtime/protocol/values";
@@ -82,15 +83,9 @@ export class AgentFlows {
   }
 
   private read(agent: AgentId, flow: Flow, json: string): void {
-    let value: unknown;
-    try {
-      value = JSON.parse(json);
-    } catch {
-      return;
-    }
-    const request = ElicitRequest.safeParse(value);
-    if (!request.success) return;
-    const { id, params } = request.data;
+    const request = jsonAs(json, ElicitRequest);
+    if (!request) return;
+    const { id, params } = request;
     // Only a web page is shown to a person for a login (a form's values would pass through the worker), and
     // only an http(s) one: anything else is declined at once, and the agent says what that means to it.
     if (params.mode === "url" && params.url && params.elicitationId && /^https?:\/\//i.test(params.url)) {

@@ -9,7 +9,7 @@ import { access, constants as fsConstants, stat } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import { spawn as spawnPty, type IPty } from "@lydell/node-pty";
-import { LogEntry, type ProcessConfig } from "@agent-runtime/protocol/processes";
+import { LogEntry, type ProcessConfig, type ProcessLogEnd } from "@agent-runtime/protocol/processes";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Process } from "@agent-runtime/protocol/processes";
 import { EventLog } from "../streams/event-log";
@@ -196,7 +196,8 @@ export class ManagedProcess {
     this.info.exitCode = code;
     this.info.signal = signal;
     this.info.exitedAtMs = Date.now();
-    this.output.end({ code: "exited", json: JSON.stringify({ id: this.info.id, exitCode: code, signal }) });
+    const end: ProcessLogEnd = { id: this.info.id, exitCode: code, signal };
+    this.output.end({ code: "exited", json: JSON.stringify(end) });
     this.markExited();
   }
 }

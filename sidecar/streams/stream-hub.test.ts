@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { encodeFrame, type PackedEvents, packEvents, parseSidecarFrame, type SidecarFrame } from "@agent-runtime/protocol/frames";
 import { EventLog } from "./event-log";
-import { StreamHub } from "./stream-hub";
+import { GATHER_MS, StreamHub } from "./stream-hub";
 
 /** A frame as the machine's object reads it off the tunnel. */
 function parsed(frame: SidecarFrame | PackedEvents): SidecarFrame {
@@ -67,7 +67,9 @@ describe("StreamHub", () => {
       vi.advanceTimersByTime(0);
     }
     expect(batches()).toEqual([[1]]);
-    vi.advanceTimersByTime(2);
+    vi.advanceTimersByTime(GATHER_MS - 1);
+    expect(batches()).toEqual([[1]]);
+    vi.advanceTimersByTime(1);
     expect(batches()).toEqual([[1], [2, 3, 4]]);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mergePages, readCursor } from "./paging";
+import { mergePages, pageAcross, pageQuery, readCursor } from "./paging";
 
 const at = (r: { atMs: number }) => r.atMs;
 
@@ -27,5 +27,19 @@ describe("a list across machines", () => {
     expect(readCursor(undefined)).toBeNull();
     // An id may hold dots after the first: only the first one separates the time.
     expect(readCursor("5.ses-0123456789abcdef-my.machine")).toEqual({ atMs: 5, id: "ses-0123456789abcdef-my.machine" });
+  });
+
+  it("asks each machine for its page and merges them; its query takes the cursor a page gave and refuses another form", async () => {
+    const asked: string[] = [];
+    const ask = async (machine: string) => {
+      asked.push(machine);
+      return { records: [{ id: `ses-0123456789abcdef-${machine}`, atMs: machine.length }], more: machine === "laptop" };
+    };
+    const page = await pageAcross(["pi", "laptop"], 1, { ask, itemsOf: (p) => p.records, at: (r) => r.atMs });
+    expect(asked.sort()).toEqual(["laptop", "pi"]);
+    expect(page).toEqual({ items: [{ id: "ses-0123456789abcdef-laptop", atMs: 6 }], nextCursor: "6.ses-0123456789abcdef-laptop" });
+    const query = pageQuery("sessions", "ses");
+    expect(query.parse({ cursor: page.nextCursor, limit: "20" })).toEqual({ cursor: page.nextCursor, limit: 20 });
+    expect(query.safeParse({ cursor: "6.task-0123456789abcdef-laptop" }).success).toBe(false);
   });
 });

@@ -3,15 +3,12 @@
  * agents every machine should have, at which version, with which non-secret settings; every machine
  * installs or upgrades to it when it connects and when it changes, and reports per agent.
  */
-import { teamStub } from "../durable/stubs";
 import { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import { teamDocumentRoutes } from "./team-documents";
 
 export const agentsConfigRoutes = teamDocumentRoutes({
   kind: "agents",
   title: "agents",
-  documentId: "AgentsConfig",
   document: AgentsConfig,
   status: AgentsMachineStatus,
-  readStatus: (c) => teamStub(c.env).documentStatus("agents"),
 });

@@ -13,7 +13,7 @@ import type { AppEnv } from "../env";
 import { apiRoute } from "../http/api-route";
 import { reachMachine, resolveMachine, scopeAllows } from "../http/access";
 import { settled } from "../http/machine";
-import { json, jsonBody } from "../http/openapi";
+import { json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import {
   AttemptDiff,
@@ -28,6 +28,18 @@ import {
 } from "@agent-runtime/protocol/attempts";
 
 const IdParams = z.object({ id: GroupId });
+
+/** A group's work is done by its attempts' machines: the problems of reaching them, and of an attempt that is not there. */
+const ON_MACHINES = [...MACHINE_ERRORS, "not_found"] as const;
+
+/** Which attempt's diff, and against what. */
+const DiffQuery = z.object({
+  n: z.coerce.number().int().min(1).max(8),
+  against: z
+    .union([z.literal("base"), z.coerce.number().int().min(1).max(8)])
+    .optional()
+    .describe("base (default), or another attempt's number"),
+});
 
 const createGroupRoute = apiRoute("post", "/attempts", {
   summary:
@@ -56,18 +68,9 @@ const getRoute = apiRoute("get", "/attempts/{id}", {
 const diffRoute = apiRoute("get", "/attempts/{id}/diff", {
   summary: "An attempt's branch against the base commit, or against another attempt's branch on the same machine (computed by that machine's git)",
   access: { role: "viewer", machine: false },
-  request: {
-    params: IdParams,
-    query: z.object({
-      n: z.coerce.number().int().min(1).max(8),
-      against: z
-        .union([z.literal("base"), z.coerce.number().int().min(1).max(8)])
-        .optional()
-        .describe("base (default), or another attempt's number"),
-    }),
-  },
+  request: { params: IdParams, query: DiffQuery },
   answers: { 200: json(AttemptDiff, "the files and git's unified diff") },
-  problems: ["machine_offline", "timeout", "conflict", "not_found"],
+  problems: ON_MACHINES,
 });
 
 const pickRoute = apiRoute("post", "/attempts/{id}/pick", {
@@ -76,7 +79,7 @@ const pickRoute = apiRoute("post", "/attempts/{id}/pick", {
   access: { role: "member", machine: false },
   request: { params: IdParams, body: jsonBody(PickRequest) },
   answers: { 200: json(AttemptGroup, "the group, with what was picked") },
-  problems: ["machine_offline", "timeout", "conflict", "not_found", "git_failed"],
+  problems: [...ON_MACHINES, "git_failed"],
 });
 
 const discardRoute = apiRoute("post", "/attempts/{id}/discard", {
@@ -84,7 +87,7 @@ const discardRoute = apiRoute("post", "/attempts/{id}/discard", {
   access: { role: "member", machine: false },
   request: { params: IdParams, body: jsonBody(DiscardRequest) },
   answers: { 200: json(DiscardResult, "what was removed, and the group") },
-  problems: ["machine_offline", "timeout", "conflict", "not_found", "git_failed"],
+  problems: [...ON_MACHINES, "git_failed"],
 });
 
 const cancelRoute = apiRoute("post", "/attempts/{id}/cancel", {
@@ -92,7 +95,7 @@ const cancelRoute = apiRoute("post", "/attempts/{id}/cancel", {
   access: { role: "member", machine: false },
   request: { params: IdParams },
   answers: { 200: json(AttemptGroup, "the group, cancelled") },
-  problems: ["machine_offline", "timeout", "conflict", "not_found"],
+  problems: ON_MACHINES,
 });
 
 /** One call on the team's groups: its answer's problem thrown, its value handed on (each route parses it). */

@@ -9,12 +9,15 @@ import { z } from "zod";
 import type { AppEnv } from "../env";
 import { apiRoute } from "../http/api-route";
 import { machineStub, settled } from "../http/machine";
-import { json, jsonBody, QueryFlag } from "../http/openapi";
+import { json, jsonBody, MACHINE_ERRORS, QueryFlag } from "../http/openapi";
 import { relayRoute, withRelayRoutes } from "../http/relay-route";
 import { AgentLogin, LoginAnswer, LoginRemoved, LoginRequest, LoginStarted } from "@agent-runtime/protocol/logins";
 import { AgentId } from "@agent-runtime/protocol/values";
 
 const AgentParams = z.object({ agent: AgentId });
+
+/** A login is done by the agent on its machine: the problems of reaching the machine, and of an agent it does not have. */
+const AGENT_ON_MACHINE = [...MACHINE_ERRORS, "unsupported_agent"] as const;
 
 const start = apiRoute("post", "/agents/{agent}/login", {
   summary:
@@ -26,7 +29,7 @@ const start = apiRoute("post", "/agents/{agent}/login", {
     201: json(LoginStarted, "the login's terminal: open `process` in a terminal or type into it; its exit 0 ends the login"),
     202: json(LoginStarted, "the agent's own flow runs on the machine"),
   },
-  problems: ["machine_offline", "timeout", "conflict", "unsupported_agent"],
+  problems: AGENT_ON_MACHINE,
 });
 
 const answer = apiRoute("post", "/agents/{agent}/login/elicitation", {
@@ -35,7 +38,7 @@ const answer = apiRoute("post", "/agents/{agent}/login/elicitation", {
   access: { role: "member", machine: true },
   request: { params: AgentParams, body: jsonBody(LoginAnswer) },
   answers: { 200: json(AgentLogin, "the answer reached the agent; its login now (the flow goes on: `state` changes when it ends)") },
-  problems: ["machine_offline", "timeout", "conflict", "unsupported_agent"],
+  problems: AGENT_ON_MACHINE,
 });
 
 const remove = apiRoute("delete", "/agents/{agent}/login", {
@@ -43,7 +46,7 @@ const remove = apiRoute("delete", "/agents/{agent}/login", {
   access: { role: "member", machine: true },
   request: { params: AgentParams },
   answers: { 200: json(LoginRemoved, "what was removed, and its login now") },
-  problems: ["machine_offline", "timeout", "conflict", "unsupported_agent"],
+  problems: AGENT_ON_MACHINE,
 });
 
 export const loginRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [

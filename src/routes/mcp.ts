@@ -1,5 +1,4 @@
 /** The team's MCP servers (docs/architecture.md, "Team configuration"): one document per deployment, written for every agent of every machine; per-folder entries on one machine. */
-import { teamStub } from "../durable/stubs";
 import { relay } from "../http/machine";
 import { McpConfig, McpMachineStatus, McpName, McpServerConfig } from "@agent-runtime/protocol/mcp";
 import { teamDocumentRoutes } from "./team-documents";
@@ -7,12 +6,9 @@ import { teamDocumentRoutes } from "./team-documents";
 export const mcpRoutes = teamDocumentRoutes({
   kind: "mcp",
   title: "MCP servers",
-  documentId: "McpConfig",
   document: McpConfig,
   status: McpMachineStatus,
-  readStatus: (c) => teamStub(c.env).documentStatus("mcp"),
   perDirectory: {
-    entryId: "McpServerConfig",
     nameParam: "mcpName",
     name: McpName,
     entry: McpServerConfig,

@@ -22,11 +22,14 @@ import { DeliveryList, EventType, Subscription, SubscriptionCreate, Subscription
 /** How many machines a list of deliveries asks at once. */
 const LIST_CONCURRENCY = 16;
 
+/** Every token manages its own subscriptions (an admin those its scope covers: `ownerFilter`), whatever its role. */
+const OWN = { role: "viewer", machine: false } as const;
+
 const IdParams = z.object({ id: z.string().regex(/^sub-[0-9a-f-]{36}$/, "a subscription id") });
 
 const create = apiRoute("post", "/notifications/subscriptions", {
   summary: "Subscribe a webhook or a browser (Web Push) to events of the machines in the token's scope",
-  access: { role: "viewer", machine: false },
+  access: OWN,
   request: { body: jsonBody(SubscriptionCreate) },
   answers: { 201: json(Subscription, "the subscription (its secret and keys are never shown again)") },
   problems: ["conflict"],
@@ -34,13 +37,13 @@ const create = apiRoute("post", "/notifications/subscriptions", {
 
 const list = apiRoute("get", "/notifications/subscriptions", {
   summary: "The token's subscriptions (an admin's: everyone's)",
-  access: { role: "viewer", machine: false },
+  access: OWN,
   answers: { 200: json(SubscriptionList, "subscriptions") },
 });
 
 const update = apiRoute("patch", "/notifications/subscriptions/{id}", {
   summary: "Mute or unmute a subscription",
-  access: { role: "viewer", machine: false },
+  access: OWN,
   request: { params: IdParams, body: jsonBody(z.object({ muted: z.boolean() }).strict()) },
   answers: { 200: json(Subscription, "the subscription") },
   problems: ["not_found"],
@@ -48,7 +51,7 @@ const update = apiRoute("patch", "/notifications/subscriptions/{id}", {
 
 const remove = apiRoute("delete", "/notifications/subscriptions/{id}", {
   summary: "Remove a subscription",
-  access: { role: "viewer", machine: false },
+  access: OWN,
   request: { params: IdParams },
   answers: { 204: { description: "removed" } },
   problems: ["not_found"],
@@ -56,7 +59,7 @@ const remove = apiRoute("delete", "/notifications/subscriptions/{id}", {
 
 const test = apiRoute("post", "/notifications/subscriptions/{id}/test", {
   summary: "Send a test notification to one subscription (its attempts are listed with the others)",
-  access: { role: "viewer", machine: false },
+  access: OWN,
   request: { params: IdParams },
   answers: { 202: json(z.object({ eventId: z.string() }), "queued") },
   problems: ["not_found"],
@@ -64,7 +67,7 @@ const test = apiRoute("post", "/notifications/subscriptions/{id}/test", {
 
 const deliveries = apiRoute("get", "/notifications/deliveries", {
   summary: "Every delivery attempt of the token's subscriptions (an admin's: all), newest first",
-  access: { role: "viewer", machine: false },
+  access: OWN,
   request: {
     query: z.object({
       subscription: IdParams.shape.id.optional(),
@@ -76,7 +79,7 @@ const deliveries = apiRoute("get", "/notifications/deliveries", {
 
 const vapid = apiRoute("get", "/notifications/vapid", {
   summary: "The deployment's Web Push public key (applicationServerKey), or null when Web Push is not set up",
-  access: { role: "viewer", machine: false },
+  access: OWN,
   answers: { 200: json(z.object({ publicKey: z.string().nullable() }), "the key") },
 });
 

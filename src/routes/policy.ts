@@ -35,8 +35,6 @@ const testPolicy: RouteHandler<typeof testRoute, AppEnv> = async (c) => {
 export const policyRoutes = teamDocumentRoutes({
   kind: "policy",
   title: "permission policy",
-  documentId: "TeamPolicy",
   document: TeamPolicy,
   status: PolicyMachineStatus,
-  readStatus: (c) => teamStub(c.env).documentStatus("policy"),
 }).openapi(testRoute, testPolicy);

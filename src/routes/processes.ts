@@ -14,22 +14,21 @@ import { Identifier } from "@agent-runtime/protocol/values";
 
 const IdParams = z.object({ id: Identifier });
 
+/** Which of a process's log entries: from where, how many, which stream; or follow it live. */
+const LogsQuery = z.object({
+  follow: QueryFlag,
+  since: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number"),
+  after: z.coerce.number().int().min(0).optional().describe("the same as since"),
+  tail: z.coerce.number().int().min(0).max(100_000).optional().describe("only the last n entries (not with follow)"),
+  stream: z.enum(["stdout", "stderr", "pty", "combined"]).optional().describe("only this stream (not with follow); default combined"),
+});
+
 const OwnerQuery = z.object({ owner: z.enum(["user", "system", "desktop"]).optional().describe("only the processes of this owner") });
 
 const logs = apiRoute("get", "/processes/{id}/logs", {
   summary: "The process's output with sequence numbers (binary output as base64); follow=true streams SSE until the process exits",
   access: { role: "viewer", machine: true },
-  request: {
-    params: IdParams,
-    query: z.object({
-      follow: QueryFlag,
-      since: z.coerce.number().int().min(0).optional().describe("only entries after this sequence number"),
-      after: z.coerce.number().int().min(0).optional().describe("the same as since"),
-      tail: z.coerce.number().int().min(0).max(100_000).optional().describe("only the last n entries (not with follow)"),
-      stream: z.enum(["stdout", "stderr", "pty", "combined"]).optional().describe("only this stream (not with follow); default combined"),
-    }),
-    headers: LastEventIdHeader,
-  },
+  request: { params: IdParams, query: LogsQuery, headers: LastEventIdHeader },
   answers: {
     200: {
       description: "the log entries, or with follow=true an SSE stream of `event: log` (a LogEntry, `id:` its sequence) and a final `event: end`",

@@ -11,15 +11,14 @@ import type { AppEnv } from "../env";
 import { apiRoute } from "../http/api-route";
 import { machinesToList } from "../http/access";
 import { machineObject } from "../durable/stubs";
-import { bounded } from "../http/bounded";
-import { mergePages, readCursor } from "../http/paging";
+import { PAGE_LIMIT, pageAcross, pageQuery, readCursor } from "../http/paging";
 import { callerOf, relay, settled } from "../http/machine";
 import { dropCheckpoints } from "./changes";
 import { prefers } from "../http/negotiation";
 import { json, jsonBody, LastEventIdHeader, QueryFlag } from "../http/openapi";
 import { settings } from "../settings";
 import { ProblemError } from "@agent-runtime/protocol/problems";
-import { AgentId, Identifier } from "@agent-runtime/protocol/values";
+import { AgentId } from "@agent-runtime/protocol/values";
 import {
   ElicitationAnswer,
   machineOfSession,
@@ -33,25 +32,16 @@ import {
   TranscriptPage,
 } from "@agent-runtime/protocol/sessions";
 
-/** How many machines a list asks at once. */
-const LIST_CONCURRENCY = 16;
-
 const IdParams = z.object({ id: SessionId });
 
 const list = apiRoute("get", "/sessions", {
   summary: "Sessions on every machine in the token's scope, newest activity first, a page at a time",
   access: { role: "viewer", machine: false },
   request: {
-    query: z.object({
-      machine: Identifier.optional().describe("only this machine's sessions"),
+    query: pageQuery("sessions", "ses").extend({
       agent: AgentId.optional(),
       state: SessionState.optional(),
       createdBy: z.string().max(128).optional().describe("the name of the token that started them"),
-      limit: z.coerce.number().int().min(1).max(200).optional().describe("sessions per page (default 50)"),
-      cursor: z
-        .string()
-        .regex(/^\d{1,15}\.ses-[0-9a-f]{16}-.+$/, "the nextCursor of the previous page")
-        .optional(),
       discover: QueryFlag.describe("with machine: also the sessions the agents themselves keep there (session/list)"),
       cwd: z.string().max(4096).optional().describe("with discover: only sessions of this folder"),
     }),
@@ -154,7 +144,7 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
   .openapi(list, async function listSessions(c) {
     const query = c.req.valid("query");
     const machine = query.machine ?? c.req.param("machine");
-    const limit = query.limit ?? 50;
+    const limit = query.limit ?? PAGE_LIMIT;
     if (query.discover && !machine) throw new ProblemError("invalid_request", "discover=true asks one machine's agents: name it with ?machine=");
     const machines = await machinesToList(c, machine);
     const cursor = readCursor(query.cursor);
@@ -163,13 +153,8 @@ export const sessionRoutes = new OpenAPIHono<AppEnv>()
       ...(query.state ? { state: query.state } : {}),
       ...(query.createdBy ? { createdBy: query.createdBy } : {}),
     };
-    const pages = await bounded(machines, LIST_CONCURRENCY, (m) => machineObject(c.env, m).listSessions(filter, cursor, limit));
-    const page = mergePages(
-      pages.map((p) => p.sessions),
-      pages.some((p) => p.more),
-      (s) => s.lastActivityMs,
-      limit,
-    );
+    const ask = (m: string) => machineObject(c.env, m).listSessions(filter, cursor, limit);
+    const page = await pageAcross(machines, limit, { ask, itemsOf: (p) => p.sessions, at: (s) => s.lastActivityMs });
     const body: SessionList = { sessions: page.items, nextCursor: page.nextCursor };
     if (query.discover && machine) {
       const agents = query.agent

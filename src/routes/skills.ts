@@ -1,5 +1,4 @@
 /** The team's skills (docs/architecture.md, "Team configuration"): one document per deployment, applied on every machine; per-folder entries on one machine. */
-import { teamStub } from "../durable/stubs";
 import { relay } from "../http/machine";
 import { SkillName, SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
 import { teamDocumentRoutes } from "./team-documents";
@@ -7,12 +6,9 @@ import { teamDocumentRoutes } from "./team-documents";
 export const skillsRoutes = teamDocumentRoutes({
   kind: "skills",
   title: "skills configuration",
-  documentId: "SkillsConfig",
   document: SkillsConfig,
   status: SkillsMachineStatus,
-  readStatus: (c) => teamStub(c.env).documentStatus("skills"),
   perDirectory: {
-    entryId: "SkillsConfig",
     nameParam: "skillName",
     name: SkillName,
     entry: SkillsConfig,

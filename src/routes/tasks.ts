@@ -10,14 +10,11 @@ import { machineObject } from "../durable/stubs";
 import type { AppEnv } from "../env";
 import { apiRoute } from "../http/api-route";
 import { machinesToList } from "../http/access";
-import { bounded } from "../http/bounded";
-import { mergePages, readCursor } from "../http/paging";
+import { PAGE_LIMIT, pageAcross, pageQuery, readCursor } from "../http/paging";
 import { settled } from "../http/machine";
-import { json, jsonBody } from "../http/openapi";
+import { json, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { Task, type TaskCall, TaskFilter, TaskId, TaskList, TaskPage, TaskRequest, machineOfTask } from "@agent-runtime/protocol/tasks";
-import { Identifier } from "@agent-runtime/protocol/values";
 
-const LIST_CONCURRENCY = 16;
 const IdParams = z.object({ id: TaskId });
 
 const submitRoute = apiRoute("post", "/tasks", {
@@ -31,16 +28,7 @@ const submitRoute = apiRoute("post", "/tasks", {
 const listRoute = apiRoute("get", "/tasks", {
   summary: "Tasks on every machine in the token's scope, newest first, a page at a time",
   access: { role: "viewer", machine: false },
-  request: {
-    query: TaskFilter.extend({
-      machine: Identifier.optional().describe("only this machine's tasks"),
-      limit: z.coerce.number().int().min(1).max(200).optional().describe("tasks per page (default 50)"),
-      cursor: z
-        .string()
-        .regex(/^\d{1,15}\.task-[0-9a-f]{16}-.+$/, "the nextCursor of the previous page")
-        .optional(),
-    }),
-  },
+  request: { query: TaskFilter.extend(pageQuery("tasks", "task").shape) },
   answers: { 200: json(TaskList, "a page of tasks") },
   problems: ["not_found"],
 });
@@ -50,7 +38,7 @@ const getRoute = apiRoute("get", "/tasks/{id}", {
   access: { role: "viewer", machine: "task" },
   request: { params: IdParams },
   answers: { 200: json(Task, "the task") },
-  problems: ["machine_offline", "timeout", "conflict"],
+  problems: MACHINE_ERRORS,
 });
 
 const cancelRoute = apiRoute("post", "/tasks/{id}/cancel", {
@@ -58,7 +46,7 @@ const cancelRoute = apiRoute("post", "/tasks/{id}/cancel", {
   access: { role: "member", machine: "task" },
   request: { params: IdParams },
   answers: { 200: json(Task, "the task, cancelled") },
-  problems: ["machine_offline", "timeout", "conflict"],
+  problems: MACHINE_ERRORS,
 });
 
 /** One call on a machine's tasks, its answer parsed by `schema`. */
@@ -77,16 +65,11 @@ const submit: RouteHandler<typeof submitRoute, AppEnv> = async (c) => {
 };
 
 const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
-  const { machine: named, limit = 50, cursor: after, ...filter } = c.req.valid("query");
+  const { machine: named, limit = PAGE_LIMIT, cursor: after, ...filter } = c.req.valid("query");
   const machines = await machinesToList(c, named ?? c.req.param("machine"));
   const before = readCursor(after);
-  const pages = await bounded(machines, LIST_CONCURRENCY, (m) => onTasks(c, m, { op: "list", filter, before, limit }, TaskPage));
-  const page = mergePages(
-    pages.map((p) => p.tasks),
-    pages.some((p) => p.more),
-    (t) => t.createdAtMs,
-    limit,
-  );
+  const ask = (m: string) => onTasks(c, m, { op: "list", filter, before, limit }, TaskPage);
+  const page = await pageAcross(machines, limit, { ask, itemsOf: (p) => p.tasks, at: (t) => t.createdAtMs });
   return c.json({ tasks: page.items, nextCursor: page.nextCursor }, 200);
 };
 

@@ -30,15 +30,11 @@ export interface DocumentSpec<K extends DocumentKind, Entry extends z.ZodType> {
   kind: K;
   /** "skills configuration", "MCP servers": for summaries and errors. */
   title: string;
+  /** The document's schema: a named component (`.meta({ id })`), as the entry's is. */
   document: z.ZodType<TeamDocuments[K]["config"]>;
-  /** The OpenAPI component name of the document schema (its `.meta({ id })`). */
-  documentId: string;
   status: z.ZodType;
-  readStatus: (c: Context<AppEnv>) => Promise<unknown[]>;
   /** Named entries per folder of one machine, beside the team's document (skills and MCP servers have them). */
   perDirectory?: {
-    /** The OpenAPI component name of the entry schema. */
-    entryId: string;
     /** The query parameter naming an entry (`skillName`, `mcpName`) and its schema. */
     nameParam: string;
     name: z.ZodType<string>;
@@ -48,6 +44,13 @@ export interface DocumentSpec<K extends DocumentKind, Entry extends z.ZodType> {
     put(c: Context<AppEnv>, directory: string, name: string, value: z.output<Entry>): Promise<void>;
     delete(c: Context<AppEnv>, directory: string, name: string): Promise<void>;
   };
+}
+
+/** A reference to the OpenAPI component a schema is declared as (its `.meta({ id })`), where a body names two by reference. */
+function componentRef(schema: z.ZodType): { $ref: string } {
+  const id = schema.meta()?.id;
+  if (!id) throw new Error("a team document's schema, and its entry's, must be a named component (.meta({ id }))");
+  return { $ref: `#/components/schemas/${id}` };
 }
 
 export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodType>(spec: DocumentSpec<K, Entry>) {
@@ -61,9 +64,7 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
   const query = optionalEntryQuery ? { query: optionalEntryQuery } : {};
   // Which of the two a PUT carries depends on its query: the handler parses it (parseJsonBody); the
   // document names both, by reference to their schemas.
-  const body = entries
-    ? { oneOf: [{ $ref: `#/components/schemas/${spec.documentId}` }, { $ref: `#/components/schemas/${entries.entryId}` }] }
-    : { $ref: `#/components/schemas/${spec.documentId}` };
+  const body = entries ? { oneOf: [componentRef(spec.document), componentRef(entries.entry)] } : componentRef(spec.document);
   const onMachine = { role: "member", machine: true } as const;
   /** What a summary adds for the per-folder form, where there is one. */
   const andEntry = (what: string) => (entries ? `; with directory and ${entries.nameParam}, ${what}` : "");
@@ -141,7 +142,8 @@ export function teamDocumentRoutes<K extends DocumentKind, Entry extends z.ZodTy
       return c.json(stored.config, 200, { ETag: etag });
     })
     .openapi(status, async function readDocumentStatus(c) {
-      const [documents, machines] = await Promise.all([teamStub(c.env).getDocuments(), spec.readStatus(c)]);
+      const team = teamStub(c.env);
+      const [documents, machines] = await Promise.all([team.getDocuments(), team.documentStatus(spec.kind)]);
       return c.json({ version: documentEtag(documents[spec.kind].version), machines }, 200);
     });
   if (entries && entryQuery) {

@@ -10,46 +10,31 @@ import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { teamStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
-import { apiRoute } from "../http/api-route";
-import { inTaskScope, reachMachine, reachTaskMachines, scopeAllows } from "../http/access";
 import { recordAudit } from "../http/audit";
-import { settled } from "../http/machine";
-import { errors, json, jsonBody } from "../http/openapi";
+import { errors, json } from "../http/openapi";
+import { taskRecordRoutes } from "../http/task-records";
 import { problem } from "../lib/problem-response";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { machineOfTask } from "@agent-runtime/protocol/tasks";
 import { DeliveryOutcome, MAX_DELIVERY_BYTES, Trigger, TriggerId, TriggerList, TriggerRequest, TriggerView } from "@agent-runtime/protocol/triggers";
 
-const IdParams = z.object({ id: TriggerId });
+/** A trigger with the whole URL GitHub sends to: this deployment's origin, as the caller reached it. */
+function view(c: Context<AppEnv>, trigger: Trigger): TriggerView {
+  return { ...trigger, deliveryUrl: `${new URL(c.req.url).origin}${trigger.deliveryPath}` };
+}
 
-const createTriggerRoute = apiRoute("post", "/triggers", {
-  summary: "A GitHub webhook that starts a task (its task's machine must be in the token's scope); answers where GitHub sends deliveries",
-  access: { role: "member", machine: false },
-  request: { body: jsonBody(TriggerRequest) },
-  answers: { 201: json(TriggerView, "the trigger, with the URL to give GitHub (its secret is never shown again)") },
-  problems: ["not_found", "conflict"],
-});
-
-const listRoute = apiRoute("get", "/triggers", {
-  summary: "The triggers of the machines in the token's scope, with what each last delivery did",
-  access: { role: "viewer", machine: false },
-  answers: { 200: json(TriggerList, "the triggers") },
-});
-
-const getRoute = apiRoute("get", "/triggers/{id}", {
-  summary: "A trigger",
-  access: { role: "viewer", machine: false },
-  request: { params: IdParams },
-  answers: { 200: json(TriggerView, "the trigger") },
-  problems: ["not_found"],
-});
-
-const deleteRoute = apiRoute("delete", "/triggers/{id}", {
-  summary: "Delete a trigger (its deliveries are refused from now on; tasks it started stay)",
-  access: { role: "member", machine: false },
-  request: { params: IdParams },
-  answers: { 204: { description: "deleted" } },
-  problems: ["not_found"],
+const triggers = taskRecordRoutes({
+  kind: "triggers",
+  schemas: { id: TriggerId, record: Trigger, request: TriggerRequest, list: TriggerList },
+  shown: { schema: TriggerView, of: view },
+  create: (team, request, who) => team.createTrigger(request, who),
+  created: "the trigger, with the URL to give GitHub (its secret is never shown again)",
+  summaries: {
+    create: "A GitHub webhook that starts a task (its task's machine must be in the token's scope); answers where GitHub sends deliveries",
+    list: "The triggers of the machines in the token's scope, with what each last delivery did",
+    get: "A trigger",
+    delete: "Delete a trigger (its deliveries are refused from now on; tasks it started stay)",
+  },
 });
 
 const deliveryRoute = createRoute({
@@ -58,7 +43,7 @@ const deliveryRoute = createRoute({
   summary: "Where GitHub sends a trigger's deliveries: no token, the X-Hub-Signature-256 of the body with the trigger's secret instead",
   security: [],
   request: {
-    params: IdParams,
+    params: z.object({ id: TriggerId }),
     headers: z.object({
       "x-github-event": z.string().min(1).max(64),
       "x-github-delivery": z.string().min(1).max(128),
@@ -71,38 +56,6 @@ const deliveryRoute = createRoute({
     ...errors("permission_denied", "payload_too_large"),
   },
 });
-
-/** A trigger with the whole URL GitHub sends to: this deployment's origin, as the caller reached it. */
-function view(c: Context<AppEnv>, trigger: Trigger): TriggerView {
-  return { ...trigger, deliveryUrl: `${new URL(c.req.url).origin}${trigger.deliveryPath}` };
-}
-
-async function visible(c: Context<AppEnv>, id: string): Promise<Trigger> {
-  return inTaskScope(c, Trigger.nullable().parse(await teamStub(c.env).getTrigger(id)), `no trigger '${id}'`);
-}
-
-const create: RouteHandler<typeof createTriggerRoute, AppEnv> = async (c) => {
-  const request = c.req.valid("json");
-  await reachTaskMachines(c, request);
-  return c.json(view(c, Trigger.parse(settled(await teamStub(c.env).createTrigger(request, c.get("identity").name)))), 201);
-};
-
-const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
-  const scope = c.get("identity").machines;
-  const triggers = Trigger.array()
-    .parse(await teamStub(c.env).listTriggers())
-    .filter((t) => scopeAllows(scope, t.task.machine));
-  return c.json({ triggers: triggers.map((t) => view(c, t)) }, 200);
-};
-
-const get: RouteHandler<typeof getRoute, AppEnv> = async (c) => c.json(view(c, await visible(c, c.req.valid("param").id)), 200);
-
-const remove: RouteHandler<typeof deleteRoute, AppEnv> = async (c) => {
-  const trigger = await visible(c, c.req.valid("param").id);
-  await reachMachine(c, trigger.task.machine);
-  await teamStub(c.env).deleteTrigger(trigger.id);
-  return c.body(null, 204);
-};
 
 /** A delivery: audited whatever it did (a refused signature included), never with its body. */
 const deliver: RouteHandler<typeof deliveryRoute, AppEnv> = async (c) => {
@@ -135,8 +88,4 @@ githubDeliveryRoutes.use(
 );
 githubDeliveryRoutes.openapi(deliveryRoute, deliver);
 
-export const triggerRoutes = new OpenAPIHono<AppEnv>()
-  .openapi(createTriggerRoute, create)
-  .openapi(listRoute, list)
-  .openapi(getRoute, get)
-  .openapi(deleteRoute, remove);
+export const triggerRoutes = triggers.routes;

@@ -8,6 +8,7 @@
 import { CHANGES_META, SessionWorktree, TurnChanges, WORKTREE_META } from "./review";
 import { z } from "zod";
 import type { ElicitationField, PendingRequest } from "./sessions";
+import { jsonAs } from "./json";
 
 /** What the runtime reads of an agent's answer to `initialize`. */
 const InitializeAnswer = z.object({
@@ -238,14 +239,8 @@ const ProcessEnd = z.object({ exitCode: z.number().nullish(), signal: z.string()
 
 /** How an agent's process ended, in words (`code 1`, `SIGKILL`), from its stream's end; null when it does not say. */
 export function exitDescription(endJson: string): string | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(endJson);
-  } catch {
-    return null;
-  }
-  const end = ProcessEnd.safeParse(value);
-  if (!end.success) return null;
-  if (end.data.signal) return end.data.signal;
-  return end.data.exitCode !== undefined && end.data.exitCode !== null ? `code ${end.data.exitCode}` : null;
+  const end = jsonAs(endJson, ProcessEnd);
+  if (!end) return null;
+  if (end.signal) return end.signal;
+  return end.exitCode !== undefined && end.exitCode !== null ? `code ${end.exitCode}` : null;
 }

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { describeIssues } from "./issues";
 import type { ProblemInit } from "./problems";
 import { AgentId } from "./values";
+import { resource } from "./resource";
 
 export const JsonRpcId = z.union([z.string(), z.number(), z.null()]);
 export type JsonRpcId = z.infer<typeof JsonRpcId>;
@@ -102,19 +103,17 @@ export function isJsonRpcRequest(msg: JsonRpcMessage): msg is JsonRpcMessage & {
   return msg.method !== undefined && msg.id !== undefined && msg.id !== null;
 }
 
-export const AcpServer = z
-  .object({
-    serverId: z.string(),
-    agent: AgentId,
-    createdAtMs: z.number().int(),
-    processId: z.string().optional(),
-    connection: z
-      .object({ openedBy: z.string().describe("the name of the token that opened it") })
-      .optional()
-      .describe("set for a connection of ACP's remote transport (`/acp`): only the token that opened it uses it; an admin sees everyone's"),
-  })
-  .meta({ id: "AcpServer" });
+export const AcpServer = resource("AcpServer", {
+  serverId: z.string(),
+  agent: AgentId,
+  createdAtMs: z.number().int(),
+  processId: z.string().optional(),
+  connection: z
+    .object({ openedBy: z.string().describe("the name of the token that opened it") })
+    .optional()
+    .describe("set for a connection of ACP's remote transport (`/acp`): only the token that opened it uses it; an admin sees everyone's"),
+});
 export type AcpServer = z.infer<typeof AcpServer>;
 
-export const AcpServerList = z.object({ servers: z.array(AcpServer) }).meta({ id: "AcpServerList" });
+export const AcpServerList = resource("AcpServerList", { servers: z.array(AcpServer) });
 export type AcpServerList = z.infer<typeof AcpServerList>;

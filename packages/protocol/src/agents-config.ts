@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { RegistryAgent } from "./registry";
 import { AgentId, VersionSpec } from "./values";
+import { resource, strictResource } from "./resource";
 
 /**
  * A name that says it holds a secret. The document is readable by every viewer and written to every
@@ -97,26 +98,20 @@ export const AgentSettingsEnv = z
   })
   .describe("non-secret defaults for the agent's process environment (a variable the machine's own environment sets wins)");
 
-export const AgentsConfigEntry = z
-  .object({
-    version: VersionSpec.default("latest").describe(
-      "`latest`: the version the ACP registry names (upgraded when it moves on); or a version to pin (for an agent driven through an adapter, the adapter's version, as the registry names it)",
-    ),
-    env: AgentSettingsEnv.optional(),
-  })
-  .strict()
-  .meta({ id: "AgentsConfigEntry" });
+export const AgentsConfigEntry = strictResource("AgentsConfigEntry", {
+  version: VersionSpec.default("latest").describe(
+    "`latest`: the version the ACP registry names (upgraded when it moves on); or a version to pin (for an agent driven through an adapter, the adapter's version, as the registry names it)",
+  ),
+  env: AgentSettingsEnv.optional(),
+});
 export type AgentsConfigEntry = z.infer<typeof AgentsConfigEntry>;
 
-export const AgentsConfig = z
-  .object({
-    agents: z
-      .record(AgentId, AgentsConfigEntry)
-      .refine((a) => Object.keys(a).length <= 64, "at most 64 agents")
-      .describe("by agent id: a built-in name (claude) or an ACP registry id"),
-  })
-  .strict()
-  .meta({ id: "AgentsConfig" });
+export const AgentsConfig = strictResource("AgentsConfig", {
+  agents: z
+    .record(AgentId, AgentsConfigEntry)
+    .refine((a) => Object.keys(a).length <= 64, "at most 64 agents")
+    .describe("by agent id: a built-in name (claude) or an ACP registry id"),
+});
 export type AgentsConfig = z.infer<typeof AgentsConfig>;
 
 const AgentApplied = z.object({
@@ -124,16 +119,14 @@ const AgentApplied = z.object({
   error: z.string().nullable().describe("why it is not at the version asked for"),
 });
 
-export const AgentsMachineStatus = z
-  .object({
-    machine: z.string(),
-    version: z.string().nullable().describe("the document version (ETag) this machine applied last"),
-    appliedAtMs: z.number().int().nullable(),
-    agents: z.record(z.string(), AgentApplied).describe("per agent of the document"),
-    errors: z.array(z.object({ agent: z.string(), error: z.string() })),
-    error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
-  })
-  .meta({ id: "AgentsMachineStatus" });
+export const AgentsMachineStatus = resource("AgentsMachineStatus", {
+  machine: z.string(),
+  version: z.string().nullable().describe("the document version (ETag) this machine applied last"),
+  appliedAtMs: z.number().int().nullable(),
+  agents: z.record(z.string(), AgentApplied).describe("per agent of the document"),
+  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
+  error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
+});
 export type AgentsMachineStatus = z.infer<typeof AgentsMachineStatus>;
 
 /** What the machine object hands the sidecar: the document, and the registry's entry of each of its agents. */

@@ -4,6 +4,7 @@
  * type, and the OpenAPI document is generated from it.
  */
 import { z } from "zod";
+import { resource } from "./resource";
 
 /**
  * A path on the machine. Absolute by design (the caller is trusted with the machine); a relative path or
@@ -20,14 +21,12 @@ export const MachinePath = z
 
 export const FsEntryType = z.enum(["file", "directory"]).meta({ id: "FsEntryType" });
 
-export const FsStat = z
-  .object({
-    path: z.string().describe("absolute"),
-    entryType: FsEntryType,
-    size: z.number().int().min(0),
-    modified: z.string().nullable().optional().describe("RFC 3339"),
-  })
-  .meta({ id: "FsStat" });
+export const FsStat = resource("FsStat", {
+  path: z.string().describe("absolute"),
+  entryType: FsEntryType,
+  size: z.number().int().min(0),
+  modified: z.string().nullable().optional().describe("RFC 3339"),
+});
 export type FsStat = z.infer<typeof FsStat>;
 
 export const FsEntry = FsStat.extend({ name: z.string() }).meta({ id: "FsEntry" });
@@ -44,19 +43,19 @@ export const FsDeleteQuery = z.object({
     .describe("delete a folder with everything in it"),
 });
 
-export const FsActionResponse = z.object({ path: z.string() }).meta({ id: "FsActionResponse" });
-export const FsWriteResponse = z.object({ path: z.string(), bytesWritten: z.number().int().min(0) }).meta({ id: "FsWriteResponse" });
+export const FsActionResponse = resource("FsActionResponse", { path: z.string() });
+export const FsWriteResponse = resource("FsWriteResponse", { path: z.string(), bytesWritten: z.number().int().min(0) });
 export type FsWriteResponse = z.infer<typeof FsWriteResponse>;
 
-export const FsMoveRequest = z
-  .object({ from: MachinePath, to: MachinePath, overwrite: z.boolean().nullable().optional().describe("replace what is at `to` (409 otherwise)") })
-  .meta({ id: "FsMoveRequest" });
-export const FsMoveResponse = z.object({ from: z.string(), to: z.string() }).meta({ id: "FsMoveResponse" });
+export const FsMoveRequest = resource("FsMoveRequest", {
+  from: MachinePath,
+  to: MachinePath,
+  overwrite: z.boolean().nullable().optional().describe("replace what is at `to` (409 otherwise)"),
+});
+export const FsMoveResponse = resource("FsMoveResponse", { from: z.string(), to: z.string() });
 
-export const FsUploadBatchResponse = z
-  .object({
-    paths: z.array(z.string()).describe("what was written (the first 1,024)"),
-    truncated: z.boolean().describe("true when more than 1,024 entries were written"),
-  })
-  .meta({ id: "FsUploadBatchResponse" });
+export const FsUploadBatchResponse = resource("FsUploadBatchResponse", {
+  paths: z.array(z.string()).describe("what was written (the first 1,024)"),
+  truncated: z.boolean().describe("true when more than 1,024 entries were written"),
+});
 export type FsUploadBatchResponse = z.infer<typeof FsUploadBatchResponse>;

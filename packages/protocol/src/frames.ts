@@ -25,6 +25,7 @@ import { OpNameSchema } from "./ops";
 import { Bytes, Id, issuesText } from "./ops/define";
 import { PreviewClose, PreviewCredit, PreviewData, PreviewHead, PreviewOffer, PreviewOpen } from "./preview";
 import { AgentId } from "./values";
+import { cutEvents, packedBatchOf } from "./packed-events";
 
 export const TUNNEL_PATH_PREFIX = "/_tunnel/";
 
@@ -307,7 +308,7 @@ export function packEvents(sub: string, events: StreamEvent[], gap?: StreamGap, 
 }
 
 /** A packed `ev` frame as `decodeFrame` gives it back: its control frame, with its bytes in place. */
-const PackedEventsFrame = EventsHeader.extend({ pieces: z.array(OutputPiece), bytes: Bytes }).refine(...piecesAddUp);
+export const PackedEventsFrame = EventsHeader.extend({ pieces: z.array(OutputPiece), bytes: Bytes }).refine(...piecesAddUp);
 
 function isPacked(value: unknown): boolean {
   return typeof value === "object" && value !== null && "t" in value && value.t === "ev" && "bytes" in value;
@@ -318,16 +319,12 @@ function isPacked(value: unknown): boolean {
  * as its piece, instead of again as an event once rebuilt (a stream's every update crosses here).
  */
 function unpackEvents(value: unknown): Parsed<Extract<SidecarFrame, { t: "ev" }>> {
-  const packed = PackedEventsFrame.safeParse(value);
+  // The light check first (packed-events.ts); the schema decides what it does not accept, and names why.
+  const light = packedBatchOf(value);
+  const packed = light ? { success: true as const, data: light } : PackedEventsFrame.safeParse(value);
   if (!packed.success) return { ok: false, error: `frame "ev" refused: ${issuesText(packed.error, "(frame)")}` };
   const { pieces, bytes, ...frame } = packed.data;
-  const events: StreamEvent[] = [];
-  let at = 0;
-  for (const [seq, length] of pieces) {
-    events.push([seq, utf8Decoder.decode(bytes.subarray(at, at + length))]);
-    at += length;
-  }
-  return { ok: true, frame: { ...frame, events } };
+  return { ok: true, frame: { ...frame, events: cutEvents(pieces, bytes) } };
 }
 
 /** The bounds of a call's id, as its schema (`Id`) sets them. */

@@ -9,19 +9,19 @@
 import { z } from "zod";
 import { JsonRpcId } from "./acp";
 import { Process } from "./processes";
+import { resource, strictResource } from "./resource";
+import { jsonAs } from "./json";
 
 export const LoginMethodType = z.enum(["terminal", "env_var", "agent"]).meta({ id: "LoginMethodType" });
 export type LoginMethodType = z.infer<typeof LoginMethodType>;
 
-export const LoginMethod = z
-  .object({
-    id: z.string(),
-    type: LoginMethodType.describe("terminal: a login command run in a terminal; env_var: values kept on the machine; agent: the agent's own flow"),
-    name: z.string(),
-    description: z.string().optional(),
-    vars: z.array(z.string()).optional().describe("env_var: the variables the method needs"),
-  })
-  .meta({ id: "LoginMethod" });
+export const LoginMethod = resource("LoginMethod", {
+  id: z.string(),
+  type: LoginMethodType.describe("terminal: a login command run in a terminal; env_var: values kept on the machine; agent: the agent's own flow"),
+  name: z.string(),
+  description: z.string().optional(),
+  vars: z.array(z.string()).optional().describe("env_var: the variables the method needs"),
+});
 export type LoginMethod = z.infer<typeof LoginMethod>;
 
 export const LoginState = z.enum(["logged_in", "needs_login", "unknown"]).meta({ id: "LoginState" });
@@ -31,81 +31,67 @@ export type LoginState = z.infer<typeof LoginState>;
  * A page the agent's own login flow asks a person to open (ACP's `elicitation/create` in URL mode, scoped
  * to its `authenticate` request: there is no session yet). Answered with POST /v1/agents/{agent}/login/elicitation.
  */
-export const LoginQuestion = z
-  .object({
-    requestId: JsonRpcId.describe("the JSON-RPC id of the agent's request"),
-    method: z.string().describe("the login method whose flow asks"),
-    atMs: z.number().int(),
-    message: z.string(),
-    url: z.string().describe("the page to open"),
-    elicitationId: z.string(),
-  })
-  .meta({ id: "LoginQuestion" });
+export const LoginQuestion = resource("LoginQuestion", {
+  requestId: JsonRpcId.describe("the JSON-RPC id of the agent's request"),
+  method: z.string().describe("the login method whose flow asks"),
+  atMs: z.number().int(),
+  message: z.string(),
+  url: z.string().describe("the page to open"),
+  elicitationId: z.string(),
+});
 export type LoginQuestion = z.infer<typeof LoginQuestion>;
 
-export const AgentLogin = z
-  .object({
-    state: LoginState.describe("unknown: not asked of the agent yet, or it did not say"),
-    methods: z.array(LoginMethod),
-    logout: z.boolean().describe("the agent can log out (ACP's `logout`)"),
-    stored: z.array(z.string()).describe("the names of the values kept on this machine for this agent (never the values)"),
-    pending: LoginQuestion.nullable()
-      .optional()
-      .describe("the agent's own login flow waits for a person to open this page (then answer it: POST /v1/agents/{agent}/login/elicitation)"),
-  })
-  .meta({ id: "AgentLogin" });
+export const AgentLogin = resource("AgentLogin", {
+  state: LoginState.describe("unknown: not asked of the agent yet, or it did not say"),
+  methods: z.array(LoginMethod),
+  logout: z.boolean().describe("the agent can log out (ACP's `logout`)"),
+  stored: z.array(z.string()).describe("the names of the values kept on this machine for this agent (never the values)"),
+  pending: LoginQuestion.nullable()
+    .optional()
+    .describe("the agent's own login flow waits for a person to open this page (then answer it: POST /v1/agents/{agent}/login/elicitation)"),
+});
 export type AgentLogin = z.infer<typeof AgentLogin>;
 
 /** An environment variable's name. */
 export const EnvVarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name");
 
-export const LoginRequest = z
-  .object({
-    method: z.string().min(1).max(256).describe("the id of one of the agent's login methods"),
-    values: z
-      .record(
-        EnvVarName,
-        z
-          .string()
-          .min(1)
-          .max(16 * 1024)
-          .refine((v) => !v.includes("\u0000"), "must not contain NUL bytes"),
-      )
-      .optional()
-      .describe("env_var: a value for each of the method's variables (kept on the machine only)"),
-  })
-  .strict()
-  .meta({ id: "LoginRequest" });
+export const LoginRequest = strictResource("LoginRequest", {
+  method: z.string().min(1).max(256).describe("the id of one of the agent's login methods"),
+  values: z
+    .record(
+      EnvVarName,
+      z
+        .string()
+        .min(1)
+        .max(16 * 1024)
+        .refine((v) => !v.includes("\u0000"), "must not contain NUL bytes"),
+    )
+    .optional()
+    .describe("env_var: a value for each of the method's variables (kept on the machine only)"),
+});
 export type LoginRequest = z.infer<typeof LoginRequest>;
 
-export const LoginStarted = z
-  .object({
-    method: z.string(),
-    type: LoginMethodType,
-    state: LoginState.describe("the agent's login now (a terminal's or the agent's own flow is still going: needs_login until it ends)"),
-    process: Process.optional().describe("terminal: the login's tty process (open its terminal, type with POST /v1/processes/{id}/input)"),
-    started: z.array(z.string()).optional().describe("the sessions that waited for this login and started (a terminal's start them when it exits 0)"),
-  })
-  .meta({ id: "LoginStarted" });
+export const LoginStarted = resource("LoginStarted", {
+  method: z.string(),
+  type: LoginMethodType,
+  state: LoginState.describe("the agent's login now (a terminal's or the agent's own flow is still going: needs_login until it ends)"),
+  process: Process.optional().describe("terminal: the login's tty process (open its terminal, type with POST /v1/processes/{id}/input)"),
+  started: z.array(z.string()).optional().describe("the sessions that waited for this login and started (a terminal's start them when it exits 0)"),
+});
 export type LoginStarted = z.infer<typeof LoginStarted>;
 
 /** POST /v1/agents/{agent}/login/elicitation: the answer to the page the agent's own login flow asked a person to open. */
-export const LoginAnswer = z
-  .object({
-    requestId: JsonRpcId.optional().describe("the pending question's id (default: the one the login waits on)"),
-    action: z.enum(["accept", "decline", "cancel"]).describe("accept: the page was opened and the login finished there"),
-  })
-  .strict()
-  .meta({ id: "LoginAnswer" });
+export const LoginAnswer = strictResource("LoginAnswer", {
+  requestId: JsonRpcId.optional().describe("the pending question's id (default: the one the login waits on)"),
+  action: z.enum(["accept", "decline", "cancel"]).describe("accept: the page was opened and the login finished there"),
+});
 export type LoginAnswer = z.infer<typeof LoginAnswer>;
 
-export const LoginRemoved = z
-  .object({
-    removed: z.array(z.string()).describe("the names of the values removed from the machine"),
-    loggedOut: z.boolean().describe("the agent was asked to log out (ACP's `logout`) and did"),
-    state: LoginState,
-  })
-  .meta({ id: "LoginRemoved" });
+export const LoginRemoved = resource("LoginRemoved", {
+  removed: z.array(z.string()).describe("the names of the values removed from the machine"),
+  loggedOut: z.boolean().describe("the agent was asked to log out (ACP's `logout`) and did"),
+  state: LoginState,
+});
 export type LoginRemoved = z.infer<typeof LoginRemoved>;
 
 // ---------------- what agents say (the ACP wire) ----------------
@@ -168,12 +154,5 @@ const ErrorAnswer = z.object({ error: z.object({ code: z.number() }).passthrough
 
 /** Does this answer (the agent's JSON text) say the agent must be logged in first? */
 export function isAuthRequired(body: string): boolean {
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return false;
-  }
-  const parsed = ErrorAnswer.safeParse(value);
-  return parsed.success && parsed.data.error.code === AUTH_REQUIRED_CODE;
+  return jsonAs(body, ErrorAnswer)?.error.code === AUTH_REQUIRED_CODE;
 }

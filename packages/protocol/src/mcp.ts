@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { NotOptionLike } from "./values";
+import { resource, strictResource } from "./resource";
 
 export const McpName = z
   .string()
@@ -46,26 +47,21 @@ export const McpServerConfig = z
 export type McpServerConfig = z.infer<typeof McpServerConfig>;
 
 /** The team's MCP document: servers by name, written where each installed agent reads its MCP servers. */
-export const McpConfig = z
-  .object({
-    servers: z
-      .record(McpName, McpServerConfig)
-      .refine((s) => Object.keys(s).length <= 64, "at most 64 servers")
-      .describe("by name"),
-  })
-  .strict()
-  .meta({ id: "McpConfig" });
+export const McpConfig = strictResource("McpConfig", {
+  servers: z
+    .record(McpName, McpServerConfig)
+    .refine((s) => Object.keys(s).length <= 64, "at most 64 servers")
+    .describe("by name"),
+});
 export type McpConfig = z.infer<typeof McpConfig>;
 
-export const McpMachineStatus = z
-  .object({
-    machine: z.string(),
-    version: z.string().nullable().describe("the document version (ETag) this machine applied last"),
-    appliedAtMs: z.number().int().nullable(),
-    servers: z.array(z.string()).describe("the servers written for at least one agent"),
-    perAgent: z.record(z.string(), z.array(z.string())).describe("per agent installed on the machine: the servers in its configuration file"),
-    errors: z.array(z.object({ agent: z.string(), error: z.string() })),
-    error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
-  })
-  .meta({ id: "McpMachineStatus" });
+export const McpMachineStatus = resource("McpMachineStatus", {
+  machine: z.string(),
+  version: z.string().nullable().describe("the document version (ETag) this machine applied last"),
+  appliedAtMs: z.number().int().nullable(),
+  servers: z.array(z.string()).describe("the servers written for at least one agent"),
+  perAgent: z.record(z.string(), z.array(z.string())).describe("per agent installed on the machine: the servers in its configuration file"),
+  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
+  error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
+});
 export type McpMachineStatus = z.infer<typeof McpMachineStatus>;

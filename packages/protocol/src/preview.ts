@@ -15,6 +15,7 @@
  */
 import { z } from "zod";
 import { Bytes, Id } from "./ops/define";
+import { resource } from "./resource";
 
 /** The most bytes one `pd` frame carries. */
 export const PREVIEW_PIECE_BYTES = 256 * 1024;
@@ -104,33 +105,29 @@ export const PortOwner = z.discriminatedUnion("kind", [
 ]);
 export type PortOwner = z.infer<typeof PortOwner>;
 
-export const ListeningPort = z
-  .object({
-    port: Port,
-    /** Where it listens: 127.0.0.1, ::1, 0.0.0.0, :: or another address of the machine. */
-    addresses: z.array(z.string().max(64)).max(16),
-    pid: z.number().int().nullable(),
-    /**
-     * The owning process's command line, shortened, for the runtime's processes and their children; the
-     * program's name alone for any other (a command line may carry a secret); null when the machine does
-     * not say (another user's process).
-     */
-    command: z.string().max(512).nullable(),
-    /** One of the runtime's processes, or a child of one (an agent's dev server). */
-    owner: PortOwner.nullable(),
-    /** The machine's owner allowed previews of it (`--expose-ports`). */
-    allowed: z.boolean(),
-  })
-  .meta({ id: "ListeningPort" });
+export const ListeningPort = resource("ListeningPort", {
+  port: Port,
+  /** Where it listens: 127.0.0.1, ::1, 0.0.0.0, :: or another address of the machine. */
+  addresses: z.array(z.string().max(64)).max(16),
+  pid: z.number().int().nullable(),
+  /**
+   * The owning process's command line, shortened, for the runtime's processes and their children; the
+   * program's name alone for any other (a command line may carry a secret); null when the machine does
+   * not say (another user's process).
+   */
+  command: z.string().max(512).nullable(),
+  /** One of the runtime's processes, or a child of one (an agent's dev server). */
+  owner: PortOwner.nullable(),
+  /** The machine's owner allowed previews of it (`--expose-ports`). */
+  allowed: z.boolean(),
+});
 export type ListeningPort = z.infer<typeof ListeningPort>;
 
-export const PortList = z
-  .object({
-    ports: z.array(ListeningPort),
-    /** The sidecar's `--expose-ports` as given ("" when none: no port is served). */
-    expose: z.string(),
-  })
-  .meta({ id: "PortList" });
+export const PortList = resource("PortList", {
+  ports: z.array(ListeningPort),
+  /** The sidecar's `--expose-ports` as given ("" when none: no port is served). */
+  expose: z.string(),
+});
 export type PortList = z.infer<typeof PortList>;
 
 // ---------- where a preview is served ----------

@@ -5,28 +5,27 @@
  */
 import { z } from "zod";
 import { CONTROL_CHARS } from "./values";
+import { resource, strictResource } from "./resource";
 
 export const ProcessStatus = z.enum(["running", "exited"]);
 export const ProcessOwner = z.enum(["user", "system"]);
 
-export const Process = z
-  .object({
-    id: z.string(),
-    command: z.string(),
-    args: z.array(z.string()),
-    createdAtMs: z.number().int(),
-    interactive: z.boolean(),
-    tty: z.boolean(),
-    owner: ProcessOwner,
-    status: ProcessStatus,
-    cwd: z.string(),
-    pid: z.number().int().nullable(),
-    exitCode: z.number().int().nullable().optional(),
-    signal: z.string().nullable().optional(),
-    exitedAtMs: z.number().int().nullable().optional(),
-    label: z.string().optional().describe("what the runtime started it for, e.g. 'acp:my-server'"),
-  })
-  .meta({ id: "Process" });
+export const Process = resource("Process", {
+  id: z.string(),
+  command: z.string(),
+  args: z.array(z.string()),
+  createdAtMs: z.number().int(),
+  interactive: z.boolean(),
+  tty: z.boolean(),
+  owner: ProcessOwner,
+  status: ProcessStatus,
+  cwd: z.string(),
+  pid: z.number().int().nullable(),
+  exitCode: z.number().int().nullable().optional(),
+  signal: z.string().nullable().optional(),
+  exitedAtMs: z.number().int().nullable().optional(),
+  label: z.string().optional().describe("what the runtime started it for, e.g. 'acp:my-server'"),
+});
 export type Process = z.infer<typeof Process>;
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name");
@@ -91,71 +90,61 @@ export const ProcessRunRequest = z
   .meta({ id: "ProcessRunRequest", description: "Runs `command` with `args` (no shell) to its end and answers with its output." });
 export type ProcessRunRequest = z.infer<typeof ProcessRunRequest>;
 
-export const ProcessRunResponse = z
-  .object({
-    exitCode: z.number().int().nullable().describe("null when it ended by a signal (see `signal`) or timed out"),
-    signal: z.string().nullable(),
-    stdout: z.string(),
-    stderr: z.string(),
-    stdoutTruncated: z.boolean(),
-    stderrTruncated: z.boolean(),
-    timedOut: z.boolean(),
-    durationMs: z.number().int(),
-  })
-  .meta({ id: "ProcessRunResponse" });
+export const ProcessRunResponse = resource("ProcessRunResponse", {
+  exitCode: z.number().int().nullable().describe("null when it ended by a signal (see `signal`) or timed out"),
+  signal: z.string().nullable(),
+  stdout: z.string(),
+  stderr: z.string(),
+  stdoutTruncated: z.boolean(),
+  stderrTruncated: z.boolean(),
+  timedOut: z.boolean(),
+  durationMs: z.number().int(),
+});
 export type ProcessRunResponse = z.infer<typeof ProcessRunResponse>;
 
 /** The limits a machine enforces on processes (`/v1/processes/config`), with the sandbox-agent SDK's names. */
-export const ProcessConfig = z
-  .object({
-    maxConcurrentProcesses: z.number().int().min(1).max(10_000),
-    maxInputBytesPerRequest: z
-      .number()
-      .int()
-      .min(1)
-      .max(8 * 1024 * 1024),
-    maxLogBytesPerProcess: z
-      .number()
-      .int()
-      .min(1024)
-      .max(1024 * 1024 * 1024),
-    maxOutputBytes: z
-      .number()
-      .int()
-      .min(0)
-      .max(4 * 1024 * 1024),
-    defaultRunTimeoutMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(24 * 3_600_000),
-    maxRunTimeoutMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(24 * 3_600_000),
-    maxExitedKept: z.number().int().min(0).max(100_000),
-  })
-  .meta({ id: "ProcessConfig" });
+export const ProcessConfig = resource("ProcessConfig", {
+  maxConcurrentProcesses: z.number().int().min(1).max(10_000),
+  maxInputBytesPerRequest: z
+    .number()
+    .int()
+    .min(1)
+    .max(8 * 1024 * 1024),
+  maxLogBytesPerProcess: z
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024),
+  maxOutputBytes: z
+    .number()
+    .int()
+    .min(0)
+    .max(4 * 1024 * 1024),
+  defaultRunTimeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3_600_000),
+  maxRunTimeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3_600_000),
+  maxExitedKept: z.number().int().min(0).max(100_000),
+});
 export type ProcessConfig = z.infer<typeof ProcessConfig>;
 
 /** A change of some of those limits; what is not named stays as it is. */
 export const ProcessConfigUpdate = ProcessConfig.partial().strict().meta({ id: "ProcessConfigUpdate" });
 
 /** A terminal's size, in characters (`POST /v1/processes/{id}/terminal/resize`). */
-export const TerminalSize = z
-  .object({ cols: z.number().int().min(1).max(1000), rows: z.number().int().min(1).max(1000) })
-  .strict()
-  .meta({ id: "TerminalSize" });
+export const TerminalSize = strictResource("TerminalSize", { cols: z.number().int().min(1).max(1000), rows: z.number().int().min(1).max(1000) });
 
-export const ProcessInput = z
-  .object({
-    data: z.string(),
-    encoding: z.enum(["base64", "utf8"]).optional().describe("how `data` is encoded; base64 by default (as the sandbox-agent SDK sends it)"),
-    eof: z.boolean().optional().describe("close the process's stdin after writing"),
-  })
-  .strict()
-  .meta({ id: "ProcessInput" });
+export const ProcessInput = strictResource("ProcessInput", {
+  data: z.string(),
+  encoding: z.enum(["base64", "utf8"]).optional().describe("how `data` is encoded; base64 by default (as the sandbox-agent SDK sends it)"),
+  eof: z.boolean().optional().describe("close the process's stdin after writing"),
+});
 
 /** Where output came from: a pipe's stdout or stderr, or a terminal's one stream (`pty`). */
 export const LogStream = z.enum(["stdout", "stderr", "pty"]);
@@ -164,15 +153,13 @@ export const LogStream = z.enum(["stdout", "stderr", "pty"]);
  * One piece of a process's output, as the sandbox-agent SDK reads it. Output that is valid UTF-8 is
  * `utf8` text; anything else is `base64`, so binary output survives byte for byte.
  */
-export const LogEntry = z
-  .object({
-    sequence: z.number().int(),
-    timestampMs: z.number().int(),
-    stream: LogStream,
-    encoding: z.enum(["utf8", "base64"]),
-    data: z.string(),
-  })
-  .meta({ id: "LogEntry" });
+export const LogEntry = resource("LogEntry", {
+  sequence: z.number().int(),
+  timestampMs: z.number().int(),
+  stream: LogStream,
+  encoding: z.enum(["utf8", "base64"]),
+  data: z.string(),
+});
 export type LogEntry = z.infer<typeof LogEntry>;
 
 /**
@@ -185,18 +172,16 @@ export const ProcessLogEnd = z.union([
 ]);
 export type ProcessLogEnd = z.infer<typeof ProcessLogEnd>;
 
-export const ProcessLogs = z
-  .object({
-    processId: z.string(),
-    stream: z.enum(["stdout", "stderr", "pty", "combined"]),
-    entries: z.array(LogEntry),
-    nextSeq: z.number().int().describe("the sequence the next entry will have"),
-    droppedThrough: z.number().int().describe("entries up to this sequence were dropped (the per-process limit)"),
-  })
-  .meta({ id: "ProcessLogs" });
+export const ProcessLogs = resource("ProcessLogs", {
+  processId: z.string(),
+  stream: z.enum(["stdout", "stderr", "pty", "combined"]),
+  entries: z.array(LogEntry),
+  nextSeq: z.number().int().describe("the sequence the next entry will have"),
+  droppedThrough: z.number().int().describe("entries up to this sequence were dropped (the per-process limit)"),
+});
 export type ProcessLogs = z.infer<typeof ProcessLogs>;
 
-export const ProcessList = z.object({ processes: z.array(Process) }).meta({ id: "ProcessList" });
+export const ProcessList = resource("ProcessList", { processes: z.array(Process) });
 export type ProcessList = z.infer<typeof ProcessList>;
 
 /** What a terminal viewer may send on its WebSocket (docs/architecture.md, "Terminals"); anything else is answered with an error frame. */

@@ -5,6 +5,7 @@
  * is parsed, never cast.
  */
 import { z } from "zod";
+import { resource } from "./resource";
 
 /** What the registry spells an agent's id: lowercase, digits and hyphens (its directory name). */
 export const RegistryAgentId = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "a registry agent id (lowercase letters, digits, hyphens)");
@@ -83,22 +84,20 @@ export const REGISTRY_PLATFORMS: Record<string, string> = {
   "win32-arm64": "windows-aarch64",
 };
 
-export const RegistryAgent = z
-  .object({
-    id: RegistryAgentId,
-    name: z.string().min(1).max(200),
-    version: z.string().min(1).max(100),
-    description: z.string().max(2000).default(""),
-    repository: z.string().max(2048).optional(),
-    distribution: z
-      .object({
-        npx: NpxDistribution.optional(),
-        uvx: UvxDistribution.optional(),
-        binary: z.record(z.string(), BinaryTarget).optional(),
-      })
-      .refine((d) => d.npx || d.uvx || d.binary, "at least one distribution"),
-  })
-  .meta({ id: "RegistryAgent" });
+export const RegistryAgent = resource("RegistryAgent", {
+  id: RegistryAgentId,
+  name: z.string().min(1).max(200),
+  version: z.string().min(1).max(100),
+  description: z.string().max(2000).default(""),
+  repository: z.string().max(2048).optional(),
+  distribution: z
+    .object({
+      npx: NpxDistribution.optional(),
+      uvx: UvxDistribution.optional(),
+      binary: z.record(z.string(), BinaryTarget).optional(),
+    })
+    .refine((d) => d.npx || d.uvx || d.binary, "at least one distribution"),
+});
 export type RegistryAgent = z.infer<typeof RegistryAgent>;
 
 export type DistributionKind = "npx" | "uvx" | "binary";

@@ -4,6 +4,7 @@
  * per resource, used by the tunnel's operations, the routes and the OpenAPI document.
  */
 import { z } from "zod";
+import { resource, strictResource } from "./resource";
 
 export { CHANGES_META, summaryText, WORKTREE_META } from "./review-text";
 
@@ -35,77 +36,72 @@ export const RelativePath = z
 export const FileChangeStatus = z.enum(["added", "modified", "deleted", "renamed", "binary", "excluded"]);
 export type FileChangeStatus = z.infer<typeof FileChangeStatus>;
 
-export const FileChange = z
-  .object({
-    path: z.string(),
-    status: FileChangeStatus.describe("binary: a binary file added, changed or removed; excluded: not snapshotted (a heavy folder or a file over the bound)"),
-    previousPath: z.string().optional().describe("renamed: where it was"),
-    additions: z.number().int().min(0),
-    deletions: z.number().int().min(0),
-    reason: z.string().optional().describe("excluded: why"),
-  })
-  .meta({ id: "FileChange" });
+export const FileChange = resource("FileChange", {
+  path: z.string(),
+  status: FileChangeStatus.describe("binary: a binary file added, changed or removed; excluded: not snapshotted (a heavy folder or a file over the bound)"),
+  previousPath: z.string().optional().describe("renamed: where it was"),
+  additions: z.number().int().min(0),
+  deletions: z.number().int().min(0),
+  reason: z.string().optional().describe("excluded: why"),
+});
 export type FileChange = z.infer<typeof FileChange>;
 
 /** A turn's (or a session's) change in one line: what a transcript entry and a notification carry. */
-export const ChangeSummary = z
-  .object({
-    files: z.number().int().min(0),
-    additions: z.number().int().min(0),
-    deletions: z.number().int().min(0),
-  })
-  .meta({ id: "ChangeSummary" });
+export const ChangeSummary = resource("ChangeSummary", {
+  files: z.number().int().min(0),
+  additions: z.number().int().min(0),
+  deletions: z.number().int().min(0),
+});
 export type ChangeSummary = z.infer<typeof ChangeSummary>;
 
 /** A turn's summary as the machine reports it with the turn's answer (`_meta["agent-runtime/changes"]`). */
 export const TurnChanges = ChangeSummary.extend({ turn: z.number().int().min(1) }).meta({ id: "TurnChanges" });
 export type TurnChanges = z.infer<typeof TurnChanges>;
 
-export const Changes = z
-  .object({
-    turn: z.number().int().min(1).nullable().describe("the turn these are of; null: the whole session, from its first checkpoint to now"),
-    turns: z.number().int().min(0).describe("turns the machine has checkpoints of"),
-    cwd: z.string().describe("the folder the paths are relative to"),
-    files: z.array(FileChange),
-    truncated: z.boolean().describe("more files changed than are listed (the totals count them all)"),
-    totals: ChangeSummary,
-    unavailable: z.string().nullable().describe("why the machine keeps no checkpoints of this session (e.g. a folder too large), else null"),
-  })
-  .meta({ id: "Changes" });
+export const Changes = resource("Changes", {
+  turn: z.number().int().min(1).nullable().describe("the turn these are of; null: the whole session, from its first checkpoint to now"),
+  turns: z.number().int().min(0).describe("turns the machine has checkpoints of"),
+  cwd: z.string().describe("the folder the paths are relative to"),
+  files: z.array(FileChange),
+  truncated: z.boolean().describe("more files changed than are listed (the totals count them all)"),
+  totals: ChangeSummary,
+  unavailable: z.string().nullable().describe("why the machine keeps no checkpoints of this session (e.g. a folder too large), else null"),
+});
 export type Changes = z.infer<typeof Changes>;
 
-export const FileDiff = z
-  .object({
-    path: z.string(),
-    status: FileChangeStatus,
-    diff: z.string().nullable().describe("git's unified diff of the file; null when binary, excluded or too large"),
-    tooLarge: z.boolean().describe("the diff is over the bound: read the file instead (GET /v1/fs/file?path=)"),
-    bytes: z.number().int().min(0).describe("the diff's size in bytes, answered or not"),
-  })
-  .meta({ id: "FileDiff" });
+export const FileDiff = resource("FileDiff", {
+  path: z.string(),
+  status: FileChangeStatus,
+  diff: z.string().nullable().describe("git's unified diff of the file; null when binary, excluded or too large"),
+  tooLarge: z.boolean().describe("the diff is over the bound: read the file instead (GET /v1/fs/file?path=)"),
+  bytes: z.number().int().min(0).describe("the diff's size in bytes, answered or not"),
+});
 export type FileDiff = z.infer<typeof FileDiff>;
 
-export const RevertRequest = z
-  .object({
-    turn: z.number().int().min(1),
-    force: z.boolean().optional().describe("restore even files changed since the turn (their later changes are lost)"),
-  })
-  .strict()
-  .meta({ id: "RevertRequest" });
+export const RevertRequest = strictResource("RevertRequest", {
+  turn: z.number().int().min(1),
+  force: z.boolean().optional().describe("restore even files changed since the turn (their later changes are lost)"),
+});
 export type RevertRequest = z.infer<typeof RevertRequest>;
 
-export const RevertResult = z
-  .object({
-    turn: z.number().int().min(1),
-    restored: z.array(z.string()).describe("files put back as they were before the turn"),
-    removed: z.array(z.string()).describe("files the turn added, removed again"),
-  })
-  .meta({ id: "RevertResult" });
+export const RevertResult = resource("RevertResult", {
+  turn: z.number().int().min(1),
+  restored: z.array(z.string()).describe("files put back as they were before the turn"),
+  removed: z.array(z.string()).describe("files the turn added, removed again"),
+});
 export type RevertResult = z.infer<typeof RevertResult>;
 
 // ---------------- git ----------------
 
 export const GitCwd = z.string().min(1).max(4096).describe("a folder in the repository (absolute, or relative to the machine's home)");
+
+/** A name git takes on its command line (a remote, a branch, a commit): no white space, and never an option. */
+const GitName = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(256)
+    .regex(/^[^-\s][^\s]*$/, what);
 
 export const GitFile = z.object({
   path: z.string(),
@@ -114,97 +110,65 @@ export const GitFile = z.object({
   previousPath: z.string().optional(),
 });
 
-export const GitStatus = z
-  .object({
-    root: z.string().describe("the repository's top folder"),
-    branch: z.string().nullable().describe("null: a detached HEAD"),
-    head: z.string().nullable().describe("the commit HEAD names; null before the first commit"),
-    upstream: z.string().nullable(),
-    remotes: z.array(z.string()).optional().describe("the repository's remotes by name (none: nothing to push to); absent from an older sidecar"),
-    ahead: z.number().int().min(0),
-    behind: z.number().int().min(0),
-    files: z.array(GitFile),
-    truncated: z.boolean(),
-  })
-  .meta({ id: "GitStatus" });
+export const GitStatus = resource("GitStatus", {
+  root: z.string().describe("the repository's top folder"),
+  branch: z.string().nullable().describe("null: a detached HEAD"),
+  head: z.string().nullable().describe("the commit HEAD names; null before the first commit"),
+  upstream: z.string().nullable(),
+  remotes: z.array(z.string()).optional().describe("the repository's remotes by name (none: nothing to push to); absent from an older sidecar"),
+  ahead: z.number().int().min(0),
+  behind: z.number().int().min(0),
+  files: z.array(GitFile),
+  truncated: z.boolean(),
+});
 export type GitStatus = z.infer<typeof GitStatus>;
 
-export const GitCommitRequest = z
-  .object({
-    cwd: GitCwd,
-    message: z
-      .string()
-      .min(1)
-      .max(64 * 1024),
-    paths: z.array(RelativePath).max(10_000).optional().describe("commit only these (relative to the repository's top folder); default every change"),
-  })
-  .strict()
-  .meta({ id: "GitCommitRequest" });
+export const GitCommitRequest = strictResource("GitCommitRequest", {
+  cwd: GitCwd,
+  message: z
+    .string()
+    .min(1)
+    .max(64 * 1024),
+  paths: z.array(RelativePath).max(10_000).optional().describe("commit only these (relative to the repository's top folder); default every change"),
+});
 
-export const GitCommitResult = z
-  .object({ commit: z.string(), branch: z.string().nullable(), summary: z.string().describe("git's one-line summary") })
-  .meta({ id: "GitCommitResult" });
+export const GitCommitResult = resource("GitCommitResult", {
+  commit: z.string(),
+  branch: z.string().nullable(),
+  summary: z.string().describe("git's one-line summary"),
+});
 
-export const GitPushRequest = z
-  .object({
-    cwd: GitCwd,
-    remote: z
-      .string()
-      .min(1)
-      .max(256)
-      .regex(/^[^-\s][^\s]*$/, "a remote's name")
-      .optional(),
-    branch: z
-      .string()
-      .min(1)
-      .max(256)
-      .regex(/^[^-\s][^\s]*$/, "a branch's name")
-      .optional(),
-    setUpstream: z.boolean().optional(),
-  })
-  .strict()
-  .meta({ id: "GitPushRequest" });
+export const GitPushRequest = strictResource("GitPushRequest", {
+  cwd: GitCwd,
+  remote: GitName("a remote's name").optional(),
+  branch: GitName("a branch's name").optional(),
+  setUpstream: z.boolean().optional(),
+});
 
-export const GitPushResult = z.object({ remote: z.string(), branch: z.string(), output: z.string() }).meta({ id: "GitPushResult" });
+export const GitPushResult = resource("GitPushResult", { remote: z.string(), branch: z.string(), output: z.string() });
 
-export const PullRequestRequest = z
-  .object({
-    cwd: GitCwd,
-    title: z.string().min(1).max(256),
-    body: z
-      .string()
-      .max(64 * 1024)
-      .optional(),
-    base: z
-      .string()
-      .min(1)
-      .max(256)
-      .regex(/^[^-\s][^\s]*$/, "a branch's name")
-      .optional(),
-    draft: z.boolean().optional(),
-  })
-  .strict()
-  .meta({ id: "PullRequestRequest" });
+export const PullRequestRequest = strictResource("PullRequestRequest", {
+  cwd: GitCwd,
+  title: z.string().min(1).max(256),
+  body: z
+    .string()
+    .max(64 * 1024)
+    .optional(),
+  base: GitName("a branch's name").optional(),
+  draft: z.boolean().optional(),
+});
 
-export const PullRequestResult = z
-  .object({
-    opened: z.boolean().describe("true: the GitHub CLI opened it; false: open it yourself at `url`"),
-    url: z.string().nullable().describe("the pull request, or the page that opens one; null when the remote is neither GitHub nor GitLab"),
-    reason: z.string().optional().describe("why no pull request was opened"),
-  })
-  .meta({ id: "PullRequestResult" });
+export const PullRequestResult = resource("PullRequestResult", {
+  opened: z.boolean().describe("true: the GitHub CLI opened it; false: open it yourself at `url`"),
+  url: z.string().nullable().describe("the pull request, or the page that opens one; null when the remote is neither GitHub nor GitLab"),
+  reason: z.string().optional().describe("why no pull request was opened"),
+});
 
 // ---------------- worktrees ----------------
 
 export const WorktreeRequest = z
   .object({
-    base: z
-      .string()
-      .min(1)
-      .max(256)
-      .regex(/^[^-\s][^\s]*$/, "a branch or commit")
-      .optional()
-      .describe("default: the repository's HEAD"),
+    base: GitName("a branch or commit").optional().describe("default: the repository's HEAD"),
     name: z.string().max(64).optional().describe("words for the branch's name (agent/<slug>-<short id>)"),
     branch: z
       .string()
@@ -216,28 +180,24 @@ export const WorktreeRequest = z
   .strict();
 export type WorktreeRequest = z.infer<typeof WorktreeRequest>;
 
-export const SessionWorktree = z
-  .object({
-    repository: z.string().describe("the repository's top folder"),
-    path: z.string().describe("the worktree's folder"),
-    branch: z.string(),
-    base: z.string().describe("what it branched from, as named"),
-  })
-  .meta({ id: "SessionWorktree" });
+export const SessionWorktree = resource("SessionWorktree", {
+  repository: z.string().describe("the repository's top folder"),
+  path: z.string().describe("the worktree's folder"),
+  branch: z.string(),
+  base: z.string().describe("what it branched from, as named"),
+});
 export type SessionWorktree = z.infer<typeof SessionWorktree>;
 
-export const Worktree = z
-  .object({
-    path: z.string(),
-    branch: z.string().nullable(),
-    head: z.string().nullable(),
-    base: z.string().nullable().describe("for a session's worktree: what it branched from"),
-    ahead: z.number().int().min(0).nullable().describe("commits on the branch not on its base"),
-    behind: z.number().int().min(0).nullable(),
-    main: z.boolean().describe("the repository's own folder"),
-    session: z.string().nullable().describe("the agent's sessionId working there, when a session started it"),
-  })
-  .meta({ id: "Worktree" });
+export const Worktree = resource("Worktree", {
+  path: z.string(),
+  branch: z.string().nullable(),
+  head: z.string().nullable(),
+  base: z.string().nullable().describe("for a session's worktree: what it branched from"),
+  ahead: z.number().int().min(0).nullable().describe("commits on the branch not on its base"),
+  behind: z.number().int().min(0).nullable(),
+  main: z.boolean().describe("the repository's own folder"),
+  session: z.string().nullable().describe("the agent's sessionId working there, when a session started it"),
+});
 export type Worktree = z.infer<typeof Worktree>;
 
-export const WorktreeList = z.object({ repository: z.string(), worktrees: z.array(Worktree) }).meta({ id: "WorktreeList" });
+export const WorktreeList = resource("WorktreeList", { repository: z.string(), worktrees: z.array(Worktree) });

@@ -8,20 +8,18 @@
 import { z } from "zod";
 import { DeniedPath, SandboxNetwork, SandboxProfile, SandboxSpec, WorkOrigin } from "./sandbox";
 import { AgentId, Identifier } from "./values";
+import { resource, strictResource } from "./resource";
 
-export const SandboxMatch = z
-  .object({
-    agents: z.array(AgentId).min(1).max(64).optional().describe("the agents it applies to (any, when absent)"),
-    machines: z.array(Identifier).min(1).max(256).optional().describe("the machines it applies to (any, when absent)"),
-    origins: z
-      .array(WorkOrigin)
-      .min(1)
-      .max(4)
-      .optional()
-      .describe("where the work came from: `session` (a person's), `task`, `schedule`, `trigger` (any, when absent)"),
-  })
-  .strict()
-  .meta({ id: "SandboxMatch" });
+export const SandboxMatch = strictResource("SandboxMatch", {
+  agents: z.array(AgentId).min(1).max(64).optional().describe("the agents it applies to (any, when absent)"),
+  machines: z.array(Identifier).min(1).max(256).optional().describe("the machines it applies to (any, when absent)"),
+  origins: z
+    .array(WorkOrigin)
+    .min(1)
+    .max(4)
+    .optional()
+    .describe("where the work came from: `session` (a person's), `task`, `schedule`, `trigger` (any, when absent)"),
+});
 export type SandboxMatch = z.infer<typeof SandboxMatch>;
 
 export const SandboxRule = z
@@ -76,18 +74,16 @@ export function defaultSandbox(agent: string, origin: WorkOrigin): SandboxSpec {
 }
 
 /** Where an agent server starts: what the rules match on. */
-export const SandboxContext = z.object({ agent: AgentId, machine: Identifier, origin: WorkOrigin }).meta({ id: "SandboxContext" });
+export const SandboxContext = resource("SandboxContext", { agent: AgentId, machine: Identifier, origin: WorkOrigin });
 export type SandboxContext = z.infer<typeof SandboxContext>;
 
 /** What the team's rules ask for one agent server, and which rule decided (null: the origin's default). */
-export const SandboxVerdict = z
-  .object({
-    origin: WorkOrigin,
-    requested: SandboxSpec.describe("what the worker asks the machine for"),
-    rule: z.number().int().nullable().describe("the deciding rule's index in the policy's `sandbox` (null: none matched, the default)"),
-    ruleName: z.string().nullable().describe("the rule's name, or `sandbox rule <n>` (1-based); null: the origin's default"),
-  })
-  .meta({ id: "SandboxVerdict" });
+export const SandboxVerdict = resource("SandboxVerdict", {
+  origin: WorkOrigin,
+  requested: SandboxSpec.describe("what the worker asks the machine for"),
+  rule: z.number().int().nullable().describe("the deciding rule's index in the policy's `sandbox` (null: none matched, the default)"),
+  ruleName: z.string().nullable().describe("the rule's name, or `sandbox rule <n>` (1-based); null: the origin's default"),
+});
 export type SandboxVerdict = z.infer<typeof SandboxVerdict>;
 
 function matches(match: SandboxMatch, context: SandboxContext): boolean {

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { CONTROL_CHARS } from "./values";
+import { resource, strictResource } from "./resource";
 
 /**
  * From the strictest to the loosest: `read-only` reads (never the secrets) and writes a private temp
@@ -45,13 +46,10 @@ export const NetworkHost = z
   }, "a port is 1 to 65535")
   .meta({ id: "NetworkHost" });
 
-export const SandboxNetwork = z
-  .object({
-    mode: NetworkMode,
-    allow: z.array(NetworkHost).max(256).default([]).describe("with `allowlist`: the hosts (and loopback ports) a process may reach"),
-  })
-  .strict()
-  .meta({ id: "SandboxNetwork" });
+export const SandboxNetwork = strictResource("SandboxNetwork", {
+  mode: NetworkMode,
+  allow: z.array(NetworkHost).max(256).default([]).describe("with `allowlist`: the hosts (and loopback ports) a process may reach"),
+});
 export type SandboxNetwork = z.infer<typeof SandboxNetwork>;
 
 /** A path the team or the owner adds to what is never readable: absolute, or under the home folder (`~/…`). */
@@ -62,14 +60,11 @@ export const DeniedPath = z
   .refine((v) => !CONTROL_CHARS.test(v), "a path must not contain control characters")
   .refine((v) => v.startsWith("/") || v.startsWith("~/"), "a path is absolute or starts with ~/");
 
-export const SandboxSpec = z
-  .object({
-    profile: SandboxProfile,
-    network: SandboxNetwork,
-    denyRead: z.array(DeniedPath).max(256).default([]).describe("never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)"),
-  })
-  .strict()
-  .meta({ id: "SandboxSpec" });
+export const SandboxSpec = strictResource("SandboxSpec", {
+  profile: SandboxProfile,
+  network: SandboxNetwork,
+  denyRead: z.array(DeniedPath).max(256).default([]).describe("never readable, beside the built-in secrets (~/.ssh, ~/.aws, …)"),
+});
 export type SandboxSpec = z.infer<typeof SandboxSpec>;
 
 /** No sandbox: what a machine does when neither its owner nor the team asked for one. */
@@ -100,16 +95,14 @@ export function stricterSandbox(a: SandboxSpec, b: SandboxSpec): SandboxSpec {
 }
 
 /** What a machine says of its sandbox in its hello, shown by `GET /v1/machines` and the sidecar's status. */
-export const MachineSandbox = z
-  .object({
-    platform: z.enum(["linux-bwrap", "macos-seatbelt", "none"]).describe("how this machine encloses agents"),
-    enforceable: z.array(SandboxProfile).describe("the profiles it can enforce now (`full` always)"),
-    missing: z.string().nullable().describe("when a profile cannot be enforced: what to install or switch on"),
-    floor: SandboxSpec.describe("the owner's floor: nothing from the team loosens it"),
-    deny: z.array(z.string()).describe("capabilities the owner switched off (`--deny`): processes, terminal, files, agents-install"),
-    roots: z.array(z.string()).describe("folders sessions, worktrees, file and git routes may name (`--roots`); empty: any"),
-  })
-  .meta({ id: "MachineSandbox" });
+export const MachineSandbox = resource("MachineSandbox", {
+  platform: z.enum(["linux-bwrap", "macos-seatbelt", "none"]).describe("how this machine encloses agents"),
+  enforceable: z.array(SandboxProfile).describe("the profiles it can enforce now (`full` always)"),
+  missing: z.string().nullable().describe("when a profile cannot be enforced: what to install or switch on"),
+  floor: SandboxSpec.describe("the owner's floor: nothing from the team loosens it"),
+  deny: z.array(z.string()).describe("capabilities the owner switched off (`--deny`): processes, terminal, files, agents-install"),
+  roots: z.array(z.string()).describe("folders sessions, worktrees, file and git routes may name (`--roots`); empty: any"),
+});
 export type MachineSandbox = z.infer<typeof MachineSandbox>;
 
 /**
@@ -119,15 +112,13 @@ export type MachineSandbox = z.infer<typeof MachineSandbox>;
  */
 export const SANDBOX_BLOCKED_METHOD = "_agent_runtime/sandbox_blocked";
 
-export const SandboxBlocked = z
-  .object({
-    /** The session the agent was in; absent when the agent had none yet. */
-    sessionId: z.string().max(1024).optional(),
-    kind: z.enum(["network", "file"]),
-    /** What was refused: `CONNECT host:port`, `GET host:port`, or a path. */
-    target: z.string().max(2048),
-    reason: z.string().max(2048),
-    atMs: z.number().int(),
-  })
-  .meta({ id: "SandboxBlocked" });
+export const SandboxBlocked = resource("SandboxBlocked", {
+  /** The session the agent was in; absent when the agent had none yet. */
+  sessionId: z.string().max(1024).optional(),
+  kind: z.enum(["network", "file"]),
+  /** What was refused: `CONNECT host:port`, `GET host:port`, or a path. */
+  target: z.string().max(2048),
+  reason: z.string().max(2048),
+  atMs: z.number().int(),
+});
 export type SandboxBlocked = z.infer<typeof SandboxBlocked>;

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { CONTROL_CHARS, NotOptionLike } from "./values";
+import { resource, strictResource } from "./resource";
 
 const SafeRelativePath = z
   .string()
@@ -76,21 +77,16 @@ export const SkillSource = z
   .meta({ id: "SkillSource" });
 export type SkillSource = z.infer<typeof SkillSource>;
 
-export const SkillsConfig = z
-  .object({ sources: z.array(SkillSource).max(64) })
-  .strict()
-  .meta({ id: "SkillsConfig" });
+export const SkillsConfig = strictResource("SkillsConfig", { sources: z.array(SkillSource).max(64) });
 export type SkillsConfig = z.infer<typeof SkillsConfig>;
 
-export const SkillsMachineStatus = z
-  .object({
-    machine: z.string(),
-    version: z.string().nullable().describe("the configuration version (ETag) this machine applied last"),
-    appliedAtMs: z.number().int().nullable(),
-    skills: z.array(z.string()).describe("every skill installed on the machine"),
-    perAgent: z.record(z.string(), z.array(z.string())).describe("per agent present on the machine: the skills installed in its folder"),
-    errors: z.array(z.object({ source: z.string(), error: z.string() })),
-    error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
-  })
-  .meta({ id: "SkillsMachineStatus" });
+export const SkillsMachineStatus = resource("SkillsMachineStatus", {
+  machine: z.string(),
+  version: z.string().nullable().describe("the configuration version (ETag) this machine applied last"),
+  appliedAtMs: z.number().int().nullable(),
+  skills: z.array(z.string()).describe("every skill installed on the machine"),
+  perAgent: z.record(z.string(), z.array(z.string())).describe("per agent present on the machine: the skills installed in its folder"),
+  errors: z.array(z.object({ source: z.string(), error: z.string() })),
+  error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
+});
 export type SkillsMachineStatus = z.infer<typeof SkillsMachineStatus>;

@@ -8,16 +8,14 @@ import { WorkOrigin } from "./sandbox";
 import { SessionId } from "./sessions";
 import { TurnChanges, WorktreeRequest } from "./review";
 import { AgentId, Identifier } from "./values";
+import { machineOfRoutedId, machineRoutedId } from "./ids";
+import { resource, strictResource } from "./resource";
 
-export const TaskId = z
-  .string()
-  .max(160)
-  .regex(/^task-[0-9a-f]{16}-[A-Za-z0-9][A-Za-z0-9._-]*$/, "a task id as the runtime hands it out (task-<16 hex>-<machine>)")
-  .meta({ id: "TaskId" });
+export const TaskId = machineRoutedId("TaskId", "task", "task");
 
 /** The machine a task id names. */
 export function machineOfTask(id: string): string {
-  return id.slice("task-".length + 16 + 1);
+  return machineOfRoutedId("task", id);
 }
 
 export const TASK_STATES = ["queued", "running", "waiting", "succeeded", "failed", "cancelled", "timed_out"] as const;
@@ -33,84 +31,78 @@ export const FINISHED_TASK_STATES: ReadonlySet<TaskState> = new Set(["succeeded"
 export const TASK_DEADLINE_MAX_SECONDS = 24 * 3600;
 export const TASK_DEADLINE_DEFAULT_SECONDS = 3600;
 
-export const TaskRequest = z
-  .object({
-    machine: Identifier.optional().describe("where it runs (else the machine the path names, or DEFAULT_MACHINE)"),
-    agent: AgentId,
-    cwd: z.string().min(1).max(4096).describe("the folder it works in, on the machine"),
-    prompt: z
-      .union([
-        z.string().min(1).max(100_000),
-        z
-          .array(z.object({ type: z.string().min(1).max(64) }).passthrough())
-          .min(1)
-          .max(64),
-      ])
-      .describe("what to do: text, or ACP ContentBlocks"),
-    worktree: z
-      .object({ base: z.string().min(1).max(256).optional(), name: z.string().min(1).max(64).optional(), branch: WorktreeRequest.shape.branch })
-      .strict()
-      .optional()
-      .describe("run in a new git worktree of the folder's repository, on its own branch (from base)"),
-    policy: PermissionPolicy.optional().describe("the task's own permission policy, on top of the team's (it never loosens a team deny or ask)"),
-    deadlineSeconds: z
-      .number()
-      .int()
-      .min(10)
-      .max(TASK_DEADLINE_MAX_SECONDS)
-      .optional()
-      .describe(`how long it may run once started (default ${TASK_DEADLINE_DEFAULT_SECONDS}); past it the turn is cancelled: timed_out`),
-    notify: z.boolean().optional().describe("whether its session's events (a question, its end) notify as any session's do (default true)"),
-    maxCostUsd: z
-      .number()
-      .positive()
-      .max(1_000_000)
-      .optional()
-      .describe("once the cost its agent reports (in USD) passes this, the task is cancelled, and its error says so"),
-  })
-  .strict()
-  .meta({ id: "TaskRequest" });
+export const TaskRequest = strictResource("TaskRequest", {
+  machine: Identifier.optional().describe("where it runs (else the machine the path names, or DEFAULT_MACHINE)"),
+  agent: AgentId,
+  cwd: z.string().min(1).max(4096).describe("the folder it works in, on the machine"),
+  prompt: z
+    .union([
+      z.string().min(1).max(100_000),
+      z
+        .array(z.object({ type: z.string().min(1).max(64) }).passthrough())
+        .min(1)
+        .max(64),
+    ])
+    .describe("what to do: text, or ACP ContentBlocks"),
+  worktree: z
+    .object({ base: z.string().min(1).max(256).optional(), name: z.string().min(1).max(64).optional(), branch: WorktreeRequest.shape.branch })
+    .strict()
+    .optional()
+    .describe("run in a new git worktree of the folder's repository, on its own branch (from base)"),
+  policy: PermissionPolicy.optional().describe("the task's own permission policy, on top of the team's (it never loosens a team deny or ask)"),
+  deadlineSeconds: z
+    .number()
+    .int()
+    .min(10)
+    .max(TASK_DEADLINE_MAX_SECONDS)
+    .optional()
+    .describe(`how long it may run once started (default ${TASK_DEADLINE_DEFAULT_SECONDS}); past it the turn is cancelled: timed_out`),
+  notify: z.boolean().optional().describe("whether its session's events (a question, its end) notify as any session's do (default true)"),
+  maxCostUsd: z
+    .number()
+    .positive()
+    .max(1_000_000)
+    .optional()
+    .describe("once the cost its agent reports (in USD) passes this, the task is cancelled, and its error says so"),
+});
 export type TaskRequest = z.infer<typeof TaskRequest>;
 
-export const TaskResult = z
-  .object({
-    stopReason: z.string().nullable().describe("the agent's stop reason (end_turn, cancelled, refusal, …)"),
-    lastMessage: z.string().nullable().describe("the agent's last line of text"),
-    changes: TurnChanges.nullable().describe("what the turn changed in the folder"),
-    branch: z.string().nullable().describe("the worktree's branch, when it ran in one"),
-    error: z.string().nullable().describe("why it failed"),
-  })
-  .meta({ id: "TaskResult" });
+export const TaskResult = resource("TaskResult", {
+  stopReason: z.string().nullable().describe("the agent's stop reason (end_turn, cancelled, refusal, …)"),
+  lastMessage: z.string().nullable().describe("the agent's last line of text"),
+  changes: TurnChanges.nullable().describe("what the turn changed in the folder"),
+  branch: z.string().nullable().describe("the worktree's branch, when it ran in one"),
+  error: z.string().nullable().describe("why it failed"),
+});
 export type TaskResult = z.infer<typeof TaskResult>;
 
 /** What starts a task (sandbox-rules.ts matches on it): a caller of `POST /v1/tasks`, a schedule, a GitHub trigger. */
 export const TaskOrigin = WorkOrigin.exclude(["session"]);
 export type TaskOrigin = z.infer<typeof TaskOrigin>;
 
-export const Task = z
-  .object({
-    id: TaskId,
-    machine: z.string(),
-    agent: AgentId,
-    cwd: z.string(),
-    title: z.string().describe("the first line of its prompt"),
-    state: TaskState,
-    session: SessionId.nullable().describe("the session it runs in, once started"),
-    createdBy: z.string(),
-    createdAtMs: z.number().int(),
-    startedAtMs: z.number().int().nullable(),
-    endedAtMs: z.number().int().nullable(),
-    deadlineSeconds: z.number().int(),
-    worktree: z.boolean(),
-    origin: TaskOrigin.describe("what started it: a caller (`task`), a schedule or a GitHub trigger; the team's sandbox rules match on it"),
-    result: TaskResult.nullable(),
-  })
-  .meta({ id: "Task" });
+export const Task = resource("Task", {
+  id: TaskId,
+  machine: z.string(),
+  agent: AgentId,
+  cwd: z.string(),
+  title: z.string().describe("the first line of its prompt"),
+  state: TaskState,
+  session: SessionId.nullable().describe("the session it runs in, once started"),
+  createdBy: z.string(),
+  createdAtMs: z.number().int(),
+  startedAtMs: z.number().int().nullable(),
+  endedAtMs: z.number().int().nullable(),
+  deadlineSeconds: z.number().int(),
+  worktree: z.boolean(),
+  origin: TaskOrigin.describe("what started it: a caller (`task`), a schedule or a GitHub trigger; the team's sandbox rules match on it"),
+  result: TaskResult.nullable(),
+});
 export type Task = z.infer<typeof Task>;
 
-export const TaskList = z
-  .object({ tasks: z.array(Task), nextCursor: z.string().nullable().describe("pass as ?cursor= for the next (older) page") })
-  .meta({ id: "TaskList" });
+export const TaskList = resource("TaskList", {
+  tasks: z.array(Task),
+  nextCursor: z.string().nullable().describe("pass as ?cursor= for the next (older) page"),
+});
 export type TaskList = z.infer<typeof TaskList>;
 
 /** One machine's page of a task list. */

@@ -8,11 +8,10 @@ import { AttemptsTemplate } from "./attempts";
 import { ScheduleTask } from "./schedules";
 export { IssueRef } from "./tasks";
 import { CONTROL_CHARS } from "./values";
+import { runtimeId } from "./ids";
+import { resource, strictResource } from "./resource";
 
-export const TriggerId = z
-  .string()
-  .regex(/^trg-[0-9a-f]{16}$/, "a trigger id as the runtime hands it out (trg-<16 hex>)")
-  .meta({ id: "TriggerId" });
+export const TriggerId = runtimeId("TriggerId", "trg", "trigger");
 
 /**
  * Triggers a machine's tasks may have: counted per machine, so a member of one machine cannot use up what
@@ -34,21 +33,18 @@ export const AUTHOR_ASSOCIATIONS = ["OWNER", "MEMBER", "COLLABORATOR", "CONTRIBU
 /** The repository's people: who may fire a comment trigger unless the trigger says otherwise. */
 export const REPOSITORY_PEOPLE = ["OWNER", "MEMBER", "COLLABORATOR"] as const;
 
-export const TriggerAuthors = z
-  .object({
-    associations: z
-      .array(z.enum(AUTHOR_ASSOCIATIONS))
-      .max(AUTHOR_ASSOCIATIONS.length)
-      .default([...REPOSITORY_PEOPLE])
-      .describe("a comment's author_association that may fire it (default OWNER, MEMBER, COLLABORATOR; [] for none)"),
-    logins: z
-      .array(z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, "a GitHub login"))
-      .max(100)
-      .default([])
-      .describe("GitHub logins that may fire it whatever their association"),
-  })
-  .strict()
-  .meta({ id: "TriggerAuthors" });
+export const TriggerAuthors = strictResource("TriggerAuthors", {
+  associations: z
+    .array(z.enum(AUTHOR_ASSOCIATIONS))
+    .max(AUTHOR_ASSOCIATIONS.length)
+    .default([...REPOSITORY_PEOPLE])
+    .describe("a comment's author_association that may fire it (default OWNER, MEMBER, COLLABORATOR; [] for none)"),
+  logins: z
+    .array(z.string().regex(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, "a GitHub login"))
+    .max(100)
+    .default([])
+    .describe("GitHub logins that may fire it whatever their association"),
+});
 export type TriggerAuthors = z.infer<typeof TriggerAuthors>;
 /** A delivery body GitHub sends for an issue or a comment is far smaller. */
 export const MAX_DELIVERY_BYTES = 1024 * 1024;
@@ -69,56 +65,49 @@ export const GithubEvent = z.discriminatedUnion("on", [
 ]);
 export type GithubEvent = z.infer<typeof GithubEvent>;
 
-export const TriggerRequest = z
-  .object({
-    kind: z.literal("github"),
-    secret: z.string().min(16).max(256).describe("the webhook's secret, as set on GitHub: deliveries are signed with it"),
-    events: z.array(GithubEvent).min(1).max(10),
-    authors: TriggerAuthors.prefault({}).describe(
-      "who may fire its comment events (a label needs triage rights on GitHub already); anyone else's comment is refused and starts nothing",
-    ),
-    task: ScheduleTask.describe(
-      "the task each delivery starts; its prompt is a template: {{title}}, {{body}}, {{url}}, {{number}}, {{repository}}, {{comment}}, {{author}}",
-    ),
-    attempts: AttemptsTemplate.optional().describe(
-      "start an attempt group instead of one task: the task's prompt, folder and deadline as 2–8 attempts; its summary is posted on the issue when every attempt finished",
-    ),
-  })
-  .strict()
-  .meta({ id: "TriggerRequest" });
+export const TriggerRequest = strictResource("TriggerRequest", {
+  kind: z.literal("github"),
+  secret: z.string().min(16).max(256).describe("the webhook's secret, as set on GitHub: deliveries are signed with it"),
+  events: z.array(GithubEvent).min(1).max(10),
+  authors: TriggerAuthors.prefault({}).describe(
+    "who may fire its comment events (a label needs triage rights on GitHub already); anyone else's comment is refused and starts nothing",
+  ),
+  task: ScheduleTask.describe(
+    "the task each delivery starts; its prompt is a template: {{title}}, {{body}}, {{url}}, {{number}}, {{repository}}, {{comment}}, {{author}}",
+  ),
+  attempts: AttemptsTemplate.optional().describe(
+    "start an attempt group instead of one task: the task's prompt, folder and deadline as 2–8 attempts; its summary is posted on the issue when every attempt finished",
+  ),
+});
 export type TriggerRequest = z.infer<typeof TriggerRequest>;
 
-export const Trigger = z
-  .object({
-    id: TriggerId,
-    kind: z.literal("github"),
-    events: z.array(GithubEvent),
-    authors: TriggerAuthors,
-    task: ScheduleTask,
-    attempts: AttemptsTemplate.nullable().optional().describe("the attempt group each delivery starts instead of one task"),
-    createdBy: z.string(),
-    createdAtMs: z.number().int(),
-    deliveryPath: z.string().describe("where GitHub sends deliveries, under the deployment's URL: /v1/triggers/{id}/github"),
-    lastDelivery: z
-      .object({ atMs: z.number().int(), delivery: z.string(), outcome: z.string(), task: z.string().nullable() })
-      .nullable()
-      .describe("what the last delivery did"),
-  })
-  .meta({ id: "Trigger" });
+export const Trigger = resource("Trigger", {
+  id: TriggerId,
+  kind: z.literal("github"),
+  events: z.array(GithubEvent),
+  authors: TriggerAuthors,
+  task: ScheduleTask,
+  attempts: AttemptsTemplate.nullable().optional().describe("the attempt group each delivery starts instead of one task"),
+  createdBy: z.string(),
+  createdAtMs: z.number().int(),
+  deliveryPath: z.string().describe("where GitHub sends deliveries, under the deployment's URL: /v1/triggers/{id}/github"),
+  lastDelivery: z
+    .object({ atMs: z.number().int(), delivery: z.string(), outcome: z.string(), task: z.string().nullable() })
+    .nullable()
+    .describe("what the last delivery did"),
+});
 export type Trigger = z.infer<typeof Trigger>;
 
 /** A trigger as the API shows it: with the whole URL to give GitHub, on the deployment's own origin. */
 export const TriggerView = Trigger.extend({ deliveryUrl: z.string().describe("the payload URL to give GitHub") }).meta({ id: "TriggerView" });
 export type TriggerView = z.infer<typeof TriggerView>;
 
-export const TriggerList = z.object({ triggers: z.array(TriggerView) }).meta({ id: "TriggerList" });
+export const TriggerList = resource("TriggerList", { triggers: z.array(TriggerView) });
 
 /** What a delivery did: started a task, or why not. */
-export const DeliveryOutcome = z
-  .object({
-    outcome: z.enum(["started", "ignored", "replayed", "refused", "failed"]),
-    detail: z.string(),
-    task: z.string().nullable(),
-  })
-  .meta({ id: "DeliveryOutcome" });
+export const DeliveryOutcome = resource("DeliveryOutcome", {
+  outcome: z.enum(["started", "ignored", "replayed", "refused", "failed"]),
+  detail: z.string(),
+  task: z.string().nullable(),
+});
 export type DeliveryOutcome = z.infer<typeof DeliveryOutcome>;

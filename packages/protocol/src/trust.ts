@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { CONTROL_CHARS, Identifier } from "./values";
+import { resource, strictResource } from "./resource";
 
 /** What a token may do: viewers read, members also act on the machines in their scope, admins manage the team too. */
 export const Role = z.enum(["viewer", "member", "admin"]).meta({ id: "Role" });
@@ -39,80 +40,78 @@ const ExpiresIn = z
   .min(1)
   .max(10 * 365 * 86_400);
 
-export const TokenCreateRequest = z
-  .object({
-    name: TokenName,
-    role: Role,
-    machines: MachineScope.optional().describe("default '*' (every machine)"),
-    expiresInSeconds: ExpiresIn.optional().describe("omitted: never expires"),
-  })
-  .strict()
-  .meta({ id: "TokenCreateRequest" });
+export const TokenCreateRequest = strictResource("TokenCreateRequest", {
+  name: TokenName,
+  role: Role,
+  machines: MachineScope.optional().describe("default '*' (every machine)"),
+  expiresInSeconds: ExpiresIn.optional().describe("omitted: never expires"),
+});
 export type TokenCreateRequest = z.infer<typeof TokenCreateRequest>;
 
-export const TokenInfo = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    role: Role,
-    machines: MachineScope,
-    createdAtMs: z.number().int(),
-    createdBy: z.string(),
-    expiresAtMs: z.number().int().nullable(),
-    lastUsedMs: z.number().int().nullable().describe("recorded at most once a minute"),
-    revokedAtMs: z.number().int().nullable(),
-  })
-  .meta({ id: "TokenInfo" });
+export const TokenInfo = resource("TokenInfo", {
+  id: z.string(),
+  name: z.string(),
+  role: Role,
+  machines: MachineScope,
+  createdAtMs: z.number().int(),
+  createdBy: z.string(),
+  expiresAtMs: z.number().int().nullable(),
+  lastUsedMs: z.number().int().nullable().describe("recorded at most once a minute"),
+  revokedAtMs: z.number().int().nullable(),
+});
 export type TokenInfo = z.infer<typeof TokenInfo>;
 
 export const TokenCreated = TokenInfo.extend({ token: z.string().describe("the secret: shown this once, stored only as a hash") }).meta({ id: "TokenCreated" });
-export const TicketCreated = z
-  .object({ ticket: z.string().describe("for ?access_token= on WebSocket and SSE GETs only"), expiresAtMs: z.number().int() })
-  .meta({ id: "TicketCreated" });
+export const TicketCreated = resource("TicketCreated", {
+  ticket: z.string().describe("for ?access_token= on WebSocket and SSE GETs only"),
+  expiresAtMs: z.number().int(),
+});
 
-export const TokenList = z.object({ tokens: z.array(TokenInfo) }).meta({ id: "TokenList" });
+export const TokenList = resource("TokenList", { tokens: z.array(TokenInfo) });
 
-export const Whoami = z
-  .object({ name: z.string(), role: Role, machines: MachineScope, tokenId: z.string().nullable(), expiresAtMs: z.number().int().nullable() })
-  .meta({ id: "Whoami" });
+export const Whoami = resource("Whoami", {
+  name: z.string(),
+  role: Role,
+  machines: MachineScope,
+  tokenId: z.string().nullable(),
+  expiresAtMs: z.number().int().nullable(),
+});
 export type Whoami = z.infer<typeof Whoami>;
 
-export const MachineTokenRequest = z
-  .object({ machine: Identifier, expiresInSeconds: ExpiresIn.optional().describe("omitted: never expires") })
-  .strict()
-  .meta({ id: "MachineTokenRequest" });
+export const MachineTokenRequest = strictResource("MachineTokenRequest", {
+  machine: Identifier,
+  expiresInSeconds: ExpiresIn.optional().describe("omitted: never expires"),
+});
 
-export const MachineTokenMinted = z
-  .object({
-    machine: z.string(),
-    token: z.string().describe("the machine token: shown this once"),
-    generation: z.number().int(),
-    expiresAtMs: z.number().int().nullable(),
-    connectCommand: z.string().describe("run on the machine: stores the token (0600) and connects"),
-  })
-  .meta({ id: "MachineTokenMinted" });
+export const MachineTokenMinted = resource("MachineTokenMinted", {
+  machine: z.string(),
+  token: z.string().describe("the machine token: shown this once"),
+  generation: z.number().int(),
+  expiresAtMs: z.number().int().nullable(),
+  connectCommand: z.string().describe("run on the machine: stores the token (0600) and connects"),
+});
 
-export const MachineTokensRevoked = z
-  .object({ machine: z.string(), generation: z.number().int().describe("tokens of older generations are refused from now on") })
-  .meta({ id: "MachineTokensRevoked" });
+export const MachineTokensRevoked = resource("MachineTokensRevoked", {
+  machine: z.string(),
+  generation: z.number().int().describe("tokens of older generations are refused from now on"),
+});
 
-export const AuditEntry = z
-  .object({
-    seq: z.number().int(),
-    atMs: z.number().int(),
-    token: z.string().describe("the token's name, or what was presented when it was refused"),
-    role: Role.nullable(),
-    method: z.string(),
-    route: z.string().describe("the route pattern, e.g. /v1/processes/{id}/kill"),
-    machine: z.string().nullable(),
-    status: z.number().int(),
-  })
-  .meta({ id: "AuditEntry" });
+export const AuditEntry = resource("AuditEntry", {
+  seq: z.number().int(),
+  atMs: z.number().int(),
+  token: z.string().describe("the token's name, or what was presented when it was refused"),
+  role: Role.nullable(),
+  method: z.string(),
+  route: z.string().describe("the route pattern, e.g. /v1/processes/{id}/kill"),
+  machine: z.string().nullable(),
+  status: z.number().int(),
+});
 export type AuditEntry = z.infer<typeof AuditEntry>;
 
-export const AuditPage = z
-  .object({ entries: z.array(AuditEntry), nextBefore: z.number().int().nullable().describe("pass as ?before= for the next (older) page") })
-  .meta({ id: "AuditPage" });
+export const AuditPage = resource("AuditPage", {
+  entries: z.array(AuditEntry),
+  nextBefore: z.number().int().nullable().describe("pass as ?before= for the next (older) page"),
+});
 export type AuditPage = z.infer<typeof AuditPage>;
 
 export const AuditQuery = z.object({

@@ -5,8 +5,9 @@
  * are read from the records (GET /v1/usage) and nothing counts per message anywhere else.
  */
 import { z } from "zod";
+import { resource } from "./resource";
 
-export const Cost = z.object({ amount: z.number(), currency: z.string() }).meta({ id: "Cost" });
+export const Cost = resource("Cost", { amount: z.number(), currency: z.string() });
 export type Cost = z.infer<typeof Cost>;
 
 const Tokens = {
@@ -16,7 +17,7 @@ const Tokens = {
 };
 
 /** One turn's share, in its `stop` entry's `data.usage`. */
-export const TurnUsage = z.object({ ...Tokens, cost: Cost.nullable().describe("what the session's cost grew by during the turn") }).meta({ id: "TurnUsage" });
+export const TurnUsage = resource("TurnUsage", { ...Tokens, cost: Cost.nullable().describe("what the session's cost grew by during the turn") });
 export type TurnUsage = z.infer<typeof TurnUsage>;
 
 export const UsageTotals = z.object({ ...Tokens, cost: Cost.nullable(), turns: z.number().int().nonnegative() });
@@ -121,15 +122,13 @@ export const UsageGroup = UsageTotals.omit({ cost: true })
   .meta({ id: "UsageGroup" });
 export type UsageGroup = z.infer<typeof UsageGroup>;
 
-export const UsageReport = z
-  .object({
-    from: z.string(),
-    to: z.string(),
-    groupBy: UsageGroupBy,
-    groups: z.array(UsageGroup),
-    total: UsageGroup.omit({ key: true }),
-  })
-  .meta({ id: "UsageReport" });
+export const UsageReport = resource("UsageReport", {
+  from: z.string(),
+  to: z.string(),
+  groupBy: UsageGroupBy,
+  groups: z.array(UsageGroup),
+  total: UsageGroup.omit({ key: true }),
+});
 export type UsageReport = z.infer<typeof UsageReport>;
 
 /** Rows summed into groups (by agent, machine, token or day), each with its cost per currency, and the total. */

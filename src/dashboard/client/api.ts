@@ -128,7 +128,9 @@ export async function followSse(
   const headers: Record<string, string> = { accept: "text/event-stream" };
   if (lastEventId !== null) headers["last-event-id"] = lastEventId;
   const res = await api(path, { headers, signal });
-  if (!res.ok || !res.body) throw new ApiError(res.status, `stream: HTTP ${res.status}`);
+  // A refusal is said in the API's words (its problem's detail), as every other call's is.
+  if (!res.ok) throw await refusal(res);
+  if (!res.body) throw new ApiError(res.status, "stream: no body");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {

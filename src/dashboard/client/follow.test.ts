@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { TranscriptEntry } from "@agent-runtime/protocol/sessions";
+import { errorText } from "./api";
 import { followAgain, nextWaitMs, STREAM_BACKOFF } from "./follow";
 import { withEntry } from "./transcript";
 
@@ -48,7 +49,7 @@ describe("followAgain", () => {
 
     let entries: TranscriptEntry[] = [];
     const seen: number[] = [];
-    const downs: number[] = [];
+    const downs: (number | null)[] = [];
     const controller = new AbortController();
     const following = followAgain(
       url,
@@ -76,5 +77,39 @@ describe("followAgain", () => {
       [2, "b and more"],
       [3, "c"],
     ]);
+  });
+
+  it("stops at a refusal asking again cannot change (404), and keeps trying through the service's absence (503)", async () => {
+    let asked = 0;
+    const answers = [503, 503, 404];
+    const server = createServer((_req, res) => {
+      const status = answers[asked++] ?? 500;
+      res.writeHead(status, { "content-type": "application/problem+json" });
+      res.end(JSON.stringify({ type: "about:blank", title: "refused", status, detail: status === 404 ? "no session s_1" : "the service is away" }));
+    });
+    servers.push(server);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/sessions/s_1/transcript?after=0`;
+    const downs: (number | null)[] = [];
+    const said: string[] = [];
+    const controller = new AbortController();
+    // It returns by itself after the 404: nothing aborts it.
+    await followAgain(
+      url,
+      {
+        onEvent: () => {},
+        onDown: (err, retryInMs) => {
+          downs.push(retryInMs);
+          said.push(errorText(err));
+        },
+      },
+      { firstMs: 10, maxMs: 100 },
+      controller.signal,
+    );
+    expect(asked).toBe(3);
+    expect(downs).toEqual([10, 20, null]);
+    // In the API's words (the problem's detail), not a bare status.
+    expect(said.at(-1)).toContain("no session s_1");
   });
 });

@@ -34,9 +34,16 @@ export function nextWaitMs(policy: Backoff, lastMs: number | null, outcome: TryO
 
 export interface FollowAgainHandlers {
   onEvent(event: string, data: unknown): void;
-  /** The stream failed; it is tried again in `retryInMs`. */
-  onDown(error: unknown, retryInMs: number): void;
+  /** The stream failed; it is tried again in `retryInMs`, or never (null) when the API refused it for good. */
+  onDown(error: unknown, retryInMs: number | null): void;
 }
+
+/**
+ * A refusal that asking again cannot change: a bad request, no (or no longer a) sign-in, no access, nothing
+ * there. A stream refused so is not asked for again; anything else (the service away, a conflict with a
+ * machine that is reconnecting, too many requests) is.
+ */
+export const isFinalRefusal = (err: unknown): boolean => err instanceof ApiError && [400, 401, 403, 404, 410].includes(err.status);
 
 /**
  * Follows the SSE stream at `path` until `signal` aborts, opening it again by `policy` whenever it ends or
@@ -63,6 +70,7 @@ export async function followAgain(path: string, handlers: FollowAgainHandlers, p
       outcome = said ? "said" : "quiet";
     } catch (err) {
       if (signal.aborted) return;
+      if (isFinalRefusal(err)) return handlers.onDown(err, null);
       outcome = "failed";
       // A stream that delivered before it dropped starts the backoff over: it was there a moment ago.
       waitMs = nextWaitMs(policy, said ? null : waitMs, "failed");
@@ -100,13 +108,13 @@ export interface FollowOptions {
 }
 
 export interface FollowStatus {
-  /** The stream ended by itself (followed once: a process's logs after it exited). */
+  /** The stream ended by itself (followed once: a process's logs after it exited), or was refused for good. */
   ended: boolean;
   /** Why it last failed ("" when it did not, or delivered since). */
   error: string;
   /** It failed for want of the service or the network (not a refusal): what is shown may be old. */
   outage: boolean;
-  /** While reconnecting after a failure: when the next try is (cleared by the next event). */
+  /** While reconnecting after a failure: when the next try is (cleared by the next event); null when none is. */
   retryInMs: number | null;
 }
 
@@ -134,7 +142,7 @@ export function useFollow(path: string | null, onEvent: (event: string, data: un
           setStatus(FOLLOWING);
           latest.current(event, data);
         },
-        onDown: (err: unknown, retryInMs: number) => setStatus({ ended: false, error: errorText(err), outage: isOutage(err), retryInMs }),
+        onDown: (err: unknown, retryInMs: number | null) => setStatus({ ended: retryInMs === null, error: errorText(err), outage: isOutage(err), retryInMs }),
       };
       void followAgain(path, handlers, reconnect, controller.signal);
     } else {

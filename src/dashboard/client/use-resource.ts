@@ -33,6 +33,8 @@ export interface ResourceOptions<T> {
   everyMs?: number;
   /** While true, nothing is read but what `refetch` asks (an edit in progress must not be overwritten). */
   hold?: boolean;
+  /** Read again at once when any of these changes (e.g. a count the view bumps after a change it made). */
+  again?: readonly unknown[];
   /** Read again when the tab's live stream says this of a machine (its ports changed, it came or went). */
   follow?: { machine: string; kinds: readonly string[] };
 }
@@ -58,7 +60,7 @@ export function useResource<T>(path: string, options: ResourceOptions<T>): Resou
     asked.current++;
     setState({ data: null, loading: true, error: "", outage: false });
   }, [path]);
-  usePoll(() => (latest.current.hold ? undefined : refetch()), [path], options.everyMs);
+  usePoll(() => (latest.current.hold ? undefined : refetch()), [path, ...(options.again ?? [])], options.everyMs);
   useMachineEvents(options.follow?.machine ?? "", options.follow?.kinds ?? [], () => {
     if (!latest.current.hold) void refetch();
   });

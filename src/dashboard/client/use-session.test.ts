@@ -8,4 +8,7 @@ describe("the transcript's connection, in words", () => {
     expect(connectionText({ ...down, error: "fetch failed" })).toBe("Offline: this is the transcript as last seen. Trying again in 4 s.");
     expect(connectionText({ ...down, outage: false, error: "no session s_1" })).toBe("The live transcript was refused (no session s_1). Trying again in 4 s.");
   });
+  it("says a refusal for good without a next try", () => {
+    expect(connectionText({ ended: true, error: "no session s_1", outage: false, retryInMs: null })).toBe("The live transcript was refused (no session s_1).");
+  });
 });

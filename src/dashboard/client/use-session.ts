@@ -38,7 +38,7 @@ export interface SessionFollowed {
  * tried again by itself. Without the service or the network it is offline; a refusal is the API's own word.
  */
 export function connectionText(stream: FollowStatus): string {
-  if (stream.retryInMs === null) return "";
+  if (stream.retryInMs === null) return stream.ended && stream.error ? `The live transcript was refused (${stream.error}).` : "";
   const again = `Trying again in ${Math.round(stream.retryInMs / 1000)} s.`;
   return stream.outage ? `Offline: this is the transcript as last seen. ${again}` : `The live transcript was refused (${stream.error}). ${again}`;
 }

@@ -225,8 +225,11 @@ export class AcpConnections {
   /** A batch of the agent's stream, as the recorder's subscription delivered it. */
   agentEvents(serverId: string, events: [number, string][]): void {
     this.order.routed(serverId, events);
-    const shown = events.filter(([seq, text]) => !this.relay.hides(serverId, seq, text));
     const live = this.live.get(serverId);
+    const sockets = this.relay.sockets(socketTag(serverId));
+    // Most servers' streams have no connection of this transport: nothing to route, nothing to look at.
+    if (!live && sockets.length === 0) return;
+    const shown = events.filter(([seq, text]) => !this.relay.hides(serverId, seq, text));
     if (live) {
       for (const [seq, text] of shown) {
         const message = parseObject(text);
@@ -235,7 +238,7 @@ export class AcpConnections {
         if (route !== undefined) this.push(live, route, text);
       }
     }
-    for (const ws of this.relay.sockets(socketTag(serverId))) this.toSocket(ws, shown);
+    for (const ws of sockets) this.toSocket(ws, shown);
   }
 
   /** The agent behind a server is gone (it exited, was stopped idle, or the sidecar restarted). */

@@ -4,14 +4,13 @@
  * Kept in the object's storage (and named after what it is for), so it is found again after the object
  * slept and re-subscribed at every hello, like the session recorder's.
  */
-import { z } from "zod";
 import type { WorkerFrame } from "@agent-runtime/protocol/frames";
+import { jsonAs } from "@agent-runtime/protocol/json";
+import { ProcessLogEnd } from "@agent-runtime/protocol/processes";
 import type { Subscriber, SubscriberKind } from "../streams/subscribers";
 
 const PREFIX = "login:";
 const KEY = "login-watch:";
-
-const Ended = z.object({ exitCode: z.number().nullish() }).passthrough();
 
 export class LoginWatch implements SubscriberKind {
   constructor(
@@ -52,12 +51,8 @@ export class LoginWatch implements SubscriberKind {
       deliver: () => {},
       end: (end) => {
         forget();
-        let value: unknown = null;
-        try {
-          value = JSON.parse(end.json);
-        } catch {}
-        const parsed = Ended.safeParse(value);
-        this.ended(agent, end.code === "exited" && parsed.success && parsed.data.exitCode === 0);
+        const parsed = jsonAs(end.json, ProcessLogEnd);
+        this.ended(agent, end.code === "exited" && parsed !== undefined && "exitCode" in parsed && parsed.exitCode === 0);
       },
       // The machine restarted or stayed away: the process is gone with it.
       fail: () => forget(),

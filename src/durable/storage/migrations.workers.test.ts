@@ -150,7 +150,7 @@ describe("the team's tables written by the previous release", () => {
       expect(sql.exec(`SELECT COUNT(*) AS n FROM schedules`).one().n).toBe(0); // version 2
       expect(sql.exec(`SELECT COUNT(*) AS n FROM triggers`).one().n).toBe(0); // version 3
     });
-    expect(await runInDurableObject(stub, (instance: TeamObject) => instance.listSchedules())).toEqual([]);
+    expect(await runInDurableObject(stub, (instance: TeamObject) => instance.listTaskRecords("schedules"))).toEqual([]);
     const audit = await runInDurableObject(stub, (instance: TeamObject) => instance.readAudit({}));
     expect(audit.entries).toEqual([expect.objectContaining({ token: "alice", route: "/v1/tokens", status: 201 })]);
     const tokens = await runInDurableObject(stub, (instance: TeamObject) => instance.listTokens());
@@ -175,7 +175,7 @@ describe("the team's triggers as version 3 wrote them", () => {
       sql.exec(`INSERT INTO trigger_deliveries (trigger_id, delivery_id, at_ms) VALUES ('trg-0123456789abcdef', 'd-old', ?)`, Date.now());
       expect(migrate(state.storage, "team", TEAM_MIGRATIONS)).toBe(TEAM_MIGRATIONS.length);
     });
-    const trigger = await runInDurableObject(stub, (instance: TeamObject) => instance.getTrigger("trg-0123456789abcdef"));
+    const trigger = await runInDurableObject(stub, (instance: TeamObject) => instance.getTaskRecord("triggers", "trg-0123456789abcdef"));
     expect(trigger).toMatchObject({ authors: { associations: ["OWNER", "MEMBER", "COLLABORATOR"], logins: [] }, createdBy: "alice" });
     // A delivery id seen before the migration is still a replay (its signature is checked first).
     const body = "{}";

@@ -36,6 +36,8 @@ export class SseBody {
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private readonly keepAlive: ReturnType<typeof setInterval>;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** When `touch()` was last called (Date.now()): the idle close counts from here. */
+  private touchedAt = 0;
   private closed = false;
   /** Who else waits for the close (stream holders, docs/architecture.md "Streams end with their token"). */
   private readonly closeListeners: (() => void)[] = [];
@@ -64,15 +66,30 @@ export class SseBody {
     return this.closed ? 0 : (this.controller.desiredSize ?? 0);
   }
 
-  /** Something happened: the idle close starts counting again. */
+  /**
+   * Something happened: the idle close starts counting again. Only the time is noted: a stream in full
+   * flow touches its body at every batch (at every update when each comes alone), and a timer cleared and
+   * set each time was work for nothing. The one timer, when it fires, sets itself again for what is left.
+   */
   touch(): void {
     const idle = this.options.idle;
     if (!idle || this.closed) return;
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => {
+    this.touchedAt = Date.now();
+    this.idleTimer ??= this.idleCheck(idle, idle.ms);
+  }
+
+  private idleCheck(idle: NonNullable<SseBodyOptions["idle"]>, afterMs: number): ReturnType<typeof setTimeout> {
+    return setTimeout(() => {
+      this.idleTimer = null;
+      if (this.closed) return;
+      const left = this.touchedAt + idle.ms - Date.now();
+      if (left > 0) {
+        this.idleTimer = this.idleCheck(idle, left);
+        return;
+      }
       this.write(idle.farewell());
       this.close();
-    }, idle.ms);
+    }, afterMs);
   }
 
   /** Whether the text was queued (false once closed). */

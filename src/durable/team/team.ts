@@ -34,6 +34,9 @@ export { AUDIT_KEEP_ENTRIES, AUDIT_KEEP_MS } from "./audit-log";
 export { MAX_TOKENS } from "./token-index";
 export { MAX_SUBSCRIPTIONS_PER_OWNER, type SubscriptionReach } from "./subscription-book";
 
+/** The records the team keeps for their task's machine, by their collection's name (`/v1/schedules`, `/v1/triggers`). */
+export type TaskRecordKind = "schedules" | "triggers";
+
 const AuditLines = z.array(AuditEntry.omit({ seq: true })).max(1000);
 
 export { FANOUT_BATCH } from "./fanout-runs";
@@ -219,29 +222,10 @@ export class TeamObject extends DurableObject<Env> {
     return created.ok ? { ok: true, value: this.withAttempts(created.value) } : created;
   }
 
-  listSchedules(): Schedule[] {
-    return this.parts.schedules.list().map((s) => this.withAttempts(s));
-  }
-
-  getSchedule(id: string): Schedule | null {
-    const schedule = this.parts.schedules.get(id);
-    return schedule ? this.withAttempts(schedule) : null;
-  }
-
   async pauseSchedule(id: string, paused: boolean): Promise<Outcome<Schedule>> {
     const changed = this.parts.schedules.setPaused(id, paused);
     if (changed.ok && changed.value.nextRunAtMs !== null) await alarmBy(this.ctx.storage, changed.value.nextRunAtMs);
     return changed.ok ? { ok: true, value: this.withAttempts(changed.value) } : changed;
-  }
-
-  deleteSchedule(id: string): boolean {
-    this.parts.groups.keepTemplate(id, null);
-    return this.parts.schedules.delete(id);
-  }
-
-  /** A schedule's or a trigger's attempt group, kept by the groups' book beside its row. */
-  private withAttempts<T extends { id: string }>(owner: T): T & { attempts: AttemptsTemplate | null } {
-    return { ...owner, attempts: this.parts.groups.templateOf(owner.id) };
   }
 
   // ---------- GitHub triggers (docs/architecture.md, "GitHub triggers") ----------
@@ -253,23 +237,33 @@ export class TeamObject extends DurableObject<Env> {
     return created.ok ? { ok: true, value: this.withAttempts(created.value) } : created;
   }
 
-  listTriggers(): Trigger[] {
-    return this.parts.triggers.list().map((t) => this.withAttempts(t));
-  }
-
-  getTrigger(id: string): Trigger | null {
-    const trigger = this.parts.triggers.get(id);
-    return trigger ? this.withAttempts(trigger) : null;
-  }
-
-  deleteTrigger(id: string): boolean {
-    this.parts.groups.keepTemplate(id, null);
-    return this.parts.triggers.delete(id);
-  }
-
   /** A delivery, checked here where the secret is: null when its signature is not the trigger's. */
   githubDelivery(id: string, delivery: Delivery): Promise<DeliveryOutcome | null> {
     return this.parts.triggers.deliver(id, delivery);
+  }
+
+  // ---------- schedules and triggers alike: records kept for their task's machine (the routes: http/task-records.ts) ----------
+
+  /** Every schedule, or every trigger, oldest first. */
+  listTaskRecords(kind: TaskRecordKind): (Schedule | Trigger)[] {
+    const records: (Schedule | Trigger)[] = this.parts[kind].list();
+    return records.map((r) => this.withAttempts(r));
+  }
+
+  getTaskRecord(kind: TaskRecordKind, id: string): Schedule | Trigger | null {
+    const record = this.parts[kind].get(id);
+    return record && this.withAttempts(record);
+  }
+
+  /** Tasks it started stay; a trigger's deliveries are refused from now on. */
+  deleteTaskRecord(kind: TaskRecordKind, id: string): boolean {
+    this.parts.groups.keepTemplate(id, null);
+    return this.parts[kind].delete(id);
+  }
+
+  /** A schedule's or a trigger's attempt group, kept by the groups' book beside its row. */
+  private withAttempts<T extends { id: string }>(owner: T): T & { attempts: AttemptsTemplate | null } {
+    return { ...owner, attempts: this.parts.groups.templateOf(owner.id) };
   }
 
   // ---------- attempt groups (docs/architecture.md, "Attempt groups"): the record of each; its machines report ----------

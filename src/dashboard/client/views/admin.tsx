@@ -6,7 +6,7 @@ import { roleNamed, type RoleName } from "@agent-runtime/protocol/roles";
 import { byId, errorText, must, typed } from "../api";
 import { when, whoText } from "../format";
 import { usePoll } from "../session-context";
-import { CopyButton, Note, Table } from "./parts";
+import { CopyButton, Note, Table, WideInput } from "./parts";
 
 const EXPIRIES = [
   ["", "never expires"],
@@ -234,20 +234,8 @@ function Audit(props: { tick: number }) {
           void reload();
         }}
       >
-        <input
-          id="audit-token"
-          class="grow"
-          placeholder="filter by token name"
-          value={filter.token}
-          onInput={(e) => setFilter({ ...filter, token: e.currentTarget.value })}
-        />
-        <input
-          id="audit-machine"
-          class="grow"
-          placeholder="filter by machine"
-          value={filter.machine}
-          onInput={(e) => setFilter({ ...filter, machine: e.currentTarget.value })}
-        />
+        <WideInput id="audit-token" placeholder="filter by token name" value={filter.token} onValue={(token) => setFilter({ ...filter, token })} />
+        <WideInput id="audit-machine" placeholder="filter by machine" value={filter.machine} onValue={(machine) => setFilter({ ...filter, machine })} />
         <button type="submit">Filter</button>
       </form>
       <Note id="audit-msg" text={error} error />

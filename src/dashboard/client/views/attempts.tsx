@@ -11,7 +11,7 @@ import { byId, errorText, must, typed, typedMachine } from "../api";
 import { DiffBlock } from "../diff-view";
 import { ago } from "../format";
 import { useCan, usePoll } from "../session-context";
-import { Note, Table } from "./parts";
+import { FoldedForm, Note, Table } from "./parts";
 
 const seconds = (ms: number | null) => (ms === null ? "—" : ms < 60_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
 
@@ -183,65 +183,59 @@ function NewGroup(props: { machines: Machine[]; onStarted: () => void }) {
     props.onStarted();
   };
   return (
-    <details
+    <FoldedForm
       id="new-group"
-      onToggle={(e) => {
-        if (e.currentTarget.open && choices === null) readChoices().catch((err) => setNote(errorText(err)));
+      summary="Start several attempts"
+      act={start}
+      onError={setNote}
+      onOpen={() => {
+        if (choices === null) readChoices().catch((err) => setNote(errorText(err)));
       }}
+      after={<Note id="new-group-msg" text={note} />}
     >
-      <summary>Start several attempts</summary>
-      <form
-        class="rule-editor"
-        onSubmit={(e) => {
-          e.preventDefault();
-          start().catch((err) => setNote(errorText(err)));
-        }}
-      >
-        <fieldset>
-          <legend>Agents × machines (2 to 8)</legend>
-          {(choices ?? []).map((c) => (
-            <label class="check" key={key(c)}>
-              <input
-                type="checkbox"
-                name="attempt"
-                value={key(c)}
-                checked={chosen.includes(key(c))}
-                onChange={(e) => setChosen(e.currentTarget.checked ? [...chosen, key(c)] : chosen.filter((k) => k !== key(c)))}
-              />{" "}
-              {c.agent} on {c.machine}
-            </label>
+      <fieldset>
+        <legend>Agents × machines (2 to 8)</legend>
+        {(choices ?? []).map((c) => (
+          <label class="check" key={key(c)}>
+            <input
+              type="checkbox"
+              name="attempt"
+              value={key(c)}
+              checked={chosen.includes(key(c))}
+              onChange={(e) => setChosen(e.currentTarget.checked ? [...chosen, key(c)] : chosen.filter((k) => k !== key(c)))}
+            />{" "}
+            {c.agent} on {c.machine}
+          </label>
+        ))}
+        {choices && choices.length === 0 ? <p class="hint">no agent is installed on a connected machine</p> : null}
+      </fieldset>
+      <label>
+        Attempts of each{" "}
+        <select name="runs" value={form.runs} onChange={(e) => set("runs", e.currentTarget.value)}>
+          {["1", "2", "3", "4"].map((n) => (
+            <option key={n} value={n}>
+              {n}
+            </option>
           ))}
-          {choices && choices.length === 0 ? <p class="hint">no agent is installed on a connected machine</p> : null}
-        </fieldset>
-        <label>
-          Attempts of each{" "}
-          <select name="runs" value={form.runs} onChange={(e) => set("runs", e.currentTarget.value)}>
-            {["1", "2", "3", "4"].map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Folder of the repository{" "}
-          <input name="cwd" value={form.cwd} onInput={(e) => set("cwd", e.currentTarget.value)} placeholder="/home/me/project" required />
-        </label>
-        <label>
-          Base branch (default: the folder's current branch) <input name="base" value={form.base} onInput={(e) => set("base", e.currentTarget.value)} />
-        </label>
-        <label>
-          Check, run in each worktree <input name="check" value={form.check} onInput={(e) => set("check", e.currentTarget.value)} placeholder="npm test" />
-        </label>
-        <label>
-          What to do
-          <textarea name="prompt" rows={4} value={form.prompt} onInput={(e) => set("prompt", e.currentTarget.value)} required />
-        </label>
-        <button id="group-start" type="submit" class="primary">
-          Start {chosen.length * Number(form.runs)} attempts
-        </button>
-      </form>
-      <Note id="new-group-msg" text={note} />
-    </details>
+        </select>
+      </label>
+      <label>
+        Folder of the repository{" "}
+        <input name="cwd" value={form.cwd} onInput={(e) => set("cwd", e.currentTarget.value)} placeholder="/home/me/project" required />
+      </label>
+      <label>
+        Base branch (default: the folder's current branch) <input name="base" value={form.base} onInput={(e) => set("base", e.currentTarget.value)} />
+      </label>
+      <label>
+        Check, run in each worktree <input name="check" value={form.check} onInput={(e) => set("check", e.currentTarget.value)} placeholder="npm test" />
+      </label>
+      <label>
+        What to do
+        <textarea name="prompt" rows={4} value={form.prompt} onInput={(e) => set("prompt", e.currentTarget.value)} required />
+      </label>
+      <button id="group-start" type="submit" class="primary">
+        Start {chosen.length * Number(form.runs)} attempts
+      </button>
+    </FoldedForm>
   );
 }

@@ -5,7 +5,7 @@ import { api, errorText, machineApi, must, refusal, typedMachine } from "../api"
 import { sizeText } from "../format";
 import { machineHref, navigate } from "../router";
 import { useCan } from "../session-context";
-import { Note, Table } from "./parts";
+import { Note, Table, WideInput } from "./parts";
 
 /** Files larger than this are downloaded rather than opened in the page. */
 const EDITABLE_BYTES = 1024 * 1024;
@@ -112,14 +112,7 @@ export function FilesTab(props: { machine: string; folder: string }) {
         <button id="files-up" type="button" title="the folder above" aria-label="the folder above" onClick={() => folder && open(parentOf(folder))}>
           ↑
         </button>
-        <input
-          id="files-path"
-          class="grow"
-          placeholder="a folder on the machine (empty: HOME)"
-          spellcheck={false}
-          value={typed}
-          onInput={(e) => setTyped(e.currentTarget.value)}
-        />
+        <WideInput id="files-path" placeholder="a folder on the machine (empty: HOME)" value={typed} onValue={setTyped} />
         <button type="submit">Open</button>
         {canAct ? (
           <label class="row muted check">

@@ -1,5 +1,6 @@
 /** Small pieces every view uses. */
 import type { AnchorHTMLAttributes, ComponentChildren } from "preact";
+import { errorText } from "../api";
 import { follow } from "../router";
 
 /** A link inside the dashboard: followed without reloading the page. */
@@ -98,5 +99,62 @@ export function CopyButton(props: { id: string; text: string }) {
     >
       Copy
     </button>
+  );
+}
+
+/** A one-line text box for a command, a folder or a path: no spell check, as wide as its row allows. */
+export function WideInput(props: { id: string; placeholder: string; value: string; onValue: (value: string) => void; required?: boolean }) {
+  return (
+    <input
+      id={props.id}
+      class="grow"
+      placeholder={props.placeholder}
+      required={props.required}
+      spellcheck={false}
+      value={props.value}
+      onInput={(e) => props.onValue(e.currentTarget.value)}
+    />
+  );
+}
+
+/** A checkbox with its words after it, in a form's row. */
+export function CheckBox(props: { id: string; checked: boolean; onValue: (on: boolean) => void; children: ComponentChildren }) {
+  return (
+    <label class="row muted check">
+      <input id={props.id} type="checkbox" checked={props.checked} onChange={(e) => props.onValue(e.currentTarget.checked)} /> {props.children}
+    </label>
+  );
+}
+
+/** A form folded under its summary: submitting runs `act`; what it throws is shown through `onError`, in words. */
+export function FoldedForm(props: {
+  id: string;
+  summary: string;
+  act: () => Promise<void>;
+  onError: (text: string) => void;
+  onOpen?: () => void;
+  /** What shows under the form, e.g. the outcome's note. */
+  after?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <details
+      id={props.id}
+      onToggle={(e) => {
+        if (e.currentTarget.open) props.onOpen?.();
+      }}
+    >
+      <summary>{props.summary}</summary>
+      <form
+        class="rule-editor"
+        onSubmit={(e) => {
+          e.preventDefault();
+          props.act().catch((err) => props.onError(errorText(err)));
+        }}
+      >
+        {props.children}
+      </form>
+      {props.after}
+    </details>
   );
 }

@@ -10,7 +10,7 @@ import { api, errorText, must, refused, typed } from "../api";
 import { decisionText, formOf, matchText, type Rule, type RuleForm, ruleFromForm, verdictText } from "../policy-rules";
 import { type SandboxRule, sandboxVerdictText, WORK_ORIGIN_WORDS } from "../sandbox-text";
 import { useCan, usePoll } from "../session-context";
-import { Note, Table } from "./parts";
+import { FoldedForm, Note, Table } from "./parts";
 import { AppliesTo, Checks, Choice, RuleEditorForm, RuleList, useFields } from "./rule-list";
 import { SandboxRules } from "./sandbox";
 
@@ -164,7 +164,7 @@ function RuleEditor(props: { rule: Rule | null; onDone: (rule: Rule | null) => v
         name="outsideFolder"
         value={form.outsideFolder}
         values={["any", "inside", "outside"]}
-        words={(where) => WHERE[where]}
+        words={WHERE}
         onChange={(where) => set("outsideFolder", where)}
       />
       <AppliesTo form={form} set={set} />
@@ -204,58 +204,58 @@ function PolicyTester(props: { rules: Rule[]; sandbox: SandboxRule[] }) {
     setSandboxAnswer(sandboxVerdictText(verdict.sandbox));
   };
   return (
-    <details id="policy-tester">
-      <summary>Try a request</summary>
-      <form
-        class="rule-editor"
-        onSubmit={(e) => {
-          e.preventDefault();
-          test().catch((err) => setAnswer(errorText(err)));
-        }}
-      >
-        <label>
-          Kind{" "}
-          <select name="kind" value={request.kind} onChange={(e) => set("kind", e.currentTarget.value)}>
-            <option value="">(none given)</option>
-            {TOOL_KINDS.map((kind) => (
-              <option key={kind} value={kind}>
-                {kind}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Command <input name="command" value={request.command} onInput={(e) => set("command", e.currentTarget.value)} placeholder="rm -rf ~" />
-        </label>
-        <label>
-          Paths, one per line
-          <textarea name="paths" rows={2} value={request.paths} onInput={(e) => set("paths", e.currentTarget.value)} />
-        </label>
-        <label>
-          Session folder <input name="cwd" value={request.cwd} onInput={(e) => set("cwd", e.currentTarget.value)} />
-        </label>
-        <label>
-          Agent <input name="agent" value={request.agent} onInput={(e) => set("agent", e.currentTarget.value)} />
-        </label>
-        <label>
-          Machine <input name="machine" value={request.machine} onInput={(e) => set("machine", e.currentTarget.value)} placeholder="any-machine" />
-        </label>
-        <label>
-          Work from{" "}
-          <select name="origin" value={request.origin} onChange={(e) => set("origin", e.currentTarget.value)}>
-            {WORK_ORIGINS.map((o) => (
-              <option key={o} value={o}>
-                {WORK_ORIGIN_WORDS[o]}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button id="policy-test" type="submit">
-          Test
-        </button>
-      </form>
-      <Note id="policy-verdict" text={answer} />
-      <Note id="policy-sandbox-verdict" text={sandboxAnswer} />
-    </details>
+    <FoldedForm
+      id="policy-tester"
+      summary="Try a request"
+      act={test}
+      onError={setAnswer}
+      after={
+        <>
+          <Note id="policy-verdict" text={answer} />
+          <Note id="policy-sandbox-verdict" text={sandboxAnswer} />
+        </>
+      }
+    >
+      <label>
+        Kind{" "}
+        <select name="kind" value={request.kind} onChange={(e) => set("kind", e.currentTarget.value)}>
+          <option value="">(none given)</option>
+          {TOOL_KINDS.map((kind) => (
+            <option key={kind} value={kind}>
+              {kind}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Command <input name="command" value={request.command} onInput={(e) => set("command", e.currentTarget.value)} placeholder="rm -rf ~" />
+      </label>
+      <label>
+        Paths, one per line
+        <textarea name="paths" rows={2} value={request.paths} onInput={(e) => set("paths", e.currentTarget.value)} />
+      </label>
+      <label>
+        Session folder <input name="cwd" value={request.cwd} onInput={(e) => set("cwd", e.currentTarget.value)} />
+      </label>
+      <label>
+        Agent <input name="agent" value={request.agent} onInput={(e) => set("agent", e.currentTarget.value)} />
+      </label>
+      <label>
+        Machine <input name="machine" value={request.machine} onInput={(e) => set("machine", e.currentTarget.value)} placeholder="any-machine" />
+      </label>
+      <label>
+        Work from{" "}
+        <select name="origin" value={request.origin} onChange={(e) => set("origin", e.currentTarget.value)}>
+          {WORK_ORIGINS.map((o) => (
+            <option key={o} value={o}>
+              {WORK_ORIGIN_WORDS[o]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button id="policy-test" type="submit">
+        Test
+      </button>
+    </FoldedForm>
   );
 }

@@ -7,7 +7,7 @@ import { machineHref, navigate } from "../router";
 import { useCan } from "../session-context";
 import { useFollow, useResource } from "../use-resource";
 import { spawnRequest } from "../spawn";
-import { Link, Note, Table } from "./parts";
+import { CheckBox, Link, Note, Table, WideInput } from "./parts";
 
 /** The schemas a log stream is read with; they load with the first logs shown (the first view's script carries no schema library). */
 type LogSchemas = typeof import("@agent-runtime/protocol/processes");
@@ -85,26 +85,11 @@ export function ProcessesTab(props: { machine: string }) {
         </div>
         {canAct ? (
           <form id="proc-form" class="row" onSubmit={start}>
-            <input
-              id="proc-command"
-              class="grow"
-              placeholder="a command, e.g. npm test"
-              required
-              spellcheck={false}
-              value={command}
-              onInput={(e) => setCommand(e.currentTarget.value)}
-            />
-            <input
-              id="proc-cwd"
-              class="grow"
-              placeholder="folder (empty: the machine's default)"
-              spellcheck={false}
-              value={cwd}
-              onInput={(e) => setCwd(e.currentTarget.value)}
-            />
-            <label class="row muted check">
-              <input id="proc-tty" type="checkbox" checked={tty} onChange={(e) => setTty(e.currentTarget.checked)} /> terminal
-            </label>
+            <WideInput id="proc-command" placeholder="a command, e.g. npm test" required value={command} onValue={setCommand} />
+            <WideInput id="proc-cwd" placeholder="folder (empty: the machine's default)" value={cwd} onValue={setCwd} />
+            <CheckBox id="proc-tty" checked={tty} onValue={setTty}>
+              terminal
+            </CheckBox>
             <button type="submit" class="primary">
               Start
             </button>

@@ -125,7 +125,7 @@ export function Choice<V extends string>(props: {
   name: string;
   value: V;
   values: readonly V[];
-  words?: (value: V) => string;
+  words?: Readonly<Record<V, string>>;
   onChange: (value: V) => void;
 }) {
   return (
@@ -141,7 +141,7 @@ export function Choice<V extends string>(props: {
       >
         {props.values.map((value) => (
           <option key={value} value={value}>
-            {props.words ? props.words(value) : value}
+            {props.words ? props.words[value] : value}
           </option>
         ))}
       </select>
@@ -155,7 +155,7 @@ export function Checks<V extends string>(props: {
   name: string;
   values: readonly V[];
   checked: readonly string[];
-  words?: (value: V) => string;
+  words?: Readonly<Record<V, string>>;
   onChange: (checked: V[]) => void;
 }) {
   return (
@@ -173,7 +173,7 @@ export function Checks<V extends string>(props: {
               props.onChange(props.values.filter((v) => (v === value ? ticked : props.checked.includes(v))));
             }}
           />{" "}
-          {props.words ? props.words(value) : value}
+          {props.words ? props.words[value] : value}
         </label>
       ))}
     </fieldset>

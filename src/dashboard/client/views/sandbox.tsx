@@ -74,7 +74,7 @@ function SandboxRuleEditor(props: { rule: SandboxRule | null; onDone: (rule: San
         name="origins"
         values={WORK_ORIGINS}
         checked={form.origins}
-        words={(origin) => WORK_ORIGIN_WORDS[origin]}
+        words={WORK_ORIGIN_WORDS}
         onChange={(origins) => set("origins", origins)}
       />
       <AppliesTo form={form} set={set} />
@@ -83,7 +83,7 @@ function SandboxRuleEditor(props: { rule: SandboxRule | null; onDone: (rule: San
         name="profile"
         value={form.profile}
         values={SANDBOX_PROFILES}
-        words={(p) => PROFILE_WORDS[p]}
+        words={PROFILE_WORDS}
         onChange={(profile) => set("profile", profile)}
       />
       <Choice
@@ -91,7 +91,7 @@ function SandboxRuleEditor(props: { rule: SandboxRule | null; onDone: (rule: San
         name="network"
         value={form.network}
         values={["allowlist", "none", "open"]}
-        words={(m) => NETWORK_WORDS[m]}
+        words={NETWORK_WORDS}
         onChange={(network) => set("network", network)}
       />
       {form.network === "allowlist" ? (

@@ -7,11 +7,11 @@
 import { useState } from "preact/hooks";
 import { type ApiSchema, byId, errorText, must, typed } from "../api";
 import { ago, when } from "../format";
-import { useCan, usePoll } from "../session-context";
+import { useCan } from "../session-context";
+import { useResource } from "../use-resource";
 import { Note, Table } from "./parts";
 
 type Schedule = ApiSchema<"Schedule">;
-type Trigger = ApiSchema<"TriggerView">;
 
 /** A schedule's last run in words: the task it started, or why it skipped. */
 export function lastRunText(schedule: Schedule): string {
@@ -22,13 +22,12 @@ export function lastRunText(schedule: Schedule): string {
 
 export function Schedules(props: { version: number }) {
   const canChange = useCan("member");
-  const [schedules, setSchedules] = useState<Schedule[] | null>(null);
+  const listed = useResource("/v1/schedules", { read: () => must(typed.GET("/v1/schedules")), everyMs: 30_000, again: [props.version] });
+  const schedules = listed.data?.schedules ?? null;
   const [note, setNote] = useState("");
-  const load = async () => setSchedules((await must(typed.GET("/v1/schedules"))).schedules);
-  usePoll(() => load().catch((err) => setNote(errorText(err))), [props.version], 30_000);
   const act = (work: Promise<unknown>) =>
     work.then(
-      () => load(),
+      () => listed.refetch(),
       (err) => setNote(errorText(err)),
     );
   if (schedules !== null && schedules.length === 0) return null;
@@ -60,17 +59,16 @@ export function Schedules(props: { version: number }) {
           },
         ]}
       />
-      <Note id="schedules-msg" text={note} />
+      <Note id="schedules-msg" text={note || listed.error} />
     </>
   );
 }
 
 export function Triggers(props: { version: number }) {
   const canChange = useCan("member");
-  const [triggers, setTriggers] = useState<Trigger[] | null>(null);
+  const listed = useResource("/v1/triggers", { read: () => must(typed.GET("/v1/triggers")), everyMs: 30_000, again: [props.version] });
+  const triggers = listed.data?.triggers ?? null;
   const [note, setNote] = useState("");
-  const load = async () => setTriggers((await must(typed.GET("/v1/triggers"))).triggers);
-  usePoll(() => load().catch((err) => setNote(errorText(err))), [props.version], 30_000);
   if (triggers !== null && triggers.length === 0) return null;
   return (
     <>
@@ -92,7 +90,7 @@ export function Triggers(props: { version: number }) {
                   type="button"
                   onClick={() =>
                     must(typed.DELETE("/v1/triggers/{id}", byId(t.id))).then(
-                      () => load(),
+                      () => listed.refetch(),
                       (err) => setNote(errorText(err)),
                     )
                   }
@@ -103,7 +101,7 @@ export function Triggers(props: { version: number }) {
           },
         ]}
       />
-      <Note id="triggers-msg" text={note} />
+      <Note id="triggers-msg" text={note || listed.error} />
     </>
   );
 }

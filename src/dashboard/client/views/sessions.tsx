@@ -9,7 +9,7 @@ import { href, navigate } from "../router";
 import { useCan } from "../session-context";
 import { startSession } from "../start-session";
 import { sessionLine } from "../transcript";
-import { Link, Note } from "./parts";
+import { CheckBox, Link, Note, WideInput } from "./parts";
 
 export function SessionsView(props: { sessions: Session[] | null; offline: boolean; machines: Machine[]; reload: () => void }) {
   const waiting = props.sessions?.filter((s) => s.state === "waiting").length ?? 0;
@@ -126,17 +126,10 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
               </option>
             ))}
           </select>
-          <input
-            id="new-cwd"
-            class="grow"
-            placeholder="folder (empty: the machine's default)"
-            spellcheck={false}
-            value={cwd}
-            onInput={(e) => setCwd(e.currentTarget.value)}
-          />
-          <label class="row muted check">
-            <input id="new-worktree" type="checkbox" checked={isolated} onChange={(e) => setIsolated(e.currentTarget.checked)} /> in a new worktree
-          </label>
+          <WideInput id="new-cwd" placeholder="folder (empty: the machine's default)" value={cwd} onValue={setCwd} />
+          <CheckBox id="new-worktree" checked={isolated} onValue={setIsolated}>
+            in a new worktree
+          </CheckBox>
           {isolated ? (
             <input
               id="new-base"

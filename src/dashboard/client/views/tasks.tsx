@@ -13,7 +13,7 @@ import { byId, errorText, must, typed, typedMachine } from "../api";
 import { ago, when, whoText } from "../format";
 import { href } from "../router";
 import { useCan, usePoll } from "../session-context";
-import { Link, Note, Table } from "./parts";
+import { FoldedForm, Link, Note, Table } from "./parts";
 import { Schedules, Triggers } from "./schedules";
 import { AttemptGroups } from "./attempts";
 
@@ -171,112 +171,102 @@ function NewTask(props: { machines: Machine[]; sessions: Session[]; onStarted: (
     props.onStarted();
   };
   return (
-    <details id="new-task">
-      <summary>Start a task</summary>
-      <form
-        class="rule-editor"
-        onSubmit={(e) => {
-          e.preventDefault();
-          start().catch((err) => setNote(errorText(err)));
-        }}
-      >
-        <label>
-          Machine{" "}
-          <select name="machine" value={machine} onChange={(e) => set("machine", e.currentTarget.value)}>
-            {props.machines.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.id}
-                {m.connected ? "" : " (away)"}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Agent (installed on {machine || "the machine"})
-          <select name="agent" value={agent} disabled={installed.length === 0} onChange={(e) => set("agent", e.currentTarget.value)}>
-            {installed.map((a) => (
+    <FoldedForm id="new-task" summary="Start a task" act={start} onError={setNote} after={<Note id="new-task-msg" text={note} />}>
+      <label>
+        Machine{" "}
+        <select name="machine" value={machine} onChange={(e) => set("machine", e.currentTarget.value)}>
+          {props.machines.map((m) => (
+            <option key={m.id} value={m.id}>
+              {m.id}
+              {m.connected ? "" : " (away)"}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Agent (installed on {machine || "the machine"})
+        <select name="agent" value={agent} disabled={installed.length === 0} onChange={(e) => set("agent", e.currentTarget.value)}>
+          {installed.map((a) => (
+            <option key={a.id} value={a.id}>
+              {a.name ?? a.id}
+            </option>
+          ))}
+          {installed.length === 0 ? <option value="">{!connected ? "the machine is away" : agents ? "none installed" : "asking the machine…"}</option> : null}
+        </select>
+      </label>
+      {others.length > 0 ? (
+        <div class="row" id="task-install">
+          <span class="muted">Not on {machine}:</span>
+          <select aria-label={`an agent to install on ${machine}`} value={toInstall || others[0]?.id} onChange={(e) => setToInstall(e.currentTarget.value)}>
+            {others.map((a) => (
               <option key={a.id} value={a.id}>
                 {a.name ?? a.id}
               </option>
             ))}
-            {installed.length === 0 ? <option value="">{!connected ? "the machine is away" : agents ? "none installed" : "asking the machine…"}</option> : null}
           </select>
-        </label>
-        {others.length > 0 ? (
-          <div class="row" id="task-install">
-            <span class="muted">Not on {machine}:</span>
-            <select aria-label={`an agent to install on ${machine}`} value={toInstall || others[0]?.id} onChange={(e) => setToInstall(e.currentTarget.value)}>
-              {others.map((a) => (
-                <option key={a.id} value={a.id}>
-                  {a.name ?? a.id}
-                </option>
-              ))}
-            </select>
-            <button type="button" onClick={() => void install()}>
-              Install
+          <button type="button" onClick={() => void install()}>
+            Install
+          </button>
+        </div>
+      ) : null}
+      <label>
+        Folder on the machine
+        <input
+          name="cwd"
+          list="task-folders"
+          value={form.cwd}
+          onInput={(e) => set("cwd", e.currentTarget.value)}
+          placeholder={folders[0] ?? "/home/me/project"}
+          required
+        />
+        <datalist id="task-folders">
+          {folders.map((f) => (
+            <option key={f} value={f} />
+          ))}
+        </datalist>
+      </label>
+      {folders.length > 0 ? (
+        <fieldset class="chips" id="task-recent-folders">
+          <legend class="muted">Recent folders on {machine}</legend>
+          {folders.slice(0, 4).map((f) => (
+            <button key={f} type="button" onClick={() => set("cwd", f)}>
+              {f.split("/").slice(-2).join("/")}
             </button>
-          </div>
-        ) : null}
-        <label>
-          Folder on the machine
-          <input
-            name="cwd"
-            list="task-folders"
-            value={form.cwd}
-            onInput={(e) => set("cwd", e.currentTarget.value)}
-            placeholder={folders[0] ?? "/home/me/project"}
-            required
-          />
-          <datalist id="task-folders">
-            {folders.map((f) => (
-              <option key={f} value={f} />
-            ))}
-          </datalist>
-        </label>
-        {folders.length > 0 ? (
-          <fieldset class="chips" id="task-recent-folders">
-            <legend class="muted">Recent folders on {machine}</legend>
-            {folders.slice(0, 4).map((f) => (
-              <button key={f} type="button" onClick={() => set("cwd", f)}>
-                {f.split("/").slice(-2).join("/")}
-              </button>
-            ))}
-          </fieldset>
-        ) : null}
-        <label>
-          What to do
-          <textarea name="prompt" rows={4} value={form.prompt} onInput={(e) => set("prompt", e.currentTarget.value)} required />
-        </label>
-        <label class="check">
-          <input type="checkbox" name="worktree" checked={form.worktree} onChange={(e) => set("worktree", e.currentTarget.checked)} /> in a new worktree (its
-          own branch)
-        </label>
-        <label>
-          Deadline (minutes) <input name="deadline" inputMode="numeric" value={form.deadline} onInput={(e) => set("deadline", e.currentTarget.value)} />
-        </label>
-        <label class="check">
-          <input type="checkbox" name="repeat" checked={form.repeat} onChange={(e) => set("repeat", e.currentTarget.checked)} /> repeat it on a schedule
-        </label>
-        {form.repeat ? (
-          <>
-            <label>
-              When (cron: minute hour day month weekday) <input name="cron" value={form.cron} onInput={(e) => set("cron", e.currentTarget.value)} />
-            </label>
-            <label>
-              Time zone <input name="timezone" value={form.timezone} onInput={(e) => set("timezone", e.currentTarget.value)} />
-            </label>
-          </>
-        ) : null}
-        {blocker ? (
-          <p id="task-blocker" class="notice">
-            {blocker}
-          </p>
-        ) : null}
-        <button id="task-start" type="submit" class="primary" disabled={!agent}>
-          {form.repeat ? "Schedule" : "Start"}
-        </button>
-      </form>
-      <Note id="new-task-msg" text={note} />
-    </details>
+          ))}
+        </fieldset>
+      ) : null}
+      <label>
+        What to do
+        <textarea name="prompt" rows={4} value={form.prompt} onInput={(e) => set("prompt", e.currentTarget.value)} required />
+      </label>
+      <label class="check">
+        <input type="checkbox" name="worktree" checked={form.worktree} onChange={(e) => set("worktree", e.currentTarget.checked)} /> in a new worktree (its own
+        branch)
+      </label>
+      <label>
+        Deadline (minutes) <input name="deadline" inputMode="numeric" value={form.deadline} onInput={(e) => set("deadline", e.currentTarget.value)} />
+      </label>
+      <label class="check">
+        <input type="checkbox" name="repeat" checked={form.repeat} onChange={(e) => set("repeat", e.currentTarget.checked)} /> repeat it on a schedule
+      </label>
+      {form.repeat ? (
+        <>
+          <label>
+            When (cron: minute hour day month weekday) <input name="cron" value={form.cron} onInput={(e) => set("cron", e.currentTarget.value)} />
+          </label>
+          <label>
+            Time zone <input name="timezone" value={form.timezone} onInput={(e) => set("timezone", e.currentTarget.value)} />
+          </label>
+        </>
+      ) : null}
+      {blocker ? (
+        <p id="task-blocker" class="notice">
+          {blocker}
+        </p>
+      ) : null}
+      <button id="task-start" type="submit" class="primary" disabled={!agent}>
+        {form.repeat ? "Schedule" : "Start"}
+      </button>
+    </FoldedForm>
   );
 }
