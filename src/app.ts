@@ -54,16 +54,22 @@ export function acpTransportApp() {
   return acp;
 }
 
-/** Everything under `{base_url}/v1`; mounted at `/v1` and at `/machines/{machine}/v1`. */
-export function v1App() {
-  const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  v1.route("/", healthRoutes); // the two routes without a token: health, and
-  v1.route("/", githubDeliveryRoutes); // a GitHub delivery, whose signature is its credential
+/** What every route of `/v1` after health and GitHub's deliveries goes through: the token, the audit, the body's limit. */
+function withV1Middleware(v1: OpenAPIHono<AppEnv>): OpenAPIHono<AppEnv> {
   v1.use("*", authenticate);
   v1.use("*", auditTrail);
   const limit = jsonBodyLimit();
   // File bodies stream to the machine in pieces and have their own, larger limit (durable/files/file-transfer.ts).
   v1.use("*", (c, next) => (STREAMED_BODY_PATHS.some((path) => c.req.path.endsWith(path)) ? next() : limit(c, next)));
+  return v1;
+}
+
+/** Everything under `{base_url}/v1`; mounted at `/v1` and at `/machines/{machine}/v1`. */
+export function v1App() {
+  const v1 = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  v1.route("/", healthRoutes); // the two routes without a token: health, and
+  v1.route("/", githubDeliveryRoutes); // a GitHub delivery, whose signature is its credential
+  withV1Middleware(v1);
   v1.route("/", machineRoutes);
   v1.route("/", acpRoutes);
   v1.route("/", sessionEventRoutes); // before /sessions/{id}, which "events" is not
@@ -117,24 +123,14 @@ export function v1App() {
   return v1;
 }
 
-export function createApp() {
+/**
+ * The edges of every request, around what `mount` adds: a preview's own host (PREVIEW_DOMAIN) is the
+ * app's whatever the path, never the dashboard or the API; then the not-found page and every error as a problem.
+ */
+function withEdges(mount: (app: Hono<AppEnv>) => void): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  // A preview's own host (PREVIEW_DOMAIN) is the app's, whatever the path: never the dashboard or the API.
   app.use("*", hostPreview);
-  const v1 = v1App();
-  for (const path of DASHBOARD_PATHS) app.get(path, dashboard);
-  app.get("/assets/:name", dashboardAsset);
-  for (const name of DASHBOARD_FILES) app.get(name, dashboardFile);
-  app.get("/v1/sidecar/:file", sidecarPackage);
-  app.route("/", tunnelRoutes);
-  // Path mode: the pass in the path is the credential (no API token, no cookie: routes/preview.ts).
-  app.all("/machines/:machine/ports/:port", pathPreview);
-  app.all("/machines/:machine/ports/:port/*", pathPreview);
-  app.route("/v1", v1);
-  app.route("/machines/:machine/v1", v1);
-  const acp = acpTransportApp();
-  app.route("/", acp);
-  app.route("/machines/:machine", acp);
+  mount(app);
   app.notFound((c) => pageOrProblem(c, notFound));
   app.onError((err, c) => {
     if (err instanceof ProblemError) return problemResponse(err.toInit());
@@ -147,4 +143,51 @@ export function createApp() {
     return problem("internal", "the worker failed to handle this request; it has been logged");
   });
   return app;
+}
+
+export function createApp() {
+  return withEdges((app) => {
+    const v1 = v1App();
+    for (const path of DASHBOARD_PATHS) app.get(path, dashboard);
+    app.get("/assets/:name", dashboardAsset);
+    for (const name of DASHBOARD_FILES) app.get(name, dashboardFile);
+    app.get("/v1/sidecar/:file", sidecarPackage);
+    app.route("/", tunnelRoutes);
+    // Path mode: the pass in the path is the credential (no API token, no cookie: routes/preview.ts).
+    app.all("/machines/:machine/ports/:port", pathPreview);
+    app.all("/machines/:machine/ports/:port/*", pathPreview);
+    app.route("/v1", v1);
+    app.route("/machines/:machine/v1", v1);
+    const acp = acpTransportApp();
+    app.route("/", acp);
+    app.route("/machines/:machine", acp);
+  });
+}
+
+/**
+ * `POST {base_url}/v1/acp/{server_id}`, the relay's message (docs/architecture.md, "The relay's route
+ * before the router"): every message of every session comes this way, and the whole app's router (a
+ * trie: its route set is one `RegExpRouter` refuses) costs more than anything else it does for it. The
+ * worker's entry sends exactly the requests `isRelayPost` recognises here instead: an app of the same
+ * edges, the same `/v1` middleware and mounts, and the ACP relay's routes alone, so the route answers as
+ * it does through the whole app (src/app-relay.workers.test.ts holds the two to the same answers).
+ */
+export function createRelayApp() {
+  return withEdges((app) => {
+    const v1 = withV1Middleware(new OpenAPIHono<AppEnv>({ defaultHook: validationHook }));
+    v1.route("/", acpRoutes);
+    app.route("/v1", v1);
+    app.route("/machines/:machine/v1", v1);
+  });
+}
+
+/**
+ * The requests `createRelayApp` answers: a POST to `/v1/acp/{server_id}` or
+ * `/machines/{machine}/v1/acp/{server_id}`, one non-empty segment each, with any query. No other route of
+ * the whole app takes such a path (src/app-relay.workers.test.ts), so the two apps agree on which route it is.
+ */
+const RELAY_POST_URL = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*\/(?:machines\/[^/?#]+\/)?v1\/acp\/[^/?#]+(?:\?[^#]*)?$/;
+
+export function isRelayPost(request: Request): boolean {
+  return request.method === "POST" && RELAY_POST_URL.test(request.url);
 }

@@ -1,4 +1,4 @@
-import { createApp } from "./app";
+import { createApp, createRelayApp, isRelayPost } from "./app";
 import type { Env } from "./env";
 
 export { MachineObject } from "./durable/machine/machine";
@@ -6,5 +6,9 @@ export { TeamObject } from "./durable/team/team";
 export { TokenObject } from "./durable/tokens/token";
 
 const app = createApp();
+// The relay's message goes past the whole app's router to an app of that route alone (app.ts, `createRelayApp`).
+const relayApp = createRelayApp();
 
-export default { fetch: app.fetch } satisfies ExportedHandler<Env>;
+export default {
+  fetch: (request: Request, env: Env, ctx: ExecutionContext) => (isRelayPost(request) ? relayApp : app).fetch(request, env, ctx),
+} satisfies ExportedHandler<Env>;

@@ -17,7 +17,7 @@ import { settings } from "../settings";
 import { accessIdentity } from "./cf-access";
 import { problem } from "../lib/problem-response";
 import { recordAudit } from "./audit";
-import { apiTokenId, sha256Hex, timingSafeEqualText } from "../lib/secrets";
+import { apiTokenId, isOneOfSecrets, sha256Hex } from "../lib/secrets";
 import { isTicket, verifyTicket } from "./tickets";
 import { mayCarryQueryToken } from "./query-token";
 import { cookieIdentity, CSRF_HEADER } from "./signin";
@@ -26,12 +26,7 @@ import { revocationAnsweredByMachine, verifiedTokens } from "./token-cache";
 
 /** Every configured API token is compared (in constant time), so timing says nothing about which one matched. */
 export function isApiToken(configured: string[], presented: string | null): boolean {
-  if (!presented) return false;
-  let ok = false;
-  for (const token of configured) {
-    if (timingSafeEqualText(presented, token)) ok = true;
-  }
-  return ok;
+  return presented ? isOneOfSecrets(presented, configured) : false;
 }
 
 export const BOOTSTRAP_ADMIN: Identity = { name: BOOTSTRAP_NAME, role: "admin", machines: "*", tokenId: null, expiresAtMs: null };

@@ -12,11 +12,15 @@ export { describeIssues };
 // biome-ignore lint/suspicious/noExplicitAny: a hook shared by every route, whatever its input and path types
 export const validationHook: Hook<any, AppEnv, any, any> = (result) => {
   if (result.success) return;
-  const error: ZodError = result.error;
+  return validationRefusal(result.target, result.error);
+};
+
+/** The 400 of a declared route whose `target` (query, param, json, ...) its schema refused. */
+export function validationRefusal(target: string, error: ZodError): Response {
   const { detail, errors } = describeIssues(error);
   const agentIssue = error.issues.some((i) => i.path[0] === "agent");
-  return problem(agentIssue ? "unsupported_agent" : "invalid_request", `${result.target}: ${detail}`, { errors });
-};
+  return problem(agentIssue ? "unsupported_agent" : "invalid_request", `${target}: ${detail}`, { errors });
+}
 
 /**
  * A JSON body parsed against a schema chosen at run time (a route whose body depends on its query), with

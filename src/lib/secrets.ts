@@ -3,14 +3,25 @@ import { base64url } from "@agent-runtime/protocol/machine-token";
 
 const encoder = new TextEncoder();
 
-/** Constant-time comparison of two strings (lengths may leak, contents do not). */
+/**
+ * Constant-time comparison of two strings (lengths may leak, contents do not), code unit by code unit:
+ * nothing is encoded (a request with a bearer token compares it against every API_TOKEN, and an encoding
+ * allocates), and two strings are equal exactly when their code units are.
+ */
 export function timingSafeEqualText(a: string, b: string): boolean {
-  const x = encoder.encode(a);
-  const y = encoder.encode(b);
-  let diff = x.length ^ y.length;
-  const n = Math.max(x.length, y.length);
-  for (let i = 0; i < n; i++) diff |= (x[i % x.length] ?? 0) ^ (y[i % y.length] ?? 0);
+  let diff = a.length ^ b.length;
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) diff |= (a.charCodeAt(i % a.length) || 0) ^ (b.charCodeAt(i % b.length) || 0);
   return diff === 0;
+}
+
+/** Whether `presented` is one of `secrets`: each compared in constant time, and all of them, so timing says nothing about which one matched. */
+export function isOneOfSecrets(presented: string, secrets: readonly string[]): boolean {
+  let ok = false;
+  for (const secret of secrets) {
+    if (timingSafeEqualText(presented, secret)) ok = true;
+  }
+  return ok;
 }
 
 function hex(bytes: ArrayBuffer | Uint8Array): string {

@@ -5,13 +5,13 @@
  * `Acp-Connection-Id`; anything after is 202 and answered on a stream), GET the connection's or a
  * session's SSE stream, GET with an upgrade for the WebSocket form, DELETE to close.
  */
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { declare } from "../http/access";
+import { apiRoute } from "../http/api-route";
 import { callerOf, machineStub, settled } from "../http/machine";
 import { accepts } from "../http/negotiation";
-import { errors, jsonBody } from "../http/openapi";
+import { jsonBody } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { isJsonRpcRequest, JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { AgentId } from "@agent-runtime/protocol/values";
@@ -28,71 +28,43 @@ const AgentQuery = z.object({
   agent: AgentId.optional().describe("the agent a new connection starts (initialize, or the WebSocket upgrade); DEFAULT_AGENT when absent"),
 });
 
-const post = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "post",
-      path: "/acp",
-      summary: "ACP remote transport: one client message (initialize opens a connection)",
-      request: { query: AgentQuery, headers: Headers, body: jsonBody(JsonRpcMessage) },
-      responses: {
-        200: {
-          description: "the agent's answer to initialize; `Acp-Connection-Id` names the new connection",
-          headers: { [HEADER_CONNECTION_ID]: { schema: { type: "string" } } },
-          content: { "application/json": { schema: JsonRpcMessage } },
-        },
-        202: { description: "the message is on its way to the agent; a request's answer comes on the connection's or its session's stream" },
-        ...errors(
-          "invalid_request",
-          "not_found",
-          "conflict",
-          "unsupported_agent",
-          "agent_not_installed",
-          "agent_process_exited",
-          "payload_too_large",
-          "unsupported_media_type",
-          "machine_offline",
-          "timeout",
-        ),
-      },
+const post = apiRoute("post", "/acp", {
+  summary: "ACP remote transport: one client message (initialize opens a connection)",
+  access: { role: "member", machine: true },
+  request: { query: AgentQuery, headers: Headers, body: jsonBody(JsonRpcMessage) },
+  answers: {
+    200: {
+      description: "the agent's answer to initialize; `Acp-Connection-Id` names the new connection",
+      headers: { [HEADER_CONNECTION_ID]: { schema: { type: "string" } } },
+      content: { "application/json": { schema: JsonRpcMessage } },
     },
-  ),
-);
+    202: { description: "the message is on its way to the agent; a request's answer comes on the connection's or its session's stream" },
+  },
+  problems: ["conflict", "unsupported_agent", "agent_not_installed", "agent_process_exited", "payload_too_large", "machine_offline", "timeout"],
+});
 
-const stream = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "get",
-      path: "/acp",
-      summary: "ACP remote transport: the connection's or a session's SSE stream, or the WebSocket form (Upgrade: websocket)",
-      request: { query: AgentQuery, headers: Headers },
-      responses: {
-        101: { description: "the WebSocket form: one socket is one connection; `initialize` first, then any message, as text frames" },
-        200: {
-          description:
-            "text/event-stream of `data: <one JSON-RPC message>`: without Acp-Session-Id, what is not for a session (answers to initialize-level requests, `session/load`'s answer); with it, that session's notifications, requests and answers",
-          content: { "text/event-stream": { schema: z.string() } },
-        },
-        ...errors("invalid_request", "not_found", "not_acceptable", "machine_offline"),
-      },
+const stream = apiRoute("get", "/acp", {
+  summary: "ACP remote transport: the connection's or a session's SSE stream, or the WebSocket form (Upgrade: websocket)",
+  access: { role: "member", machine: true },
+  request: { query: AgentQuery, headers: Headers },
+  answers: {
+    101: { description: "the WebSocket form: one socket is one connection; `initialize` first, then any message, as text frames" },
+    200: {
+      description:
+        "text/event-stream of `data: <one JSON-RPC message>`: without Acp-Session-Id, what is not for a session (answers to initialize-level requests, `session/load`'s answer); with it, that session's notifications, requests and answers",
+      content: { "text/event-stream": { schema: z.string() } },
     },
-  ),
-);
+  },
+  problems: ["not_acceptable", "machine_offline"],
+});
 
-const remove = createRoute(
-  declare(
-    { role: "member", machine: true },
-    {
-      method: "delete",
-      path: "/acp",
-      summary: "ACP remote transport: close a connection (its agent stops; its sessions stay recorded)",
-      request: { headers: Headers },
-      responses: { 202: { description: "closed" }, ...errors("invalid_request", "not_found", "machine_offline") },
-    },
-  ),
-);
+const remove = apiRoute("delete", "/acp", {
+  summary: "ACP remote transport: close a connection (its agent stops; its sessions stay recorded)",
+  access: { role: "member", machine: true },
+  request: { headers: Headers },
+  answers: { 202: { description: "closed" } },
+  problems: ["machine_offline"],
+});
 
 function agentOf(c: Context<AppEnv>, named: AgentId | undefined): AgentId {
   const agent = named ?? settings(c.env).defaultAgent;

@@ -51,10 +51,44 @@ export function readJsonRpcMessage(text: string): { ok: true; message: JsonRpcMe
   } catch {
     return { ok: false, problem: { code: "invalid_request", detail: "Malformed JSON in request body" } };
   }
+  const common = commonJsonRpcMessage(value);
+  if (common) return { ok: true, message: common };
   const parsed = JsonRpcMessage.safeParse(value);
   if (parsed.success) return { ok: true, message: parsed.data };
   const { detail, errors } = describeIssues(parsed.error);
   return { ok: false, problem: { code: "invalid_request", detail: `json: ${detail}`, extensions: { errors } } };
+}
+
+/** `JsonRpcMessage`'s own keys, in its order (which is the order of what it gives back). */
+const MESSAGE_KEYS = ["jsonrpc", "id", "method", "params", "result", "error"];
+
+/**
+ * The common JSON-RPC message, checked by hand (zod has no JIT in workerd, and the relay reads a message
+ * every time): only its own keys, in the schema's order (so that what it gives back is key for key what the
+ * schema gives: the frame to the agent is its JSON), `jsonrpc` "2.0", an id of a string, a finite number
+ * or null, and either a non-empty method and no result or error, or one of result and error with an id.
+ * Anything else gets null, and the schema decides and names what is wrong. It never accepts what the schema
+ * refuses (light-checks.test.ts holds the two to the same answers).
+ */
+export function commonJsonRpcMessage(value: unknown): JsonRpcMessage | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  let at = 0;
+  for (const key of Object.keys(value)) {
+    while (at < MESSAGE_KEYS.length && MESSAGE_KEYS[at] !== key) at++;
+    if (at === MESSAGE_KEYS.length) return null; // another key, or one out of the schema's order
+  }
+  const msg = value as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
+  if (msg.jsonrpc !== "2.0") return null;
+  const hasId = "id" in msg;
+  const { id } = msg;
+  if (hasId && !(typeof id === "string" || id === null || (typeof id === "number" && Number.isFinite(id)))) return null;
+  if ("params" in msg && msg.params === undefined) return null;
+  const isReply = "result" in msg || "error" in msg;
+  if ("method" in msg) {
+    if (typeof msg.method !== "string" || msg.method.length === 0 || isReply) return null;
+  } else if (!isReply || "result" in msg === "error" in msg || !hasId || id === null) return null;
+  if (("result" in msg && msg.result === undefined) || ("error" in msg && msg.error === undefined)) return null;
+  return msg as JsonRpcMessage;
 }
 
 /** The ACP session an object (a message's params, an answer's result) names, when it names one. */

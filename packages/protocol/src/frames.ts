@@ -327,10 +327,32 @@ function unpackEvents(value: unknown): Parsed<Extract<SidecarFrame, { t: "ev" }>
   return { ok: true, frame: { ...frame, events: cutEvents(pieces, bytes) } };
 }
 
+/** The bounds of a call's id, as its schema (`Id`) sets them. */
+const ID_MIN = Id.minLength ?? 0;
+const ID_MAX = Id.maxLength ?? Number.POSITIVE_INFINITY;
+
+/**
+ * A call's answer as the sidecar sends it (`encodeFrame` of `{ t, id, ok, value }`), checked by hand: exactly
+ * those keys in that order (the schema's, so what it gives back is key for key the schema's), an id of
+ * 1–256 characters, `ok` true and a value of any kind but undefined, which the operation's result schema then checks.
+ * Every other frame, and an answer that fails this, goes through the schema, which names what is wrong.
+ * It never accepts what the schema refuses (light-checks.test.ts holds the two to the same answers).
+ */
+export function commonAnswerFrame(value: unknown): Extract<SidecarFrame, { t: "res" }> | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const frame = value as { t?: unknown; id?: unknown; ok?: unknown; value?: unknown };
+  if (frame.t !== "res" || frame.ok !== true || typeof frame.id !== "string" || frame.id.length < ID_MIN || frame.id.length > ID_MAX) return null;
+  const keys = Object.keys(frame);
+  if (keys.length !== 4 || keys[0] !== "t" || keys[1] !== "id" || keys[2] !== "ok" || keys[3] !== "value" || frame.value === undefined) return null;
+  return frame as Extract<SidecarFrame, { t: "res" }>;
+}
+
 /** A frame from the sidecar, parsed; what does not parse is named, for the log and the answer. */
 export function parseSidecarFrame(message: FrameMessage): Parsed<SidecarFrame> {
   const decoded = decodeFrame(message);
   if (!decoded.ok) return decoded;
+  const answer = commonAnswerFrame(decoded.value);
+  if (answer) return { ok: true, frame: answer };
   return isPacked(decoded.value) ? unpackEvents(decoded.value) : parseDecoded(SidecarFrame, decoded.value);
 }
 

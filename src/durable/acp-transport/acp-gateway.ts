@@ -17,7 +17,7 @@ import { offline } from "../machine/tunnel";
 import type { AcpPostRequest } from "../sessions/session-calls";
 import { closeTextOf, type StreamHolder, type StreamHolders } from "../streams/stream-holders";
 import { ACP_SOCKET_TAG, AcpConnections, type AcpRelay, acpSocketOf } from "./connection-registry";
-import { Caller, ownerKey, refusedConnection, visibleServers } from "./ownership";
+import { Caller, ownerKey, readCaller, refusedConnection, visibleServers } from "./ownership";
 
 export interface GatewayHost {
   /** The relay of one client message (sessions recorded, a lost agent restored). */
@@ -55,7 +55,7 @@ export class AcpGateway implements MachineFeature {
 
   /** `POST /v1/acp/{server_id}`: a connection's server only for its opener. */
   async post(req: AcpPostRequest, timeoutMs: number, caller: Caller): Promise<Outcome<AcpPostResult>> {
-    const refused = refusedConnection(this.connections, req.serverId, Caller.parse(caller), "use");
+    const refused = refusedConnection(this.connections, req.serverId, readCaller(caller), "use");
     return refused ? { ok: false, problem: refused } : this.host.post(req, timeoutMs);
   }
 

@@ -15,6 +15,30 @@ import { StreamHolder } from "../streams/stream-holders";
 export const Caller = StreamHolder.extend({ role: Role });
 export type Caller = z.infer<typeof Caller>;
 
+const ROLES: ReadonlySet<unknown> = new Set(Role.options);
+
+/**
+ * A caller as it crosses the object's RPC (http/machine.ts `callerOf`), checked by hand in its one shape
+ * (every relayed message carries one, and zod has no JIT in workerd): exactly its four keys, a token id of
+ * at most 64 characters or null, a name of at most 512, a role, a finite expiry or null. Anything else goes
+ * through `Caller`, which names what is wrong; what this accepts the schema accepts, and it gives back the
+ * same object, key for key in the schema's order (ownership.test.ts holds the two to the same answers).
+ */
+export function readCaller(value: unknown): Caller {
+  if (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 4) {
+    const { tokenId, name, role, expiresAtMs } = value as Partial<Record<keyof Caller, unknown>>;
+    if (
+      (tokenId === null || (typeof tokenId === "string" && tokenId.length <= 64)) &&
+      typeof name === "string" &&
+      name.length <= 512 &&
+      ROLES.has(role) &&
+      (expiresAtMs === null || (typeof expiresAtMs === "number" && Number.isFinite(expiresAtMs)))
+    )
+      return { tokenId, name, expiresAtMs, role: role as Caller["role"] };
+  }
+  return Caller.parse(value);
+}
+
 /** The key a connection's opener is kept under: the issued token's id, else the name of a bootstrap or Access identity. */
 export function ownerKey(holder: Pick<StreamHolder, "tokenId" | "name">): string {
   return holder.tokenId ?? `name:${holder.name}`;

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { encodeFrame, type SidecarFrame, UPLOAD_WINDOW_MAX, type WorkerFrame } from "@agent-runtime/protocol/frames";
 import { OPS, type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
+import { commonAcpPostAnswer } from "@agent-runtime/protocol/ops/acp";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { type Outcome, PendingCalls } from "@agent-runtime/protocol/pending-calls";
 import { PreviewOffer } from "@agent-runtime/protocol/preview";
@@ -177,7 +178,9 @@ export class Tunnel {
     // Answered already (a re-sent call), timed out or cancelled: nothing waits, nothing to do.
     const call = this.pending.meta(frame.id);
     if (!call) return;
-    const result = parseOpResult(call.op, frame.value);
+    // The relay's answer, the one read per message, is checked by hand in its common shape (the schema decides the rest).
+    const common = call.op === "acp.post" ? commonAcpPostAnswer(frame.value) : null;
+    const result = common ? { ok: true as const, value: common } : parseOpResult(call.op, frame.value);
     this.pending.settle(
       frame.id,
       result.ok

@@ -29,6 +29,24 @@ export type AcpNotRunning = z.infer<typeof AcpNotRunning>;
 export const AcpPostAnswer = z.union([...AcpPostResult.options, AcpNotRunning]);
 export type AcpPostAnswer = z.infer<typeof AcpPostAnswer>;
 
+/**
+ * `acp.post`'s two common answers checked by hand (the relay reads one per message, and zod has no JIT in
+ * workerd): the agent's answer `{ status: 200, body, afterSeq? }` (a string, a sequence that is a safe
+ * integer ≥ 0) or `{ status: 202 }`, exactly those keys in the schema's order, so that what it gives back
+ * is key for key the schema's. Anything else gets null, and `AcpPostAnswer` decides and names what is
+ * wrong; it never accepts what the schema refuses (light-checks.test.ts holds the two to the same answers).
+ */
+export function commonAcpPostAnswer(value: unknown): AcpPostResult | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  const answer = value as { status?: unknown; body?: unknown; afterSeq?: unknown };
+  const keys = Object.keys(answer);
+  if (answer.status === 202) return keys.length === 1 ? (answer as AcpPostResult) : null;
+  if (answer.status !== 200 || typeof answer.body !== "string" || keys[0] !== "status" || keys[1] !== "body") return null;
+  if (keys.length === 2) return answer as AcpPostResult;
+  const { afterSeq } = answer;
+  return keys.length === 3 && keys[2] === "afterSeq" && Number.isSafeInteger(afterSeq) && (afterSeq as number) >= 0 ? (answer as AcpPostResult) : null;
+}
+
 export const AcpRestoreArgs = z.object({
   serverId: z.string().min(1).max(256),
   agent: AgentId,

@@ -1,0 +1,52 @@
+/**
+ * The relay's path and query (`POST /v1/acp/{server_id}?agent=`), read by its handler (docs/architecture.md,
+ * "The relay's route before the router"): every message carries them, and the validators a declared route
+ * gets (zod, without its JIT in workerd, behind Hono's validator) cost more than the reading. The common
+ * form is checked by hand, exactly as the schemas check it: a server id that `Identifier` accepts, and no
+ * query or only `?agent=<an AgentId>`. Anything else goes through the same schemas, in the same order
+ * (the query, then the path, as `@hono/zod-openapi` runs them), with the same 400 (`validationRefusal`).
+ * relay-input.test.ts holds it to a declared route's answers on a table of paths and queries.
+ */
+import type { Context } from "hono";
+import { z } from "zod";
+import { AgentId, Identifier } from "@agent-runtime/protocol/values";
+import type { AppEnv } from "../env";
+import { validationRefusal } from "./validation";
+
+export const RelayParams = z.object({ server_id: Identifier });
+export const RelayQuery = z.object({ agent: AgentId.optional().describe("agent to start; required on the first POST for a server id") });
+
+export interface RelayInput {
+  serverId: string;
+  agent: AgentId | undefined;
+}
+
+/** `Identifier`'s pattern (values.ts), and that it holds no ".."; 1–128 characters. */
+const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** A query of one `agent` alone, its value an `AgentId` (whose characters are never percent-encoded). */
+const AGENT_QUERY = /^agent=([a-z0-9][a-z0-9-]{0,63})$/;
+
+/** The common form, read by hand; null when it is not (the schemas then decide). */
+export function commonRelayInput(url: string, serverId: string | undefined): RelayInput | null {
+  if (serverId === undefined || !IDENTIFIER.test(serverId) || serverId.includes("..")) return null;
+  const at = url.indexOf("?");
+  if (at === -1) return { serverId, agent: undefined };
+  const agent = AGENT_QUERY.exec(url.slice(at + 1))?.[1];
+  return agent === undefined ? null : { serverId, agent };
+}
+
+/** The query as Hono's validator hands it to a schema: each name once, its values as one or a list. */
+function queryOf(c: Context<AppEnv>): Record<string, string | string[]> {
+  return Object.fromEntries(Object.entries(c.req.queries()).map(([name, values]) => (values.length === 1 ? [name, values[0] as string] : [name, values])));
+}
+
+/** The relay's server id and agent, or the 400 a declared route answers for them. */
+export function relayInput(c: Context<AppEnv>): RelayInput | Response {
+  const common = commonRelayInput(c.req.url, c.req.param("server_id"));
+  if (common) return common;
+  const query = RelayQuery.safeParse(queryOf(c));
+  if (!query.success) return validationRefusal("query", query.error);
+  const params = RelayParams.safeParse(c.req.param());
+  if (!params.success) return validationRefusal("param", params.error);
+  return { serverId: params.data.server_id, agent: query.data.agent };
+}
