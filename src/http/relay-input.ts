@@ -37,7 +37,9 @@ export function commonRelayInput(url: string, serverId: string | undefined): Rel
 
 /** The query as Hono's validator hands it to a schema: each name once, its values as one or a list. */
 function queryOf(c: Context<AppEnv>): Record<string, string | string[]> {
-  return Object.fromEntries(Object.entries(c.req.queries()).map(([name, values]) => (values.length === 1 ? [name, values[0] as string] : [name, values])));
+  return Object.fromEntries(
+    Object.entries(c.req.queries()).map(([name, values]) => [name, values.length === 1 && values[0] !== undefined ? values[0] : values]),
+  );
 }
 
 /** The relay's server id and agent, or the 400 a declared route answers for them. */

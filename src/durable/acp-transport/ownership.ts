@@ -15,8 +15,6 @@ import { StreamHolder } from "../streams/stream-holders";
 export const Caller = StreamHolder.extend({ role: Role });
 export type Caller = z.infer<typeof Caller>;
 
-const ROLES: ReadonlySet<unknown> = new Set(Role.options);
-
 /**
  * A caller as it crosses the object's RPC (http/machine.ts `callerOf`), checked by hand in its one shape
  * (every relayed message carries one, and zod has no JIT in workerd): exactly its four keys, a token id of
@@ -26,15 +24,18 @@ const ROLES: ReadonlySet<unknown> = new Set(Role.options);
  */
 export function readCaller(value: unknown): Caller {
   if (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 4) {
-    const { tokenId, name, role, expiresAtMs } = value as Partial<Record<keyof Caller, unknown>>;
+    const tokenId: unknown = Reflect.get(value, "tokenId");
+    const name: unknown = Reflect.get(value, "name");
+    const role = Role.options.find((known) => known === Reflect.get(value, "role"));
+    const expiresAtMs: unknown = Reflect.get(value, "expiresAtMs");
     if (
       (tokenId === null || (typeof tokenId === "string" && tokenId.length <= 64)) &&
       typeof name === "string" &&
       name.length <= 512 &&
-      ROLES.has(role) &&
+      role !== undefined &&
       (expiresAtMs === null || (typeof expiresAtMs === "number" && Number.isFinite(expiresAtMs)))
     )
-      return { tokenId, name, expiresAtMs, role: role as Caller["role"] };
+      return { tokenId, name, expiresAtMs, role };
   }
   return Caller.parse(value);
 }
