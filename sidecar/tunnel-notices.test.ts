@@ -46,29 +46,35 @@ afterEach(async () => {
   close = null;
 });
 
+/** A sidecar's tunnel to `worker`, started, redialing at once; its states as it went through them. */
+function startTunnel(worker: Awaited<ReturnType<typeof fakeWorker>>) {
+  const states: string[] = [];
+  const tunnel = new TunnelClient({
+    url: worker.url,
+    machine: "laptop",
+    token: "t",
+    sidecarVersion: "0.0.0",
+    // No call is made in these tests: the handlers are never reached.
+    handlers: {} as OpHandlers,
+    streams: () => null,
+    reconnectSpreadMs: 0,
+    onState: (change) => {
+      states.push(change.state);
+      changed();
+    },
+  });
+  close = async () => {
+    await tunnel.stop();
+    worker.server.close();
+  };
+  tunnel.start();
+  return { tunnel, states };
+}
+
 describe("the sidecar's notices to the worker", () => {
   it("tells a login that changed while the tunnel was down after the next welcome, once per agent", async () => {
     const worker = await fakeWorker();
-    const states: string[] = [];
-    const tunnel = new TunnelClient({
-      url: worker.url,
-      machine: "laptop",
-      token: "t",
-      sidecarVersion: "0.0.0",
-      // No call is made in this test: the handlers are never reached.
-      handlers: {} as OpHandlers,
-      streams: () => null,
-      reconnectSpreadMs: 0,
-      onState: (change) => {
-        states.push(change.state);
-        changed();
-      },
-    });
-    close = async () => {
-      await tunnel.stop();
-      worker.server.close();
-    };
-    tunnel.start();
+    const { tunnel, states } = startTunnel(worker);
     await until(() => states.includes("connected"));
     tunnel.tell({ t: "login", agent: "mock" });
     await until(() => worker.connections[0]!.frames.some((f) => f.t === "login"));
@@ -88,26 +94,7 @@ describe("the sidecar's notices to the worker", () => {
   it("keeps a notice made after the hello but before the welcome for the connection that is welcomed", async () => {
     // The first connection's hello is never welcomed (the worker is still registering it), then it drops.
     const worker = await fakeWorker([0]);
-    const states: string[] = [];
-    const tunnel = new TunnelClient({
-      url: worker.url,
-      machine: "laptop",
-      token: "t",
-      sidecarVersion: "0.0.0",
-      // No call is made in this test: the handlers are never reached.
-      handlers: {} as OpHandlers,
-      streams: () => null,
-      reconnectSpreadMs: 0,
-      onState: (change) => {
-        states.push(change.state);
-        changed();
-      },
-    });
-    close = async () => {
-      await tunnel.stop();
-      worker.server.close();
-    };
-    tunnel.start();
+    const { tunnel, states } = startTunnel(worker);
     await until(() => worker.connections[0]?.frames.some((f) => f.t === "hello") ?? false);
     tunnel.tell({ t: "login", agent: "mock" });
     worker.connections[0]!.socket.terminate();
