@@ -2,7 +2,8 @@
  * An agent's stdout as lines (ACP over stdio is newline-delimited JSON): each chunk is decoded once and cut
  * at its "\n"s, a line cut between chunks is joined, and a last line without its "\n" is said at the end.
  * Every line a streaming agent writes passes here: `readline` did the same with a regular expression and
- * an event per line; a "\r" before the "\n" stays on the line, which its reader trims.
+ * an event per line; a "\r" before the "\n" stays on the line, which its reader trims. Unlike `readline`,
+ * a lone "\r" does not end a line: ACP's messages are delimited by "\n" alone.
  */
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";

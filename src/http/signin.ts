@@ -10,7 +10,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { tokenStub } from "../durable/stubs";
 import type { AppEnv } from "../env";
 import type { Identity } from "./access";
-import { sha256Hex, timingSafeEqualText } from "../lib/secrets";
+import { isOneOfSecrets, sha256Hex } from "../lib/secrets";
 import { isBootstrap } from "../lib/identity";
 import { bearerToken } from "./bearer";
 import { ProblemError } from "@agent-runtime/protocol/problems";
@@ -46,7 +46,7 @@ async function holderOf(identity: Identity): Promise<string> {
 async function apiTokenBinding(c: Context<AppEnv>, identity: Identity, apiTokens: string[]): Promise<string | null> {
   if (!isBootstrap(identity)) return null;
   const presented = bearerToken(c.req.header("authorization"));
-  if (presented && apiTokens.some((t) => timingSafeEqualText(t, presented))) return sha256Hex(presented);
+  if (presented && isOneOfSecrets(presented, apiTokens)) return sha256Hex(presented);
   const bound = c.get("apiTokenHash");
   if (bound) return bound;
   throw new ProblemError("invalid_request", "sign in with the API token itself (Authorization: Bearer <API_TOKEN>)");
@@ -85,7 +85,7 @@ async function stillConfigured(apiTokens: string[], hash: string): Promise<boole
       return known;
     }),
   );
-  return hashes.some((h) => timingSafeEqualText(h, hash));
+  return isOneOfSecrets(hash, hashes);
 }
 
 /** The identity of the request's sign-in cookie; null when there is none. */

@@ -29,6 +29,24 @@ describe("PendingCalls", () => {
     }
   });
 
+  it("keeps its deadlines on a monotonic clock: a step of the wall clock neither fails a call nor delays one", async () => {
+    vi.useFakeTimers();
+    try {
+      const calls = new PendingCalls<string, number>();
+      const answer = calls.wait("k", undefined, 5_000);
+      // The wall clock jumps an hour ahead (an NTP step), then an hour back: the call's five seconds still hold.
+      vi.setSystemTime(Date.now() + 3_600_000);
+      vi.advanceTimersByTime(SWEEP_MS);
+      expect(calls.has("k")).toBe(true);
+      vi.setSystemTime(Date.now() - 7_200_000);
+      vi.advanceTimersByTime(5_000 - SWEEP_MS);
+      expect(calls.has("k")).toBe(false);
+      expect(await answer).toMatchObject({ ok: false });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("fails each of two calls at its own deadline, the later one made first", async () => {
     vi.useFakeTimers();
     try {

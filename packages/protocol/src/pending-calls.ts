@@ -17,7 +17,10 @@ export type Outcome<T> = { ok: true; value: T } | { ok: false; problem: ProblemI
 interface Entry<K, T, M> {
   meta: M;
   resolve: (outcome: Outcome<T>) => void;
-  /** When the call fails (`Date.now()` time), or null for none. */
+  /**
+   * When the call fails (`performance.now()` time: a monotonic clock, as each call's own `setTimeout` was,
+   * so a step of the wall clock neither delays every deadline nor fails them at once), or null for none.
+   */
   deadline: number | null;
   timeoutMs: number | null;
   onDeadline: ((key: K, meta: M) => ProblemInit) | undefined;
@@ -29,7 +32,7 @@ export const SWEEP_MS = 1_000;
 export class PendingCalls<K, T, M = undefined> {
   private readonly entries = new Map<K, Entry<K, T, M>>();
   private timer: ReturnType<typeof setTimeout> | null = null;
-  /** When the timer fires (`Date.now()` time), while it is set. */
+  /** When the timer fires (`performance.now()` time), while it is set. */
   private timerAt = 0;
 
   get size(): number {
@@ -47,7 +50,7 @@ export class PendingCalls<K, T, M = undefined> {
   wait(key: K, meta: M, timeoutMs: number | null, onDeadline?: (key: K, meta: M) => ProblemInit): Promise<Outcome<T>> {
     if (this.entries.has(key)) throw new Error(`a call with key ${String(key)} is already waiting`);
     return new Promise((resolve) => {
-      const now = Date.now();
+      const now = performance.now();
       const deadline = timeoutMs === null ? null : now + timeoutMs;
       this.entries.set(key, { meta, resolve, deadline, timeoutMs, onDeadline });
       if (deadline !== null && (this.timer === null || deadline < this.timerAt)) this.arm(deadline, now);
@@ -102,7 +105,7 @@ export class PendingCalls<K, T, M = undefined> {
    */
   private expire(at: number): void {
     this.timer = null;
-    const now = Math.max(Date.now(), at);
+    const now = Math.max(performance.now(), at);
     let next: number | null = null;
     for (const [key, entry] of [...this.entries]) {
       if (entry.deadline === null) continue;
