@@ -9,7 +9,7 @@
  */
 import type { Context } from "hono";
 import { z } from "zod";
-import { AgentId, Identifier } from "@agent-runtime/protocol/values";
+import { AGENT_ID_PATTERN, AgentId, IDENTIFIER_PATTERN, Identifier } from "@agent-runtime/protocol/values";
 import type { AppEnv } from "../env";
 import { validationRefusal } from "./validation";
 
@@ -21,18 +21,16 @@ export interface RelayInput {
   agent: AgentId | undefined;
 }
 
-/** `Identifier`'s pattern (values.ts), and that it holds no ".."; 1–128 characters. */
-const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-/** A query of one `agent` alone, its value an `AgentId` (whose characters are never percent-encoded). */
-const AGENT_QUERY = /^agent=([a-z0-9][a-z0-9-]{0,63})$/;
-
-/** The common form, read by hand; null when it is not (the schemas then decide). */
+/** The common form, read by hand with `Identifier`'s and `AgentId`'s own patterns; null when it is not (the schemas then decide). */
 export function commonRelayInput(url: string, serverId: string | undefined): RelayInput | null {
-  if (serverId === undefined || !IDENTIFIER.test(serverId) || serverId.includes("..")) return null;
+  if (serverId === undefined || serverId.length > 128 || !IDENTIFIER_PATTERN.test(serverId) || serverId.includes("..")) return null;
   const at = url.indexOf("?");
   if (at === -1) return { serverId, agent: undefined };
-  const agent = AGENT_QUERY.exec(url.slice(at + 1))?.[1];
-  return agent === undefined ? null : { serverId, agent };
+  // A query of one `agent` alone, its value an `AgentId` (whose characters are never percent-encoded).
+  const query = url.slice(at + 1);
+  if (!query.startsWith("agent=")) return null;
+  const agent = query.slice("agent=".length);
+  return AGENT_ID_PATTERN.test(agent) ? { serverId, agent } : null;
 }
 
 /** The query as Hono's validator hands it to a schema: each name once, its values as one or a list. */

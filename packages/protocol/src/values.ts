@@ -8,12 +8,15 @@ import { z } from "zod";
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 export const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
+/** `Identifier`'s characters; the relay's hot path checks them without zod (src/http/relay-input.ts). */
+export const IDENTIFIER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
 /** An identifier chosen by a client (server ids, machine ids): plain, short, no path or option tricks. */
 export const Identifier = z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "must start with a letter or digit and hold only letters, digits, '.', '_' or '-'")
+  .regex(IDENTIFIER_PATTERN, "must start with a letter or digit and hold only letters, digits, '.', '_' or '-'")
   .refine((v) => v !== "." && v !== ".." && !v.includes(".."), "must not contain '..'");
 
 /**
@@ -32,9 +35,12 @@ export const VersionSpec = z
 /** The agents this runtime knows without the registry (their registry ids: packages/protocol/src/registry.ts). */
 export const BUILTIN_AGENT_IDS = ["claude", "codex", "gemini", "opencode", "pi", "amp", "mock", "mock-login"] as const;
 
+/** `AgentId`'s form; the relay's hot path checks it without zod (src/http/relay-input.ts). */
+export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
 export const AgentId = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "an agent id: a built-in name (claude, codex, gemini, opencode, pi, amp, mock) or an ACP registry id")
+  .regex(AGENT_ID_PATTERN, "an agent id: a built-in name (claude, codex, gemini, opencode, pi, amp, mock) or an ACP registry id")
   .meta({ id: "AgentId", description: "claude, codex, gemini, opencode, pi, amp or mock, or any id of the ACP agent registry (claude-acp, codex-acp, …)" });
 export type AgentId = z.infer<typeof AgentId>;
 
