@@ -9,6 +9,7 @@
 import { type FrameMessage, type Parsed, parseWorkerFrame, type WorkerFrame } from "@agent-runtime/protocol/frames";
 import { OpNameSchema, type OpName } from "@agent-runtime/protocol/ops";
 import { Id } from "@agent-runtime/protocol/ops/define";
+import { isJsonObject } from "@agent-runtime/protocol/json";
 
 const OP_NAMES: ReadonlySet<string> = new Set(OpNameSchema.options);
 /** The bounds of a call's id, as its schema (`Id`) sets them. */
@@ -36,7 +37,7 @@ export function readWorkerFrame(message: FrameMessage): Parsed<WorkerFrame> {
 
 /** `value` as a call, when it is one that `WorkerFrame` accepts; null otherwise (the schema then decides). */
 function callOf(value: unknown): Extract<WorkerFrame, { t: "req" }> | null {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  if (!isJsonObject(value)) return null;
   const { t, id, op, args }: { t?: unknown; id?: unknown; op?: unknown; args?: unknown } = value;
   if (t !== "req" || typeof id !== "string" || id.length < ID_MIN || id.length > ID_MAX || !isOpName(op)) return null;
   if (args === undefined) return null; // the schema asks for the key, whatever its value

@@ -8,6 +8,7 @@ import { describeIssues } from "./issues";
 import type { ProblemInit } from "./problems";
 import { AgentId } from "./values";
 import { resource } from "./resource";
+import { isJsonObject } from "./json";
 
 export const JsonRpcId = z.union([z.string(), z.number(), z.null()]);
 export type JsonRpcId = z.infer<typeof JsonRpcId>;
@@ -71,13 +72,13 @@ const MESSAGE_KEYS = ["jsonrpc", "id", "method", "params", "result", "error"];
  * refuses (light-checks.test.ts holds the two to the same answers).
  */
 export function commonJsonRpcMessage(value: unknown): JsonRpcMessage | null {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  if (!isJsonObject(value)) return null;
   let at = 0;
   for (const key of Object.keys(value)) {
     while (at < MESSAGE_KEYS.length && MESSAGE_KEYS[at] !== key) at++;
     if (at === MESSAGE_KEYS.length) return null; // another key, or one out of the schema's order
   }
-  const msg = value as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
+  const msg = value;
   if (msg.jsonrpc !== "2.0") return null;
   const hasId = "id" in msg;
   const { id } = msg;

@@ -26,6 +26,7 @@ import { Bytes, Id, issuesText } from "./ops/define";
 import { PreviewClose, PreviewCredit, PreviewData, PreviewHead, PreviewOffer, PreviewOpen } from "./preview";
 import { AgentId } from "./values";
 import { cutEvents, packedBatchOf } from "./packed-events";
+import { isJsonObject } from "./json";
 
 export const TUNNEL_PATH_PREFIX = "/_tunnel/";
 
@@ -339,8 +340,8 @@ const ID_MAX = Id.maxLength ?? Number.POSITIVE_INFINITY;
  * It never accepts what the schema refuses (light-checks.test.ts holds the two to the same answers).
  */
 export function commonAnswerFrame(value: unknown): Extract<SidecarFrame, { t: "res" }> | null {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const frame = value as { t?: unknown; id?: unknown; ok?: unknown; value?: unknown };
+  if (!isJsonObject(value)) return null;
+  const frame = value;
   if (frame.t !== "res" || frame.ok !== true || typeof frame.id !== "string" || frame.id.length < ID_MIN || frame.id.length > ID_MAX) return null;
   const keys = Object.keys(frame);
   if (keys.length !== 4 || keys[0] !== "t" || keys[1] !== "id" || keys[2] !== "ok" || keys[3] !== "value" || frame.value === undefined) return null;

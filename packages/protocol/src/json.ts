@@ -16,3 +16,8 @@ export function jsonAs<S extends z.ZodType>(text: string, schema: S): z.output<S
   const parsed = schema.safeParse(value);
   return parsed.success ? parsed.data : undefined;
 }
+
+/** A JSON object: not null, not an array. The light checks read their fields from one, the dashboard its answers' parts. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -6,6 +6,7 @@
  * names what is wrong; `packed-events.test.ts` holds the two to the same answers.
  */
 import { Id } from "./ops/define";
+import { isJsonObject } from "./json";
 
 /** The bounds of a subscription's id, as its schema (`Id`) sets them. */
 const ID_MIN = Id.minLength ?? 0;
@@ -31,7 +32,7 @@ const isId = (value: unknown): value is string => typeof value === "string" && v
 const isInt = (value: unknown): value is number => Number.isSafeInteger(value);
 
 function gapOf(value: unknown): Gap | null {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  if (!isJsonObject(value)) return null;
   const { from, to, tooLarge }: { from?: unknown; to?: unknown; tooLarge?: unknown } = value;
   if (!isInt(from) || !isInt(to)) return null;
   if (tooLarge === undefined) return { from, to };
@@ -44,7 +45,7 @@ function gapOf(value: unknown): Gap | null {
  * know are left out, as zod strips them.
  */
 export function packedBatchOf(value: unknown): PackedBatch | null {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  if (!isJsonObject(value)) return null;
   const { t, sub, also, gap, pieces, bytes }: { t?: unknown; sub?: unknown; also?: unknown; gap?: unknown; pieces?: unknown; bytes?: unknown } = value;
   if (t !== "ev" || !isId(sub) || !(bytes instanceof Uint8Array) || !Array.isArray(pieces)) return null;
   if (also !== undefined && !(Array.isArray(also) && also.length <= MAX_ALSO && also.every(isId))) return null;

@@ -6,6 +6,7 @@
 import createClient from "openapi-fetch";
 import type { components, paths } from "./api-paths.generated";
 import { takeEvents } from "./sse";
+import { isJsonObject } from "@agent-runtime/protocol/json";
 
 export class ApiError extends Error {
   constructor(
@@ -46,8 +47,8 @@ export function api(path: string, init: RequestInit = {}): Promise<Response> {
   return signedIn(fetch(path, { ...init, headers, credentials: "same-origin" }));
 }
 
-/** A JSON object (an answer's body, a document's entry): its fields are read one by one, each checked. */
-export const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+/** A JSON object (an answer's body, a document's entry): its fields are read one by one, each checked (the protocol's guard). */
+export const isRecord = isJsonObject;
 
 /** An ApiError from a refused answer: its problem's detail and type when it sent application/problem+json. */
 export function refused(status: number, body: unknown): ApiError {

@@ -10,6 +10,7 @@ import type { AcpServer } from "@agent-runtime/protocol/acp";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import { Role } from "@agent-runtime/protocol/trust";
 import { StreamHolder } from "../streams/stream-holders";
+import { isJsonObject } from "@agent-runtime/protocol/json";
 
 /** Who asks the machine's object for a server or a stream: the holder of what it opens, with its role. */
 export const Caller = StreamHolder.extend({ role: Role });
@@ -23,11 +24,9 @@ export type Caller = z.infer<typeof Caller>;
  * same object, key for key in the schema's order (ownership.test.ts holds the two to the same answers).
  */
 export function readCaller(value: unknown): Caller {
-  if (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 4) {
-    const tokenId: unknown = Reflect.get(value, "tokenId");
-    const name: unknown = Reflect.get(value, "name");
-    const role = Role.options.find((known) => known === Reflect.get(value, "role"));
-    const expiresAtMs: unknown = Reflect.get(value, "expiresAtMs");
+  if (isJsonObject(value) && Object.keys(value).length === 4) {
+    const { tokenId, name, expiresAtMs } = value;
+    const role = Role.options.find((known) => known === value.role);
     if (
       (tokenId === null || (typeof tokenId === "string" && tokenId.length <= 64)) &&
       typeof name === "string" &&

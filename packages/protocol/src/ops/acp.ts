@@ -5,6 +5,7 @@ import { LIMITS } from "../limits";
 import { SandboxSpec } from "../sandbox";
 import { AgentId } from "../values";
 import { Deleted, HALF_MINUTE, Id, MINUTE, Nothing, type OpDefinition } from "./define";
+import { isJsonObject } from "../json";
 
 export const AcpPostResult = z.union([
   z.object({
@@ -37,8 +38,8 @@ export type AcpPostAnswer = z.infer<typeof AcpPostAnswer>;
  * wrong; it never accepts what the schema refuses (light-checks.test.ts holds the two to the same answers).
  */
 export function commonAcpPostAnswer(value: unknown): AcpPostResult | null {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const answer = value as { status?: unknown; body?: unknown; afterSeq?: unknown };
+  if (!isJsonObject(value)) return null;
+  const answer = value;
   const keys = Object.keys(answer);
   if (answer.status === 202) return keys.length === 1 ? (answer as AcpPostResult) : null;
   if (answer.status !== 200 || typeof answer.body !== "string" || keys[0] !== "status" || keys[1] !== "body") return null;
