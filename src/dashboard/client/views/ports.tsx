@@ -115,8 +115,8 @@ export function PortsTab(props: { machine: string; connected: boolean | null; se
 /** "The agent's app is listening on :5173 — Open", while a process of this session's agent listens on an exposed port. */
 export function SessionPorts(props: { machine: string; serverId: string; state: string }) {
   const canOpen = useCan("member");
-  // Its machine coming back (the session no longer offline) reads them at once.
-  const read = usePorts(props.machine, props.state !== "offline");
+  // Its machine coming back is heard on the live stream (`machine`): no presence of a header to follow here.
+  const read = usePorts(props.machine, null);
   const [note, setNote] = useState("");
   // What cannot be read is not offered (an old list could name an app that has gone).
   const ports = read.error ? [] : (read.data?.ports ?? []).filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId);
