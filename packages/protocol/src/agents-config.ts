@@ -7,7 +7,8 @@
 import { z } from "zod";
 import { RegistryAgent } from "./registry";
 import { AgentId, VersionSpec } from "./values";
-import { resource, strictResource } from "./resource";
+import { strictResource } from "./resource";
+import { applyResult, machineStatus, NOT_APPLIED } from "./team-documents";
 
 /**
  * A name that says it holds a secret. The document is readable by every viewer and written to every
@@ -119,14 +120,14 @@ const AgentApplied = z.object({
   error: z.string().nullable().describe("why it is not at the version asked for"),
 });
 
-export const AgentsMachineStatus = resource("AgentsMachineStatus", {
-  machine: z.string(),
-  version: z.string().nullable().describe("the document version (ETag) this machine applied last"),
-  appliedAtMs: z.number().int().nullable(),
-  agents: z.record(z.string(), AgentApplied).describe("per agent of the document"),
-  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
-  error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
-});
+export const AgentsMachineStatus = machineStatus(
+  "AgentsMachineStatus",
+  { version: "the document version (ETag) this machine applied last", error: NOT_APPLIED },
+  {
+    agents: z.record(z.string(), AgentApplied).describe("per agent of the document"),
+    errors: z.array(z.object({ agent: z.string(), error: z.string() })),
+  },
+);
 export type AgentsMachineStatus = z.infer<typeof AgentsMachineStatus>;
 
 /** What the machine object hands the sidecar: the document, and the registry's entry of each of its agents. */
@@ -137,11 +138,8 @@ export const AgentsApplyArgs = z.object({
 });
 export type AgentsApplyArgs = z.infer<typeof AgentsApplyArgs>;
 
-export const AgentsApplyResult = z.object({
-  version: z.string(),
-  /** True when every agent was already installed at what the document asks and its settings were kept. */
-  unchanged: z.boolean().optional(),
-  appliedAtMs: z.number(),
+/** `unchanged`: every agent was already installed at what the document asks and its settings were kept. */
+export const AgentsApplyResult = applyResult({
   agents: z.record(z.string(), AgentApplied),
   errors: z.array(z.object({ agent: z.string(), error: z.string() })),
 });

@@ -5,7 +5,8 @@
  */
 import { z } from "zod";
 import { NotOptionLike } from "./values";
-import { resource, strictResource } from "./resource";
+import { strictResource } from "./resource";
+import { machineStatus, NOT_APPLIED } from "./team-documents";
 
 export const McpName = z
   .string()
@@ -55,13 +56,13 @@ export const McpConfig = strictResource("McpConfig", {
 });
 export type McpConfig = z.infer<typeof McpConfig>;
 
-export const McpMachineStatus = resource("McpMachineStatus", {
-  machine: z.string(),
-  version: z.string().nullable().describe("the document version (ETag) this machine applied last"),
-  appliedAtMs: z.number().int().nullable(),
-  servers: z.array(z.string()).describe("the servers written for at least one agent"),
-  perAgent: z.record(z.string(), z.array(z.string())).describe("per agent installed on the machine: the servers in its configuration file"),
-  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
-  error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
-});
+export const McpMachineStatus = machineStatus(
+  "McpMachineStatus",
+  { version: "the document version (ETag) this machine applied last", error: NOT_APPLIED },
+  {
+    servers: z.array(z.string()).describe("the servers written for at least one agent"),
+    perAgent: z.record(z.string(), z.array(z.string())).describe("per agent installed on the machine: the servers in its configuration file"),
+    errors: z.array(z.object({ agent: z.string(), error: z.string() })),
+  },
+);
 export type McpMachineStatus = z.infer<typeof McpMachineStatus>;
