@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { RegistryAgent } from "./registry";
-import { AgentId, VersionSpec } from "./values";
+import { AgentId, BoundedRecord, VersionSpec } from "./values";
 import { strictResource } from "./resource";
 import { applyResult, machineStatus, NOT_APPLIED } from "./team-documents";
 
@@ -72,15 +72,15 @@ export function loaderVariable(name: string): boolean {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL_IN_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
-export const AgentSettingsEnv = z
-  .record(
-    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name"),
-    z
-      .string()
-      .max(4096)
-      .refine((v) => !CONTROL_IN_VALUE.test(v), "must not hold NUL or control characters"),
-  )
-  .refine((env) => Object.keys(env).length <= 32, "at most 32 variables")
+export const AgentSettingsEnv = BoundedRecord(
+  z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name"),
+  z
+    .string()
+    .max(4096)
+    .refine((v) => !CONTROL_IN_VALUE.test(v), "must not hold NUL or control characters"),
+  32,
+  "variables",
+)
   .superRefine((env, ctx) => {
     for (const name of Object.keys(env)) {
       if (SECRET_NAME.test(name))
@@ -108,10 +108,7 @@ export const AgentsConfigEntry = strictResource("AgentsConfigEntry", {
 export type AgentsConfigEntry = z.infer<typeof AgentsConfigEntry>;
 
 export const AgentsConfig = strictResource("AgentsConfig", {
-  agents: z
-    .record(AgentId, AgentsConfigEntry)
-    .refine((a) => Object.keys(a).length <= 64, "at most 64 agents")
-    .describe("by agent id: a built-in name (claude) or an ACP registry id"),
+  agents: BoundedRecord(AgentId, AgentsConfigEntry, 64, "agents").describe("by agent id: a built-in name (claude) or an ACP registry id"),
 });
 export type AgentsConfig = z.infer<typeof AgentsConfig>;
 

@@ -4,7 +4,7 @@
  * type, and the OpenAPI document is generated from it.
  */
 import { z } from "zod";
-import { NotOptionLike } from "./values";
+import { BoundedRecord, NotOptionLike } from "./values";
 import { strictResource } from "./resource";
 import { machineStatus, NOT_APPLIED } from "./team-documents";
 
@@ -49,10 +49,7 @@ export type McpServerConfig = z.infer<typeof McpServerConfig>;
 
 /** The team's MCP document: servers by name, written where each installed agent reads its MCP servers. */
 export const McpConfig = strictResource("McpConfig", {
-  servers: z
-    .record(McpName, McpServerConfig)
-    .refine((s) => Object.keys(s).length <= 64, "at most 64 servers")
-    .describe("by name"),
+  servers: BoundedRecord(McpName, McpServerConfig, 64, "servers").describe("by name"),
 });
 export type McpConfig = z.infer<typeof McpConfig>;
 
