@@ -8,7 +8,7 @@ import { z } from "zod";
 import { RegistryAgent } from "./registry";
 import { AgentId, BoundedRecord, VersionSpec } from "./values";
 import { strictResource } from "./resource";
-import { applyResult, machineStatus, NOT_APPLIED } from "./team-documents";
+import { applyResultOf, machineStatus, NOT_APPLIED } from "./team-documents";
 
 /**
  * A name that says it holds a secret. The document is readable by every viewer and written to every
@@ -136,8 +136,5 @@ export const AgentsApplyArgs = z.object({
 export type AgentsApplyArgs = z.infer<typeof AgentsApplyArgs>;
 
 /** `unchanged`: every agent was already installed at what the document asks and its settings were kept. */
-export const AgentsApplyResult = applyResult({
-  agents: z.record(z.string(), AgentApplied),
-  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
-});
+export const AgentsApplyResult = applyResultOf(AgentsMachineStatus);
 export type AgentsApplyResult = z.infer<typeof AgentsApplyResult>;

@@ -32,9 +32,11 @@ export function machineStatus<Shape extends z.ZodRawShape>(id: string, text: { v
 }
 
 /**
- * A sidecar's answer to applying a document: the version applied, whether it had applied exactly that
- * already (`unchanged`: nothing was done; each kind says what it compares), when, and the kind's own fields.
+ * A sidecar's answer to applying a document whose status is `status`: the version applied, whether it had
+ * applied exactly that already (`unchanged`: nothing was done; each kind says what it compares), when, and
+ * the status's own fields (the team keeps the answer as the machine's status: config-apply.ts).
  */
-export function applyResult<Shape extends z.ZodRawShape>(shape: Shape) {
-  return z.object({ version: z.string(), unchanged: z.boolean().optional(), appliedAtMs: z.number(), ...shape });
+export function applyResultOf<Shape extends z.ZodRawShape>(status: z.ZodObject<Shape>) {
+  const { machine: _machine, version: _version, appliedAtMs: _appliedAtMs, error: _error, ...own } = status.shape;
+  return z.object({ version: z.string(), unchanged: z.boolean().optional(), appliedAtMs: z.number(), ...own });
 }
