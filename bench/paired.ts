@@ -11,13 +11,14 @@ export interface Paired {
 }
 
 /**
- * `rounds` rounds of one sample of every side. The order turns each round (A B C, B C A, C A B, ...), so
- * that no side always runs first (after the pause between rounds) or always right after another one.
- * Returns each side's samples in round order: `samples[side][round]`.
+ * `rounds` rounds of one sample of every side, numbered from `first` (a run may take some rounds now and
+ * the rest later). The order turns each round (A B C, B C A, C A B, ...), so that no side always runs
+ * first (after the pause between rounds) or always right after another one. Returns each side's samples
+ * in round order: `samples[side][i]` for round `first + i`.
  */
-export async function alternate<T>(rounds: number, sides: ((round: number) => Promise<T>)[]): Promise<T[][]> {
+export async function alternate<T>(rounds: number, first: number, sides: ((round: number) => Promise<T>)[]): Promise<T[][]> {
   const samples = sides.map(() => [] as T[]);
-  for (let round = 0; round < rounds; round++) {
+  for (let round = first; round < first + rounds; round++) {
     for (let k = 0; k < sides.length; k++) {
       const side = (round + k) % sides.length;
       samples[side]!.push(await sides[side]!(round));

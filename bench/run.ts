@@ -6,6 +6,8 @@
  *   this project   worker in workerd (Miniflare) → Durable Object → WebSocket tunnel → sidecar → mock agent
  * and, for the two HTTP servers, a 50 MiB file written and read back through /v1/fs/file while their memory is sampled.
  * Prints a table and writes the same figures to bench/results/latest.json. Loopback only; every loop is bounded.
+ * The stream, the 1 MiB files and the CPU per round trip are taken in samples alternated with their
+ * yardstick's (the direct client's, the floor's), and their ratios made pair by pair (bench/paired.ts).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -369,6 +371,7 @@ async function cpuPerRoundTrip(targets: HttpTarget[]): Promise<Map<HttpTarget, R
   const processes = await Promise.all(targets.map(async (target) => Object.entries({ client: process.pid, ...(await target.processes()) })));
   const blocks = await alternate(
     Math.ceil(CPU_CALLS / CPU_BLOCK),
+    0,
     targets.map((target, t) => async (block: number) => {
       const pids = processes[t]!.map(([, pid]) => pid);
       const before = await Promise.all(pids.map((pid) => cpuSeconds(pid)));
@@ -445,14 +448,16 @@ interface StreamSample {
 }
 
 /**
- * STREAM_EVENTS-update streams, `rounds` of them a setup: the direct client's and each target's, alternated
- * round by round (bench/paired.ts), each target's on a server of its own (the last one's is named `stream`
- * and left up, as a single stream's server was; the others are deleted after the rounds). Returns the
- * direct client's samples first, then each target's, in round order.
+ * STREAM_EVENTS-update streams, rounds `first` to `end - 1` of them a setup: the direct client's and each
+ * target's, alternated round by round (bench/paired.ts), each target's on a server of its own. Round 0's is
+ * named `stream` and left up (the memory figures are taken with it, as with a single stream's server); the
+ * later rounds' are deleted after them: the sidecar keeps an ended server's messages for two minutes (for
+ * readers catching up), so a full run takes those rounds after its memory figures. Returns the direct
+ * client's samples first, then each target's, in round order.
  */
-async function alternatedStreams(targets: HttpTarget[], rounds: number): Promise<StreamSample[][]> {
-  const serverId = (round: number) => (round === rounds - 1 ? "stream" : `stream${round}`);
-  const samples = await alternate(rounds, [
+async function alternatedStreams(targets: HttpTarget[], first: number, end: number): Promise<StreamSample[][]> {
+  const serverId = (round: number) => (round === 0 ? "stream" : `stream${round}`);
+  const samples = await alternate(end - first, first, [
     async (): Promise<StreamSample> => {
       const { streamMs, cpu } = await directStream();
       return { streamMs, delivered: STREAM_EVENTS, cpuUsPerUpdate: cpu };
@@ -476,7 +481,7 @@ async function alternatedStreams(targets: HttpTarget[], rounds: number): Promise
     }),
   ]);
   for (const target of targets) {
-    for (let round = 0; round < rounds - 1; round++) await deleteServer(target, serverId(round));
+    for (let round = Math.max(first, 1); round < end; round++) await deleteServer(target, serverId(round));
   }
   return samples;
 }
@@ -505,18 +510,17 @@ async function deleteServer(target: HttpTarget, id: string): Promise<void> {
   await fetch(`${target.base}/v1/acp/${id}`, { method: "DELETE", headers: target.headers, signal: AbortSignal.timeout(2000) }).catch(() => undefined);
 }
 
+/** The servers this benchmark starts on an HTTP setup (deleted at the end of its steps). */
+const SERVER_IDS = ["rtt", "stream", ...Array.from({ length: CONCURRENT }, (_, i) => `c${i}`), ...Array.from({ length: COLD_STARTS }, (_, i) => `cold${i}`)];
+
 /**
- * Everything but the stream and the 1 MiB files, measured before this (alternated with the other setups'
- * and given here: `stream`, `small`).
+ * Memory idle (after the round trips and round 0's stream), 20 servers streaming at once, cold starts. The
+ * round trips, the streams and the files are taken apart, alternated with the other setups'.
  */
-async function benchHttp(
+async function benchServers(
   target: HttpTarget,
-  roundTrip: RoundTrips,
-  stream: StreamFigures & Pick<Figures, "streamVsDirect" | "streamVsSandboxAgent">,
-  small: Pick<FileFigures, "smallWriteMs" | "smallReadMs" | "smallVsFloor" | "smallVsSandboxAgent">,
-): Promise<Figures> {
+): Promise<Pick<Figures, "concurrentDelivered" | "concurrentTotalMs" | "concurrentP99Ms" | "coldStartMs" | "rssIdleMb" | "rssLoadedMb">> {
   const rssIdle = await target.rss();
-  console.error(`bench:   ${target.name}: streaming done`);
 
   // Concurrency: 20 ACP servers with a prompt each at once (each reads its stream too).
   const ids = Array.from({ length: CONCURRENT }, (_, i) => `c${i}`);
@@ -559,20 +563,14 @@ async function benchHttp(
     colds.push(performance.now() - t);
   }
 
-  const files = await benchFiles(target, small);
-  console.error(`bench:   ${target.name}: files done`);
-
-  for (const id of ["rtt", "stream", ...ids, ...Array.from({ length: COLD_STARTS }, (_, i) => `cold${i}`)]) await deleteServer(target, id);
+  console.error(`bench:   ${target.name}: cold starts done`);
   return {
-    ...roundTrip,
-    ...stream,
     concurrentDelivered: delivered200,
     concurrentTotalMs,
     concurrentP99Ms: percentile(latencies, 99),
     coldStartMs: percentile(colds, 50),
     rssIdleMb: rssIdle,
     rssLoadedMb: rssLoaded,
-    files,
   };
 }
 
@@ -610,6 +608,7 @@ async function alternatedSmallFiles(targets: HttpTarget[]): Promise<SmallSamples
   try {
     const samples = await alternate(
       SMALL_FILE_RUNS,
+      0,
       targets.map((target, t) => async () => {
         const run = await fileRoundTrip(target, dirs[t]!, 1024 * 1024);
         if ("refused" in run) throw new Error(`${target.name}: refused a 1 MiB file (${run.refused})`);
@@ -1025,7 +1024,7 @@ if (process.env.BENCH_ONLY === "rtt") {
 if (process.env.BENCH_ONLY === "stream") {
   // Streams only, this project's against the direct client's, alternated five times (for iterating on a stream's cost).
   await withThisProject(async (thisProject) => {
-    const [directs, ours] = await alternatedStreams([thisProject], 5);
+    const [directs, ours] = await alternatedStreams([thisProject], 0, 5);
     for (const [i, sample] of ours!.entries()) {
       const directCpu = directs![i]!.cpuUsPerUpdate;
       const used = sample.cpuUsPerUpdate;
@@ -1109,45 +1108,68 @@ const [direct, reference, floor, ours] = previous
       previous.direct,
       previous.sandboxAgent,
       previous.floor,
-      await withThisProject(async (target) => {
+      await withThisProject(async (target): Promise<Figures> => {
         const rtt = (await roundTrips([target])).get(target)!;
-        const [directStreams, ourStreams] = await alternatedStreams([target], STREAM_ROUNDS);
+        const [firstDirect, firstOurs] = await alternatedStreams([target], 0, 1);
+        const servers = await benchServers(target);
         const [ourSmall] = await alternatedSmallFiles([target]);
-        return benchHttp(target, rtt, { ...streamFigures(ourStreams!), streamVsDirect: streamRatios(ourStreams!, directStreams!) }, smallFields(ourSmall!));
+        const files = await benchFiles(target, smallFields(ourSmall!));
+        const [directStreams, ourStreams] = await alternatedStreams([target], 1, STREAM_ROUNDS);
+        for (const id of SERVER_IDS) await deleteServer(target, id);
+        const oursAll = [...firstOurs!, ...ourStreams!];
+        return { ...rtt, ...servers, ...streamFigures(oursAll), streamVsDirect: streamRatios(oursAll, [...firstDirect!, ...directStreams!]), files };
       }),
     ]
   : await withSandboxAgent((sandboxAgent) =>
       withFloor((floorTarget) =>
         withThisProject(async (thisProject) => {
           const rtts = await roundTrips([sandboxAgent, floorTarget, thisProject]);
-          console.error(`bench: ${STREAM_ROUNDS} streams a setup, alternated with the direct client's ...`);
-          const [directStreams, referenceStreams, ourStreams] = await alternatedStreams([sandboxAgent, thisProject], STREAM_ROUNDS);
+          // The streams' round 0, then what is measured with its servers up (the memory figures, as with one
+          // stream before), the 1 MiB files alternated, the large files, and the streams' other rounds last.
+          console.error(`bench: the streams' first round, alternated with the direct client's ...`);
+          const first = await alternatedStreams([sandboxAgent, thisProject], 0, 1);
+          console.error("bench: sandbox-agent ...");
+          const referenceServers = await benchServers(sandboxAgent);
+          console.error("bench: this project ...");
+          const ourServers = await benchServers(thisProject);
           console.error(`bench: ${SMALL_FILE_RUNS} 1 MiB files a setup, alternated with the floor's ...`);
           const [floorSmall, referenceSmall, ourSmall] = await alternatedSmallFiles([floorTarget, sandboxAgent, thisProject]);
-          console.error("bench: sandbox-agent ...");
-          const reference = await benchHttp(
-            sandboxAgent,
-            rtts.get(sandboxAgent)!,
-            { ...streamFigures(referenceStreams!), streamVsDirect: streamRatios(referenceStreams!, directStreams!) },
-            smallFields(referenceSmall!),
-          );
-          console.error("bench: this project ...");
-          const ours = await benchHttp(
-            thisProject,
-            rtts.get(thisProject)!,
-            {
-              ...streamFigures(ourStreams!),
-              streamVsDirect: streamRatios(ourStreams!, directStreams!),
-              streamVsSandboxAgent: streamRatios(ourStreams!, referenceStreams!),
-            },
-            { ...smallFields(ourSmall!), smallVsFloor: smallRatios(ourSmall!, floorSmall!), smallVsSandboxAgent: smallRatios(ourSmall!, referenceSmall!) },
-          );
+          const referenceFiles = await benchFiles(sandboxAgent, smallFields(referenceSmall!));
+          const ourFiles = await benchFiles(thisProject, {
+            ...smallFields(ourSmall!),
+            smallVsFloor: smallRatios(ourSmall!, floorSmall!),
+            smallVsSandboxAgent: smallRatios(ourSmall!, referenceSmall!),
+          });
+          console.error(`bench: the streams' other ${STREAM_ROUNDS - 1} rounds, alternated with the direct client's ...`);
+          const rest = await alternatedStreams([sandboxAgent, thisProject], 1, STREAM_ROUNDS);
+          for (const target of [sandboxAgent, thisProject]) for (const id of SERVER_IDS) await deleteServer(target, id);
+          const [directStreams, referenceStreams, ourStreams] = first.map((samples, side) => [...samples, ...rest[side]!]);
+          const reference: Figures = {
+            ...rtts.get(sandboxAgent)!,
+            ...referenceServers,
+            ...streamFigures(referenceStreams!),
+            streamVsDirect: streamRatios(referenceStreams!, directStreams!),
+            files: referenceFiles,
+          };
+          const ours: Figures = {
+            ...rtts.get(thisProject)!,
+            ...ourServers,
+            ...streamFigures(ourStreams!),
+            streamVsDirect: streamRatios(ourStreams!, directStreams!),
+            streamVsSandboxAgent: streamRatios(ourStreams!, referenceStreams!),
+            files: ourFiles,
+          };
           const floor: RoundTrips = { ...rtts.get(floorTarget)!, smallFiles: smallMedians(floorSmall!) };
           const direct: Figures = { ...directBase!, ...streamFigures(directStreams!) };
           return [direct, reference, floor, ours] as const;
         }),
       ),
     );
+if (process.env.BENCH_ONLY === "relay") {
+  // The first table only (the four setups side by side), not written to latest.json.
+  console.log(report(direct, reference, floor, ours));
+  process.exit(0);
+}
 console.error("bench: the stream's storage rows, counted by the instrumented worker ...");
 ours.streamStorageRows = await recordedStreamRows();
 const table = report(direct, reference, floor, ours);

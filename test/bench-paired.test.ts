@@ -8,13 +8,19 @@ describe("the benchmark's paired samples (bench/paired.ts)", () => {
       order.push(`${name}${round}`);
       return round * 10 + offset;
     };
-    const samples = await alternate(4, [side("a", 0), side("b", 1), side("c", 2)]);
+    const samples = await alternate(4, 0, [side("a", 0), side("b", 1), side("c", 2)]);
     expect(order).toEqual(["a0", "b0", "c0", "b1", "c1", "a1", "c2", "a2", "b2", "a3", "b3", "c3"]);
     expect(samples).toEqual([
       [0, 10, 20, 30],
       [1, 11, 21, 31],
       [2, 12, 22, 32],
     ]);
+    // The same rounds taken in two parts (round 0 now, the others later) turn the same way.
+    order.length = 0;
+    const now = await alternate(1, 0, [side("a", 0), side("b", 1), side("c", 2)]);
+    const later = await alternate(3, 1, [side("a", 0), side("b", 1), side("c", 2)]);
+    expect(order).toEqual(["a0", "b0", "c0", "b1", "c1", "a1", "c2", "a2", "b2", "a3", "b3", "c3"]);
+    expect(now.map((samples, i) => [...samples, ...later[i]!])).toEqual(samples);
   });
 
   it("waits for each sample before the next one starts (never two sides at once)", async () => {
@@ -26,7 +32,7 @@ describe("the benchmark's paired samples (bench/paired.ts)", () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
       running--;
     };
-    await alternate(3, [side, side]);
+    await alternate(3, 0, [side, side]);
     expect(most).toBe(1);
   });
 
