@@ -492,4 +492,84 @@ describe("the dashboard on a phone", () => {
     await page.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
     await page.waitForSelector("#mcp-load", { state: "detached" });
   });
+
+  /** Machine `desk`, its sidecar running (started again when a test before killed it). */
+  const deskUp = async () => {
+    const desk = rt.sidecars.get("desk");
+    if (desk && desk.child.exitCode === null && desk.child.signalCode === null) return desk;
+    return rt.addSidecar("desk");
+  };
+
+  it("says a machine's tab is offline instead of an earlier message, offers nothing on its old rows, and forgets what it said when it is back", async () => {
+    await deskUp();
+    await open(page, "/machines/desk/processes", "#proc-form");
+    await page.waitForSelector("#machine-view h2 .dot.on");
+    await page.fill("#proc-command", "sleep 300");
+    await page.click("#proc-form button[type=submit]");
+    await expect.poll(() => page.textContent("#proc-msg")).toMatch(/^started /);
+    await page.waitForSelector("[data-kill]");
+    await rt.sidecars.get("desk")!.stop("SIGKILL");
+    await page.waitForSelector("#machine-view h2 .dot:not(.on)");
+    // The rows stay (as last read, and said so), with no Stop that could not reach the machine.
+    await expect.poll(() => page.textContent("#proc-msg")).toContain("(shown: the list as last read)");
+    expect(await page.textContent("#proc-msg")).not.toContain("started");
+    expect(await page.textContent("#processes")).toContain("sleep 300");
+    expect(await page.locator("[data-kill]").count()).toBe(0);
+    await accessible(page);
+    await deskUp(); // its leftovers (the sleep) are stopped by the sidecar that comes back
+
+    // The agents tab: "installed" said before, then the machine goes: its Install buttons go with it.
+    await open(page, "/machines/desk/agents", '[data-install="mock"]');
+    await page.waitForSelector("#machine-view h2 .dot.on");
+    await page.click('[data-install="mock"]');
+    await expect.poll(() => page.textContent("#agents-note")).toContain("mock: already installed");
+    await rt.sidecars.get("desk")!.stop("SIGKILL");
+    await page.waitForSelector("#machine-view h2 .dot:not(.on)");
+    await expect.poll(() => page.textContent("#agents-note")).toContain("(shown: the list as last read)");
+    expect(await page.textContent("#agents-note")).not.toContain("installed");
+    expect(await page.locator('tr[data-agent="mock"]').count()).toBe(1);
+    expect(await page.locator("[data-install]").count()).toBe(0);
+    await shot(page, "agents-machine-offline");
+    // Back: read again, offered again, and nothing said that held only before it went.
+    await deskUp();
+    await page.waitForSelector("#machine-view h2 .dot.on");
+    await page.waitForSelector('[data-install="mock"]');
+    await expect.poll(async () => (await page.textContent("#agents-note"))?.trim()).toBe("");
+  });
+
+  it("redials a dropped terminal as soon as its machine is back, not at the end of its wait; a freshly attached one is not dialed again", {
+    timeout: 90_000,
+  }, async () => {
+    await deskUp();
+    const dials: string[] = [];
+    const onSocket = (ws: { url(): string }) => {
+      if (ws.url().includes("/terminal/ws")) dials.push(ws.url());
+    };
+    page.on("websocket", onSocket);
+    try {
+      await open(page, "/machines/desk/terminal", "#term-open");
+      await page.click("#term-open");
+      await expect.poll(() => page.textContent("#term-state")).toMatch(/attached to/);
+      // A reload attaches again while the header learns the machine's presence: one dial, not a second for it.
+      dials.length = 0;
+      await page.reload();
+      await expect.poll(() => page.textContent("#term-state")).toMatch(/attached to/);
+      await page.waitForSelector("#machine-view h2 .dot.on");
+      expect(dials).toHaveLength(1);
+
+      await rt.sidecars.get("desk")!.stop("SIGKILL");
+      await page.waitForSelector("#machine-view h2 .dot:not(.on)");
+      // Each dial while it is away fails, and the wait doubles (1, 2, 4, 8 s): then the machine is back.
+      await expect.poll(() => page.textContent("#term-state"), { timeout: 40_000 }).toContain("reconnecting in 16 s");
+      const before = dials.length;
+      const t0 = Date.now();
+      await deskUp();
+      await page.waitForSelector("#machine-view h2 .dot.on");
+      // Dialed when the header turned green, not 16 s after the last failure.
+      await expect.poll(() => dials.length, { timeout: 8000 }).toBeGreaterThan(before);
+      console.log(`terminal dialed again ${Date.now() - t0} ms after its machine's sidecar was started again (its own wait: 16 s)`);
+    } finally {
+      page.off("websocket", onSocket);
+    }
+  });
 });

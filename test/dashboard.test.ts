@@ -269,9 +269,10 @@ describe("the dashboard", () => {
     await page.waitForSelector("#machine-view h2 .dot.on");
     const command = "echo started-from-the-page-$((6*7)) | tr a-z A-Z";
     await page.fill("#proc-command", command);
-    expect(await page.inputValue("#proc-command")).toBe(command);
     await page.click("#proc-form button[type=submit]");
     await expect.poll(() => page.textContent("#proc-msg")).toMatch(/^started /);
+    // Started: the box is emptied for the next command.
+    expect(await page.inputValue("#proc-command")).toBe("");
     await expect.poll(() => page.textContent("#logs")).toContain("STARTED-FROM-THE-PAGE-42");
     // The stream's last event says how it exited (read with the protocol's schema, ProcessLogEnd).
     await expect.poll(() => page.textContent("#logs")).toContain("[exited: 0]");
@@ -913,6 +914,75 @@ describe("the dashboard", () => {
     expect((await rt.api("/v1/config/agents")).headers.get("etag")).toBe(etag);
   });
 
+  it("keeps an entry added to a team document while its save is on its way, to be saved next", async () => {
+    const addServer = async (name: string) => {
+      await page.click("#mcp-add");
+      await page.fill('#entry-editor [name="name"]', name);
+      await page.fill('#entry-editor [name="command"]', "npx");
+      await page.click('#entry-editor button[type="submit"]');
+      await page.waitForSelector(`#mcp-entries [data-entry="${name}"]`);
+    };
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
+    const mcp = (url: URL) => url.pathname === "/v1/config/mcp";
+    await page.route(mcp, async (route) => {
+      if (route.request().method() === "PUT") {
+        asked++;
+        await held;
+      }
+      await route.continue();
+    });
+    try {
+      await open(page, "/team/mcp", "#mcp-add:not([disabled])");
+      await addServer("first");
+      await page.click("#mcp-save");
+      await expect.poll(() => asked).toBe(1);
+      await addServer("second");
+      release();
+      await expect.poll(() => page.textContent("#mcp-msg")).toContain("Saved (version");
+      expect(Object.keys(((await (await rt.api("/v1/config/mcp")).json()) as { servers: object }).servers)).toEqual(["first"]);
+      expect(await page.locator('#mcp-entries [data-entry="second"]').count()).toBe(1);
+      await page.click("#mcp-save:not([disabled])");
+      await expect.poll(async () => Object.keys(((await (await rt.api("/v1/config/mcp")).json()) as { servers: object }).servers)).toEqual(["first", "second"]);
+    } finally {
+      release();
+      await page.unroute(mcp);
+      await rt.api("/v1/config/mcp", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ servers: {} }) });
+    }
+  });
+
+  it("puts a prompt that could not be sent back in the box, and says so", async () => {
+    const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, "put-back", { jsonrpc: "2.0", id, method, params }, query);
+    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
+    const { result } = (await (await post(2, "session/new", { cwd: rt.dir, mcpServers: [] })).json()) as { result: { sessionId: string } };
+    await post(3, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "before" }] });
+    const { id } = await waitFor(async () => {
+      const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+      return sessions.find((s) => s.sessionId === result.sessionId);
+    }, "the session's record");
+    const prompts = (url: URL) => url.pathname === `/v1/sessions/${id}/prompt`;
+    let failed = 0;
+    await page.route(prompts, async (route) => {
+      failed++;
+      await route.abort("internetdisconnected");
+    });
+    try {
+      await open(page, `/sessions/${id}`, "#session-input:not([disabled])");
+      await page.fill("#session-input", "a prompt the network lost");
+      await page.click("#session-send");
+      await expect.poll(() => page.textContent("#session-msg")).toContain("not sent, it is back in the box");
+      expect(failed).toBe(1);
+      expect(await page.inputValue("#session-input")).toBe("a prompt the network lost");
+    } finally {
+      await page.unroute(prompts);
+    }
+    // Sent again, it goes (once).
+    await page.click("#session-send");
+    await expect.poll(() => page.textContent("#session-transcript")).toContain("You said: a prompt the network lost");
+    expect(await page.inputValue("#session-input")).toBe("");
+  });
+
   it("lets an admin write the permission policy as a list of rules on a phone, and try a request against it", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 });
     const p = await context.newPage();
@@ -940,14 +1010,41 @@ describe("the dashboard", () => {
       await p.click("#policy-test");
       await expect.poll(() => p.textContent("#policy-verdict")).toBe("deny by no rm");
       await fits(p, 390, true);
-      await p.click("#policy-save");
-      await expect.poll(() => p.textContent("#policy-msg")).toContain("saved as version");
+      // The save's answer is held while the person adds a rule: the rule added stays, to be saved next.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let asked = 0;
+      const policy = (url: URL) => url.pathname === "/v1/config/policy";
+      await p.route(policy, async (route) => {
+        if (route.request().method() === "PUT") {
+          asked++;
+          await held;
+        }
+        await route.continue();
+      });
+      try {
+        await p.click("#policy-save");
+        await expect.poll(() => asked).toBe(1);
+        await p.click("#policy-add");
+        await p.fill('#rule-editor [name="name"]', "added while saving");
+        await p.selectOption('#rule-editor [name="decision"]', "ask");
+        await p.click('#rule-editor button[type="submit"]');
+        release();
+        await expect.poll(() => p.textContent("#policy-msg")).toContain("saved as version");
+      } finally {
+        release();
+        await p.unroute(policy);
+      }
       expect(await (await rt.api("/v1/config/policy")).json()).toEqual({
         rules: [
           { name: "reads here", match: { kinds: ["read"], outsideFolder: false }, decision: "allow" },
           { name: "no rm", match: { kinds: ["execute"], commands: ["rm *"] }, decision: "deny" },
         ],
       });
+      expect(await p.locator("#policy-rules li strong").allTextContents()).toEqual(["reads here", "no rm", "added while saving"]);
+      // Saved next, over the version just written.
+      await p.click("#policy-save:not([disabled])");
+      await expect.poll(async () => ((await (await rt.api("/v1/config/policy")).json()) as { rules: unknown[] }).rules.length).toBe(3);
     } finally {
       await context.close();
       await rt.api("/v1/config/policy", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules: [] }) });
@@ -992,34 +1089,44 @@ describe("the dashboard", () => {
       await p.check('#new-task [name="repeat"]');
       await p.fill('#new-task [name="cron"]', "30 2 * * *");
       await p.fill('#new-task [name="timezone"]', "UTC");
-      // Its answer is held while the person types on: what they typed stays, only the prompt sent is emptied.
-      let release = () => {};
-      const held = new Promise<void>((resolve) => (release = resolve));
-      let asked = 0;
-      await context.route(
-        (url) => url.pathname === "/v1/schedules",
-        async (route) => {
-          if (route.request().method() === "POST") {
-            asked++;
-            await held;
-          }
-          await route.continue();
-        },
-      );
-      await p.click("#task-start");
-      await expect.poll(() => asked).toBe(1);
-      await p.fill('#new-task [name="cwd"]', join(rt.dir, "the-next-one"));
-      release();
-      await expect.poll(() => p.textContent("#new-task-msg")).toContain("scheduled: next run");
-      expect(await p.inputValue('#new-task [name="cwd"]')).toBe(join(rt.dir, "the-next-one"));
-      expect(await p.inputValue('#new-task [name="prompt"]')).toBe("");
-      await p.waitForSelector("#schedules tr[data-schedule]");
-      expect(await p.textContent("#schedules")).toContain("30 2 * * * (UTC)");
+      // Each answer is held while the person types on: what they typed stays, only the prompt sent is emptied.
+      const waiting: (() => void)[] = [];
+      const schedules = (url: URL) => url.pathname === "/v1/schedules";
+      await context.route(schedules, async (route) => {
+        if (route.request().method() === "POST") await new Promise<void>((resolve) => waiting.push(resolve));
+        await route.continue();
+      });
+      try {
+        await p.click("#task-start");
+        await expect.poll(() => waiting.length).toBe(1);
+        await p.fill('#new-task [name="cwd"]', join(rt.dir, "the-next-one"));
+        // A second schedule started while the first is on its way: each, answered, shows in the list at once.
+        await p.fill('#new-task [name="prompt"]', "weekly");
+        await p.fill('#new-task [name="cron"]', "0 3 * * 1");
+        await p.click("#task-start");
+        await expect.poll(() => waiting.length).toBe(2);
+        waiting[0]!();
+        await expect.poll(() => p.textContent("#new-task-msg")).toContain("scheduled: next run");
+        await p.waitForSelector("#schedules tr[data-schedule]");
+        expect(await p.textContent("#schedules")).toContain("30 2 * * * (UTC)");
+        waiting[1]!();
+        await expect.poll(() => p.locator("#schedules tr[data-schedule]").count()).toBe(2);
+        expect(await p.textContent("#schedules")).toContain("0 3 * * 1 (UTC)");
+        expect(await p.inputValue('#new-task [name="cwd"]')).toBe(join(rt.dir, "the-next-one"));
+        expect(await p.inputValue('#new-task [name="prompt"]')).toBe("");
+      } finally {
+        for (const release of waiting) release();
+        await context.unroute(schedules);
+      }
       expect(await p.textContent("#triggers")).toContain("/github");
       await fits(p, 390, true);
-      await p.click('#schedules tr[data-schedule] button:has-text("Pause")');
-      await expect.poll(() => p.textContent("#schedules")).toContain("paused");
-      await p.click('#schedules tr[data-schedule] button:has-text("Delete")');
+      const nightly = p.locator('#schedules tr[data-schedule]:has-text("30 2 * * *")');
+      await nightly.locator('button:has-text("Pause")').click();
+      await expect.poll(() => nightly.textContent()).toContain("paused");
+      for (const left of [1, 0]) {
+        await p.locator('#schedules tr[data-schedule] button:has-text("Delete")').first().click();
+        await expect.poll(() => p.locator("#schedules tr[data-schedule]").count()).toBe(left);
+      }
       await p.click('#triggers tr[data-trigger] button:has-text("Delete")');
       await expect.poll(async () => ((await (await rt.api("/v1/schedules")).json()) as { schedules: unknown[] }).schedules.length).toBe(0);
     } finally {

@@ -24,6 +24,11 @@ export interface TerminalHandle {
   input(data: string): void;
   /** The next key typed is sent with Ctrl held (a phone has no Ctrl key). */
   armCtrl(): void;
+  /**
+   * The machine is back: dial now, not at the end of the wait (which doubles up to 30 s while it is away).
+   * Nothing while a dial is on its way or attached: a terminal is never dropped to be dialed again.
+   */
+  redial(): void;
   close(): void;
 }
 
@@ -44,16 +49,20 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
   let attempts = 0;
   /** The wait before the last redial (the views' one policy, follow.ts); null once attached again. */
   let waitMs: number | null = null;
+  /** Between two dials: the next one's timer, or "stopped" when the ticket could not be had (nothing dials by itself). */
+  let idle: ReturnType<typeof setTimeout> | "stopped" | null = null;
   let ctrl = false;
   const send = (frame: TerminalClientFrame) => {
     if (ws?.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
   };
   const dial = async () => {
     if (closed) return;
+    idle = null;
     let address: string;
     try {
       address = await url();
     } catch (err) {
+      idle = "stopped";
       events.onStatus(`could not reconnect: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
@@ -89,7 +98,7 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
       waitMs = wait;
       attempts++;
       events.onStatus(`disconnected: reconnecting in ${wait / 1000} s`);
-      setTimeout(() => void dial(), wait);
+      idle = setTimeout(() => void dial(), wait);
     });
   };
   void dial();
@@ -110,8 +119,14 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
       ctrl = true;
       term.focus();
     },
+    redial() {
+      if (closed || idle === null) return;
+      if (idle !== "stopped") clearTimeout(idle);
+      void dial();
+    },
     close() {
       closed = true;
+      if (idle !== null && idle !== "stopped") clearTimeout(idle);
       send({ type: "close" });
       ws?.close();
       observer.disconnect();
@@ -124,12 +139,14 @@ export function openTerminal(container: HTMLElement, url: () => Promise<string>,
  * The terminal view's one hook: a terminal in `box` attached to process `processId` of the machine whose
  * API is `v1` (none while it is null), for as long as the view shows it; every dial (a reconnect too) asks
  * for a one-minute ticket, since a browser cannot put a header on a WebSocket. `status` says where it is
- * (the view may say more with `say`).
+ * (the view may say more with `say`). `connected`: the machine's presence as the page's header shows it;
+ * when it turns true, a terminal waiting to dial again dials at once (an attached one is left alone).
  */
 export function useTerminal(
   box: RefObject<HTMLElement | null>,
   v1: string,
   processId: string | null,
+  connected: boolean | null,
   events: { idle: string; onExit: (exitCode: number | null) => void },
 ): { status: string; say: (text: string) => void; handle: RefObject<TerminalHandle | null> } {
   const [status, say] = useState(events.idle);
@@ -157,5 +174,8 @@ export function useTerminal(
       handle.current = null;
     };
   }, [v1, processId]);
+  useEffect(() => {
+    if (connected) handle.current?.redial();
+  }, [connected]);
   return { status, say, handle };
 }

@@ -2,12 +2,13 @@
  * A machine's agents and the ACP registry's others: installed or not, the version the registry offers,
  * search, install and upgrade; start a session with one.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import { errorText, machineApi, must, typedMachine } from "../api";
 import { useCan } from "../session-context";
 import { useResource } from "../use-resource";
+import { unreachableText } from "../machine-reach";
 import { AgentLogin } from "./agent-login";
 import { Note, Table } from "./parts";
 import { NewSession } from "./sessions";
@@ -45,7 +46,12 @@ export function AgentsTab(props: { machine: string; connected: boolean | null; m
   const [installing, setInstalling] = useState<string | null>(null);
   /** The agent whose ways to log in are open below the list. */
   const [loggingIn, setLoggingIn] = useState<string | null>(null);
+  // The machine away (or its agents unreadable): the rows are as last read, and nothing is offered on them.
+  const unreachable = unreachableText(listed.error, props.connected, props.machine, listed.data !== null);
   const canAct = useCan("member");
+  const canTouch = canAct && !unreachable;
+  // What was said about the machine before it came or went no longer holds.
+  useEffect(() => setNote(""), [props.connected]);
   /** Ask the agent itself (it is started once for it), then show what it said. */
   const checkLogin = async (id: string) => {
     setNote(`asking ${id} whether it is logged in…`);
@@ -103,7 +109,7 @@ export function AgentsTab(props: { machine: string; connected: boolean | null; m
               label: "logged in",
               class: "login",
               cell: (a) =>
-                !canAct || !a.installed ? (
+                !canTouch || !a.installed ? (
                   loginText(a)
                 ) : a.login?.state === "needs_login" || a.login?.pending ? (
                   <button type="button" data-login={a.id} onClick={() => setLoggingIn(a.id)}>
@@ -120,7 +126,7 @@ export function AgentsTab(props: { machine: string; connected: boolean | null; m
             {
               label: "",
               cell: (a) =>
-                canAct && (a.installed || a.registry?.installable !== false) ? (
+                canTouch && (a.installed || a.registry?.installable !== false) ? (
                   <button type="button" data-install={a.id} disabled={installing !== null} onClick={() => install(a.id)}>
                     {installing === a.id ? "Installing…" : a.updateAvailable ? "Upgrade" : a.installed ? "Reinstall" : "Install"}
                   </button>
@@ -157,7 +163,7 @@ export function AgentsTab(props: { machine: string; connected: boolean | null; m
           );
         })()}
         <p class="muted">{source}</p>
-        <Note id="agents-note" text={note || listed.error} />
+        <Note id="agents-note" text={unreachable || note} />
       </section>
       {canAct ? <NewSession machines={props.machines} machine={props.machine} installed={agents?.filter((a) => a.installed).map((a) => a.id)} /> : null}
     </>

@@ -67,7 +67,7 @@ export function MachineView(props: { machine: string; tab: MachineTab; query: UR
       body = <FilesTab machine={props.machine} connected={connected} folder={props.query.get("path") ?? ""} />;
       break;
     case "terminal":
-      body = canAct ? <TerminalTab machine={props.machine} processId={props.query.get("process")} /> : null;
+      body = canAct ? <TerminalTab machine={props.machine} connected={connected} processId={props.query.get("process")} /> : null;
       break;
     case "ports":
       body = <PortsTab machine={props.machine} connected={connected} sessions={props.sessions} />;

@@ -3,7 +3,7 @@
  * admin reorders and edits, saved for every machine at once, and a tester that says what the rules on
  * screen (saved or not) would do with a request. Everyone reads it; only an admin saves.
  */
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { DECISIONS, type PolicyMachineStatus, TeamPolicy, TOOL_KINDS } from "@agent-runtime/protocol/policy";
 import { WORK_ORIGINS } from "@agent-runtime/protocol/sandbox";
 import { api, errorText, must, refused, typed } from "../api";
@@ -45,7 +45,11 @@ export function PolicyView() {
     setRules(next);
     setChanged(true);
   };
+  // The rules as on screen now (a save's answer arrives after renders that its closure did not see).
+  const shown = useRef({ rules, sandbox });
+  shown.current = { rules, sandbox };
   const save = async () => {
+    const sent = { rules, sandbox };
     const res = await api("/v1/config/policy", {
       method: "PUT",
       headers: etag ? { "if-match": etag } : {},
@@ -53,6 +57,13 @@ export function PolicyView() {
     });
     if (!res.ok) return setNote(refused(res.status, await res.json().catch(() => null)).message);
     setNote(`saved as version ${res.headers.get("etag")}: every machine's requests are judged by it now, and agents start in its sandboxes`);
+    // Edited while it was saved: the edit stays on screen (still to save, over the version just written)
+    // instead of being replaced by what was read back.
+    if (shown.current.rules !== sent.rules || shown.current.sandbox !== sent.sandbox) {
+      setEtag(res.headers.get("etag"));
+      setStatus(await must(typed.GET("/v1/config/policy/status")));
+      return;
+    }
     await load();
   };
   const list = rules ?? [];

@@ -3,7 +3,7 @@
  * asks for a preview link (POST /v1/ports/{port}/preview) and opens the app in a new tab. Also the line a
  * session view shows when the agent's own app listens.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { ListeningPort, PortList } from "@agent-runtime/protocol/preview";
 import { errorText, machineApi, must, typedMachine } from "../api";
 import { useCan } from "../session-context";
@@ -11,6 +11,7 @@ import type { Session } from "@agent-runtime/protocol/sessions";
 import { href, machineHref } from "../router";
 import { Link, Note, Table } from "./parts";
 import { useResource } from "../use-resource";
+import { unreachableText } from "../machine-reach";
 
 /** The live stream's changes after which a machine's ports are read again. */
 const PORT_EVENTS = ["ports", "machine"] as const;
@@ -73,6 +74,9 @@ export function PortsTab(props: { machine: string; connected: boolean | null; se
   const ports = usePorts(props.machine, props.connected);
   const list: PortList | null = ports.data;
   const [note, setNote] = useState("");
+  // The machine away (or its ports unreadable): the rows are as last read, and none is offered to open.
+  const unreachable = unreachableText(ports.error, props.connected, props.machine, list !== null);
+  useEffect(() => setNote(""), [props.connected]);
   const open = (port: number) => openPreview(props.machine, port).catch((err) => setNote(errorText(err)));
   return (
     <section id="ports-tab">
@@ -97,6 +101,8 @@ export function PortsTab(props: { machine: string; connected: boolean | null; se
             cell: (p) =>
               !p.allowed ? (
                 <span class="muted">not exposed</span>
+              ) : unreachable ? (
+                <span class="muted">not reachable now</span>
               ) : canOpen ? (
                 <button type="button" class="primary" data-open={p.port} onClick={() => void open(p.port)}>
                   Open
@@ -107,7 +113,7 @@ export function PortsTab(props: { machine: string; connected: boolean | null; se
           },
         ]}
       />
-      <Note id="ports-note" text={note || ports.error} error />
+      <Note id="ports-note" text={unreachable || note} error />
     </section>
   );
 }

@@ -6,6 +6,7 @@ import { errorText, machineApi, must, typedMachine } from "../api";
 import { machineHref, navigate } from "../router";
 import { useCan } from "../session-context";
 import { useFollow, useResource } from "../use-resource";
+import { unreachableText } from "../machine-reach";
 import { spawnRequest } from "../spawn";
 import { CheckBox, Link, Note, Table, WideInput } from "./parts";
 
@@ -33,6 +34,11 @@ export function ProcessesTab(props: { machine: string; connected: boolean | null
   const processes: Process[] = listed.data?.processes ?? [];
   const servers: AcpServer[] = listed.data?.servers ?? [];
   const load = listed.refetch;
+  // The machine away (or its list unreadable): the rows are as last read, and nothing is offered on them.
+  const unreachable = unreachableText(listed.error, props.connected, props.machine, listed.data !== null);
+  const canTouch = canAct && !unreachable;
+  // What was said about the machine before it came or went no longer holds.
+  useEffect(() => setNote(""), [props.connected]);
 
   const [schemas, setSchemas] = useState<LogSchemas | null>(null);
   useEffect(() => {
@@ -99,7 +105,7 @@ export function ProcessesTab(props: { machine: string; connected: boolean | null
             </button>
           </form>
         ) : null}
-        <Note id="proc-msg" text={note || listed.error} />
+        <Note id="proc-msg" text={unreachable || note} />
         <Table
           id="processes"
           rows={processes}
@@ -115,12 +121,12 @@ export function ProcessesTab(props: { machine: string; connected: boolean | null
                   <button type="button" onClick={() => followLogs(p.id)}>
                     Logs
                   </button>
-                  {p.tty && p.status === "running" && canAct ? (
+                  {p.tty && p.status === "running" && canTouch ? (
                     <Link class="button" href={machineHref(props.machine, "terminal", { process: p.id })} data-attach={p.id}>
                       Attach
                     </Link>
                   ) : null}
-                  {p.status === "running" && canAct && p.owner === "user" ? (
+                  {p.status === "running" && canTouch && p.owner === "user" ? (
                     <button
                       type="button"
                       data-kill={p.id}
@@ -163,7 +169,7 @@ export function ProcessesTab(props: { machine: string; connected: boolean | null
             {
               label: "",
               cell: (s) =>
-                canAct ? (
+                canTouch ? (
                   <button
                     type="button"
                     onClick={() =>

@@ -34,6 +34,7 @@ export function SessionComposer(props: {
     e.preventDefault();
     const said = text.trim();
     if (!said) return;
+    // Emptied at once, so a second Enter does not send it twice; put back if it did not go.
     setText("");
     props.onMessage("");
     props.onSent();
@@ -41,7 +42,9 @@ export function SessionComposer(props: {
       // A queued prompt shows in the waiting list (and why, while the machine is away), not in a message that outlives it.
       await must(typed.POST("/v1/sessions/{id}/prompt", { ...byId(record.id), body: { prompt: said } }));
     } catch (err) {
-      props.onMessage(errorText(err));
+      // Not sent: the prompt goes back in the box, before whatever the person typed there meanwhile.
+      setText((now) => (now.trim() === "" ? text : `${text}\n${now}`));
+      props.onMessage(`${errorText(err)}: not sent, it is back in the box`);
     }
   };
 

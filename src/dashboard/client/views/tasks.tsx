@@ -46,7 +46,8 @@ export function TasksView(props: { machines: Machine[] | null; sessions: Session
           machines={props.machines ?? []}
           sessions={props.sessions}
           onStarted={() => {
-            setVersion(version + 1);
+            // As it is then, not as the render that sent it saw it: two starts answered together bump it twice.
+            setVersion((now) => now + 1);
             load().catch((err) => setNote(errorText(err)));
           }}
         />

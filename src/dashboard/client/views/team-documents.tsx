@@ -64,6 +64,8 @@ export function TeamDocument(props: { kind: DocumentKind }) {
     await stored.refetch();
   };
   const save = async () => {
+    // What this save sends: an edit made while it is on its way is not it, and stays to be saved next.
+    const sent = { draft, json };
     const res = await api(`/v1/config/${kind}`, {
       method: "PUT",
       headers: stored.data?.etag ? { "if-match": stored.data.etag } : {},
@@ -84,8 +86,8 @@ export function TeamDocument(props: { kind: DocumentKind }) {
       return setNote({ text: refusedWith.message, error: true });
     }
     setNote({ text: `Saved (version ${(res.headers.get("etag") ?? "").replace(/"/g, "")}): machines apply it now.`, error: false });
-    setDraft(null);
-    setJson(null);
+    setDraft((now) => (now === sent.draft ? null : now));
+    setJson((now) => (now === sent.json ? null : now));
     setRefusedFields({});
     await Promise.all([stored.refetch(), status.refetch()]);
   };

@@ -23,9 +23,10 @@ const KEYS = [
 // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, for the shell on the machine
 const LOGIN_SHELL = { command: "sh", args: ["-c", 'exec "${SHELL:-$(command -v bash || echo sh)}" -l'], tty: true, interactive: true };
 
-export function TerminalTab(props: { machine: string; processId: string | null }) {
+/** `connected`: the machine's presence as the page's header shows it; its coming back redials a dropped terminal at once. */
+export function TerminalTab(props: { machine: string; connected: boolean | null; processId: string | null }) {
   const box = useRef<HTMLDivElement>(null);
-  const terminal = useTerminal(box, machineApi(props.machine), props.processId, {
+  const terminal = useTerminal(box, machineApi(props.machine), props.processId, props.connected, {
     idle: "a login shell on the machine, or attach to a tty process from Processes",
     onExit: () => navigate(machineHref(props.machine, "terminal"), true),
   });
