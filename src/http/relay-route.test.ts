@@ -108,6 +108,14 @@ describe("a relay route", () => {
     });
     expect(resized.status).toBe(200);
     await worker.request("/fs/mkdir?path=/tmp/new", { method: "POST" });
+    // A body naming the path's field does not choose what the call acts on: its schema refuses the field
+    // (and, for a body that would take it, the path's value wins: wholeInput).
+    const aimed = await worker.request("/processes/p1/terminal/resize", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: "p2", cols: 80, rows: 24 }),
+    });
+    expect(aimed.status).toBe(400);
     expect(worker.calls.map(({ op, args }) => [op, args])).toEqual([
       ["processes.resize", { id: "p1", cols: 120, rows: 40 }],
       ["fs.mkdir", { path: "/tmp/new" }],
