@@ -6,6 +6,8 @@
  *   this project   worker in workerd (Miniflare) → Durable Object → WebSocket tunnel → sidecar → mock agent
  * and, for the two HTTP servers, a 50 MiB file written and read back through /v1/fs/file while their memory is sampled.
  * Prints a table and writes the same figures to bench/results/latest.json. Loopback only; every loop is bounded.
+ * The stream, the 1 MiB files and the CPU per round trip are taken in samples alternated with their
+ * yardstick's (the direct client's, the floor's), and their ratios made pair by pair (bench/paired.ts).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -32,15 +34,20 @@ import { benchNotify, notifyReport } from "./notify";
 import { benchStages, stagesReport } from "./stages";
 import { benchPolicy, policyReport } from "./policy";
 import { attemptsReport, benchAttempts } from "./attempts";
+import { alternate, median, type Paired, pairedRatios } from "./paired";
 
 const RTT_CALLS = Number(process.env.BENCH_RTT_CALLS ?? 1000);
 const CPU_CALLS = 2000;
 const STREAM_EVENTS = Number(process.env.BENCH_STREAM_EVENTS ?? 10_000);
 const STREAM_BYTES = 200;
+/** How many streams of each setup are taken, alternated with the direct client's (bench/paired.ts). */
+const STREAM_ROUNDS = Number(process.env.BENCH_STREAM_ROUNDS ?? 5);
 const CONCURRENT = 20;
 const COLD_STARTS = 10;
-/** How many times the 1 MiB file goes through each server (the median is reported). */
-const SMALL_FILE_RUNS = 15;
+/** How many times the 1 MiB file goes through each server, alternated sample by sample (the median is reported). */
+const SMALL_FILE_RUNS = 25;
+/** The CPU per round trip is read over blocks of this many calls, the setups' blocks alternated. */
+const CPU_BLOCK = 250;
 const FILE_BYTES = Number(process.env.BENCH_FILE_MB ?? 50) * 1024 * 1024;
 const MOCK_AGENT = join(ROOT, "sidecar", "dist", "mock-agent.js");
 const SANDBOX_AGENT_BIN = join(ROOT, "node_modules", "@sandbox-agent", "cli-linux-x64", "bin", "sandbox-agent");
@@ -75,7 +82,18 @@ interface Figures extends RoundTrips {
   files?: FileFigures;
   /** Storage rows the session recorder wrote for the STREAM_EVENTS-update stream (this project only). */
   streamStorageRows?: number;
+  /** Each of the STREAM_ROUNDS streams (ms) in the order taken; streamMs is their median. */
+  streamRunsMs?: number[];
+  /** CPU per streamed update by process, this client's included (µs, the median over the rounds). */
+  streamCpuUsPerUpdate?: Record<string, number>;
+  /** This setup's stream throughput ÷ the direct client's stream of the same round: each round's, and their median. */
+  streamVsDirect?: Paired;
+  /** This project's ÷ sandbox-agent's stream of the same round. */
+  streamVsSandboxAgent?: Paired;
 }
+
+/** The stream's figures of a setup (the direct client's too), from its STREAM_ROUNDS streams. */
+type StreamFigures = Pick<Figures, "streamMs" | "streamMsgsPerSec" | "streamDelivered" | "streamRunsMs" | "streamCpuUsPerUpdate">;
 
 interface FileFigures {
   /** Why the server refused the file, if it did (then the times are NaN). */
@@ -91,6 +109,9 @@ interface FileFigures {
   /** The same for a file four times as large: a relay that holds whole files grows four times as much. */
   largeRssBeforeMb: Record<string, number>;
   largeRssPeakMb: Record<string, number>;
+  /** This project's 1 MiB write and read ÷ the floor's, and ÷ sandbox-agent's, sample of the same round. */
+  smallVsFloor?: { write: Paired; read: Paired };
+  smallVsSandboxAgent?: { write: Paired; read: Paired };
   /**
    * The same for a file sixteen times as large, moved after the others (hugeFile targets only). The first
    * transfers also warm the process up (V8 frees a piece's buffer at its next collection, not at once, so
@@ -166,7 +187,8 @@ class StdioClient {
   }
 }
 
-async function benchDirect(): Promise<Figures> {
+/** The direct client's figures but its stream's (taken later, alternated with the HTTP setups' streams). */
+async function benchDirect(): Promise<Omit<Figures, keyof StreamFigures>> {
   const client = new StdioClient();
   await client.initialize();
   const rtts: number[] = [];
@@ -175,7 +197,6 @@ async function benchDirect(): Promise<Figures> {
     await client.initialize();
     rtts.push(performance.now() - t);
   }
-  const streamMs = await streamOnStdio(client);
 
   // 20 agent processes, a prompt each, at once.
   const clients = Array.from({ length: CONCURRENT }, () => new StdioClient());
@@ -210,9 +231,6 @@ async function benchDirect(): Promise<Figures> {
   return {
     rttP50Ms: percentile(rtts, 50),
     rttP99Ms: percentile(rtts, 99),
-    streamMs,
-    streamMsgsPerSec: STREAM_EVENTS / (streamMs / 1000),
-    streamDelivered: STREAM_EVENTS,
     concurrentDelivered: CONCURRENT * 200,
     concurrentTotalMs,
     concurrentP99Ms: percentile(latencies, 99),
@@ -331,26 +349,43 @@ async function roundTrips(targets: HttpTarget[]): Promise<Map<HttpTarget, RoundT
       }
     }
   }
+  const cpu = await cpuPerRoundTrip(targets);
   const figures = new Map<HttpTarget, RoundTrips>();
   for (const target of targets) {
     const times = rtts.get(target)!;
-    figures.set(target, { rttP50Ms: percentile(times, 50), rttP99Ms: percentile(times, 99), cpuUsPerCall: await cpuPerRoundTrip(target) });
-    console.error(`bench:   ${target.name}: round trips done`);
+    figures.set(target, { rttP50Ms: percentile(times, 50), rttP99Ms: percentile(times, 99), cpuUsPerCall: cpu.get(target)! });
   }
+  console.error("bench:   round trips done");
   return figures;
 }
 
 /**
  * Where a round trip's time goes: the CPU (user + system) each process on its path spends per call, over
- * CPU_CALLS calls in a row, read from /proc. On this benchmark's two cores a lone round trip is serial, so
- * the sum of these is close to its wall time; this client's own share is the same for every target.
+ * CPU_CALLS calls, read from /proc. On this benchmark's two cores a lone round trip is serial, so the sum of
+ * these is close to its wall time; this client's own share is the same for every target. The calls go in
+ * blocks of CPU_BLOCK, the setups' blocks alternated (bench/paired.ts), so that the machine's moments weigh
+ * on every setup alike (one setup's 2,000 calls after another's put the floor at 415 µs in one run and 625
+ * in the next); each process's CPU is counted over its own setup's blocks only.
  */
-async function cpuPerRoundTrip(target: HttpTarget): Promise<Record<string, number>> {
-  const processes = { client: process.pid, ...(await target.processes()) };
-  const before = await Promise.all(Object.values(processes).map((pid) => cpuSeconds(pid)));
-  for (let i = 0; i < CPU_CALLS; i++) await post(target, "rtt", initialize(100_000 + i));
-  const after = await Promise.all(Object.values(processes).map((pid) => cpuSeconds(pid)));
-  return Object.fromEntries(Object.keys(processes).map((role, i) => [role, Math.round(((after[i]! - before[i]!) / CPU_CALLS) * 1e6)]));
+async function cpuPerRoundTrip(targets: HttpTarget[]): Promise<Map<HttpTarget, Record<string, number>>> {
+  const processes = await Promise.all(targets.map(async (target) => Object.entries({ client: process.pid, ...(await target.processes()) })));
+  const blocks = await alternate(
+    Math.ceil(CPU_CALLS / CPU_BLOCK),
+    0,
+    targets.map((target, t) => async (block: number) => {
+      const pids = processes[t]!.map(([, pid]) => pid);
+      const before = await Promise.all(pids.map((pid) => cpuSeconds(pid)));
+      for (let i = block * CPU_BLOCK; i < Math.min(CPU_CALLS, (block + 1) * CPU_BLOCK); i++) await post(target, "rtt", initialize(100_000 + i));
+      const after = await Promise.all(pids.map((pid) => cpuSeconds(pid)));
+      return after.map((seconds, k) => seconds - before[k]!);
+    }),
+  );
+  return new Map(
+    targets.map((target, t) => [
+      target,
+      Object.fromEntries(processes[t]!.map(([role], k) => [role, Math.round((blocks[t]!.reduce((sum, used) => sum + used[k]!, 0) / CPU_CALLS) * 1e6)])),
+    ]),
+  );
 }
 
 /** Streaming: STREAM_EVENTS session/update notifications of one prompt on server `serverId`, until the SSE reader has them all. */
@@ -405,11 +440,87 @@ async function directStream(): Promise<{ streamMs: number; cpu: { agent: number;
   }
 }
 
-async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Figures> {
-  const { streamMs, delivered } = await streamThrough(target, "stream");
+/** One stream of a setup: its time, the updates delivered, and the CPU per update by process (µs). */
+interface StreamSample {
+  streamMs: number;
+  delivered: number;
+  cpuUsPerUpdate: Record<string, number>;
+}
 
+/**
+ * STREAM_EVENTS-update streams, rounds `first` to `end - 1` of them a setup: the direct client's and each
+ * target's, alternated round by round (bench/paired.ts), each target's on a server of its own. Round 0's is
+ * named `stream` and left up (the memory figures are taken with it, as with a single stream's server); the
+ * later rounds' are deleted after them: the sidecar keeps an ended server's messages for two minutes (for
+ * readers catching up), so a full run takes those rounds after its memory figures. Returns the direct
+ * client's samples first, then each target's, in round order.
+ */
+async function alternatedStreams(targets: HttpTarget[], first: number, end: number): Promise<StreamSample[][]> {
+  const serverId = (round: number) => (round === 0 ? "stream" : `stream${round}`);
+  const samples = await alternate(end - first, first, [
+    async (): Promise<StreamSample> => {
+      const { streamMs, cpu } = await directStream();
+      return { streamMs, delivered: STREAM_EVENTS, cpuUsPerUpdate: cpu };
+    },
+    ...targets.map((target) => async (round: number): Promise<StreamSample> => {
+      // The relay's processes (the agent is the stream's own, started by it: not among them).
+      const processes = Object.entries(await target.processes()).filter((entry): entry is [string, number] => entry[0] !== "agent" && entry[1] !== undefined);
+      const before = await Promise.all(processes.map(([, pid]) => cpuSeconds(pid)));
+      const clientBefore = process.cpuUsage();
+      const { streamMs, delivered } = await streamThrough(target, serverId(round));
+      const clientUsed = process.cpuUsage(clientBefore);
+      const after = await Promise.all(processes.map(([, pid]) => cpuSeconds(pid)));
+      return {
+        streamMs,
+        delivered: delivered.count,
+        cpuUsPerUpdate: {
+          ...Object.fromEntries(processes.map(([role], j) => [role, ((after[j]! - before[j]!) / STREAM_EVENTS) * 1e6])),
+          client: (clientUsed.user + clientUsed.system) / STREAM_EVENTS,
+        },
+      };
+    }),
+  ]);
+  for (const target of targets) {
+    for (let round = Math.max(first, 1); round < end; round++) await deleteServer(target, serverId(round));
+  }
+  return samples;
+}
+
+/** A setup's figures from its streams: the median time and throughput, the fewest updates delivered, the median CPU. */
+function streamFigures(samples: StreamSample[]): StreamFigures {
+  const roles = [...new Set(samples.flatMap((s) => Object.keys(s.cpuUsPerUpdate)))];
+  const streamMs = median(samples.map((s) => s.streamMs));
+  return {
+    streamMs,
+    streamMsgsPerSec: median(samples.map(updatesPerSecond)),
+    streamDelivered: Math.min(...samples.map((s) => s.delivered)),
+    streamRunsMs: samples.map((s) => s.streamMs),
+    streamCpuUsPerUpdate: Object.fromEntries(roles.map((role) => [role, median(samples.map((s) => s.cpuUsPerUpdate[role] ?? Number.NaN))])),
+  };
+}
+
+/** Updates delivered per second. */
+const updatesPerSecond = (s: StreamSample) => s.delivered / (s.streamMs / 1000);
+
+/** Each round's throughput ÷ the other setup's in the same round. */
+const streamRatios = (a: StreamSample[], b: StreamSample[]) => pairedRatios(a.map(updatesPerSecond), b.map(updatesPerSecond));
+
+async function deleteServer(target: HttpTarget, id: string): Promise<void> {
+  // Best effort, as acp-http-client does it: a DELETE that hangs must not hang the benchmark.
+  await fetch(`${target.base}/v1/acp/${id}`, { method: "DELETE", headers: target.headers, signal: AbortSignal.timeout(2000) }).catch(() => undefined);
+}
+
+/** The servers this benchmark starts on an HTTP setup (deleted at the end of its steps). */
+const SERVER_IDS = ["rtt", "stream", ...Array.from({ length: CONCURRENT }, (_, i) => `c${i}`), ...Array.from({ length: COLD_STARTS }, (_, i) => `cold${i}`)];
+
+/**
+ * Memory idle (after the round trips and round 0's stream), 20 servers streaming at once, cold starts. The
+ * round trips, the streams and the files are taken apart, alternated with the other setups'.
+ */
+async function benchServers(
+  target: HttpTarget,
+): Promise<Pick<Figures, "concurrentDelivered" | "concurrentTotalMs" | "concurrentP99Ms" | "coldStartMs" | "rssIdleMb" | "rssLoadedMb">> {
   const rssIdle = await target.rss();
-  console.error(`bench:   ${target.name}: streaming done`);
 
   // Concurrency: 20 ACP servers with a prompt each at once (each reads its stream too).
   const ids = Array.from({ length: CONCURRENT }, (_, i) => `c${i}`);
@@ -452,25 +563,14 @@ async function benchHttp(target: HttpTarget, roundTrip: RoundTrips): Promise<Fig
     colds.push(performance.now() - t);
   }
 
-  const files = await benchFiles(target);
-  console.error(`bench:   ${target.name}: files done`);
-
-  for (const id of ["rtt", "stream", ...ids, ...Array.from({ length: COLD_STARTS }, (_, i) => `cold${i}`)]) {
-    // Best effort, as acp-http-client does it: a DELETE that hangs must not hang the benchmark.
-    await fetch(`${target.base}/v1/acp/${id}`, { method: "DELETE", headers: target.headers, signal: AbortSignal.timeout(2000) }).catch(() => undefined);
-  }
+  console.error(`bench:   ${target.name}: cold starts done`);
   return {
-    ...roundTrip,
-    streamMs,
-    streamMsgsPerSec: delivered.count / (streamMs / 1000),
-    streamDelivered: delivered.count,
     concurrentDelivered: delivered200,
     concurrentTotalMs,
     concurrentP99Ms: percentile(latencies, 99),
     coldStartMs: percentile(colds, 50),
     rssIdleMb: rssIdle,
     rssLoadedMb: rssLoaded,
-    files,
   };
 }
 
@@ -493,45 +593,62 @@ async function fileRoundTrip(target: HttpTarget, dir: string, size: number): Pro
   return { writeMs, readMs };
 }
 
-/** A 1 MiB file's round trip is a few milliseconds: the median of SMALL_FILE_RUNS, not one sample. */
-async function smallFiles(target: HttpTarget, dir: string): Promise<SmallFiles> {
-  const runs: SmallFiles[] = [];
-  for (let i = 0; i < SMALL_FILE_RUNS; i++) {
-    const run = await fileRoundTrip(target, dir, 1024 * 1024);
-    if ("refused" in run) throw new Error(`${target.name}: refused a 1 MiB file (${run.refused})`);
-    runs.push(run);
-  }
-  return {
-    writeMs: percentile(
-      runs.map((r) => r.writeMs),
-      50,
-    ),
-    readMs: percentile(
-      runs.map((r) => r.readMs),
-      50,
-    ),
-  };
+/** Each 1 MiB round trip of a setup, in the order taken (ms). */
+interface SmallSamples {
+  writes: number[];
+  reads: number[];
 }
 
-/** The floor's 1 MiB files (bench/floor/: the body whole to the object, one binary message each way). */
-async function floorSmallFiles(floor: HttpTarget): Promise<SmallFiles> {
-  const dir = await mkdtemp(join(tmpdir(), "bench-floor-files-"));
+/**
+ * A 1 MiB file's round trip is a few milliseconds, so one disturbance moves a sample: SMALL_FILE_RUNS of
+ * them a setup, the setups' alternated sample by sample (bench/paired.ts), each into a folder of its own.
+ */
+async function alternatedSmallFiles(targets: HttpTarget[]): Promise<SmallSamples[]> {
+  const dirs = await Promise.all(targets.map(() => mkdtemp(join(tmpdir(), "bench-small-files-"))));
   try {
-    return await smallFiles(floor, dir);
+    const samples = await alternate(
+      SMALL_FILE_RUNS,
+      0,
+      targets.map((target, t) => async () => {
+        const run = await fileRoundTrip(target, dirs[t]!, 1024 * 1024);
+        if ("refused" in run) throw new Error(`${target.name}: refused a 1 MiB file (${run.refused})`);
+        return run;
+      }),
+    );
+    return samples.map((runs) => ({ writes: runs.map((r) => r.writeMs), reads: runs.map((r) => r.readMs) }));
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
   }
+}
+
+/** A setup's 1 MiB figures: the median write and read of its samples. */
+function smallMedians(samples: SmallSamples): SmallFiles {
+  return { writeMs: percentile(samples.writes, 50), readMs: percentile(samples.reads, 50) };
+}
+
+/** A setup's 1 MiB figures as FileFigures carries them. */
+function smallFields(samples: SmallSamples): Pick<FileFigures, "smallWriteMs" | "smallReadMs"> {
+  const { writeMs, readMs } = smallMedians(samples);
+  return { smallWriteMs: writeMs, smallReadMs: readMs };
+}
+
+/** Each round's write and read ÷ the other setup's in the same round. */
+function smallRatios(a: SmallSamples, b: SmallSamples): { write: Paired; read: Paired } {
+  return { write: pairedRatios(a.writes, b.writes), read: pairedRatios(a.reads, b.reads) };
 }
 
 /**
  * A FILE_BYTES random file written with PUT /v1/fs/file and read back with GET, compared byte for byte,
- * while the server's processes are sampled: a relay that buffers whole files shows it in its peak.
+ * while the server's processes are sampled: a relay that buffers whole files shows it in its peak. The
+ * 1 MiB figures (`small`) were taken before, alternated with the other setups'.
  */
-async function benchFiles(target: HttpTarget): Promise<FileFigures> {
+async function benchFiles(
+  target: HttpTarget,
+  small: Pick<FileFigures, "smallWriteMs" | "smallReadMs" | "smallVsFloor" | "smallVsSandboxAgent">,
+): Promise<FileFigures> {
   const dir = await mkdtemp(join(tmpdir(), "bench-files-"));
   const roundTrip = (size: number) => fileRoundTrip(target, dir, size);
   try {
-    const small = await smallFiles(target, dir);
     const sampled = async (size: number) => {
       const before = await target.rss();
       const peak = { ...before };
@@ -553,8 +670,7 @@ async function benchFiles(target: HttpTarget): Promise<FileFigures> {
     const huge = target.hugeFile ? await sampled(16 * FILE_BYTES) : null;
     return {
       ...("refused" in big.result ? { refused: big.result.refused, writeMs: Number.NaN, readMs: Number.NaN } : big.result),
-      smallWriteMs: small.writeMs,
-      smallReadMs: small.readMs,
+      ...small,
       rssBeforeMb: big.before,
       rssPeakMb: big.peak,
       largeRssBeforeMb: large.before,
@@ -767,6 +883,23 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
     "|---|---:|",
     `| storage rows written (entries, records, cursors; batched, not one per update) | ${ours.streamStorageRows ?? "n/a"} |`,
   );
+  // The ratios taken in pairs (bench/paired.ts): each sample of ours against the yardstick's of the same round.
+  const range = (p: Paired | undefined) => (p ? `${fmt(Math.min(...p.ratios))}–${fmt(Math.max(...p.ratios))}×` : "n/a");
+  const pairedRows: [string, Paired | undefined][] = [
+    [`stream throughput ÷ the direct client's (${ours.streamVsDirect?.ratios.length ?? 0} pairs)`, ours.streamVsDirect],
+    [`stream throughput ÷ sandbox-agent's (${ours.streamVsSandboxAgent?.ratios.length ?? 0} pairs)`, ours.streamVsSandboxAgent],
+    [`sandbox-agent's stream throughput ÷ the direct client's (${reference.streamVsDirect?.ratios.length ?? 0} pairs)`, reference.streamVsDirect],
+    [`1 MiB write ÷ the floor's (${ours.files?.smallVsFloor?.write.ratios.length ?? 0} pairs)`, ours.files?.smallVsFloor?.write],
+    ["1 MiB read ÷ the floor's", ours.files?.smallVsFloor?.read],
+    ["1 MiB write ÷ sandbox-agent's", ours.files?.smallVsSandboxAgent?.write],
+    ["1 MiB read ÷ sandbox-agent's", ours.files?.smallVsSandboxAgent?.read],
+  ];
+  lines.push(
+    "",
+    "| this project, paired in time with the yardstick (samples alternated) | median of the pairs' ratios | range |",
+    "|---|---:|---:|",
+    ...pairedRows.map(([name, p]) => `| ${name} | ${p ? `${fmt(p.median)}×` : "n/a"} | ${range(p)} |`),
+  );
   const mb = FILE_BYTES / 2 ** 20;
   const fileRows: [string, (f: FileFigures) => number][] = [
     ["write a 1 MiB file (ms)", (f) => f.smallWriteMs],
@@ -825,6 +958,12 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
   const throughput = (ms: number | undefined) => (ms ? mb / (ms / 1000) : Number.NaN);
   const oursFiles = ours.files;
   const refFiles = reference.files;
+  // Paired in time where both sides ran in this run (bench/paired.ts); else (BENCH_ONLY_OURS) the ratio of the medians.
+  const writeVsFloor = oursFiles?.smallVsFloor?.write.median ?? (oursFiles?.smallWriteMs ?? Number.NaN) / (floor.smallFiles?.writeMs ?? Number.NaN);
+  const readVsFloor = oursFiles?.smallVsFloor?.read.median ?? (oursFiles?.smallReadMs ?? Number.NaN) / (floor.smallFiles?.readMs ?? Number.NaN);
+  const writeVsReference = oursFiles?.smallVsSandboxAgent?.write.median ?? (oursFiles?.smallWriteMs ?? Number.NaN) / (refFiles?.smallWriteMs ?? Number.NaN);
+  const readVsReference = oursFiles?.smallVsSandboxAgent?.read.median ?? (oursFiles?.smallReadMs ?? Number.NaN) / (refFiles?.smallReadMs ?? Number.NaN);
+  const streamVsDirect = ours.streamVsDirect?.median ?? ours.streamMsgsPerSec / direct.streamMsgsPerSec;
   const targets = [
     // Issue 42's goals: the floor of this architecture, not sandbox-agent, is the yardstick (the floor alone is 2–3.5× sandbox-agent here).
     [`round trip p50 ≤ 1.25× the floor of this architecture (${fmt(ours.rttP50Ms / floor.rttP50Ms)}×)`, ours.rttP50Ms / floor.rttP50Ms <= 1.25],
@@ -833,17 +972,16 @@ function report(direct: Figures, reference: Figures, floor: RoundTrips, ours: Fi
       addedMs <= 1.5 * Math.max(addedCpuMs, 0),
     ],
     [
-      `1 MiB file write ≤ 1.2× the floor's and read ≤ 1.0× (${fmt((oursFiles?.smallWriteMs ?? Number.NaN) / (floor.smallFiles?.writeMs ?? Number.NaN))}×, ${fmt((oursFiles?.smallReadMs ?? Number.NaN) / (floor.smallFiles?.readMs ?? Number.NaN))}×; against sandbox-agent ${fmt((oursFiles?.smallWriteMs ?? Number.NaN) / (refFiles?.smallWriteMs ?? Number.NaN))}×, ${fmt((oursFiles?.smallReadMs ?? Number.NaN) / (refFiles?.smallReadMs ?? Number.NaN))}×)`,
-      (oursFiles?.smallWriteMs ?? Infinity) <= 1.2 * (floor.smallFiles?.writeMs ?? 0) &&
-        (oursFiles?.smallReadMs ?? Infinity) <= (floor.smallFiles?.readMs ?? 0),
+      `1 MiB file write ≤ 1.2× the floor's and read ≤ 1.0× (${fmt(writeVsFloor)}×, ${fmt(readVsFloor)}×, medians of the pairs; against sandbox-agent ${fmt(writeVsReference)}×, ${fmt(readVsReference)}×)`,
+      writeVsFloor <= 1.2 && readVsFloor <= 1,
     ],
     [
       `${mb} MiB write and read ≥ 100 MiB/s (${fmt(throughput(oursFiles?.writeMs), 0)}, ${fmt(throughput(oursFiles?.readMs), 0)})`,
       throughput(oursFiles?.writeMs) >= 100 && throughput(oursFiles?.readMs) >= 100,
     ],
     [
-      `stream throughput ≥ 0.95× an ACP client on the agent's own stdio (${fmt(ours.streamMsgsPerSec / direct.streamMsgsPerSec)}×), every update delivered`,
-      ours.streamMsgsPerSec / direct.streamMsgsPerSec >= 0.95 && ours.streamDelivered === STREAM_EVENTS,
+      `stream throughput ≥ 0.95× an ACP client on the agent's own stdio (${fmt(streamVsDirect)}×, the median of the pairs), every update delivered`,
+      streamVsDirect >= 0.95 && ours.streamDelivered === STREAM_EVENTS,
     ],
     [
       `sidecar private memory with 20 servers ≤ 40 MB (${fmt(ours.rssLoadedMb["sidecar private"] ?? Number.NaN, 1)} MB)`,
@@ -886,26 +1024,21 @@ if (process.env.BENCH_ONLY === "rtt") {
 if (process.env.BENCH_ONLY === "stream") {
   // Streams only, this project's against the direct client's, alternated five times (for iterating on a stream's cost).
   await withThisProject(async (thisProject) => {
-    for (let i = 0; i < 5; i++) {
-      const { streamMs: direct, cpu: directCpu } = await directStream();
-      const processes = Object.entries(await thisProject.processes()).filter((entry): entry is [string, number] => entry[1] !== undefined);
-      const before = await Promise.all(processes.map(([, pid]) => cpuSeconds(pid)));
-      const clientBefore = process.cpuUsage();
-      const { streamMs, delivered } = await streamThrough(thisProject, `stream${i}`);
-      const clientUsed = process.cpuUsage(clientBefore);
-      const after = await Promise.all(processes.map(([, pid]) => cpuSeconds(pid)));
-      const used = Object.fromEntries(processes.map(([role], j) => [role, ((after[j]! - before[j]!) / STREAM_EVENTS) * 1e6]));
-      const client = (clientUsed.user + clientUsed.system) / STREAM_EVENTS;
+    const [directs, ours] = await alternatedStreams([thisProject], 0, 5);
+    for (const [i, sample] of ours!.entries()) {
+      const directCpu = directs![i]!.cpuUsPerUpdate;
+      const used = sample.cpuUsPerUpdate;
       // What this machine's cores allow at best: the direct path waits on its agent alone; ours has the same
       // agent's work plus the sidecar's, workerd's and its client's to share the cores with (µs per update).
-      const ourWork = directCpu.agent + (used.sidecar ?? 0) + (used.workerd ?? 0) + client;
-      const best = Math.max(directCpu.agent, directCpu.client) / Math.max(directCpu.agent, ourWork / availableParallelism());
+      const ourWork = directCpu.agent! + (used.sidecar ?? 0) + (used.workerd ?? 0) + used.client!;
+      const best = Math.max(directCpu.agent!, directCpu.client!) / Math.max(directCpu.agent!, ourWork / availableParallelism());
       console.log(
-        `${STREAM_EVENTS} updates: ${fmt(streamMs, 0)} ms (${delivered.count} delivered) against the direct client's ${fmt(direct, 0)} ms: ${fmt(direct / streamMs)}×; ` +
-          `CPU µs per update: workerd ${fmt(used.workerd ?? NaN, 1)}, sidecar ${fmt(used.sidecar ?? NaN, 1)}, client ${fmt(client, 1)}; ` +
-          `direct: agent ${fmt(directCpu.agent, 1)}, client ${fmt(directCpu.client, 1)}; at best on ${availableParallelism()} cores: ${fmt(best)}×`,
+        `${STREAM_EVENTS} updates: ${fmt(sample.streamMs, 0)} ms (${sample.delivered} delivered) against the direct client's ${fmt(directs![i]!.streamMs, 0)} ms: ${fmt(updatesPerSecond(sample) / updatesPerSecond(directs![i]!))}×; ` +
+          `CPU µs per update: workerd ${fmt(used.workerd ?? NaN, 1)}, sidecar ${fmt(used.sidecar ?? NaN, 1)}, client ${fmt(used.client!, 1)}; ` +
+          `direct: agent ${fmt(directCpu.agent!, 1)}, client ${fmt(directCpu.client!, 1)}; at best on ${availableParallelism()} cores: ${fmt(best)}×`,
       );
     }
+    console.log(`median of the five pairs' ratios: ${fmt(streamRatios(ours!, directs!).median)}×`);
   });
   process.exit(0);
 }
@@ -953,20 +1086,12 @@ if (process.env.BENCH_ONLY === "review") {
   process.exit(0);
 }
 if (process.env.BENCH_ONLY === "files") {
-  // 1 MiB files only, the floor's against this project's (for iterating on a file's cost).
-  const [floor, ours] = await withFloor((floorTarget) =>
-    withThisProject(async (thisProject) => {
-      const dir = await mkdtemp(join(tmpdir(), "bench-files-"));
-      try {
-        return [await floorSmallFiles(floorTarget), await smallFiles(thisProject, dir)] as const;
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
-    }),
-  );
+  // 1 MiB files only, the floor's against this project's, alternated (for iterating on a file's cost).
+  const [floorSamples, ourSamples] = await withFloor((floorTarget) => withThisProject((thisProject) => alternatedSmallFiles([floorTarget, thisProject])));
+  const [floor, ours, paired] = [smallMedians(floorSamples!), smallMedians(ourSamples!), smallRatios(ourSamples!, floorSamples!)];
   console.log(
-    `1 MiB write ${fmt(ours.writeMs)} ms against the floor's ${fmt(floor.writeMs)} (${fmt(ours.writeMs / floor.writeMs)}×); ` +
-      `read ${fmt(ours.readMs)} ms against ${fmt(floor.readMs)} (${fmt(ours.readMs / floor.readMs)}×)`,
+    `1 MiB write ${fmt(ours.writeMs)} ms against the floor's ${fmt(floor.writeMs)} (medians; the median of the ${SMALL_FILE_RUNS} pairs' ratios ${fmt(paired.write.median)}×); ` +
+      `read ${fmt(ours.readMs)} ms against ${fmt(floor.readMs)} (${fmt(paired.read.median)}×)`,
   );
   process.exit(0);
 }
@@ -976,23 +1101,75 @@ const previous = process.env.BENCH_ONLY_OURS
   ? (JSON.parse(await readFile(join(ROOT, "bench", "results", "latest.json"), "utf8")) as { direct: Figures; sandboxAgent: Figures; floor: RoundTrips })
   : null;
 console.error("bench: direct stdio ...");
-const direct = previous?.direct ?? (await benchDirect());
+const directBase = previous ? null : await benchDirect();
 console.error("bench: sandbox-agent, the floor of this architecture and this project ...");
-const [reference, floor, ours] = previous
-  ? [previous.sandboxAgent, previous.floor, await withThisProject(async (target) => benchHttp(target, (await roundTrips([target])).get(target)!))]
+const [direct, reference, floor, ours] = previous
+  ? [
+      previous.direct,
+      previous.sandboxAgent,
+      previous.floor,
+      await withThisProject(async (target): Promise<Figures> => {
+        const rtt = (await roundTrips([target])).get(target)!;
+        const [firstDirect, firstOurs] = await alternatedStreams([target], 0, 1);
+        const servers = await benchServers(target);
+        const [ourSmall] = await alternatedSmallFiles([target]);
+        const files = await benchFiles(target, smallFields(ourSmall!));
+        const [directStreams, ourStreams] = await alternatedStreams([target], 1, STREAM_ROUNDS);
+        for (const id of SERVER_IDS) await deleteServer(target, id);
+        const oursAll = [...firstOurs!, ...ourStreams!];
+        return { ...rtt, ...servers, ...streamFigures(oursAll), streamVsDirect: streamRatios(oursAll, [...firstDirect!, ...directStreams!]), files };
+      }),
+    ]
   : await withSandboxAgent((sandboxAgent) =>
       withFloor((floorTarget) =>
         withThisProject(async (thisProject) => {
           const rtts = await roundTrips([sandboxAgent, floorTarget, thisProject]);
+          // The streams' round 0, then what is measured with its servers up (the memory figures, as with one
+          // stream before), the 1 MiB files alternated, the large files, and the streams' other rounds last.
+          console.error(`bench: the streams' first round, alternated with the direct client's ...`);
+          const first = await alternatedStreams([sandboxAgent, thisProject], 0, 1);
           console.error("bench: sandbox-agent ...");
-          const reference = await benchHttp(sandboxAgent, rtts.get(sandboxAgent)!);
+          const referenceServers = await benchServers(sandboxAgent);
           console.error("bench: this project ...");
-          console.error("bench: the floor's 1 MiB files ...");
-          const floor = { ...rtts.get(floorTarget)!, smallFiles: await floorSmallFiles(floorTarget) };
-          return [reference, floor, await benchHttp(thisProject, rtts.get(thisProject)!)] as const;
+          const ourServers = await benchServers(thisProject);
+          console.error(`bench: ${SMALL_FILE_RUNS} 1 MiB files a setup, alternated with the floor's ...`);
+          const [floorSmall, referenceSmall, ourSmall] = await alternatedSmallFiles([floorTarget, sandboxAgent, thisProject]);
+          const referenceFiles = await benchFiles(sandboxAgent, smallFields(referenceSmall!));
+          const ourFiles = await benchFiles(thisProject, {
+            ...smallFields(ourSmall!),
+            smallVsFloor: smallRatios(ourSmall!, floorSmall!),
+            smallVsSandboxAgent: smallRatios(ourSmall!, referenceSmall!),
+          });
+          console.error(`bench: the streams' other ${STREAM_ROUNDS - 1} rounds, alternated with the direct client's ...`);
+          const rest = await alternatedStreams([sandboxAgent, thisProject], 1, STREAM_ROUNDS);
+          for (const target of [sandboxAgent, thisProject]) for (const id of SERVER_IDS) await deleteServer(target, id);
+          const [directStreams, referenceStreams, ourStreams] = first.map((samples, side) => [...samples, ...rest[side]!]);
+          const reference: Figures = {
+            ...rtts.get(sandboxAgent)!,
+            ...referenceServers,
+            ...streamFigures(referenceStreams!),
+            streamVsDirect: streamRatios(referenceStreams!, directStreams!),
+            files: referenceFiles,
+          };
+          const ours: Figures = {
+            ...rtts.get(thisProject)!,
+            ...ourServers,
+            ...streamFigures(ourStreams!),
+            streamVsDirect: streamRatios(ourStreams!, directStreams!),
+            streamVsSandboxAgent: streamRatios(ourStreams!, referenceStreams!),
+            files: ourFiles,
+          };
+          const floor: RoundTrips = { ...rtts.get(floorTarget)!, smallFiles: smallMedians(floorSmall!) };
+          const direct: Figures = { ...directBase!, ...streamFigures(directStreams!) };
+          return [direct, reference, floor, ours] as const;
         }),
       ),
     );
+if (process.env.BENCH_ONLY === "relay") {
+  // The first table only (the four setups side by side), not written to latest.json.
+  console.log(report(direct, reference, floor, ours));
+  process.exit(0);
+}
 console.error("bench: the stream's storage rows, counted by the instrumented worker ...");
 ours.streamStorageRows = await recordedStreamRows();
 const table = report(direct, reference, floor, ours);

@@ -7,10 +7,28 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { build } from "esbuild";
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from "vitest";
 import { ChildRegistry } from "./orphans";
 
 let dir: string;
+/** The killed writer, bundled once: plain `node` starts it in tens of milliseconds, `tsx` in most of a second. */
+let writer: { dir: string; file: string };
+beforeAll(async () => {
+  const bundleDir = await mkdtemp(join(tmpdir(), "sidecar-orphans-writer-"));
+  writer = { dir: bundleDir, file: join(bundleDir, "writer.mjs") };
+  await build({
+    stdin: { contents: WRITER, resolveDir: import.meta.dirname, loader: "ts" },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    outfile: writer.file,
+    logLevel: "silent",
+  });
+});
+afterAll(async () => {
+  await rm(writer.dir, { recursive: true, force: true });
+});
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "sidecar-orphans-"));
 });
@@ -31,15 +49,15 @@ it("replaces the record whole at each change, leaving nothing staged", async () 
 
 // A writer that changes the record as fast as it can, killed while it does, ten times.
 const WRITER = `
-import { ChildRegistry } from ${JSON.stringify(join(import.meta.dirname, "orphans.ts"))};
-const registry = new ChildRegistry(process.argv[1]);
+import { ChildRegistry } from "./orphans";
+const registry = new ChildRegistry(process.argv[2]);
 process.stdout.write("ready\\n");
 for (;;) { registry.add(process.pid); registry.remove(process.pid); }
 `;
 
 it("leaves a readable record, and no staged one after the next start, when its writer is killed mid-write", { timeout: 60_000 }, async () => {
   for (let round = 0; round < 10; round++) {
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", WRITER, dir], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [writer.file, dir], { stdio: ["ignore", "pipe", "inherit"] });
     await new Promise<void>((resolve, reject) => {
       child.stdout.once("data", () => resolve());
       child.once("exit", (code) => reject(new Error(`the writer exited (${code}) before it was ready`)));

@@ -264,12 +264,77 @@ describe("the dashboard", () => {
 
   it("starts a process from the page and shows its output", async () => {
     await open(page, "/machines/local/processes", "#proc-form");
-    await page.fill("#proc-command", "echo started-from-the-page-$((6*7)) | tr a-z A-Z");
+    // What the page reads on opening is drawn (the machine's presence in the header) before typing: this
+    // test is about starting; typing while it arrives is the next one's.
+    await page.waitForSelector("#machine-view h2 .dot.on");
+    const command = "echo started-from-the-page-$((6*7)) | tr a-z A-Z";
+    await page.fill("#proc-command", command);
+    expect(await page.inputValue("#proc-command")).toBe(command);
     await page.click("#proc-form button[type=submit]");
     await expect.poll(() => page.textContent("#proc-msg")).toMatch(/^started /);
     await expect.poll(() => page.textContent("#logs")).toContain("STARTED-FROM-THE-PAGE-42");
     // The stream's last event says how it exited (read with the protocol's schema, ProcessLogEnd).
     await expect.poll(() => page.textContent("#logs")).toContain("[exited: 0]");
+  });
+
+  it("keeps a command typed while the machine's presence arrives, and says why spaces alone start nothing", async () => {
+    // The form is drawn once the page knows who is signed in; the machine's presence (the header's dot)
+    // comes after, from the machines list. Held here until the command is typed: what was typed survives it.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
+    const machinesList = (url: URL) => url.pathname === "/v1/machines";
+    await page.route(machinesList, async (route) => {
+      asked++;
+      await held;
+      await route.continue();
+    });
+    try {
+      await open(page, "/machines/local/processes", "#proc-form");
+      const command = "echo kept-while-drawn-again-$((6*7)) | tr a-z A-Z";
+      await page.fill("#proc-command", command);
+      await expect.poll(() => asked).toBeGreaterThan(0);
+      expect(await page.locator("#machine-view h2 .dot").count()).toBe(0); // not known yet
+      release();
+      await page.waitForSelector("#machine-view h2 .dot.on");
+      expect(await page.inputValue("#proc-command")).toBe(command);
+      await page.click("#proc-form button[type=submit]");
+      await expect.poll(() => page.textContent("#proc-msg")).toMatch(/^started /);
+      await expect.poll(() => page.textContent("#logs")).toContain("KEPT-WHILE-DRAWN-AGAIN-42");
+      // Spaces pass the box's `required`: the page says what is missing rather than doing nothing.
+      await page.fill("#proc-command", "   ");
+      await page.click("#proc-form button[type=submit]");
+      await expect.poll(() => page.textContent("#proc-msg")).toContain("Type a command");
+    } finally {
+      release();
+      await page.unroute(machinesList);
+    }
+  });
+
+  it("keeps the folder typed in a machine's Start a session while its agents are still being read", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
+    const agentsList = (url: URL) => url.pathname === "/machines/local/v1/agents" && url.searchParams.get("config") === "true";
+    await page.route(agentsList, async (route) => {
+      asked++;
+      await held;
+      await route.continue();
+    });
+    try {
+      await open(page, "/machines/local/agents", "#new-cwd");
+      await page.waitForSelector("#machine-view h2 .dot.on");
+      await page.fill("#new-cwd", rt.dir);
+      await expect.poll(() => asked).toBeGreaterThan(0);
+      expect(await page.locator('tr[data-agent="mock"]').count()).toBe(0); // not read yet
+      release();
+      await page.waitForSelector('tr[data-agent="mock"]');
+      expect(await page.inputValue("#new-cwd")).toBe(rt.dir);
+      await expect.poll(() => page.locator("#new-agent option").allTextContents()).toContain("mock");
+    } finally {
+      release();
+      await page.unroute(agentsList);
+    }
   });
 
   it("browses, edits, uploads and downloads files on the machine", async () => {
@@ -927,8 +992,27 @@ describe("the dashboard", () => {
       await p.check('#new-task [name="repeat"]');
       await p.fill('#new-task [name="cron"]', "30 2 * * *");
       await p.fill('#new-task [name="timezone"]', "UTC");
+      // Its answer is held while the person types on: what they typed stays, only the prompt sent is emptied.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let asked = 0;
+      await context.route(
+        (url) => url.pathname === "/v1/schedules",
+        async (route) => {
+          if (route.request().method() === "POST") {
+            asked++;
+            await held;
+          }
+          await route.continue();
+        },
+      );
       await p.click("#task-start");
+      await expect.poll(() => asked).toBe(1);
+      await p.fill('#new-task [name="cwd"]', join(rt.dir, "the-next-one"));
+      release();
       await expect.poll(() => p.textContent("#new-task-msg")).toContain("scheduled: next run");
+      expect(await p.inputValue('#new-task [name="cwd"]')).toBe(join(rt.dir, "the-next-one"));
+      expect(await p.inputValue('#new-task [name="prompt"]')).toBe("");
       await p.waitForSelector("#schedules tr[data-schedule]");
       expect(await p.textContent("#schedules")).toContain("30 2 * * * (UTC)");
       expect(await p.textContent("#triggers")).toContain("/github");

@@ -1,4 +1,4 @@
-import { buildAll } from "../scripts/build";
+import { builtOnce } from "./build-setup";
 import { ensureNode } from "./node-releases";
 
 /**
@@ -6,5 +6,5 @@ import { ensureNode } from "./node-releases";
  * and some sidecars on Node 22 and 24 (test/node-releases.ts).
  */
 export default async function setup(): Promise<void> {
-  await Promise.all([buildAll(), ensureNode(22), ensureNode(24)]);
+  await Promise.all([builtOnce(), ensureNode(22), ensureNode(24)]);
 }

@@ -99,6 +99,21 @@ describe("a relay route", () => {
     ]);
   });
 
+  it("reads the operation's arguments from the path, query and body together where the route does not say how", async () => {
+    const worker = fakeWorker({ "processes.resize": { cols: 120, rows: 40 }, "fs.mkdir": { path: "/tmp/new" } });
+    const resized = await worker.request("/processes/p1/terminal/resize", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ cols: 120, rows: 40 }),
+    });
+    expect(resized.status).toBe(200);
+    await worker.request("/fs/mkdir?path=/tmp/new", { method: "POST" });
+    expect(worker.calls.map(({ op, args }) => [op, args])).toEqual([
+      ["processes.resize", { id: "p1", cols: 120, rows: 40 }],
+      ["fs.mkdir", { path: "/tmp/new" }],
+    ]);
+  });
+
   it("refuses what its schemas refuse before the machine is asked", async () => {
     const worker = fakeWorker({});
     const wrongType = await worker.request("/processes/p1/input", { method: "POST", headers: { "content-type": "text/plain" }, body: "hello" });

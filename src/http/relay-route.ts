@@ -14,9 +14,9 @@ import type { Access } from "./access";
 import { apiRoute } from "./api-route";
 import { relay } from "./machine";
 import { json, jsonBody, MACHINE_ERRORS } from "./openapi";
-import { OPS, type OpArgs, type OpName, type OpResult } from "@agent-runtime/protocol/ops";
+import { OPS, type OpArgs, type OpName, type OpResult, parseOpArgs } from "@agent-runtime/protocol/ops";
 import type { OpDefinition } from "@agent-runtime/protocol/ops/define";
-import type { ProblemCode } from "@agent-runtime/protocol/problems";
+import { type ProblemCode, ProblemError } from "@agent-runtime/protocol/problems";
 
 /** What a route reads, once validated: its path parameters, its query and its JSON body (`{}` where it declares none). */
 export interface RelayInput<P extends z.ZodObject, Q extends z.ZodObject, B extends z.ZodType> {
@@ -40,8 +40,12 @@ interface RelaySpec<N extends OpName, P extends z.ZodObject, Q extends z.ZodObje
   /** A JSON body (415 for another media type, declared with the operation's errors); `bodyOptional`: it may be absent (read as `{}`). */
   body?: B;
   bodyOptional?: true;
-  /** The operation's arguments from what the request carries (a session's record, say, may be looked up first). */
-  args: (input: RelayInput<P, Q, B>, c: Context<AppEnv>) => OpArgs<N> | Promise<OpArgs<N>>;
+  /**
+   * The operation's arguments from what the request carries (a session's record, say, may be looked up
+   * first). Without it, the path's parameters, the query and the body together, read through the
+   * operation's own schema: a route may leave it out only where what it reads has the arguments' type.
+   */
+  args?: (input: RelayInput<P, Q, B>, c: Context<AppEnv>) => OpArgs<N> | Promise<OpArgs<N>>;
   answer: Answer<S>;
   /** The body of the answer from the operation's result, where it is not the result itself. */
   reply?: (result: OpResult<N>, input: RelayInput<P, Q, B>) => z.input<S>;
@@ -81,7 +85,9 @@ export function relayRoute<
   method: "get" | "post" | "put" | "delete",
   /** Relative to `/v1`, with `{name}` parameters, as the OpenAPI document writes it. */
   path: string,
-  spec: RelaySpec<N, P, Q, B, S> & ([OpResult<N>] extends [z.input<S>] ? unknown : { reply: RelaySpec<N, P, Q, B, S>["reply"] }),
+  spec: RelaySpec<N, P, Q, B, S> &
+    ([OpResult<N>] extends [z.input<S>] ? unknown : { reply: RelaySpec<N, P, Q, B, S>["reply"] }) &
+    ([z.output<P> & z.output<Q> & z.output<B>] extends [OpArgs<N>] ? unknown : { args: NonNullable<RelaySpec<N, P, Q, B, S>["args"]> }),
 ): RelayRoute {
   const { answer } = spec;
   const body = spec.body ? (spec.bodyOptional ? { ...jsonBody(spec.body), required: false } : jsonBody(spec.body)) : undefined;
@@ -101,7 +107,8 @@ export function relayRoute<
   type In = RelayInput<P, Q, B>;
   async function relayToMachine(c: Context<AppEnv, string, { out: In }>): Promise<Response> {
     const input: In = { param: c.req.valid("param"), query: c.req.valid("query"), json: c.req.valid("json") };
-    const result = await relay(c, spec.op, await spec.args(input, c), spec.timeoutMs?.(input));
+    const args = spec.args ? await spec.args(input, c) : wholeInput(spec.op, input);
+    const result = await relay(c, spec.op, args, spec.timeoutMs?.(input));
     if (answer.status === 204) return c.body(null, 204);
     return c.json(spec.reply ? spec.reply(result, input) : result, answer.status, spec.headers?.(result) ?? {});
   }
@@ -111,6 +118,13 @@ export function relayRoute<
       app.openapi<RouteConfig, { out: In }>(route, relayToMachine);
     },
   };
+}
+
+/** A route's parameters, query and body together as `op`'s arguments, parsed against its schema (as the sidecar will). */
+function wholeInput<N extends OpName>(op: N, { param, query, json }: { param: unknown; query: unknown; json: unknown }): OpArgs<N> {
+  const parsed = parseOpArgs(op, Object.assign({}, param, query, json));
+  if (!parsed.ok) throw new ProblemError("invalid_request", parsed.error);
+  return parsed.args;
 }
 
 /** Adds relay routes to a group, in their order (a fixed path before a parameter that would take it). */

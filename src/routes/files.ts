@@ -62,7 +62,6 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "viewer", machine: true },
     op: "fs.entries",
     query: FsEntriesQuery,
-    args: ({ query }) => query,
     reply: ({ entries }) => entries,
     headers: ({ truncated }): Record<string, string> => (truncated ? { "X-Entries-Truncated": "true" } : {}),
     answer: { status: 200, schema: z.array(FsEntry), description: "the entries" },
@@ -72,7 +71,6 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "member", machine: true },
     op: "fs.delete",
     query: FsDeleteQuery,
-    args: ({ query: { path, recursive } }) => ({ path, recursive }),
     answer: { status: 200, description: "deleted" },
   }),
   relayRoute("post", "/fs/mkdir", {
@@ -80,7 +78,6 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "member", machine: true },
     op: "fs.mkdir",
     query: FsPathQuery,
-    args: ({ query }) => query,
     answer: { status: 200, description: "created" },
   }),
   relayRoute("post", "/fs/move", {
@@ -96,7 +93,6 @@ export const fileRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "viewer", machine: true },
     op: "fs.stat",
     query: FsPathQuery,
-    args: ({ query }) => query,
     answer: { status: 200, description: "the path" },
   }),
 ])

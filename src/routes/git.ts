@@ -16,7 +16,6 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "viewer", machine: true },
     op: "git.status",
     query: z.object({ cwd: GitCwd }),
-    args: ({ query }) => query,
     answer: { status: 200, description: "the repository's state" },
   }),
   relayRoute("post", "/git/commit", {
@@ -24,7 +23,6 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "member", machine: true },
     op: "git.commit",
     body: GitCommitRequest,
-    args: ({ json }) => json,
     answer: { status: 201, description: "the new commit" },
   }),
   relayRoute("post", "/git/push", {
@@ -32,7 +30,6 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "member", machine: true },
     op: "git.push",
     body: GitPushRequest,
-    args: ({ json }) => json,
     answer: { status: 200, description: "pushed" },
   }),
   relayRoute("post", "/git/pull-request", {
@@ -40,7 +37,6 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "member", machine: true },
     op: "git.pullRequest",
     body: PullRequestRequest,
-    args: ({ json }) => json,
     answer: { status: 200, description: "opened, or where to open it and why not" },
   }),
   relayRoute("get", "/worktrees", {
@@ -48,7 +44,6 @@ export const gitRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "viewer", machine: true },
     op: "worktrees.list",
     query: z.object({ cwd: GitCwd.describe("the repository (any folder in it)") }),
-    args: ({ query }) => query,
     answer: { status: 200, description: "the worktrees" },
   }),
   relayRoute("delete", "/worktrees", {

@@ -37,7 +37,6 @@ export const portRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     summary: "The machine's listening TCP ports, with their process, the runtime's process or session that owns it, and whether its owner exposed it",
     access: { role: "viewer", machine: true },
     op: "ports.list",
-    args: () => ({}),
     answer: { status: 200, description: "listening ports" },
   }),
 ]).openapi(open, async function openPreview(c) {

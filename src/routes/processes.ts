@@ -53,7 +53,6 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     summary: "The limits this machine enforces on processes",
     access: { role: "viewer", machine: true },
     op: "processes.config.get",
-    args: () => ({}),
     answer: { status: 200, description: "the limits" },
   }),
   relayRoute("post", "/processes/config", {
@@ -61,7 +60,6 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "member", machine: true },
     op: "processes.config.set",
     body: ProcessConfigUpdate,
-    args: ({ json }) => json,
     answer: { status: 200, description: "the limits now" },
   }),
   relayRoute("get", "/processes", {
@@ -69,6 +67,7 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "viewer", machine: true },
     op: "processes.list",
     query: OwnerQuery,
+    // The machine lists them all: the owner is picked here.
     args: () => ({}),
     reply: ({ processes }, { query: { owner } }) => ({ processes: owner ? processes.filter((p) => p.owner === owner) : processes }),
     answer: { status: 200, description: "processes" },
@@ -78,7 +77,6 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "member", machine: true },
     op: "processes.spawn",
     body: SpawnRequest,
-    args: ({ json }) => json,
     answer: { status: 201, description: "started" },
     errors: ["payload_too_large"],
   }),
@@ -87,7 +85,6 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "member", machine: true },
     op: "processes.run",
     body: ProcessRunRequest,
-    args: ({ json }) => json,
     // The machine answers when the process ends, at the latest a little after its own deadline.
     timeoutMs: ({ json }) => (json.timeoutMs ?? 60_000) + 30_000,
     answer: { status: 200, description: "how it ended and what it wrote (each stream up to maxOutputBytes)" },
@@ -98,7 +95,6 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "viewer", machine: true },
     op: "processes.get",
     params: IdParams,
-    args: ({ param }) => param,
     answer: { status: 200, description: "the process" },
   }),
   relayRoute("post", "/processes/{id}/input", {
@@ -118,7 +114,6 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     op: "processes.resize",
     params: IdParams,
     body: TerminalSize,
-    args: ({ param: { id }, json }) => ({ id, ...json }),
     answer: { status: 200, description: "the terminal's size now" },
   }),
   relayRoute("delete", "/processes/{id}", {
@@ -126,7 +121,6 @@ export const processRoutes = withRelayRoutes(new OpenAPIHono<AppEnv>(), [
     access: { role: "member", machine: true },
     op: "processes.delete",
     params: IdParams,
-    args: ({ param }) => param,
     answer: { status: 204, description: "forgotten" },
   }),
 ])

@@ -6,8 +6,9 @@
  */
 import { z } from "zod";
 import { RegistryAgent } from "./registry";
-import { AgentId, VersionSpec } from "./values";
-import { resource, strictResource } from "./resource";
+import { AgentId, BoundedRecord, VersionSpec } from "./values";
+import { strictResource } from "./resource";
+import { applyResultOf, machineStatus, NOT_APPLIED } from "./team-documents";
 
 /**
  * A name that says it holds a secret. The document is readable by every viewer and written to every
@@ -71,15 +72,15 @@ export function loaderVariable(name: string): boolean {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL_IN_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
-export const AgentSettingsEnv = z
-  .record(
-    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name"),
-    z
-      .string()
-      .max(4096)
-      .refine((v) => !CONTROL_IN_VALUE.test(v), "must not hold NUL or control characters"),
-  )
-  .refine((env) => Object.keys(env).length <= 32, "at most 32 variables")
+export const AgentSettingsEnv = BoundedRecord(
+  z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name"),
+  z
+    .string()
+    .max(4096)
+    .refine((v) => !CONTROL_IN_VALUE.test(v), "must not hold NUL or control characters"),
+  32,
+  "variables",
+)
   .superRefine((env, ctx) => {
     for (const name of Object.keys(env)) {
       if (SECRET_NAME.test(name))
@@ -107,10 +108,7 @@ export const AgentsConfigEntry = strictResource("AgentsConfigEntry", {
 export type AgentsConfigEntry = z.infer<typeof AgentsConfigEntry>;
 
 export const AgentsConfig = strictResource("AgentsConfig", {
-  agents: z
-    .record(AgentId, AgentsConfigEntry)
-    .refine((a) => Object.keys(a).length <= 64, "at most 64 agents")
-    .describe("by agent id: a built-in name (claude) or an ACP registry id"),
+  agents: BoundedRecord(AgentId, AgentsConfigEntry, 64, "agents").describe("by agent id: a built-in name (claude) or an ACP registry id"),
 });
 export type AgentsConfig = z.infer<typeof AgentsConfig>;
 
@@ -119,14 +117,14 @@ const AgentApplied = z.object({
   error: z.string().nullable().describe("why it is not at the version asked for"),
 });
 
-export const AgentsMachineStatus = resource("AgentsMachineStatus", {
-  machine: z.string(),
-  version: z.string().nullable().describe("the document version (ETag) this machine applied last"),
-  appliedAtMs: z.number().int().nullable(),
-  agents: z.record(z.string(), AgentApplied).describe("per agent of the document"),
-  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
-  error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
-});
+export const AgentsMachineStatus = machineStatus(
+  "AgentsMachineStatus",
+  { version: "the document version (ETag) this machine applied last", error: NOT_APPLIED },
+  {
+    agents: z.record(z.string(), AgentApplied).describe("per agent of the document"),
+    errors: z.array(z.object({ agent: z.string(), error: z.string() })),
+  },
+);
 export type AgentsMachineStatus = z.infer<typeof AgentsMachineStatus>;
 
 /** What the machine object hands the sidecar: the document, and the registry's entry of each of its agents. */
@@ -137,12 +135,6 @@ export const AgentsApplyArgs = z.object({
 });
 export type AgentsApplyArgs = z.infer<typeof AgentsApplyArgs>;
 
-export const AgentsApplyResult = z.object({
-  version: z.string(),
-  /** True when every agent was already installed at what the document asks and its settings were kept. */
-  unchanged: z.boolean().optional(),
-  appliedAtMs: z.number(),
-  agents: z.record(z.string(), AgentApplied),
-  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
-});
+/** `unchanged`: every agent was already installed at what the document asks and its settings were kept. */
+export const AgentsApplyResult = applyResultOf(AgentsMachineStatus);
 export type AgentsApplyResult = z.infer<typeof AgentsApplyResult>;

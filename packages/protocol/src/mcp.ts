@@ -4,8 +4,9 @@
  * type, and the OpenAPI document is generated from it.
  */
 import { z } from "zod";
-import { NotOptionLike } from "./values";
-import { resource, strictResource } from "./resource";
+import { BoundedRecord, NotOptionLike } from "./values";
+import { strictResource } from "./resource";
+import { machineStatus, NOT_APPLIED } from "./team-documents";
 
 export const McpName = z
   .string()
@@ -48,20 +49,17 @@ export type McpServerConfig = z.infer<typeof McpServerConfig>;
 
 /** The team's MCP document: servers by name, written where each installed agent reads its MCP servers. */
 export const McpConfig = strictResource("McpConfig", {
-  servers: z
-    .record(McpName, McpServerConfig)
-    .refine((s) => Object.keys(s).length <= 64, "at most 64 servers")
-    .describe("by name"),
+  servers: BoundedRecord(McpName, McpServerConfig, 64, "servers").describe("by name"),
 });
 export type McpConfig = z.infer<typeof McpConfig>;
 
-export const McpMachineStatus = resource("McpMachineStatus", {
-  machine: z.string(),
-  version: z.string().nullable().describe("the document version (ETag) this machine applied last"),
-  appliedAtMs: z.number().int().nullable(),
-  servers: z.array(z.string()).describe("the servers written for at least one agent"),
-  perAgent: z.record(z.string(), z.array(z.string())).describe("per agent installed on the machine: the servers in its configuration file"),
-  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
-  error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
-});
+export const McpMachineStatus = machineStatus(
+  "McpMachineStatus",
+  { version: "the document version (ETag) this machine applied last", error: NOT_APPLIED },
+  {
+    servers: z.array(z.string()).describe("the servers written for at least one agent"),
+    perAgent: z.record(z.string(), z.array(z.string())).describe("per agent installed on the machine: the servers in its configuration file"),
+    errors: z.array(z.object({ agent: z.string(), error: z.string() })),
+  },
+);
 export type McpMachineStatus = z.infer<typeof McpMachineStatus>;

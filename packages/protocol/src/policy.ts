@@ -9,6 +9,7 @@ import { WorkOrigin } from "./sandbox";
 import { SandboxRule, SandboxVerdict } from "./sandbox-rules";
 import { AgentId, CONTROL_CHARS, Identifier } from "./values";
 import { resource, strictResource } from "./resource";
+import { machineStatus } from "./team-documents";
 
 /** ACP's `ToolKind`: what a tool call does, as the agent says in its request. */
 export const TOOL_KINDS = ["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"] as const;
@@ -106,12 +107,7 @@ export const TeamPolicy = strictResource("TeamPolicy", {
 export type TeamPolicy = z.infer<typeof TeamPolicy>;
 
 /** What the status of the policy says of a machine: the version its object holds (nothing is applied on the machine). */
-export const PolicyMachineStatus = resource("PolicyMachineStatus", {
-  machine: z.string(),
-  version: z.string().nullable().describe("the policy version (ETag) this machine's object evaluates"),
-  appliedAtMs: z.number().int().nullable(),
-  error: z.string().nullable(),
-});
+export const PolicyMachineStatus = machineStatus("PolicyMachineStatus", { version: "the policy version (ETag) this machine's object evaluates" }, {});
 export type PolicyMachineStatus = z.infer<typeof PolicyMachineStatus>;
 
 /** What a permission request carries that rules match on, read from the request itself. */

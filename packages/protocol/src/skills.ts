@@ -5,7 +5,8 @@
  */
 import { z } from "zod";
 import { CONTROL_CHARS, NotOptionLike } from "./values";
-import { resource, strictResource } from "./resource";
+import { strictResource } from "./resource";
+import { machineStatus, NOT_APPLIED } from "./team-documents";
 
 const SafeRelativePath = z
   .string()
@@ -80,13 +81,13 @@ export type SkillSource = z.infer<typeof SkillSource>;
 export const SkillsConfig = strictResource("SkillsConfig", { sources: z.array(SkillSource).max(64) });
 export type SkillsConfig = z.infer<typeof SkillsConfig>;
 
-export const SkillsMachineStatus = resource("SkillsMachineStatus", {
-  machine: z.string(),
-  version: z.string().nullable().describe("the configuration version (ETag) this machine applied last"),
-  appliedAtMs: z.number().int().nullable(),
-  skills: z.array(z.string()).describe("every skill installed on the machine"),
-  perAgent: z.record(z.string(), z.array(z.string())).describe("per agent present on the machine: the skills installed in its folder"),
-  errors: z.array(z.object({ source: z.string(), error: z.string() })),
-  error: z.string().nullable().describe("why the last apply did not happen at all (e.g. the machine was offline)"),
-});
+export const SkillsMachineStatus = machineStatus(
+  "SkillsMachineStatus",
+  { version: "the configuration version (ETag) this machine applied last", error: NOT_APPLIED },
+  {
+    skills: z.array(z.string()).describe("every skill installed on the machine"),
+    perAgent: z.record(z.string(), z.array(z.string())).describe("per agent present on the machine: the skills installed in its folder"),
+    errors: z.array(z.object({ source: z.string(), error: z.string() })),
+  },
+);
 export type SkillsMachineStatus = z.infer<typeof SkillsMachineStatus>;

@@ -52,3 +52,7 @@ export const NotOptionLike = (what: string) =>
     .max(2048)
     .refine((v) => !CONTROL_CHARS.test(v), `${what} must not contain control characters`)
     .refine((v) => !v.startsWith("-"), `${what} must not start with '-'`);
+
+/** A record a client sends, of at most `max` entries (`noun` names them in the refusal: "at most 64 servers"). */
+export const BoundedRecord = <K extends z.core.$ZodRecordKey, V extends z.ZodType>(key: K, value: V, max: number, noun: string) =>
+  z.record(key, value).refine((r) => Object.keys(r).length <= max, `at most ${max} ${noun}`);

@@ -8,6 +8,7 @@ import { AgentsConfig, AgentsMachineStatus } from "@agent-runtime/protocol/agent
 import { McpConfig, McpMachineStatus } from "@agent-runtime/protocol/mcp";
 import { SkillsConfig, SkillsMachineStatus } from "@agent-runtime/protocol/skills";
 import { PolicyMachineStatus, TeamPolicy } from "@agent-runtime/protocol/policy";
+import type { AppliedStatus } from "@agent-runtime/protocol/team-documents";
 import { z } from "zod";
 
 /** The kinds of document, in the order the team applies them. */
@@ -45,8 +46,6 @@ export interface MachineStatusOf {
   policy: PolicyMachineStatus;
 }
 
-/** What every per-machine status of a document holds, whatever else it reports. */
-export type AppliedStatus = { machine: string; version: string | null; appliedAtMs: number | null; error: string | null };
 /** A machine applied a document (its status, built by the machine object from the sidecar's answer), or could not. */
 export type AppliedOutcome<S extends AppliedStatus = AppliedStatus> = { applied: Omit<S, "machine" | "error"> } | { error: string; version: number };
 

@@ -21,6 +21,7 @@ import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
 import { Earliest, firstRow, oneRow, rows, writeRow } from "../storage/stored";
 import type { Timed } from "../storage/alarm";
+import { noRoom } from "../storage/room";
 
 const Row = z.object({
   id: z.string(),
@@ -64,20 +65,8 @@ export class ScheduleBook implements Timed {
   create(request: ScheduleRequest, who: string, now = Date.now()): Outcome<Schedule> {
     const next = nextRun(request.cron, request.timezone, now);
     if (!next.ok) return next;
-    // Counted per machine, so a member of one machine cannot use up what members of others need.
-    const machine = request.task.machine;
-    const onMachine = Number(this.sql.exec(`SELECT COUNT(*) AS n FROM schedules WHERE machine = ?`, machine).one().n);
-    if (onMachine >= MAX_SCHEDULES_PER_MACHINE) {
-      return {
-        ok: false,
-        problem: {
-          code: "conflict",
-          detail: `machine '${machine}' has ${MAX_SCHEDULES_PER_MACHINE} schedules: a member of it deletes one first (GET /v1/schedules lists them)`,
-        },
-      };
-    }
-    const count = Number(this.sql.exec(`SELECT COUNT(*) AS n FROM schedules`).one().n);
-    if (count >= MAX_SCHEDULES) return { ok: false, problem: { code: "conflict", detail: `the team has ${MAX_SCHEDULES} schedules: delete one first` } };
+    const full = noRoom(this.sql, "schedules", "machine", request.task.machine, { perMachine: MAX_SCHEDULES_PER_MACHINE, team: MAX_SCHEDULES });
+    if (full) return full;
     const row: Row = {
       id: `sch-${randomHex16()}`,
       machine: request.task.machine,

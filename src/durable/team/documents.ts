@@ -3,10 +3,8 @@
  * each kind per deployment with its version (the ETag), and what each machine last applied of it. Every
  * kind is handled alike through DOCUMENT_REGISTRY.
  */
-import { z } from "zod";
 import {
   type AppliedOutcome,
-  type AppliedStatus,
   DOCUMENT_KINDS,
   DOCUMENT_REGISTRY,
   type DocumentConfigs,
@@ -20,15 +18,8 @@ import {
   type TeamDocuments,
 } from "../config/team-documents";
 import type { RecordedVersions } from "../config/config-apply";
+import { AppliedStatus } from "@agent-runtime/protocol/team-documents";
 import { getStored, getStoredMany, listStored, parseStored } from "../storage/stored";
-
-/** What every kind's status holds (each kind's own fields are read by its own schema where listed). */
-const AppliedStatusSchema = z.object({
-  machine: z.string(),
-  version: z.string().nullable(),
-  appliedAtMs: z.number().nullable(),
-  error: z.string().nullable(),
-});
 
 export class TeamDocumentStore {
   constructor(private readonly storage: DurableObjectStorage) {}
@@ -86,7 +77,7 @@ export class TeamDocumentStore {
     const stored = await getStoredMany(
       this.storage,
       DOCUMENT_KINDS.map((kind) => statusKey(kind, machine)),
-      AppliedStatusSchema,
+      AppliedStatus,
     );
     const versionOf = (kind: DocumentKind) => {
       const status = stored.get(statusKey(kind, machine));

@@ -26,6 +26,7 @@ import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
 import { type Commenter, deliveryContext, fillTemplate } from "./github-events";
 import { firstRow, rows, writeRow } from "../storage/stored";
+import { noRoom } from "../storage/room";
 
 const Row = z.object({
   id: z.string(),
@@ -64,20 +65,11 @@ export class TriggerBook {
   ) {}
 
   create(request: TriggerRequest, who: string, now = Date.now()): Outcome<Trigger> {
-    const machine = request.task.machine;
-    const onMachine = Number(this.sql.exec(`SELECT COUNT(*) AS n FROM triggers WHERE json_extract(task, '$.machine') = ?`, machine).one().n);
-    if (onMachine >= MAX_TRIGGERS_PER_MACHINE) {
-      return {
-        ok: false,
-        problem: {
-          code: "conflict",
-          detail: `machine '${machine}' has ${MAX_TRIGGERS_PER_MACHINE} triggers: a member of it deletes one first (GET /v1/triggers lists them)`,
-        },
-      };
-    }
-    if (Number(this.sql.exec(`SELECT COUNT(*) AS n FROM triggers`).one().n) >= MAX_TRIGGERS) {
-      return { ok: false, problem: { code: "conflict", detail: `the team has ${MAX_TRIGGERS} triggers: delete one first` } };
-    }
+    const full = noRoom(this.sql, "triggers", "json_extract(task, '$.machine')", request.task.machine, {
+      perMachine: MAX_TRIGGERS_PER_MACHINE,
+      team: MAX_TRIGGERS,
+    });
+    if (full) return full;
     const row: Row = {
       id: `trg-${randomHex16()}`,
       secret: request.secret,

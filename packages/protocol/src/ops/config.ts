@@ -1,38 +1,23 @@
 /** The tunnel's configuration operations: the team's skills and MCP documents applied, and per-directory entries. */
 import { z } from "zod";
 import { MachinePath } from "../files";
-import { McpConfig, McpName, McpServerConfig } from "../mcp";
-import { SkillName, SkillsConfig } from "../skills";
+import { McpConfig, McpMachineStatus, McpName, McpServerConfig } from "../mcp";
+import { SkillName, SkillsConfig, SkillsMachineStatus } from "../skills";
+import { applyResultOf } from "../team-documents";
 import { Deleted, MINUTE, type OpDefinition } from "./define";
 
 export const SkillsApplyArgs = z.object({ version: z.string(), config: SkillsConfig });
 export type SkillsApplyArgs = z.infer<typeof SkillsApplyArgs>;
 
-export const SkillsApplyResult = z.object({
-  version: z.string(),
-  /** True when this machine had applied exactly this configuration already: nothing was fetched or copied. */
-  unchanged: z.boolean().optional(),
-  appliedAtMs: z.number(),
-  /** Every skill installed, in any agent's folder. */
-  skills: z.array(z.string()),
-  /** Per agent present on the machine: the skills installed in its folder. */
-  perAgent: z.record(z.string(), z.array(z.string())),
-  errors: z.array(z.object({ source: z.string(), error: z.string() })),
-});
+/** `unchanged`: this machine had applied exactly this configuration already, and nothing was fetched or copied. */
+export const SkillsApplyResult = applyResultOf(SkillsMachineStatus);
 export type SkillsApplyResult = z.infer<typeof SkillsApplyResult>;
 
 export const McpApplyArgs = z.object({ version: z.string(), config: McpConfig });
 export type McpApplyArgs = z.infer<typeof McpApplyArgs>;
 
-export const McpApplyResult = z.object({
-  version: z.string(),
-  /** True when this machine had written exactly this document for exactly these agents already. */
-  unchanged: z.boolean().optional(),
-  appliedAtMs: z.number(),
-  servers: z.array(z.string()),
-  perAgent: z.record(z.string(), z.array(z.string())),
-  errors: z.array(z.object({ agent: z.string(), error: z.string() })),
-});
+/** `unchanged`: this machine had written exactly this document for exactly these agents already. */
+export const McpApplyResult = applyResultOf(McpMachineStatus);
 export type McpApplyResult = z.infer<typeof McpApplyResult>;
 
 /** Cloning several repositories (skills) can take a while. */

@@ -125,7 +125,8 @@ function Tokens(props: { tick: number; onChange: () => void }) {
         }),
       );
       setSecret(created.token);
-      setForm({ ...form, name: "" });
+      // The name is emptied for the next token, unless the person already typed another meanwhile.
+      setForm((now) => (now.name === form.name ? { ...now, name: "" } : now));
     } catch (err) {
       setError(errorText(err));
     }

@@ -5,8 +5,9 @@
 import { useState } from "preact/hooks";
 import type { AgentInfo } from "@agent-runtime/protocol/agents";
 import type { Machine } from "@agent-runtime/protocol/machines";
-import { errorText, must, typedMachine } from "../api";
-import { useCan, usePoll } from "../session-context";
+import { errorText, machineApi, must, typedMachine } from "../api";
+import { useCan } from "../session-context";
+import { useResource } from "../use-resource";
 import { AgentLogin } from "./agent-login";
 import { Note, Table } from "./parts";
 import { NewSession } from "./sessions";
@@ -24,32 +25,27 @@ function loginText(a: AgentInfo): string {
 const matches = (a: AgentInfo, search: string) =>
   !search.trim() || [a.id, a.name ?? "", a.description ?? ""].some((text) => text.toLowerCase().includes(search.trim().toLowerCase()));
 
-export function AgentsTab(props: { machine: string; machines: Machine[] }) {
-  const [agents, setAgents] = useState<AgentInfo[] | null>(null);
-  const [source, setSource] = useState("");
+/** `connected`: the machine's presence as the page's header shows it (null: not known yet); a change reads the agents again. */
+export function AgentsTab(props: { machine: string; connected: boolean | null; machines: Machine[] }) {
+  const listed = useResource(`${machineApi(props.machine)}/agents`, {
+    read: () => must(typedMachine(props.machine).GET("/v1/agents", { params: { query: { config: "true" } } })),
+    everyMs: 60_000,
+    again: [props.connected],
+  });
+  const agents: AgentInfo[] | null = listed.data?.agents ?? null;
+  const registry = listed.data?.registry;
+  const source = registry
+    ? registry.source === "builtin"
+      ? `the registry (${registry.url}) was never reached: the built-in catalog`
+      : `registry: ${registry.url}${registry.source === "stale" ? ` (unreachable, as last read: ${registry.error})` : ""}`
+    : "";
+  const load = listed.refetch;
   const [search, setSearch] = useState("");
   const [note, setNote] = useState("");
   const [installing, setInstalling] = useState<string | null>(null);
   /** The agent whose ways to log in are open below the list. */
   const [loggingIn, setLoggingIn] = useState<string | null>(null);
   const canAct = useCan("member");
-  const load = async () => {
-    try {
-      const list = await must(typedMachine(props.machine).GET("/v1/agents", { params: { query: { config: "true" } } }));
-      setAgents(list.agents);
-      const r = list.registry;
-      setSource(
-        r
-          ? r.source === "builtin"
-            ? `the registry (${r.url}) was never reached: the built-in catalog`
-            : `registry: ${r.url}${r.source === "stale" ? ` (unreachable, as last read: ${r.error})` : ""}`
-          : "",
-      );
-    } catch (err) {
-      setNote(errorText(err));
-    }
-  };
-  usePoll(load, [props.machine], 60_000);
   /** Ask the agent itself (it is started once for it), then show what it said. */
   const checkLogin = async (id: string) => {
     setNote(`asking ${id} whether it is logged in…`);
@@ -161,9 +157,9 @@ export function AgentsTab(props: { machine: string; machines: Machine[] }) {
           );
         })()}
         <p class="muted">{source}</p>
-        <Note id="agents-note" text={note} />
+        <Note id="agents-note" text={note || listed.error} />
       </section>
-      {canAct ? <NewSession machines={props.machines} machine={props.machine} key={agents?.filter((a) => a.installed).length} /> : null}
+      {canAct ? <NewSession machines={props.machines} machine={props.machine} installed={agents?.filter((a) => a.installed).map((a) => a.id)} /> : null}
     </>
   );
 }

@@ -156,7 +156,8 @@ function NewGroup(props: { machines: Machine[]; onStarted: () => void }) {
   const [chosen, setChosen] = useState<string[]>([]);
   const [form, setForm] = useState({ cwd: "", prompt: "", base: "", check: "", runs: "1" });
   const [note, setNote] = useState("");
-  const set = (key: keyof typeof form, value: string) => setForm({ ...form, [key]: value });
+  // Each change applies to the form as it is then (the answer to Start arrives later: see tasks.tsx).
+  const set = (key: keyof typeof form, value: string) => setForm((now) => ({ ...now, [key]: value }));
   /** The agents installed on each connected machine, read when the form opens. */
   const readChoices = async () => {
     const connected = props.machines.filter((m) => m.connected);
@@ -179,7 +180,8 @@ function NewGroup(props: { machines: Machine[]; onStarted: () => void }) {
       }),
     );
     setNote(`started ${group.id}: ${group.attempts.length} attempts from ${group.base.branch ?? group.base.commit.slice(0, 12)}`);
-    setForm({ ...form, prompt: "" });
+    // What was sent is emptied for the next one; what the person typed while it was sent stays.
+    setForm((now) => (now.prompt === form.prompt ? { ...now, prompt: "" } : now));
     props.onStarted();
   };
   return (

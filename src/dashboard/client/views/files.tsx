@@ -12,7 +12,8 @@ const EDITABLE_BYTES = 1024 * 1024;
 
 const parentOf = (folder: string) => folder.replace(/\/[^/]+\/?$/, "") || "/";
 
-export function FilesTab(props: { machine: string; folder: string }) {
+/** `connected`: the machine's presence as the page's header shows it; a change reads the folder again (an open file stays open). */
+export function FilesTab(props: { machine: string; connected: boolean | null; folder: string }) {
   const v1 = machineApi(props.machine);
   const canAct = useCan("member");
   const [folder, setFolder] = useState<string | null>(null);
@@ -46,10 +47,10 @@ export function FilesTab(props: { machine: string; folder: string }) {
       if (mine === loads.current) setNote(errorText(err));
     }
   };
+  useEffect(() => setFile(null), [props.machine, props.folder]);
   useEffect(() => {
-    setFile(null);
     void load();
-  }, [props.machine, props.folder]);
+  }, [props.machine, props.folder, props.connected]);
   // The box shows the folder shown, unless the person is typing another.
   useEffect(() => {
     if (folder !== null) setTyped(folder);

@@ -1,5 +1,5 @@
 /** The machines of the team, and one machine's tabs: agents, processes, files, terminal, ports. */
-import { type ComponentChildren, Fragment } from "preact";
+import type { ComponentChildren } from "preact";
 import type { Machine } from "@agent-runtime/protocol/machines";
 import type { Session } from "@agent-runtime/protocol/sessions";
 import { href, MACHINE_TABS, type MachineTab, machineHref } from "../router";
@@ -51,23 +51,26 @@ const TAB_NAMES: Record<MachineTab, string> = { agents: "Agents", processes: "Pr
 export function MachineView(props: { machine: string; tab: MachineTab; query: URLSearchParams; machines: Machine[] | null; sessions: Session[] }) {
   const known = props.machines?.find((m) => m.id === props.machine);
   const canAct = useCan("member");
+  // One truth per machine on the page: when the header's presence changes, the tab reads the machine again.
+  // Handed down, not a key that re-mounts the tab: a re-mount drops what the person typed in its forms.
+  const connected = known ? known.connected : null;
   const tabs = MACHINE_TABS.filter((t) => t !== "terminal" || canAct);
   let body: ComponentChildren;
   switch (props.tab) {
     case "agents":
-      body = <AgentsTab machine={props.machine} machines={props.machines ?? []} />;
+      body = <AgentsTab machine={props.machine} connected={connected} machines={props.machines ?? []} />;
       break;
     case "processes":
-      body = <ProcessesTab machine={props.machine} />;
+      body = <ProcessesTab machine={props.machine} connected={connected} />;
       break;
     case "files":
-      body = <FilesTab machine={props.machine} folder={props.query.get("path") ?? ""} />;
+      body = <FilesTab machine={props.machine} connected={connected} folder={props.query.get("path") ?? ""} />;
       break;
     case "terminal":
       body = canAct ? <TerminalTab machine={props.machine} processId={props.query.get("process")} /> : null;
       break;
     case "ports":
-      body = <PortsTab machine={props.machine} sessions={props.sessions} />;
+      body = <PortsTab machine={props.machine} connected={connected} sessions={props.sessions} />;
       break;
   }
   return (
@@ -82,8 +85,7 @@ export function MachineView(props: { machine: string; tab: MachineTab; query: UR
         <span class="muted">{known ? (known.connected ? `connected · sidecar ${known.sidecarVersion ?? "?"}` : "offline") : ""}</span>
       </div>
       <Tabs label={`${props.machine}'s views`} tabs={tabs} current={props.tab} href={(t) => machineHref(props.machine, t)} names={TAB_NAMES} />
-      {/* One truth per machine on the page: when the header's presence changes, the tab reads the machine again. */}
-      <Fragment key={known ? String(known.connected) : "unknown"}>{body}</Fragment>
+      {body}
     </div>
   );
 }

@@ -15,9 +15,13 @@ import { useResource } from "../use-resource";
 /** The live stream's changes after which a machine's ports are read again. */
 const PORT_EVENTS = ["ports", "machine"] as const;
 
-/** A machine's listening ports, read again when the live stream says they (or the machine) changed. */
-const usePorts = (machine: string) =>
-  useResource(`${machineApi(machine)}/ports`, { read: () => must(typedMachine(machine).GET("/v1/ports")), follow: { machine, kinds: PORT_EVENTS } });
+/** A machine's listening ports, read again when the live stream says they (or the machine) changed, or the page sees it come or go. */
+const usePorts = (machine: string, connected: boolean | null) =>
+  useResource(`${machineApi(machine)}/ports`, {
+    read: () => must(typedMachine(machine).GET("/v1/ports")),
+    follow: { machine, kinds: PORT_EVENTS },
+    again: [connected],
+  });
 
 /**
  * Open a preview in a new tab. The tab is opened at once (a phone's browser allows a new tab only in the
@@ -62,10 +66,11 @@ function Owner(props: { port: ListeningPort; machine: string; sessions: Session[
   );
 }
 
-export function PortsTab(props: { machine: string; sessions: Session[] }) {
+/** `connected`: the machine's presence as the page's header shows it; a change reads the ports again. */
+export function PortsTab(props: { machine: string; connected: boolean | null; sessions: Session[] }) {
   const canOpen = useCan("member");
   // What listens changed, or the machine came or went: read now, not at the next poll.
-  const ports = usePorts(props.machine);
+  const ports = usePorts(props.machine, props.connected);
   const list: PortList | null = ports.data;
   const [note, setNote] = useState("");
   const open = (port: number) => openPreview(props.machine, port).catch((err) => setNote(errorText(err)));
@@ -110,7 +115,8 @@ export function PortsTab(props: { machine: string; sessions: Session[] }) {
 /** "The agent's app is listening on :5173 — Open", while a process of this session's agent listens on an exposed port. */
 export function SessionPorts(props: { machine: string; serverId: string; state: string }) {
   const canOpen = useCan("member");
-  const read = usePorts(props.machine);
+  // Its machine coming back is heard on the live stream (`machine`): no presence of a header to follow here.
+  const read = usePorts(props.machine, null);
   const [note, setNote] = useState("");
   // What cannot be read is not offered (an old list could name an app that has gone).
   const ports = read.error ? [] : (read.data?.ports ?? []).filter((p) => p.owner?.kind === "acp" && p.owner.serverId === props.serverId);

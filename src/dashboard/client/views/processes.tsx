@@ -12,7 +12,8 @@ import { CheckBox, Link, Note, Table, WideInput } from "./parts";
 /** The schemas a log stream is read with; they load with the first logs shown (the first view's script carries no schema library). */
 type LogSchemas = typeof import("@agent-runtime/protocol/processes");
 
-export function ProcessesTab(props: { machine: string }) {
+/** `connected`: the machine's presence as the page's header shows it (null: not known yet); a change reads the list again. */
+export function ProcessesTab(props: { machine: string; connected: boolean | null }) {
   const v1 = machineApi(props.machine);
   const canAct = useCan("member");
   // `asked`: each tap on Logs follows them from the start again, the same process's too.
@@ -27,6 +28,7 @@ export function ProcessesTab(props: { machine: string }) {
       const [p, s] = await Promise.all([must(machine.GET("/v1/processes")), must(machine.GET("/v1/acp"))]);
       return { processes: p.processes.slice(-50).reverse(), servers: s.servers };
     },
+    again: [props.connected],
   });
   const processes: Process[] = listed.data?.processes ?? [];
   const servers: AcpServer[] = listed.data?.servers ?? [];
@@ -59,11 +61,13 @@ export function ProcessesTab(props: { machine: string }) {
 
   const start = async (e: Event) => {
     e.preventDefault();
-    if (!command.trim()) return;
+    // The box's own `required` stops an empty one; spaces alone get here, and are said, not ignored.
+    if (!command.trim()) return setNote("Type a command to start (e.g. npm test).");
     try {
       const started = await must(typedMachine(props.machine).POST("/v1/processes", { body: spawnRequest(command, cwd, tty) }));
       setNote(`started ${started.id}`);
-      setCommand("");
+      // Emptied for the next one, unless the person already typed it while this one started.
+      setCommand((now) => (now === command ? "" : now));
       if (tty) navigate(machineHref(props.machine, "terminal", { process: started.id }));
       else {
         followLogs(started.id);

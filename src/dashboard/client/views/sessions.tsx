@@ -63,8 +63,12 @@ export function SessionsView(props: { sessions: Session[] | null; offline: boole
   );
 }
 
-/** Start a session: a connected machine, one of its installed agents, a folder. */
-export function NewSession(props: { machines: Machine[]; machine?: string }) {
+/**
+ * Start a session: a connected machine, one of its installed agents, a folder. `installed`: the machine's
+ * installed agents as the page around it last read them; when they change (one installed there), the
+ * list is asked again, in place: what the person typed stays.
+ */
+export function NewSession(props: { machines: Machine[]; machine?: string; installed?: readonly string[] | undefined }) {
   const connected = props.machines.filter((m) => m.connected);
   const [machine, setMachine] = useState(props.machine ?? "");
   const chosen = machine || connected[0]?.id || "";
@@ -75,7 +79,10 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
   const [base, setBase] = useState("");
   const [note, setNote] = useState("");
   const [busy, setBusy] = useState(false);
-  // Asked once per machine chosen, not polled: an open Sessions page must not keep asking a machine.
+  const present = connected.some((m) => m.id === chosen);
+  const installedNow = props.installed?.join(" ");
+  // Asked once per machine chosen (and again when it comes back, or its agents change), not polled: an
+  // open Sessions page must not keep asking a machine.
   useEffect(() => {
     if (!chosen) return;
     let current = true;
@@ -86,7 +93,7 @@ export function NewSession(props: { machines: Machine[]; machine?: string }) {
     return () => {
       current = false;
     };
-  }, [chosen]);
+  }, [chosen, present, installedNow]);
   const pickedAgent = agents?.find((a) => a.id === agent) ?? agents?.[0];
   const picked = pickedAgent?.id ?? "";
   const start = async (e: Event) => {

@@ -117,7 +117,9 @@ function NewTask(props: { machines: Machine[]; sessions: Session[]; onStarted: (
     timezone: Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC",
   });
   const [note, setNote] = useState("");
-  const set = (key: keyof typeof form, value: string | boolean) => setForm({ ...form, [key]: value });
+  // Each change applies to the form as it is then, not as this render saw it: an answer arriving later
+  // (an install, a start) must not put back what was replaced meanwhile.
+  const set = (key: keyof typeof form, value: string | boolean) => setForm((now) => ({ ...now, [key]: value }));
   const machine = form.machine || props.machines.find((m) => m.connected)?.id || props.machines[0]?.id || "";
   const connected = props.machines.find((m) => m.id === machine)?.connected ?? false;
   const { agents, reload } = useAgentsOf(machine, connected);
@@ -145,7 +147,7 @@ function NewTask(props: { machines: Machine[]; sessions: Session[]; onStarted: (
     try {
       await must(typedMachine(machine).POST("/v1/agents/{agent}/install", { params: { path: { agent: id } }, body: {} }));
       setNote(`${id} installed on ${machine}`);
-      setForm({ ...form, agent: id });
+      set("agent", id);
       reload();
     } catch (err) {
       setNote(`${id}: ${errorText(err)}`);
@@ -167,7 +169,8 @@ function NewTask(props: { machines: Machine[]; sessions: Session[]; onStarted: (
       const started = await must(typed.POST("/v1/tasks", { body: task }));
       setNote(started.state === "queued" ? `queued until ${started.machine} is back (or a slot frees)` : "started");
     }
-    setForm({ ...form, prompt: "" });
+    // What was sent is emptied for the next one; what the person typed while it was sent stays.
+    setForm((now) => (now.prompt === form.prompt ? { ...now, prompt: "" } : now));
     props.onStarted();
   };
   return (
