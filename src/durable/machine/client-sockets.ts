@@ -10,6 +10,12 @@ import type { MachineFeature, SocketKind } from "./feature";
 
 export class ClientSockets {
   private readonly kinds: SocketKind[];
+  /**
+   * Each socket's kind (null: the tunnel's), from its tags: a socket's tags are set when it is accepted and
+   * never change, so they are read once per socket and instance instead of at every message (the
+   * sidecar's answers, the relay's hot path, come this way).
+   */
+  private readonly kindOfSocket = new WeakMap<WebSocket, SocketKind | null>();
 
   constructor(
     features: readonly MachineFeature[],
@@ -19,9 +25,14 @@ export class ClientSockets {
     this.kinds = features.flatMap((feature) => feature.sockets ?? []);
   }
 
+  /** Whether `ws` is one of these sockets (false: the tunnel's). */
+  owns(ws: WebSocket): boolean {
+    return this.kindOf(ws) !== null;
+  }
+
   /** A message on one of these sockets (false: the socket is the tunnel's). */
-  async message(ws: WebSocket, tags: string[], message: string | ArrayBuffer): Promise<boolean> {
-    const kind = this.kindOf(tags);
+  async message(ws: WebSocket, message: string | ArrayBuffer): Promise<boolean> {
+    const kind = this.kindOf(ws);
     if (!kind) return false;
     if (this.holders.socketExpired(ws)) return true;
     await kind.message(ws, message);
@@ -30,7 +41,7 @@ export class ClientSockets {
 
   /** One of these sockets closed: its kind lets go of it (false: the tunnel's). */
   async closed(ws: WebSocket, code: number, reason: string): Promise<boolean> {
-    const kind = this.kindOf(this.tagsOf(ws));
+    const kind = this.kindOf(ws);
     if (!kind) return false;
     await kind.closed(ws, code, reason);
     return true;
@@ -38,10 +49,15 @@ export class ClientSockets {
 
   /** Its holder's token was revoked or expired: it ends with its kind's last word. */
   end(ws: WebSocket, problem: ProblemInit): void {
-    this.kindOf(this.tagsOf(ws))?.end(ws, problem);
+    this.kindOf(ws)?.end(ws, problem);
   }
 
-  private kindOf(tags: string[]): SocketKind | undefined {
-    return this.kinds.find((kind) => tags.includes(kind.tag));
+  private kindOf(ws: WebSocket): SocketKind | null {
+    const known = this.kindOfSocket.get(ws);
+    if (known !== undefined) return known;
+    const tags = this.tagsOf(ws);
+    const kind = this.kinds.find((k) => tags.includes(k.tag)) ?? null;
+    this.kindOfSocket.set(ws, kind);
+    return kind;
   }
 }

@@ -17,7 +17,7 @@ import { ClientSockets } from "./client-sockets";
 import type { MachineFeature } from "./feature";
 import { machineFeatures, type MachineParts } from "./features";
 import { objectRequestOf } from "./object-requests";
-import { acceptSidecar, readSidecarFrame } from "./sidecar-connection";
+import { acceptSidecar, type FrameHandlers, readSidecarFrame } from "./sidecar-connection";
 import { SidecarLifecycle } from "./sidecar-lifecycle";
 
 export type CallOutcome<T> = Outcome<T>;
@@ -85,16 +85,32 @@ export class MachineObjectCore extends DurableObject<Env> {
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    // One look at the tags (not the attachment) tells the sidecar's messages, the hot path, from the rest.
-    if (await this.clients.message(ws, this.ctx.getTags(ws), message)) return;
-    await readSidecarFrame(ws, message, {
-      answered: (frame) => this.tunnel.answered(frame),
-      subscribers: this.subscribers,
-      hello: (frame) => this.lifecycle.hello(ws, frame),
-      preview: (frame) => this.parts.previews.streams.fromSidecar(frame),
-      ports: () => this.parts.sessions.recorder.portsChanged(),
-      login: (agent) => this.ctx.waitUntil(this.parts.logins.flowChanged(agent)),
-    });
+    // The socket's kind (read once per socket: client-sockets.ts) tells the sidecar's messages, the hot path, from the rest.
+    if (this.clients.owns(ws)) {
+      await this.clients.message(ws, message);
+      return;
+    }
+    const handled = readSidecarFrame(ws, message, this.frameHandlers(ws));
+    if (handled) await handled;
+  }
+
+  /** Where a sidecar socket's frames go: made once per socket, not at every frame. */
+  private readonly handlersOf = new WeakMap<WebSocket, FrameHandlers>();
+
+  private frameHandlers(ws: WebSocket): FrameHandlers {
+    let handlers = this.handlersOf.get(ws);
+    if (!handlers) {
+      handlers = {
+        answered: (frame) => this.tunnel.answered(frame),
+        subscribers: this.subscribers,
+        hello: (frame) => this.lifecycle.hello(ws, frame),
+        preview: (frame) => this.parts.previews.streams.fromSidecar(frame),
+        ports: () => this.parts.sessions.recorder.portsChanged(),
+        login: (agent) => this.ctx.waitUntil(this.parts.logins.flowChanged(agent)),
+      };
+      this.handlersOf.set(ws, handlers);
+    }
+    return handlers;
   }
 
   /** A socket closed: a feature's socket is its kind's to end, the tunnel's starts the grace. */

@@ -94,8 +94,11 @@ export interface FrameHandlers {
   login(agent: string): void;
 }
 
-/** One message of the sidecar's, parsed and handed where it goes; one it cannot read is answered with `bad` and logged. */
-export async function readSidecarFrame(ws: WebSocket, message: string | ArrayBuffer, to: FrameHandlers): Promise<void> {
+/**
+ * One message of the sidecar's, parsed and handed where it goes; one it cannot read is answered with `bad` and logged.
+ * Not async: a call's answer, the relay's hot path, is handed on at once (a promise only where a handler makes one, a hello).
+ */
+export function readSidecarFrame(ws: WebSocket, message: string | ArrayBuffer, to: FrameHandlers): Promise<void> | undefined {
   const parsed = parseSidecarFrame(message);
   if (!parsed.ok) {
     // A sidecar that sends what we cannot read is told so, and it is logged: never dropped silently.
@@ -107,7 +110,8 @@ export async function readSidecarFrame(ws: WebSocket, message: string | ArrayBuf
   switch (frame.t) {
     case "res":
     case "err":
-      return to.answered(frame);
+      to.answered(frame);
+      return;
     case "bad":
       console.error(`machine tunnel: the sidecar could not read a frame: ${frame.error}`);
       return;
@@ -119,17 +123,21 @@ export async function readSidecarFrame(ws: WebSocket, message: string | ArrayBuf
       for (const sub of subsOf(frame)) to.subscribers.output(sub, frame.pieces, frame.bytes);
       return;
     case "end":
-      return to.subscribers.end(frame.sub, frame.end);
+      to.subscribers.end(frame.sub, frame.end);
+      return;
     case "hello":
       return to.hello(frame);
     case "ports":
-      return to.ports();
+      to.ports();
+      return;
     case "login":
-      return to.login(frame.agent);
+      to.login(frame.agent);
+      return;
     case "ph":
     case "pd":
     case "pw":
     case "px":
-      return to.preview(frame);
+      to.preview(frame);
+      return;
   }
 }
