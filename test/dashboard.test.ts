@@ -914,7 +914,7 @@ describe("the dashboard", () => {
     expect((await rt.api("/v1/config/agents")).headers.get("etag")).toBe(etag);
   });
 
-  it("keeps an entry added to a team document while its save is on its way, to be saved next", async () => {
+  it("keeps an entry added to a team document while its save is on its way, saved next over that save's version only", async () => {
     const addServer = async (name: string) => {
       await page.click("#mcp-add");
       await page.fill('#entry-editor [name="name"]', name);
@@ -924,29 +924,56 @@ describe("the dashboard", () => {
     };
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
+    let releaseRead = () => {};
+    const readHeld = new Promise<void>((resolve) => (releaseRead = resolve));
     let asked = 0;
+    let holdReads = false;
+    let readsHeld = 0;
     const mcp = (url: URL) => url.pathname === "/v1/config/mcp";
     await page.route(mcp, async (route) => {
       if (route.request().method() === "PUT") {
         asked++;
         await held;
+      } else if (holdReads) {
+        readsHeld++;
+        await readHeld;
       }
       await route.continue();
     });
+    const servers = async () => Object.keys(((await (await rt.api("/v1/config/mcp")).json()) as { servers: object }).servers);
     try {
       await open(page, "/team/mcp", "#mcp-add:not([disabled])");
       await addServer("first");
       await page.click("#mcp-save");
       await expect.poll(() => asked).toBe(1);
       await addServer("second");
+      holdReads = true;
       release();
       await expect.poll(() => page.textContent("#mcp-msg")).toContain("Saved (version");
-      expect(Object.keys(((await (await rt.api("/v1/config/mcp")).json()) as { servers: object }).servers)).toEqual(["first"]);
+      expect(await servers()).toEqual(["first"]);
       expect(await page.locator('#mcp-entries [data-entry="second"]').count()).toBe(1);
+      // The page reads the document back after its save; another admin saves before that read answers.
+      await expect.poll(() => readsHeld).toBeGreaterThan(0);
+      const other = await rt.api("/v1/config/mcp", {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ servers: { first: { type: "local", command: "npx" }, theirs: { type: "local", command: "npx" } } }),
+      });
+      expect(other.status).toBe(200);
+      releaseRead();
+      // The kept entry builds on the page's own save, not on the version read after it: a 412, not theirs replaced.
       await page.click("#mcp-save:not([disabled])");
-      await expect.poll(async () => Object.keys(((await (await rt.api("/v1/config/mcp")).json()) as { servers: object }).servers)).toEqual(["first", "second"]);
+      await expect.poll(() => page.textContent("#mcp-msg")).toContain("Someone saved a newer version meanwhile");
+      expect(await servers()).toEqual(["first", "theirs"]);
+      // Discarded, the page shows theirs; an entry added now goes over theirs.
+      await page.click("#mcp-section button:text('Discard changes')");
+      await page.waitForSelector('#mcp-entries [data-entry="theirs"]');
+      await addServer("second");
+      await page.click("#mcp-save:not([disabled])");
+      await expect.poll(servers).toEqual(["first", "theirs", "second"]);
     } finally {
       release();
+      releaseRead();
       await page.unroute(mcp);
       await rt.api("/v1/config/mcp", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ servers: {} }) });
     }

@@ -5,7 +5,7 @@
  * else's newer one is refused and said). The JSON stays one tap away for what the forms do not show.
  * Everyone reads; only an admin edits.
  */
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import type { AgentsMachineStatus } from "@agent-runtime/protocol/agents-config";
 import { FieldIssues } from "@agent-runtime/protocol/problems";
 import type { SkillsMachineStatus } from "@agent-runtime/protocol/skills";
@@ -46,6 +46,11 @@ export function TeamDocument(props: { kind: DocumentKind }) {
   const [editing, setEditing] = useState<number | "new" | null>(null);
   const [note, setNote] = useState({ text: "", error: false });
   const [refusedFields, setRefusedFields] = useState<Record<string, string>>({});
+  // The version an edit kept through a save builds on: that save's own, never one read back after it
+  // (another admin's, saved in between, would then be replaced without a 412).
+  const [keptOn, setKeptOn] = useState<string | null>(null);
+  const shown = useRef({ draft, json });
+  shown.current = { draft, json };
   const stored = useResource(`/v1/config/${kind}`, { read: () => readDocument(kind), everyMs: 60_000, hold: draft !== null || editing !== null });
   const status = useResource(`/v1/config/${kind}/status`, { read: () => must(typed.GET(`/v1/config/${kind}/status`)), everyMs: 60_000 });
   const saved = stored.data ? spec.entries(stored.data.document) : [];
@@ -59,6 +64,7 @@ export function TeamDocument(props: { kind: DocumentKind }) {
   const discard = async () => {
     setDraft(null);
     setJson(null);
+    setKeptOn(null);
     setEditing(null);
     setRefusedFields({});
     await stored.refetch();
@@ -66,9 +72,10 @@ export function TeamDocument(props: { kind: DocumentKind }) {
   const save = async () => {
     // What this save sends: an edit made while it is on its way is not it, and stays to be saved next.
     const sent = { draft, json };
+    const ifMatch = keptOn ?? stored.data?.etag;
     const res = await api(`/v1/config/${kind}`, {
       method: "PUT",
-      headers: stored.data?.etag ? { "if-match": stored.data.etag } : {},
+      headers: ifMatch ? { "if-match": ifMatch } : {},
       // The JSON as typed, when it is what was edited: the worker says what is wrong with it, not the form.
       body: json && !json.error ? json.text : JSON.stringify(spec.document(list)),
     });
@@ -86,6 +93,8 @@ export function TeamDocument(props: { kind: DocumentKind }) {
       return setNote({ text: refusedWith.message, error: true });
     }
     setNote({ text: `Saved (version ${(res.headers.get("etag") ?? "").replace(/"/g, "")}): machines apply it now.`, error: false });
+    const kept = shown.current.draft !== sent.draft || shown.current.json !== sent.json;
+    setKeptOn(kept ? res.headers.get("etag") : null);
     setDraft((now) => (now === sent.draft ? null : now));
     setJson((now) => (now === sent.json ? null : now));
     setRefusedFields({});
