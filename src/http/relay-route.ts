@@ -44,6 +44,8 @@ interface RelaySpec<N extends OpName, P extends z.ZodObject, Q extends z.ZodObje
    * The operation's arguments from what the request carries (a session's record, say, may be looked up
    * first). Without it, the path's parameters, the query and the body together, read through the
    * operation's own schema: a route may leave it out only where what it reads has the arguments' type.
+   * The compiler checks the types fit, not that the operation takes every field the route reads: a route
+   * that reads a field its (strict) operation refuses, as a filter applied in `reply`, gives its own `args`.
    */
   args?: (input: RelayInput<P, Q, B>, c: Context<AppEnv>) => OpArgs<N> | Promise<OpArgs<N>>;
   answer: Answer<S>;

@@ -5,7 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import type { Session } from "@agent-runtime/protocol/sessions";
-import { byId, errorText, must, typed } from "../api";
+import { ApiError, byId, errorText, must, typed } from "../api";
 import { href, navigate } from "../router";
 import { relay } from "../use-turn";
 import { SessionAway } from "./session-away";
@@ -42,9 +42,15 @@ export function SessionComposer(props: {
       // A queued prompt shows in the waiting list (and why, while the machine is away), not in a message that outlives it.
       await must(typed.POST("/v1/sessions/{id}/prompt", { ...byId(record.id), body: { prompt: said } }));
     } catch (err) {
-      // Not sent: the prompt goes back in the box, before whatever the person typed there meanwhile.
+      // The prompt goes back in the box, before whatever the person typed there meanwhile. Refused by the
+      // API, it was not sent; lost on the network, the worker may have queued it before the answer was
+      // lost, so the page says it does not know rather than inviting a second send.
       setText((now) => (now.trim() === "" ? text : `${text}\n${now}`));
-      props.onMessage(`${errorText(err)}: not sent, it is back in the box`);
+      props.onMessage(
+        err instanceof ApiError
+          ? `${errorText(err)}: not sent, it is back in the box`
+          : `${errorText(err)}: it may not have reached the machine; it is back in the box (look at the transcript before you send it again)`,
+      );
     }
   };
 
