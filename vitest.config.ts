@@ -26,7 +26,11 @@ export default defineConfig({
           isolate: false,
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+          // Some start real processes (PTYs, git, the mock agent, bubblewrap): the waits the real-runtime
+          // suite has, which these files had while they were in its project.
           testTimeout: 30_000,
+          hookTimeout: 30_000,
+          expect: { poll: { timeout: 10_000 } },
         },
       },
       {

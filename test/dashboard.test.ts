@@ -48,6 +48,19 @@ async function open(p: Page, path: string, ready: string): Promise<void> {
   await p.waitForSelector(ready);
 }
 
+/** An ACP server of the mock agent with one session and one finished turn (`text`): the session's record id, its ACP id, and a way to post to the server again. */
+async function sessionWithOneTurn(server: string, text: string) {
+  const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, server, { jsonrpc: "2.0", id, method, params }, query);
+  await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
+  const { result } = (await (await post(2, "session/new", { cwd: rt.dir, mcpServers: [] })).json()) as { result: { sessionId: string } };
+  await post(3, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text }] });
+  const { id } = await waitFor(async () => {
+    const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
+    return sessions.find((s) => s.sessionId === result.sessionId);
+  }, "the session's record");
+  return { id, sessionId: result.sessionId, post };
+}
+
 /** What the terminal pane shows, row by row (xterm.js renders rows into the DOM). */
 const screen = (p: Page) => p.evaluate(() => [...document.querySelectorAll("#terminal .xterm-rows > div")].map((row) => row.textContent ?? "").join("\n"));
 
@@ -790,14 +803,7 @@ describe("the dashboard", () => {
   });
 
   it("keeps an opened session readable without a network, says so, and picks the stream up again by itself", async () => {
-    const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, "kept", { jsonrpc: "2.0", id, method, params }, query);
-    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
-    const { result } = (await (await post(2, "session/new", { cwd: rt.dir, mcpServers: [] })).json()) as { result: { sessionId: string } };
-    await post(3, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "kept for later" }] });
-    const { id } = await waitFor(async () => {
-      const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
-      return sessions.find((s) => s.sessionId === result.sessionId);
-    }, "the session's record");
+    const { id, sessionId, post } = await sessionWithOneTurn("kept", "kept for later");
     const context = await browser.newContext();
     try {
       const p = await context.newPage();
@@ -811,7 +817,7 @@ describe("the dashboard", () => {
       await context.setOffline(false);
       // Back by itself (no reload): the note goes, and what happens now arrives live.
       await expect.poll(() => p.locator("#session-connection").count(), { timeout: 40_000 }).toBe(0);
-      await post(4, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "after the outage" }] });
+      await post(4, "session/prompt", { sessionId, prompt: [{ type: "text", text: "after the outage" }] });
       await expect.poll(() => p.textContent("#session-transcript")).toContain("You said: after the outage");
       // Picked up where it stopped (Last-Event-ID): every entry once, in order.
       const seqs = (await p.locator("#session-transcript [data-seq]").evaluateAll((els) => els.map((e) => e.getAttribute("data-seq")))).map(Number);
@@ -980,14 +986,7 @@ describe("the dashboard", () => {
   });
 
   it("puts a prompt that could not be sent back in the box, and says so", async () => {
-    const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, "put-back", { jsonrpc: "2.0", id, method, params }, query);
-    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
-    const { result } = (await (await post(2, "session/new", { cwd: rt.dir, mcpServers: [] })).json()) as { result: { sessionId: string } };
-    await post(3, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "before" }] });
-    const { id } = await waitFor(async () => {
-      const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
-      return sessions.find((s) => s.sessionId === result.sessionId);
-    }, "the session's record");
+    const { id } = await sessionWithOneTurn("put-back", "before");
     const prompts = (url: URL) => url.pathname === `/v1/sessions/${id}/prompt`;
     let failed = 0;
     await page.route(prompts, async (route) => {
@@ -1199,14 +1198,7 @@ describe("the dashboard", () => {
     }
   });
   it("shows a session offline as soon as its machine goes, queues what is sent meanwhile, and sends it when the machine is back", async () => {
-    const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, "away-and-back", { jsonrpc: "2.0", id, method, params }, query);
-    await post(1, "initialize", { protocolVersion: 1, clientCapabilities: {} }, "?agent=mock");
-    const { result } = (await (await post(2, "session/new", { cwd: rt.dir, mcpServers: [] })).json()) as { result: { sessionId: string } };
-    await post(3, "session/prompt", { sessionId: result.sessionId, prompt: [{ type: "text", text: "before" }] });
-    const { id } = await waitFor(async () => {
-      const { sessions } = (await (await rt.api("/v1/sessions")).json()) as { sessions: { id: string; sessionId: string }[] };
-      return sessions.find((s) => s.sessionId === result.sessionId);
-    }, "the session's record");
+    const { id } = await sessionWithOneTurn("away-and-back", "before");
     await open(page, `/sessions/${id}`, "#session-input");
     await expect.poll(() => page.textContent("#session-state")).toBe("idle");
     await rt.sidecars.get("local")!.stop("SIGKILL");

@@ -76,11 +76,16 @@ describe("host mode in Chromium", () => {
   it("loads a Vite app at its own origin and hot-reloads it when a file on the machine changes", async () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(20_000);
+    // Vite's client says when its hot-reload socket is connected. Before that, a change is not pushed; and
+    // a first dial that fails makes it reload the page once it can, which is not what this test is about.
+    const logged: string[] = [];
+    page.on("console", (message) => logged.push(message.text()));
     const link = await openLink(vitePort);
     expect(new URL(link).host).toBe(`${vitePort}--local.localhost:${new URL(rt.url).port}`);
     await page.goto(link);
     expect(new URL(page.url()).pathname).toBe("/"); // the link's grant is gone from the address bar
     await expect.poll(() => page.textContent("#msg")).toBe("first version");
+    await expect.poll(() => logged.some((text) => text.includes("[vite] connected"))).toBe(true);
     // Hot reload, not a reload: what the page holds survives the update.
     await page.evaluate(() => Object.assign(window, { kept: "still here" }));
     await writeFile(join(viteDir, "main.js"), 'document.getElementById("msg").textContent = "second version";\nimport.meta.hot?.accept();\n');
