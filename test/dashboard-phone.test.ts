@@ -572,7 +572,7 @@ describe("the dashboard on a phone", () => {
       // Dialed when the header turned green, not 16 s after the last failure: the dial must come before the
       // terminal's own wait would have ended, or this proves nothing.
       await expect.poll(() => dials.length, { timeout: 8000 }).toBeGreaterThan(before);
-      expect(Date.now() - waitStarted).toBeLessThan(16_000);
+      expect(Date.now() - waitStarted).toBeLessThan(14_000); // a margin for when the wait was seen to start
       console.log(`terminal dialed again ${Date.now() - t0} ms after its machine's sidecar was started again (its own wait: 16 s)`);
     } finally {
       page.off("websocket", onSocket);

@@ -966,7 +966,11 @@ describe("the dashboard", () => {
         body: JSON.stringify({ servers: { first: { type: "local", command: "npx" }, theirs: { type: "local", command: "npx" } } }),
       });
       expect(other.status).toBe(200);
+      // The page has the read-back (theirs, with its ETag) before the next save is clicked.
+      const readBack = page.waitForResponse((r) => new URL(r.url()).pathname === "/v1/config/mcp" && r.request().method() === "GET");
       releaseRead();
+      await readBack;
+      await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0))));
       // The kept entry builds on the page's own save, not on the version read after it: a 412, not theirs replaced.
       await page.click("#mcp-save:not([disabled])");
       await expect.poll(() => page.textContent("#mcp-msg")).toContain("Someone saved a newer version meanwhile");
@@ -999,6 +1003,21 @@ describe("the dashboard", () => {
       await page.click("#session-send");
       await expect.poll(() => page.textContent("#session-msg")).toContain("it may not have reached the machine; it is back in the box");
       expect(failed).toBe(1);
+      expect(await page.inputValue("#session-input")).toBe("a prompt the network lost");
+    } finally {
+      await page.unroute(prompts);
+    }
+    // Refused by the API (a 4xx), it was not sent, and the page says so.
+    await page.route(prompts, (route) =>
+      route.fulfill({
+        status: 409,
+        contentType: "application/problem+json",
+        body: JSON.stringify({ type: "about:blank", title: "Conflict", status: 409, detail: "refused for the test" }),
+      }),
+    );
+    try {
+      await page.click("#session-send");
+      await expect.poll(() => page.textContent("#session-msg")).toContain("not sent, it is back in the box");
       expect(await page.inputValue("#session-input")).toBe("a prompt the network lost");
     } finally {
       await page.unroute(prompts);

@@ -43,11 +43,12 @@ export function SessionComposer(props: {
       await must(typed.POST("/v1/sessions/{id}/prompt", { ...byId(record.id), body: { prompt: said } }));
     } catch (err) {
       // The prompt goes back in the box, before whatever the person typed there meanwhile. Refused by the
-      // API, it was not sent; lost on the network, the worker may have queued it before the answer was
-      // lost, so the page says it does not know rather than inviting a second send.
+      // API (4xx), it was not sent; lost on the network or a 5xx (an edge's 502, a failure after the
+      // worker queued it), it may have been, so the page says it does not know rather than inviting a
+      // second send.
       setText((now) => (now.trim() === "" ? text : `${text}\n${now}`));
       props.onMessage(
-        err instanceof ApiError
+        err instanceof ApiError && err.status >= 400 && err.status < 500
           ? `${errorText(err)}: not sent, it is back in the box`
           : `${errorText(err)}: it may not have reached the machine; it is back in the box (look at the transcript before you send it again)`,
       );
