@@ -48,6 +48,31 @@ async function open(p: Page, path: string, ready: string): Promise<void> {
   await p.waitForSelector(ready);
 }
 
+/**
+ * Requests to `url` (only those of `method`, when given) held until `release()`, counted as they come; the
+ * others go on. `stop()` releases what is held and takes the route away.
+ */
+async function holdRequests(p: Page, url: (url: URL) => boolean, method?: string) {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const hold = {
+    asked: 0,
+    release: () => release(),
+    stop: async () => {
+      release();
+      await p.unroute(url);
+    },
+  };
+  await p.route(url, async (route) => {
+    if (method === undefined || route.request().method() === method) {
+      hold.asked++;
+      await held;
+    }
+    await route.continue();
+  });
+  return hold;
+}
+
 /** An ACP server of the mock agent with one session and one finished turn (`text`): the session's record id, its ACP id, and a way to post to the server again. */
 async function sessionWithOneTurn(server: string, text: string) {
   const post = (id: number, method: string, params: unknown, query = "") => rpc(rt, server, { jsonrpc: "2.0", id, method, params }, query);
@@ -294,22 +319,14 @@ describe("the dashboard", () => {
   it("keeps a command typed while the machine's presence arrives, and says why spaces alone start nothing", async () => {
     // The form is drawn once the page knows who is signed in; the machine's presence (the header's dot)
     // comes after, from the machines list. Held here until the command is typed: what was typed survives it.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let asked = 0;
-    const machinesList = (url: URL) => url.pathname === "/v1/machines";
-    await page.route(machinesList, async (route) => {
-      asked++;
-      await held;
-      await route.continue();
-    });
+    const machinesList = await holdRequests(page, (url) => url.pathname === "/v1/machines");
     try {
       await open(page, "/machines/local/processes", "#proc-form");
       const command = "echo kept-while-drawn-again-$((6*7)) | tr a-z A-Z";
       await page.fill("#proc-command", command);
-      await expect.poll(() => asked).toBeGreaterThan(0);
+      await expect.poll(() => machinesList.asked).toBeGreaterThan(0);
       expect(await page.locator("#machine-view h2 .dot").count()).toBe(0); // not known yet
-      release();
+      machinesList.release();
       await page.waitForSelector("#machine-view h2 .dot.on");
       expect(await page.inputValue("#proc-command")).toBe(command);
       await page.click("#proc-form button[type=submit]");
@@ -320,34 +337,24 @@ describe("the dashboard", () => {
       await page.click("#proc-form button[type=submit]");
       await expect.poll(() => page.textContent("#proc-msg")).toContain("Type a command");
     } finally {
-      release();
-      await page.unroute(machinesList);
+      await machinesList.stop();
     }
   });
 
   it("keeps the folder typed in a machine's Start a session while its agents are still being read", async () => {
-    let release = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let asked = 0;
-    const agentsList = (url: URL) => url.pathname === "/machines/local/v1/agents" && url.searchParams.get("config") === "true";
-    await page.route(agentsList, async (route) => {
-      asked++;
-      await held;
-      await route.continue();
-    });
+    const agentsList = await holdRequests(page, (url) => url.pathname === "/machines/local/v1/agents" && url.searchParams.get("config") === "true");
     try {
       await open(page, "/machines/local/agents", "#new-cwd");
       await page.waitForSelector("#machine-view h2 .dot.on");
       await page.fill("#new-cwd", rt.dir);
-      await expect.poll(() => asked).toBeGreaterThan(0);
+      await expect.poll(() => agentsList.asked).toBeGreaterThan(0);
       expect(await page.locator('tr[data-agent="mock"]').count()).toBe(0); // not read yet
-      release();
+      agentsList.release();
       await page.waitForSelector('tr[data-agent="mock"]');
       expect(await page.inputValue("#new-cwd")).toBe(rt.dir);
       await expect.poll(() => page.locator("#new-agent option").allTextContents()).toContain("mock");
     } finally {
-      release();
-      await page.unroute(agentsList);
+      await agentsList.stop();
     }
   });
 
@@ -1056,29 +1063,18 @@ describe("the dashboard", () => {
       await expect.poll(() => p.textContent("#policy-verdict")).toBe("deny by no rm");
       await fits(p, 390, true);
       // The save's answer is held while the person adds a rule: the rule added stays, to be saved next.
-      let release = () => {};
-      const held = new Promise<void>((resolve) => (release = resolve));
-      let asked = 0;
-      const policy = (url: URL) => url.pathname === "/v1/config/policy";
-      await p.route(policy, async (route) => {
-        if (route.request().method() === "PUT") {
-          asked++;
-          await held;
-        }
-        await route.continue();
-      });
+      const saves = await holdRequests(p, (url) => url.pathname === "/v1/config/policy", "PUT");
       try {
         await p.click("#policy-save");
-        await expect.poll(() => asked).toBe(1);
+        await expect.poll(() => saves.asked).toBe(1);
         await p.click("#policy-add");
         await p.fill('#rule-editor [name="name"]', "added while saving");
         await p.selectOption('#rule-editor [name="decision"]', "ask");
         await p.click('#rule-editor button[type="submit"]');
-        release();
+        saves.release();
         await expect.poll(() => p.textContent("#policy-msg")).toContain("saved as version");
       } finally {
-        release();
-        await p.unroute(policy);
+        await saves.stop();
       }
       expect(await (await rt.api("/v1/config/policy")).json()).toEqual({
         rules: [
