@@ -288,6 +288,16 @@ describe("the dashboard on a phone", () => {
     expect(said).toContain("does not appear to be a git repository");
     expect(said).toContain("git remote add");
     await shot(page, "ship-refused");
+
+    // A push takes no message: what was written for the next commit stays through it.
+    const bare = join(rt.dir, "ship-remote.git");
+    git("init", "-q", "--bare", bare);
+    git("remote", "set-url", "origin", bare);
+    await page.fill("#commit-message", "Words for the next commit");
+    await page.click("#git-push");
+    await expect.poll(() => page.textContent("#ship-msg")).toContain("Pushed");
+    await page.waitForSelector("#git-push:not([disabled])");
+    expect(await page.inputValue("#commit-message")).toBe("Words for the next commit");
   });
 
   it("starts a task from what the machine has: its installed agents, its recent folders, and why it cannot start before it is queued", async () => {

@@ -21,9 +21,8 @@ export function Ship(props: { record: Session; version: number }) {
   const [status, setStatus] = useState<GitStatus | null>(null);
   const [unavailable, setUnavailable] = useState("");
   const [chosen, setChosen] = useState<Set<string>>(new Set());
-  /** What the person wrote, once they wrote anything (until then the message is the suggestion). */
-  const [written, setWritten] = useState("");
-  const [edited, setEdited] = useState(false);
+  /** What the person wrote, once they wrote anything (null until then: the message is the suggestion). */
+  const [written, setWritten] = useState<string | null>(null);
   const [note, setNote] = useState<{ text: string; error: boolean }>({ text: "", error: false });
   const [busy, setBusy] = useState(false);
   /**
@@ -55,13 +54,17 @@ export function Ship(props: { record: Session; version: number }) {
   const suggestion = suggestedMessage(picked.map((f) => ({ path: f.path, status: STATUS_CHANGE[f.index === "." ? f.worktree : f.index] ?? "modified" })));
   // The suggestion follows the files chosen until the person writes their own. It is derived, not copied
   // into the state by an effect: an effect's copy, run late, could overwrite what the person just typed.
-  const message = edited ? written : suggestion;
-  const run = (what: string, work: () => Promise<string>) => async () => {
+  const message = written ?? suggestion;
+  /**
+   * `used`: the message a commit took. Once committed it goes back to the suggestion, unless the person
+   * changed it while the commit ran; a push or a pull request takes no message, so what is written stays.
+   */
+  const run = (what: string, work: () => Promise<string>, used?: string) => async () => {
     setBusy(true);
     setNote({ text: `${what}…`, error: false });
     try {
       setNote({ text: await work(), error: false });
-      setEdited(false);
+      if (used !== undefined) setWritten((now) => (now === used ? null : now));
       await reload();
     } catch (err) {
       const said = errorText(err);
@@ -91,10 +94,14 @@ export function Ship(props: { record: Session; version: number }) {
             class="stack"
             onSubmit={(e) => {
               e.preventDefault();
-              void run("committing", async () => {
-                const made = await must(git.POST("/v1/git/commit", { body: { cwd: record.cwd, message, paths: picked.map((f) => f.path) } }));
-                return `Committed ${made.summary}`;
-              })();
+              void run(
+                "committing",
+                async () => {
+                  const made = await must(git.POST("/v1/git/commit", { body: { cwd: record.cwd, message, paths: picked.map((f) => f.path) } }));
+                  return `Committed ${made.summary}`;
+                },
+                written ?? undefined,
+              )();
             }}
           >
             {files.length > 0 ? (
@@ -108,16 +115,7 @@ export function Ship(props: { record: Session; version: number }) {
                 ))}
               </fieldset>
             ) : null}
-            <textarea
-              id="commit-message"
-              aria-label="commit message"
-              rows={2}
-              value={message}
-              onInput={(e) => {
-                setEdited(true);
-                setWritten(e.currentTarget.value);
-              }}
-            />
+            <textarea id="commit-message" aria-label="commit message" rows={2} value={message} onInput={(e) => setWritten(e.currentTarget.value)} />
             <div class="row">
               <button id="git-commit" type="submit" class="primary" disabled={busy || readAt !== props.version || !message.trim() || picked.length === 0}>
                 Commit {picked.length} {picked.length === 1 ? "file" : "files"}
