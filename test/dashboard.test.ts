@@ -1084,8 +1084,28 @@ describe("the dashboard", () => {
       });
       expect(await p.locator("#policy-rules li strong").allTextContents()).toEqual(["reads here", "no rm", "added while saving"]);
       // Saved next, over the version just written.
+      const isStatus = (res: { url(): string }) => new URL(res.url()).pathname === "/v1/config/policy/status";
+      const readBack = p.waitForResponse(isStatus); // the page reads the policy back, then the machines' versions
       await p.click("#policy-save:not([disabled])");
       await expect.poll(async () => ((await (await rt.api("/v1/config/policy")).json()) as { rules: unknown[] }).rules.length).toBe(3);
+      await readBack;
+      // A poll on its way when the person adds a rule does not take the rule away; the machines' versions it reads still show.
+      const reads = await holdRequests(p, (url) => url.pathname === "/v1/config/policy", "GET");
+      try {
+        await p.evaluate(() => document.dispatchEvent(new Event("visibilitychange")));
+        await expect.poll(() => reads.asked).toBe(1);
+        await p.click("#policy-add");
+        await p.fill('#rule-editor [name="name"]', "added while reading");
+        await p.selectOption('#rule-editor [name="decision"]', "ask");
+        await p.click('#rule-editor button[type="submit"]');
+        const status = p.waitForResponse(isStatus);
+        reads.release();
+        await status;
+      } finally {
+        await reads.stop();
+      }
+      expect(await p.locator("#policy-rules li strong").allTextContents()).toEqual(["reads here", "no rm", "added while saving", "added while reading"]);
+      expect(await p.isEnabled("#policy-save")).toBe(true);
     } finally {
       await context.close();
       await rt.api("/v1/config/policy", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ rules: [] }) });

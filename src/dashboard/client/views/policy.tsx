@@ -27,21 +27,44 @@ export function PolicyView() {
   const [editing, setEditing] = useState(false);
   const [status, setStatus] = useState<{ version: string; machines: PolicyMachineStatus[] } | null>(null);
   const [note, setNote] = useState("");
-  const load = async () => {
+  /** Every edit, and every editor opened, counted as it happens: a read that began before one is stale. */
+  const touches = useRef(0);
+  const touch = () => {
+    touches.current++;
+  };
+  /** Something on screen is not saved, or an editor is open: kept from render to render for a read that answers late. */
+  const unsaved = useRef(false);
+  unsaved.current = changed || editing || editingSandbox;
+  const readPolicy = async () => {
     const res = await api("/v1/config/policy");
     const body: unknown = await res.json().catch(() => null);
     if (!res.ok) throw refused(res.status, body);
-    const { rules: read, sandbox: boxes, ...rest } = TeamPolicy.parse(body);
-    setEtag(res.headers.get("etag"));
-    setRules(read);
+    return { etag: res.headers.get("etag"), policy: TeamPolicy.parse(body) };
+  };
+  const show = ({ etag: read, policy: { rules: list, sandbox: boxes, ...rest } }: Awaited<ReturnType<typeof readPolicy>>) => {
+    setEtag(read);
+    setRules(list);
     setSandbox(boxes ?? []);
     setOthers(rest);
     setChanged(false);
-    setStatus(await must(typed.GET("/v1/config/policy/status")));
   };
-  // Polling would throw away an edit in progress: the policy is read when the view opens and after a save.
-  usePoll(() => (changed || editing || editingSandbox ? undefined : load().catch((err) => setNote(errorText(err)))), [], 60_000);
+  const readStatus = async () => setStatus(await must(typed.GET("/v1/config/policy/status")));
+  const load = async () => {
+    show(await readPolicy());
+    await readStatus();
+  };
+  // The poll never replaces an edit: what it read is shown only if nothing was edited or opened since it
+  // began (the person's change may come while it is on its way). Which version each machine holds is news
+  // either way.
+  const refresh = async () => {
+    const before = touches.current;
+    const read = await readPolicy();
+    if (touches.current === before && !unsaved.current) show(read);
+    await readStatus();
+  };
+  usePoll(() => refresh().catch((err) => setNote(errorText(err))), [], 60_000);
   const edit = (next: Rule[]) => {
+    touch();
     setRules(next);
     setChanged(true);
   };
@@ -61,7 +84,7 @@ export function PolicyView() {
     // instead of being replaced by what was read back.
     if (shown.current.rules !== sent.rules || shown.current.sandbox !== sent.sandbox) {
       setEtag(res.headers.get("etag"));
-      setStatus(await must(typed.GET("/v1/config/policy/status")));
+      await readStatus();
       return;
     }
     await load();
@@ -86,13 +109,20 @@ export function PolicyView() {
         detail={matchText}
         editor={(rule, done) => <RuleEditor rule={rule} onDone={done} />}
         onChange={edit}
-        onEditing={setEditing}
+        onEditing={(open) => {
+          touch();
+          setEditing(open);
+        }}
       />
       <SandboxRules
         rules={sandbox}
         isAdmin={isAdmin}
-        onEditing={setEditingSandbox}
+        onEditing={(open) => {
+          touch();
+          setEditingSandbox(open);
+        }}
         onChange={(next) => {
+          touch();
           setSandbox(next);
           setChanged(true);
         }}
