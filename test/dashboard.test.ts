@@ -996,6 +996,39 @@ describe("the dashboard", () => {
     }
   });
 
+  it("keeps what a team document's save wrote on screen until it is read back, and builds an entry added meanwhile on it", async () => {
+    const mcp = (url: URL) => url.pathname === "/v1/config/mcp";
+    const servers = async () => Object.keys(((await (await rt.api("/v1/config/mcp")).json()) as { servers: object }).servers);
+    await open(page, "/team/mcp", "#mcp-add:not([disabled])");
+    const reads = await holdRequests(page, mcp, "GET");
+    try {
+      await page.click("#mcp-add");
+      await page.fill('#entry-editor [name="name"]', "saved");
+      await page.fill('#entry-editor [name="command"]', "npx");
+      await page.click('#entry-editor button[type="submit"]');
+      await page.click("#mcp-save");
+      await expect.poll(() => page.textContent("#mcp-msg")).toContain("Saved (version");
+      await expect.poll(() => reads.asked).toBe(1); // the read-back, held
+      expect(await servers()).toEqual(["saved"]);
+      expect(await page.locator('#mcp-entries [data-entry="saved"]').count()).toBe(1);
+      await page.click("#mcp-add");
+      await page.fill('#entry-editor [name="name"]', "added");
+      await page.fill('#entry-editor [name="command"]', "npx");
+      await page.click('#entry-editor button[type="submit"]');
+      const readBack = page.waitForResponse((r) => mcp(new URL(r.url())) && r.request().method() === "GET");
+      reads.release();
+      await readBack;
+    } finally {
+      await reads.stop();
+    }
+    try {
+      await page.click("#mcp-save:not([disabled])");
+      await expect.poll(servers).toEqual(["saved", "added"]);
+    } finally {
+      await rt.api("/v1/config/mcp", { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify({ servers: {} }) });
+    }
+  });
+
   it("puts a prompt that could not be sent back in the box, and says so", async () => {
     const { id } = await sessionWithOneTurn("put-back", "before");
     const prompts = (url: URL) => url.pathname === `/v1/sessions/${id}/prompt`;

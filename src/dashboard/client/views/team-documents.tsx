@@ -93,12 +93,15 @@ export function TeamDocument(props: { kind: DocumentKind }) {
       return setNote({ text: refusedWith.message, error: true });
     }
     setNote({ text: `Saved (version ${(res.headers.get("etag") ?? "").replace(/"/g, "")}): machines apply it now.`, error: false });
+    setRefusedFields({});
+    // Until the read-back answers, the list shown stays what was saved (not the version read before it), and
+    // an edit made meanwhile builds on this save's version.
+    setKeptOn(res.headers.get("etag"));
+    await Promise.all([stored.refetch(), status.refetch()]);
     const kept = shown.current.draft !== sent.draft || shown.current.json !== sent.json;
-    setKeptOn(kept ? res.headers.get("etag") : null);
+    if (!kept) setKeptOn(null);
     setDraft((now) => (now === sent.draft ? null : now));
     setJson((now) => (now === sent.json ? null : now));
-    setRefusedFields({});
-    await Promise.all([stored.refetch(), status.refetch()]);
   };
 
   return (
