@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../app";
 import type { AppEnv, Env } from "../env";
-import { relayRoute, withRelayRoutes } from "./relay-route";
+import { relayRoute, wholeInput, withRelayRoutes } from "./relay-route";
 
 const API_TOKEN = "at_relay-route-test-token";
 
@@ -109,7 +109,7 @@ describe("a relay route", () => {
     expect(resized.status).toBe(200);
     await worker.request("/fs/mkdir?path=/tmp/new", { method: "POST" });
     // A body naming the path's field does not choose what the call acts on: its schema refuses the field
-    // (and, for a body that would take it, the path's value wins: wholeInput).
+    // (and, for a body that would take it, the path's value wins: the test below).
     const aimed = await worker.request("/processes/p1/terminal/resize", {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -120,6 +120,15 @@ describe("a relay route", () => {
       ["processes.resize", { id: "p1", cols: 120, rows: 40 }],
       ["fs.mkdir", { path: "/tmp/new" }],
     ]);
+  });
+
+  it("takes a field the path and the query or body both name from the path, then the query: what the URL names is what is acted on", () => {
+    const body = { id: "from-the-body", signal: "SIGTERM" };
+    expect(wholeInput("processes.signal", { param: { id: "p-path" }, query: { id: "p-query" }, json: body })).toEqual({ id: "p-path", signal: "SIGTERM" });
+    expect(wholeInput("processes.signal", { param: {}, query: { id: "p-query" }, json: body })).toEqual({ id: "p-query", signal: "SIGTERM" });
+    expect(wholeInput("processes.signal", { param: undefined, query: undefined, json: body })).toEqual({ id: "from-the-body", signal: "SIGTERM" });
+    // What the operation's own schema refuses is a 400's problem, before the machine is asked.
+    expect(() => wholeInput("processes.signal", { param: { id: "p-path" }, query: {}, json: { signal: 9 } })).toThrow(/signal/);
   });
 
   it("refuses what its schemas refuse before the machine is asked", async () => {

@@ -127,7 +127,7 @@ export function relayRoute<
  * sidecar will). Where two name the same field, the path wins, then the query: what the URL names (and
  * what an audit line or a log shows of the call) is what the operation acts on, never a body's field.
  */
-function wholeInput<N extends OpName>(op: N, { param, query, json }: { param: unknown; query: unknown; json: unknown }): OpArgs<N> {
+export function wholeInput<N extends OpName>(op: N, { param, query, json }: { param: unknown; query: unknown; json: unknown }): OpArgs<N> {
   const parsed = parseOpArgs(op, Object.assign({}, json, query, param));
   if (!parsed.ok) throw new ProblemError("invalid_request", parsed.error);
   return parsed.args;
