@@ -316,6 +316,19 @@ describe("the dashboard", () => {
     await expect.poll(() => page.textContent("#logs")).toContain("[exited: 0]");
   });
 
+  it("stops a running process from its row: the row then says it exited and offers no Stop", async () => {
+    await open(page, "/machines/local/processes", "#proc-form");
+    await page.waitForSelector("#machine-view h2 .dot.on");
+    await page.fill("#proc-command", "sleep 300");
+    await page.click("#proc-form button[type=submit]");
+    await expect.poll(() => page.textContent("#proc-msg")).toMatch(/^started /);
+    const id = (await page.textContent("#proc-msg"))!.slice("started ".length);
+    const row = page.locator("#processes tr", { has: page.locator(`[data-kill="${id}"]`) });
+    await row.locator("[data-kill]").click();
+    await expect.poll(() => page.locator(`[data-kill="${id}"]`).count()).toBe(0);
+    expect(await page.locator("#processes tr", { hasText: id }).textContent()).toContain("exited");
+  });
+
   it("keeps a command typed while the machine's presence arrives, and says why spaces alone start nothing", async () => {
     // The form is drawn once the page knows who is signed in; the machine's presence (the header's dot)
     // comes after, from the machines list. Held here until the command is typed: what was typed survives it.

@@ -176,10 +176,11 @@ export const AttemptDiff = resource("AttemptDiff", {
 });
 export type AttemptDiff = z.infer<typeof AttemptDiff>;
 
+/** Which attempt, as the team's object and its machine's name it to each other: its group and its number in it. */
+const AttemptKey = z.object({ group: GroupId, n: z.number().int().min(1) });
+
 /** What an attempt's machine says of it as it goes: taken (its task), started, checking, ended. */
-export const AttemptReport = z.object({
-  group: GroupId,
-  n: z.number().int().min(1),
+export const AttemptReport = AttemptKey.extend({
   state: AttemptState,
   task: TaskId.nullable(),
   startedAtMs: z.number().int().nullable(),
@@ -192,9 +193,7 @@ export const AttemptReport = z.object({
 export type AttemptReport = z.infer<typeof AttemptReport>;
 
 /** One attempt as its machine's object is asked to run it. */
-export const AttemptRun = z.object({
-  group: GroupId,
-  n: z.number().int().min(1),
+export const AttemptRun = AttemptKey.extend({
   agent: AgentId,
   cwd: z.string(),
   prompt: z.string(),
@@ -249,7 +248,7 @@ export type MachineAttemptAnswer =
   | AttemptDiff
   | { cancelled: number };
 /** An attempt the team holds as not finished, as `unfinished` answers it. */
-export const UnfinishedAttempt = z.object({ group: GroupId, n: z.number().int().min(1), state: AttemptState, task: TaskId.nullable() });
+export const UnfinishedAttempt = AttemptKey.extend({ state: AttemptState, task: TaskId.nullable() });
 export type UnfinishedAttempt = z.infer<typeof UnfinishedAttempt>;
 export const UnfinishedAttempts = z.object({ attempts: z.array(UnfinishedAttempt) });
 export type GroupAnswer =

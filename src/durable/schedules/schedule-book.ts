@@ -19,8 +19,9 @@ import {
 } from "@agent-runtime/protocol/schedules";
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
-import { Earliest, firstRow, oneRow, rows, writeRow } from "../storage/stored";
+import { Earliest, oneRow, rows, writeRow } from "../storage/stored";
 import type { Timed } from "../storage/alarm";
+import { RecordTable } from "../storage/record-table";
 import { noRoom } from "../storage/room";
 
 const Row = z.object({
@@ -56,11 +57,14 @@ export function nextRun(cron: string, timezone: string, after: number): Outcome<
 
 const Runs = z.array(ScheduleRunSchema);
 
-export class ScheduleBook implements Timed {
+/** The team's schedules: listed, read and deleted as its other records are (record-table.ts). */
+export class ScheduleBook extends RecordTable<typeof Row, Schedule> implements Timed {
   constructor(
-    private readonly sql: SqlStorage,
+    sql: SqlStorage,
     private readonly host: ScheduleHost,
-  ) {}
+  ) {
+    super(sql, "schedules", Row, toSchedule);
+  }
 
   create(request: ScheduleRequest, who: string, now = Date.now()): Outcome<Schedule> {
     const next = nextRun(request.cron, request.timezone, now);
@@ -83,15 +87,6 @@ export class ScheduleBook implements Timed {
     return { ok: true, value: toSchedule(row) };
   }
 
-  list(): Schedule[] {
-    return rows(this.sql, Row, `SELECT * FROM schedules ORDER BY created_at, id`).map(toSchedule);
-  }
-
-  get(id: string): Schedule | null {
-    const row = this.row(id);
-    return row ? toSchedule(row) : null;
-  }
-
   /** Pause or resume; a resumed schedule runs next at its next time from now (what it missed paused is not run). */
   setPaused(id: string, paused: boolean, now = Date.now()): Outcome<Schedule> {
     const row = this.row(id);
@@ -101,10 +96,6 @@ export class ScheduleBook implements Timed {
     const updated = { ...row, paused: paused ? 1 : 0, next_run_at: next ? next.value : null };
     this.put(updated);
     return { ok: true, value: toSchedule(updated) };
-  }
-
-  delete(id: string): boolean {
-    return this.sql.exec(`DELETE FROM schedules WHERE id = ? RETURNING id`, id).toArray().length > 0;
   }
 
   /** The alarm rang: every schedule due runs once; answers when the next is due (null: none). */
@@ -135,10 +126,6 @@ export class ScheduleBook implements Timed {
   /** When the next schedule is due (null: none). */
   nextDueMs(): number | null {
     return oneRow(this.sql, Earliest, `SELECT MIN(next_run_at) AS at FROM schedules WHERE paused = 0`).at;
-  }
-
-  private row(id: string): Row | null {
-    return firstRow(this.sql, Row, `SELECT * FROM schedules WHERE id = ?`, id);
   }
 
   private put(row: Row): void {

@@ -9,19 +9,20 @@ import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import { z } from "zod";
 import { rows } from "../storage/stored";
 
+/** A machine's row as its table keeps it. */
+const MachineColumns = z.object({
+  id: z.string(),
+  connected: z.number(),
+  connected_at_ms: z.number().nullable(),
+  last_seen_ms: z.number().nullable(),
+  sidecar_version: z.string().nullable(),
+  platform: z.string().nullable(),
+  /** The hello's sandbox (JSON of MachineSandbox); null before sandboxes, or when it does not read. */
+  sandbox: z.string().nullable(),
+});
+
 /** A machine's row, read as the API answers it. */
-const MachineRow = z
-  .object({
-    id: z.string(),
-    connected: z.number(),
-    connected_at_ms: z.number().nullable(),
-    last_seen_ms: z.number().nullable(),
-    sidecar_version: z.string().nullable(),
-    platform: z.string().nullable(),
-    /** The hello's sandbox (JSON of MachineSandbox); null before sandboxes, or when it does not read. */
-    sandbox: z.string().nullable(),
-  })
-  .transform(machineOf);
+const MachineRow = MachineColumns.transform(machineOf);
 
 const IdRow = z.object({ id: z.string() });
 
@@ -36,15 +37,7 @@ function sandboxOf(json: string | null): MachineSandbox | null {
   }
 }
 
-function machineOf(r: {
-  id: string;
-  connected: number;
-  connected_at_ms: number | null;
-  last_seen_ms: number | null;
-  sidecar_version: string | null;
-  platform: string | null;
-  sandbox: string | null;
-}): Machine {
+function machineOf(r: z.output<typeof MachineColumns>): Machine {
   return {
     id: r.id,
     connected: r.connected === 1,

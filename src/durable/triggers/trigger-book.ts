@@ -25,7 +25,8 @@ import { ScheduleTask } from "@agent-runtime/protocol/schedules";
 import { z } from "zod";
 import { randomHex16 } from "../../lib/ids";
 import { type Commenter, deliveryContext, fillTemplate } from "./github-events";
-import { firstRow, rows, writeRow } from "../storage/stored";
+import { firstRow, writeRow } from "../storage/stored";
+import { RecordTable } from "../storage/record-table";
 import { noRoom } from "../storage/room";
 
 const Row = z.object({
@@ -58,11 +59,14 @@ export interface Delivery {
 const Events = z.array(GithubEvent);
 const encoder = new TextEncoder();
 
-export class TriggerBook {
+/** The team's GitHub triggers: listed and read as its other records are (record-table.ts). */
+export class TriggerBook extends RecordTable<typeof Row, Trigger> {
   constructor(
-    private readonly sql: SqlStorage,
+    sql: SqlStorage,
     private readonly host: TriggerHost,
-  ) {}
+  ) {
+    super(sql, "triggers", Row, toTrigger);
+  }
 
   create(request: TriggerRequest, who: string, now = Date.now()): Outcome<Trigger> {
     const full = noRoom(this.sql, "triggers", "json_extract(task, '$.machine')", request.task.machine, {
@@ -84,18 +88,10 @@ export class TriggerBook {
     return { ok: true, value: toTrigger(row) };
   }
 
-  list(): Trigger[] {
-    return rows(this.sql, Row, `SELECT * FROM triggers ORDER BY created_at, id`).map(toTrigger);
-  }
-
-  get(id: string): Trigger | null {
-    const row = this.row(id);
-    return row ? toTrigger(row) : null;
-  }
-
-  delete(id: string): boolean {
+  /** The trigger and the deliveries it remembers. */
+  override delete(id: string): boolean {
     this.sql.exec(`DELETE FROM trigger_deliveries WHERE trigger_id = ?`, id);
-    return this.sql.exec(`DELETE FROM triggers WHERE id = ? RETURNING id`, id).toArray().length > 0;
+    return super.delete(id);
   }
 
   /** A delivery: null when it is not the trigger's (no such trigger, or its signature does not match); else what it did. */
@@ -159,10 +155,6 @@ export class TriggerBook {
     if (!started.ok) return { outcome: "failed", detail: started.problem.detail, task: null };
     const what = started.value.id.startsWith("grp-") ? "attempt group" : "task";
     return { outcome: "started", detail: `${what} ${started.value.id} started on ${task.machine}`, task: started.value.id };
-  }
-
-  private row(id: string): Row | null {
-    return firstRow(this.sql, Row, `SELECT * FROM triggers WHERE id = ?`, id);
   }
 }
 

@@ -34,6 +34,8 @@ export function ProcessesTab(props: { machine: string; connected: boolean | null
   const processes: Process[] = listed.data?.processes ?? [];
   const servers: AcpServer[] = listed.data?.servers ?? [];
   const load = listed.refetch;
+  /** A button's call on a row: the lists read again after it, or what went wrong in the note. */
+  const act = (work: Promise<unknown>) => work.then(load, (err) => setNote(errorText(err)));
   // The machine away (or its list unreadable): the rows are as last read, and nothing is offered on them.
   const unreachable = unreachableText(listed.error, props.connected, props.machine, listed.data !== null);
   const canTouch = canAct && !unreachable;
@@ -130,11 +132,7 @@ export function ProcessesTab(props: { machine: string; connected: boolean | null
                     <button
                       type="button"
                       data-kill={p.id}
-                      onClick={() =>
-                        must(typedMachine(props.machine).POST("/v1/processes/{id}/stop", { params: { path: { id: p.id } } })).then(load, (err) =>
-                          setNote(errorText(err)),
-                        )
-                      }
+                      onClick={() => act(must(typedMachine(props.machine).POST("/v1/processes/{id}/stop", { params: { path: { id: p.id } } })))}
                     >
                       Stop
                     </button>
@@ -172,11 +170,7 @@ export function ProcessesTab(props: { machine: string; connected: boolean | null
                 canTouch ? (
                   <button
                     type="button"
-                    onClick={() =>
-                      must(typedMachine(props.machine).DELETE("/v1/acp/{server_id}", { params: { path: { server_id: s.serverId } } })).then(load, (err) =>
-                        setNote(errorText(err)),
-                      )
-                    }
+                    onClick={() => act(must(typedMachine(props.machine).DELETE("/v1/acp/{server_id}", { params: { path: { server_id: s.serverId } } })))}
                   >
                     Stop
                   </button>

@@ -20,16 +20,25 @@ export function lastRunText(schedule: Schedule): string {
   return `${ago(run.atMs)}: ${run.task ? `started ${run.task}` : `skipped (${run.skipped})`}`;
 }
 
-export function Schedules(props: { version: number }) {
+/**
+ * A list of the team's records (schedules, triggers): read every 30 s and when `version` changes; a
+ * member's call on a row (`act`), then the list read again, or what went wrong in the note.
+ */
+function useTeamRecords<T>(path: string, read: () => Promise<T>, version: number) {
   const canChange = useCan("member");
-  const listed = useResource("/v1/schedules", { read: () => must(typed.GET("/v1/schedules")), everyMs: 30_000, again: [props.version] });
-  const schedules = listed.data?.schedules ?? null;
+  const listed = useResource(path, { read, everyMs: 30_000, again: [version] });
   const [note, setNote] = useState("");
   const act = (work: Promise<unknown>) =>
     work.then(
       () => listed.refetch(),
       (err) => setNote(errorText(err)),
     );
+  return { canChange, data: listed.data, note: note || listed.error, act };
+}
+
+export function Schedules(props: { version: number }) {
+  const { canChange, data, note, act } = useTeamRecords("/v1/schedules", () => must(typed.GET("/v1/schedules")), props.version);
+  const schedules = data?.schedules ?? null;
   if (schedules !== null && schedules.length === 0) return null;
   return (
     <>
@@ -59,16 +68,14 @@ export function Schedules(props: { version: number }) {
           },
         ]}
       />
-      <Note id="schedules-msg" text={note || listed.error} />
+      <Note id="schedules-msg" text={note} />
     </>
   );
 }
 
 export function Triggers(props: { version: number }) {
-  const canChange = useCan("member");
-  const listed = useResource("/v1/triggers", { read: () => must(typed.GET("/v1/triggers")), everyMs: 30_000, again: [props.version] });
-  const triggers = listed.data?.triggers ?? null;
-  const [note, setNote] = useState("");
+  const { canChange, data, note, act } = useTeamRecords("/v1/triggers", () => must(typed.GET("/v1/triggers")), props.version);
+  const triggers = data?.triggers ?? null;
   if (triggers !== null && triggers.length === 0) return null;
   return (
     <>
@@ -86,22 +93,14 @@ export function Triggers(props: { version: number }) {
             label: "",
             cell: (t) =>
               canChange ? (
-                <button
-                  type="button"
-                  onClick={() =>
-                    must(typed.DELETE("/v1/triggers/{id}", byId(t.id))).then(
-                      () => listed.refetch(),
-                      (err) => setNote(errorText(err)),
-                    )
-                  }
-                >
+                <button type="button" onClick={() => act(must(typed.DELETE("/v1/triggers/{id}", byId(t.id))))}>
                   Delete
                 </button>
               ) : null,
           },
         ]}
       />
-      <Note id="triggers-msg" text={note || listed.error} />
+      <Note id="triggers-msg" text={note} />
     </>
   );
 }
