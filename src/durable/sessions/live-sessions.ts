@@ -13,7 +13,7 @@ import { z } from "zod";
 import { TranscriptTail } from "./transcript";
 import type { ServerRow, SessionRow, SessionStore } from "./session-store";
 import { randomHex16 } from "../../lib/ids";
-import { jsonText } from "../storage/stored";
+import { parsedOr } from "../storage/stored";
 
 /** How long changed entries may wait in memory before they are written (a stream in full flow: about one write batch a second). */
 export const FLUSH_MS = 1_000;
@@ -46,17 +46,6 @@ const ACTIVE: ReadonlySet<string> = new Set(["running", "waiting", "idle"]);
 
 export function isActive(state: string): boolean {
   return ACTIVE.has(state);
-}
-
-/**
- * A JSON column of a session's record read back through its schema: what this object wrote, never cast.
- * One that does not read (not JSON, or not of the shape) is null, as if the column were empty: the
- * record is still listed.
- */
-export function parsedOr<S extends z.ZodType>(schema: S, text: string | null): z.output<S> | null {
-  if (text === null) return null;
-  const parsed = jsonText(schema).safeParse(text);
-  return parsed.success ? parsed.data : null;
 }
 
 /** The MCP servers a session was started with, as its client sent them. */

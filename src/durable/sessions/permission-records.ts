@@ -8,7 +8,8 @@ import type { JsonRpcMessage } from "@agent-runtime/protocol/acp";
 import { PendingRequest } from "@agent-runtime/protocol/sessions";
 import type { RuntimeEvent } from "../notifications/events";
 import type { Ruled } from "../policy/permission-gate";
-import { type LiveSession, type LiveSessions, parsedOr } from "./live-sessions";
+import { parsedOr } from "../storage/stored";
+import type { LiveSession, LiveSessions } from "./live-sessions";
 
 /** A person is asked: the session waits for them, and people are told. */
 export function recordWaiting(sessions: LiveSessions, session: LiveSession, pending: PendingRequest, now: number, events: (event: RuntimeEvent) => void): void {

@@ -8,7 +8,8 @@ import { SessionUsage, type UsageRow } from "@agent-runtime/protocol/usage";
 import type { AgentId } from "@agent-runtime/protocol/values";
 import { SessionSandbox } from "@agent-runtime/protocol/sandbox-rules";
 import { z } from "zod";
-import { isActive, type LiveSessions, McpServers, parsedOr } from "./live-sessions";
+import { parsedOr } from "../storage/stored";
+import { isActive, type LiveSessions, McpServers } from "./live-sessions";
 import type { SessionStore } from "./session-store";
 import { digestOf } from "./transcript";
 

@@ -4,7 +4,8 @@
  * `stop` entry, and the session's totals by day, kept on its record. Nothing else counts per message.
  */
 import { type Cost, costGrowth, emptyUsage, promptUsageOf, SessionUsage, type TurnUsage, usageUpdateOf, withTurn } from "@agent-runtime/protocol/usage";
-import { type LiveSession, parsedOr } from "./live-sessions";
+import { parsedOr } from "../storage/stored";
+import type { LiveSession } from "./live-sessions";
 
 /** The cost the agent last reported for each session (its running total), until the turn's end takes its share. */
 const reported = new WeakMap<LiveSession, Cost>();

@@ -38,6 +38,17 @@ export function jsonText<S extends z.ZodType>(schema: S): z.ZodPipe<z.ZodPipe<z.
 }
 
 /** Values an SQL statement binds. */
+/**
+ * A JSON column read back through its schema: what this object wrote, never cast. One that does not read
+ * (not JSON, or not of the shape) is null, as if the column were empty: the record it belongs to is still
+ * listed (a session, a machine), with that one field unknown.
+ */
+export function parsedOr<S extends z.ZodType>(schema: S, text: string | null): z.output<S> | null {
+  if (text === null) return null;
+  const parsed = jsonText(schema).safeParse(text);
+  return parsed.success ? parsed.data : null;
+}
+
 export type SqlBinding = ArrayBuffer | string | number | null;
 
 /** Where a row came from, for the error: the statement's first table. */

@@ -7,7 +7,7 @@ import type { Machine } from "@agent-runtime/protocol/machines";
 import { MachineSandbox } from "@agent-runtime/protocol/sandbox";
 import { sidecarVersionAdvice } from "@agent-runtime/protocol/version";
 import { z } from "zod";
-import { rows } from "../storage/stored";
+import { parsedOr, rows } from "../storage/stored";
 
 /** A machine's row as its table keeps it. */
 const MachineColumns = z.object({
@@ -27,16 +27,6 @@ const MachineRow = MachineColumns.transform(machineOf);
 const IdRow = z.object({ id: z.string() });
 
 /** The stored hello's sandbox, parsed; one this release cannot read is shown as unknown (null), not as a failure of the list. */
-function sandboxOf(json: string | null): MachineSandbox | null {
-  if (json === null) return null;
-  try {
-    const parsed = MachineSandbox.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
 function machineOf(r: z.output<typeof MachineColumns>): Machine {
   return {
     id: r.id,
@@ -46,7 +36,7 @@ function machineOf(r: z.output<typeof MachineColumns>): Machine {
     sidecarVersion: r.sidecar_version,
     sidecarOutdated: r.sidecar_version !== null && sidecarVersionAdvice(r.sidecar_version).outdated,
     platform: r.platform,
-    sandbox: sandboxOf(r.sandbox),
+    sandbox: parsedOr(MachineSandbox, r.sandbox),
   };
 }
 
