@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { createApp, createRelayApp } from "./app";
 import { teamStub } from "./durable/stubs";
 import { rememberMachine } from "./http/access";
-import { relayPost } from "./http/relay-post";
+import { relayPost, relayPostUrl } from "./http/relay-post";
 import type { FakeSidecar } from "../test/workers/fake-sidecar";
 import { sidecarsPerTest } from "../test/workers/requests";
 
@@ -172,7 +172,7 @@ async function beforeHonoAndRouter(
   for (const way of ["before Hono", "router"] as const) {
     const ctx = createExecutionContext();
     const request = new Request(path.startsWith("https:") ? path : `https://runtime.test${path}`, withLength(init()));
-    const asked = way === "before Hono" ? relayPost(request, environment, ctx, behind) : whole.fetch(request, environment, ctx);
+    const asked = way === "before Hono" ? relayPost(request, relayPostUrl(request)!, environment, ctx, behind) : whole.fetch(request, environment, ctx);
     await answer?.();
     answers[way] = await answerOf(await asked);
     await waitOnExecutionContext(ctx);

@@ -1,6 +1,6 @@
 import { createApp, createRelayApp } from "./app";
 import type { Env } from "./env";
-import { isRelayPost, relayPost } from "./http/relay-post";
+import { relayPost, relayPostUrl } from "./http/relay-post";
 
 export { MachineObject } from "./durable/machine/machine";
 export { TeamObject } from "./durable/team/team";
@@ -12,5 +12,8 @@ const app = createApp();
 const relayApp = createRelayApp();
 
 export default {
-  fetch: (request: Request, env: Env, ctx: ExecutionContext) => (isRelayPost(request) ? relayPost(request, env, ctx, relayApp) : app.fetch(request, env, ctx)),
+  fetch(request: Request, env: Env, ctx: ExecutionContext) {
+    const relayed = relayPostUrl(request);
+    return relayed ? relayPost(request, relayed, env, ctx, relayApp) : app.fetch(request, env, ctx);
+  },
 } satisfies ExportedHandler<Env>;

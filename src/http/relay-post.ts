@@ -50,7 +50,22 @@ export const RELAY_POST_ACCESS: Access = { role: "member", machine: true };
 const RELAY_POST_URL = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*(\/(?:machines\/([^/?#]+)\/)?v1\/acp\/([^/?#]+))(?:\?[^#]*)?$/;
 
 export function isRelayPost(request: Request): boolean {
-  return request.method === "POST" && RELAY_POST_URL.test(request.url);
+  return relayPostUrl(request) !== null;
+}
+
+/** The URL of a request `isRelayPost` recognises, split (the path, the machine, the server's id); else null. */
+export function relayPostUrl(request: Request): RelayPostUrl | null {
+  if (request.method !== "POST") return null;
+  const url = request.url;
+  const parts = RELAY_POST_URL.exec(url);
+  return parts ? { url, path: parts[1]!, named: parts[2], serverId: parts[3]! } : null;
+}
+
+export interface RelayPostUrl {
+  url: string;
+  path: string;
+  named: string | undefined;
+  serverId: string;
 }
 
 /** Where an answer goes when this function does not take the request: the relay app. */
@@ -58,20 +73,21 @@ interface App {
   fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response>;
 }
 
-/** The message of a request `isRelayPost` recognised: answered here where every check passes at once, else by `app`. */
-export async function relayPost(request: Request, env: Env, ctx: ExecutionContext, app: App): Promise<Response> {
-  const admitted = await admit(request, env);
+/** The message of a request `relayPostUrl` recognised: answered here where every check passes at once, else by `app`. */
+export async function relayPost(request: Request, at: RelayPostUrl, env: Env, ctx: ExecutionContext, app: App): Promise<Response> {
+  let admitted = admit(request, at, env);
+  if (admitted instanceof Promise) admitted = await admitted; // only an issued token's hash is awaited
   if (!admitted) return app.fetch(request, env, ctx);
-  const { identity, machine, input, named } = admitted;
+  const { identity, machine, input } = admitted;
   let answer: Response;
   try {
     answer = await relayAcpMessage(env, machine, identity, input, await request.text());
   } catch (err) {
-    answer = errorAnswer(err, request.method, request.url);
+    answer = errorAnswer(err, request.method, at.url);
   }
   // As `auditTrail`: a message within a session its first POST (which named the agent) audited; a failure always.
   if (audited(request.method, answer.status, false, !input.agent)) {
-    const route = named ? "/machines/{machine}/v1/acp/{server_id}" : "/v1/acp/{server_id}";
+    const route = at.named === undefined ? "/v1/acp/{server_id}" : "/machines/{machine}/v1/acp/{server_id}";
     appendAudit(env, ctx, { token: identity.name, role: identity.role, status: answer.status, method: request.method, route, machine });
   }
   return answer;
@@ -81,16 +97,15 @@ interface Admitted {
   identity: Identity;
   machine: string;
   input: RelayInput;
-  /** The machine was named in the path (`/machines/{machine}/v1/…`). */
-  named: boolean;
 }
 
-/** Every check of the relay app's chain, in its order, passed as this isolate can tell without asking anyone; else null. */
-async function admit(request: Request, env: Env): Promise<Admitted | null> {
-  const parts = RELAY_POST_URL.exec(request.url);
+/**
+ * Every check of the relay app's chain, in its order, passed as this isolate can tell without asking
+ * anyone; else null. A promise only where an issued token's hash is to be computed.
+ */
+function admit(request: Request, at: RelayPostUrl, env: Env): Admitted | null | Promise<Admitted | null> {
   // A percent-encoded path is left to Hono, which decodes it.
-  if (request.method !== "POST" || !parts || parts[1]!.includes("%")) return null;
-  const [, path, named, serverId] = parts as unknown as [string, string, string | undefined, string];
+  if (at.path.includes("%")) return null;
   const headers = request.headers;
   let config: ReturnType<typeof settings>;
   try {
@@ -103,24 +118,26 @@ async function admit(request: Request, env: Env): Promise<Admitted | null> {
   // 2. Authentication (`authenticate`, then `hono/bearer-auth`'s `verifyToken`).
   const token = bearerHeaderToken(headers.get("authorization"));
   if (token === null || isTicket(token)) return null; // a ticket in a header is refused there
-  let identity: Identity;
-  if (isApiToken(config.apiTokens, token)) identity = BOOTSTRAP_ADMIN;
-  else {
-    const issued = await issuedToken(token, revocationAnsweredByMachine(request.method, path));
-    if (!issued || !("identity" in issued)) return null;
-    identity = issued.identity;
-  }
+  if (isApiToken(config.apiTokens, token)) return afterAuthentication(request, at, config, BOOTSTRAP_ADMIN);
+  return issuedToken(token, revocationAnsweredByMachine(request.method, at.path)).then((issued) =>
+    issued && "identity" in issued ? afterAuthentication(request, at, config, issued.identity) : null,
+  );
+}
+
+/** The checks after authentication, in the chain's order. */
+function afterAuthentication(request: Request, at: RelayPostUrl, config: ReturnType<typeof settings>, identity: Identity): Admitted | null {
+  const headers = request.headers;
   // 3. The body's limit (`hono/body-limit` with a Content-Length and no Transfer-Encoding: the length decides).
   const length = headers.get("content-length");
   if (!request.body || length === null || headers.has("transfer-encoding") || !(Number.parseInt(length, 10) <= LIMITS.maxBodyBytes)) return null;
   // 4. The access guard (`guard`): the machine resolved and known, then the role and the scope.
-  const machine = named ?? config.defaultMachine;
+  const machine = at.named ?? config.defaultMachine;
   if (!machine || !machineKnownHere(machine) || accessRefusal(identity, RELAY_POST_ACCESS, machine)) return null;
   // 5. The handler's own reading (`postToAcpServer`): the path and query, the answer's type, the body's.
-  const input = commonRelayInput(request.url, serverId);
+  const input = commonRelayInput(at.url, at.serverId);
   const contentType = headers.get("content-type");
   if (!input || !accepts(headers.get("accept") ?? undefined, "application/json") || contentType === null || !isJsonRequestType(contentType)) return null;
-  return { identity, machine, input, named: named !== undefined };
+  return { identity, machine, input };
 }
 
 /**
