@@ -242,8 +242,9 @@ describe("the message before Hono (http/relay-post.ts)", () => {
   });
 
   it("leaves every refusal to the relay app, which answers and audits it as the whole app does", async () => {
+    // Known to the isolate with no sidecar: a refusal answered here by mistake would be a quick 503, never a wait.
     const machine = "relay-before-hono-refusals";
-    const sidecar = await connect(machine);
+    rememberMachine(machine);
     const viewer = await issue({ name: "relay-before-hono-viewer", role: "viewer", machines: [machine] });
     const elsewhere = await issue({ name: "relay-before-hono-elsewhere", role: "member", machines: ["another-machine"] });
     const path = `/machines/${machine}/v1/acp/s1`;
@@ -278,6 +279,5 @@ describe("the message before Hono (http/relay-post.ts)", () => {
       expect(audit["before Hono"], what).toEqual(audit.router);
       expect(audit["before Hono"].length, what).toBe(audited ? 1 : 0);
     }
-    expect(sidecar.received.filter((f) => f.t === "req" && f.op === "acp.post")).toEqual([]);
   });
 });
