@@ -160,7 +160,7 @@ export function createApp() {
  * `POST {base_url}/v1/acp/{server_id}`, the relay's message (docs/architecture.md, "The relay's route
  * before the router"): every message of every session comes this way, and the whole app's router (a
  * trie: its route set is one `RegExpRouter` refuses) costs more than anything else it does for it. The
- * worker's entry sends exactly the requests `isRelayPost` recognises here instead: an app of the same
+ * worker's entry sends exactly the requests `isRelayPost` (http/relay-post.ts) recognises here instead: an app of the same
  * edges, the same `/v1` middleware and mounts, and the ACP relay's routes alone, so the route answers as
  * it does through the whole app (src/app-relay.workers.test.ts holds the two to the same answers). A
  * message whose every check passes at once does not reach even this app (http/relay-post.ts).
