@@ -59,7 +59,7 @@ const STAGE_OF_FILE: [RegExp, Stage][] = [
   [/src\/durable\/sessions\/|src\/durable\/streams\//, "recorder"],
   [/src\/durable\/acp-transport\/|src\/durable\/policy\//, "relay (machine object)"],
   [/packages\/protocol\//, "parse"],
-  [/src\/(app|worker|settings|env)\.ts|src\/routes\//, "route"],
+  [/src\/(app|worker|settings|env)\.ts|src\/routes\/|src\/http\/relay-post\.ts/, "route"],
 ];
 
 interface ProfileNode {

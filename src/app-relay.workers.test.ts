@@ -4,10 +4,15 @@
  * it: a missing, malformed or unknown token (401 or 400, with the same challenge), a role or a machine
  * outside the token's scope (403), a machine that never connected (404), a body of another media type
  * (415), too large (413) or no JSON-RPC message (400), an answer it cannot send (406), and the agent's answer.
+ * The message before Hono (http/relay-post.ts): it answers itself only where every check passes, with the
+ * whole app's answer and audit line, and leaves every refusal to the relay app (a dropped check would answer).
  */
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createApp } from "./app";
+import { createApp, createRelayApp } from "./app";
+import { teamStub } from "./durable/stubs";
+import { rememberMachine } from "./http/access";
+import { relayPost, relayPostUrl } from "./http/relay-post";
 import type { FakeSidecar } from "../test/workers/fake-sidecar";
 import { sidecarsPerTest } from "../test/workers/requests";
 
@@ -123,5 +128,156 @@ describe("POST /v1/acp/{id} through the worker's entry and through the whole app
     }
     expect(notified[0]?.status).toBe(202);
     expect(notified[0]).toEqual(notified[1]);
+  });
+});
+
+/** The team's audit lines after `seq`, without their time and sequence number. */
+async function auditAfter(seq: number): Promise<{ lines: unknown[]; last: number }> {
+  const { entries } = await teamStub(env).readAudit({ limit: 500 });
+  const added = entries.filter((e) => e.seq > seq).sort((a, b) => a.seq - b.seq);
+  return { lines: added.map(({ atMs: _, seq: __, ...line }) => line), last: Math.max(seq, ...entries.map((e) => e.seq)) };
+}
+
+type Way = "before Hono" | "router";
+
+/** A request as a client over HTTP sends it: a body of known length says so (`Content-Length`). */
+function withLength(init: RequestInit): RequestInit {
+  if (typeof init.body !== "string") return init;
+  const headers = new Headers(init.headers);
+  headers.set("content-length", String(new TextEncoder().encode(init.body).byteLength));
+  return { ...init, headers };
+}
+
+/**
+ * One request through `relayPost` (with the relay app behind it, counting whether it was needed) and then
+ * through the whole app, each with its answer and the audit lines it left; `answer` plays the sidecar.
+ */
+async function beforeHonoAndRouter(
+  path: string,
+  init: () => RequestInit,
+  answer: (() => Promise<void>) | null = null,
+  environment: typeof env = env,
+): Promise<{ fellBack: boolean; answers: Record<Way, Answer>; audit: Record<Way, unknown[]> }> {
+  const relayApp = createRelayApp();
+  let fellBack = false;
+  const behind = {
+    fetch: (request: Request, e: typeof env, ctx: ExecutionContext) => {
+      fellBack = true;
+      return relayApp.fetch(request, e, ctx);
+    },
+  };
+  let { last } = await auditAfter(0);
+  const answers = {} as Record<Way, Answer>;
+  const audit = {} as Record<Way, unknown[]>;
+  for (const way of ["before Hono", "router"] as const) {
+    const ctx = createExecutionContext();
+    const request = new Request(path.startsWith("https:") ? path : `https://runtime.test${path}`, withLength(init()));
+    const asked = way === "before Hono" ? relayPost(request, relayPostUrl(request)!, environment, ctx, behind) : whole.fetch(request, environment, ctx);
+    await answer?.();
+    answers[way] = await answerOf(await asked);
+    await waitOnExecutionContext(ctx);
+    const added = await auditAfter(last);
+    audit[way] = added.lines;
+    last = added.last;
+  }
+  return { fellBack, answers, audit };
+}
+
+describe("the message before Hono (http/relay-post.ts)", () => {
+  it("answers itself where every check passes, as the whole app answers and audits it: a message, a session's first, a failed one, an offline machine, a revoked token", async () => {
+    const machine = "relay-before-hono";
+    const sidecar = await connect(machine);
+    const member = await issue({ name: "relay-before-hono-member", role: "member", machines: [machine] });
+    const path = `/machines/${machine}/v1/acp/s1`;
+    const post =
+      (token: string, body = message) =>
+      () => ({ method: "POST", headers: headers(token), body });
+    const answered = (status: 200 | 202, body?: string) => async () => {
+      const call = await sidecar.call("acp.post");
+      sidecar.answer(call, status === 202 ? { status: 202 } : { status: 200, body: body ?? "" });
+    };
+    const result = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { sessions: [] } });
+    // The member's token once through the worker's entry: verified by its object, kept by this isolate.
+    const first = SELF.fetch(`https://runtime.test${path}`, post(member)());
+    await answered(200, result)();
+    expect((await first).status).toBe(200);
+    rememberMachine("relay-before-hono-offline"); // known to the isolate, no sidecar connected
+
+    const cases: [
+      what: string,
+      path: string,
+      init: () => RequestInit,
+      answer: (() => Promise<void>) | null,
+      status: number,
+      audited: boolean,
+      environment?: typeof env,
+    ][] = [
+      ["a message with API_TOKEN", path, post(env.API_TOKEN), answered(200, result), 200, false],
+      ["a message with a kept issued token", path, post(member), answered(200, result), 200, false],
+      ["a session's first message (naming its agent)", `${path}?agent=mock`, post(env.API_TOKEN), answered(200, result), 200, true],
+      ["a notification", path, post(env.API_TOKEN, '{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"x"}}'), answered(202), 202, false],
+      ["the default machine, offline", "/v1/acp/s1", post(env.API_TOKEN), null, 503, true, { ...env, DEFAULT_MACHINE: "relay-before-hono-offline" }],
+      ["no JSON", path, post(env.API_TOKEN, "{oops"), null, 400, true],
+      ["no JSON-RPC message", path, post(member, '{"jsonrpc":"1.0"}'), null, 400, true],
+      ["an offline machine", "/machines/relay-before-hono-offline/v1/acp/s1", post(env.API_TOKEN), null, 503, true],
+    ];
+    for (const [what, at, init, answer, status, audited, environment] of cases) {
+      const { fellBack, answers, audit } = await beforeHonoAndRouter(at, init, answer, environment);
+      expect(fellBack, what).toBe(false);
+      expect(answers["before Hono"].status, what).toBe(status);
+      expect(answers["before Hono"], what).toEqual(answers.router);
+      expect(audit["before Hono"], what).toEqual(audit.router);
+      expect(audit["before Hono"].length, what).toBe(audited ? 1 : 0);
+    }
+
+    // Revoked: the kept token reaches the machine's object, which refuses it at once (401), audited.
+    const [tokenId] = member.split(".").slice(1, 2);
+    expect((await SELF.fetch(`https://runtime.test/v1/tokens/${tokenId}`, { method: "DELETE", headers: headers(env.API_TOKEN) })).status).toBe(200);
+    const revoked = await beforeHonoAndRouter(path, post(member));
+    expect(revoked.fellBack).toBe(false);
+    expect(revoked.answers["before Hono"].status).toBe(401);
+    expect(revoked.answers["before Hono"]).toEqual(revoked.answers.router);
+    expect(revoked.audit["before Hono"]).toEqual(revoked.audit.router);
+    expect(revoked.audit["before Hono"]).toMatchObject([{ status: 401, token: "relay-before-hono-member" }]);
+  });
+
+  it("leaves every refusal to the relay app, which answers and audits it as the whole app does", async () => {
+    // Known to the isolate with no sidecar: a refusal answered here by mistake would be a quick 503, never a wait.
+    const machine = "relay-before-hono-refusals";
+    rememberMachine(machine);
+    const viewer = await issue({ name: "relay-before-hono-viewer", role: "viewer", machines: [machine] });
+    const elsewhere = await issue({ name: "relay-before-hono-elsewhere", role: "member", machines: ["another-machine"] });
+    const path = `/machines/${machine}/v1/acp/s1`;
+    const post =
+      (token: string | null, more: Record<string, string> = {}, body: BodyInit = message) =>
+      () => ({ method: "POST", headers: headers(token, more), body });
+    // Both issued tokens kept by this isolate first (as after any message of theirs), so that only the role and the scope refuse them.
+    for (const token of [viewer, elsewhere]) expect((await SELF.fetch(`https://runtime.test${path}`, post(token)())).status).toBe(403);
+    const previewEnv = { ...env, PREVIEW_DOMAIN: "preview.test" };
+    const cases: [what: string, path: string, init: () => RequestInit, status: number, audited: boolean, environment?: typeof env][] = [
+      ["no token", path, post(null), 401, true],
+      ["an unknown token", path, post("not-a-token"), 401, true],
+      ["an unknown issued token", path, post(`art.0123456789abcdef.${"A".repeat(43)}`), 401, true],
+      ["another scheme", path, post(null, { authorization: "Basic abc" }), 401, true],
+      ["a malformed header", path, post(null, { authorization: "Bearer a b" }), 400, true],
+      ["a viewer (its token kept)", path, post(viewer), 403, true],
+      ["a machine outside the scope (its token kept)", path, post(elsewhere), 403, true],
+      ["a machine that never connected", "/machines/never-connected/v1/acp/s1", post(env.API_TOKEN), 404, true],
+      ["no machine id", "/machines/-no-/v1/acp/s1", post(env.API_TOKEN), 400, true],
+      ["no server id", `/machines/${machine}/v1/acp/not%20an%20id`, post(env.API_TOKEN), 400, true],
+      ["an unknown agent", `${path}?agent=NOT%20AN%20AGENT`, post(env.API_TOKEN), 400, true],
+      ["another media type", path, post(env.API_TOKEN, { "content-type": "text/plain" }), 415, true],
+      ["a body over the limit", path, post(env.API_TOKEN, {}, "x".repeat(12 * 1024 * 1024)), 413, true],
+      ["an answer it cannot send", path, post(env.API_TOKEN, { accept: "text/html" }), 406, true],
+      ["a preview's host", `https://3000--laptop.preview.test${path}`, post(env.API_TOKEN), 401, false, previewEnv],
+    ];
+    for (const [what, at, init, status, audited, environment] of cases) {
+      const { fellBack, answers, audit } = await beforeHonoAndRouter(at, init, null, environment);
+      expect(fellBack, what).toBe(true);
+      expect(answers["before Hono"].status, what).toBe(status);
+      expect(answers["before Hono"], what).toEqual(answers.router);
+      expect(audit["before Hono"], what).toEqual(audit.router);
+      expect(audit["before Hono"].length, what).toBe(audited ? 1 : 0);
+    }
   });
 });

@@ -1,15 +1,16 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { HTTPException } from "hono/http-exception";
 import { DASHBOARD_FILES, DASHBOARD_PATHS, dashboard, dashboardAsset, dashboardFile, pageOrProblem } from "./dashboard/page";
 import type { AppEnv } from "./env";
 import { auditTrail } from "./http/audit";
 import { authenticate } from "./http/auth";
-import { notFound, problem, problemResponse } from "./lib/problem-response";
+import { notFound, problem } from "./lib/problem-response";
+import { errorAnswer } from "./http/error-answer";
 import { validationHook } from "./http/validation";
+
+export { isRelayPost } from "./http/relay-post";
 import { LIMITS } from "@agent-runtime/protocol/limits";
-import { ProblemError } from "@agent-runtime/protocol/problems";
 import { acpRoutes } from "./routes/acp";
 import { agentRoutes } from "./routes/agents";
 import { loginRoutes } from "./routes/logins";
@@ -132,16 +133,7 @@ function withEdges(mount: (app: Hono<AppEnv>) => void): Hono<AppEnv> {
   app.use("*", hostPreview);
   mount(app);
   app.notFound((c) => pageOrProblem(c, notFound));
-  app.onError((err, c) => {
-    if (err instanceof ProblemError) return problemResponse(err.toInit());
-    if (err instanceof HTTPException) {
-      if (err.res) return err.res;
-      const code = err.status === 415 ? "unsupported_media_type" : err.status === 413 ? "payload_too_large" : "invalid_request";
-      return problem(code, err.message || "the request could not be read");
-    }
-    console.error(`unhandled error on ${c.req.method} ${new URL(c.req.url).pathname}:`, err);
-    return problem("internal", "the worker failed to handle this request; it has been logged");
-  });
+  app.onError((err, c) => errorAnswer(err, c.req.method, c.req.url));
   return app;
 }
 
@@ -168,9 +160,10 @@ export function createApp() {
  * `POST {base_url}/v1/acp/{server_id}`, the relay's message (docs/architecture.md, "The relay's route
  * before the router"): every message of every session comes this way, and the whole app's router (a
  * trie: its route set is one `RegExpRouter` refuses) costs more than anything else it does for it. The
- * worker's entry sends exactly the requests `isRelayPost` recognises here instead: an app of the same
+ * worker's entry sends exactly the requests `isRelayPost` (http/relay-post.ts) recognises here instead: an app of the same
  * edges, the same `/v1` middleware and mounts, and the ACP relay's routes alone, so the route answers as
- * it does through the whole app (src/app-relay.workers.test.ts holds the two to the same answers).
+ * it does through the whole app (src/app-relay.workers.test.ts holds the two to the same answers). A
+ * message whose every check passes at once does not reach even this app (http/relay-post.ts).
  */
 export function createRelayApp() {
   return withEdges((app) => {
@@ -179,15 +172,4 @@ export function createRelayApp() {
     app.route("/v1", v1);
     app.route("/machines/:machine/v1", v1);
   });
-}
-
-/**
- * The requests `createRelayApp` answers: a POST to `/v1/acp/{server_id}` or
- * `/machines/{machine}/v1/acp/{server_id}`, one non-empty segment each, with any query. No other route of
- * the whole app takes such a path (src/app-relay.workers.test.ts), so the two apps agree on which route it is.
- */
-const RELAY_POST_URL = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*\/(?:machines\/[^/?#]+\/)?v1\/acp\/[^/?#]+(?:\?[^#]*)?$/;
-
-export function isRelayPost(request: Request): boolean {
-  return request.method === "POST" && RELAY_POST_URL.test(request.url);
 }

@@ -14,7 +14,9 @@ import { Identifier } from "@agent-runtime/protocol/values";
 import { machineOfSession, SessionId } from "@agent-runtime/protocol/sessions";
 import { machineOfTask, TaskId } from "@agent-runtime/protocol/tasks";
 
-export type { Identity } from "../lib/identity";
+import type { Identity } from "../lib/identity";
+
+export type { Identity };
 
 export { roleAllows } from "@agent-runtime/protocol/trust";
 
@@ -107,8 +109,13 @@ export function rememberMachine(machine: string): void {
   unknownUntil.delete(machine);
 }
 
+/** Known to this isolate already (a sidecar's tunnel came through it, or the team's registry said so): no one need be asked. */
+export function machineKnownHere(machine: string): boolean {
+  return knownMachines.has(machine);
+}
+
 export async function machineKnown(env: Env, machine: string): Promise<boolean> {
-  if (knownMachines.has(machine)) return true;
+  if (machineKnownHere(machine)) return true;
   const now = Date.now();
   if ((unknownUntil.get(machine) ?? 0) > now) return false;
   if (await teamStub(env).machineExists(machine)) {
@@ -184,20 +191,31 @@ export function guard(declared: Access): MiddlewareHandler<AppEnv> {
       if (!(await machineKnown(c.env, machine)))
         throw new ProblemError("not_found", `no machine '${machine}' has ever connected to this deployment`, { machine });
     }
-    if (!roleAllows(identity.role, access.role)) {
-      throw new ProblemError("permission_denied", `this needs the role '${access.role}'; the token '${identity.name}' is '${identity.role}'`, {
-        requiredRole: access.role,
-        role: identity.role,
-      });
-    }
-    if (access.everyMachine && identity.machines !== "*") {
-      throw new ProblemError("permission_denied", `this reaches every machine; the token '${identity.name}' is limited to ${identity.machines.join(", ")}`, {
-        scope: identity.machines,
-      });
-    }
-    if (machine !== null && !scopeAllows(identity.machines, machine)) throw outOfScope(identity, machine);
+    const refused = accessRefusal(identity, access, machine);
+    if (refused) throw refused;
     await next();
   };
+}
+
+/**
+ * The guard's verdict once the machine is resolved and known: the role, every machine where the route
+ * needs it, the machine in the token's scope; the refusal, or null. The relay's message before Hono
+ * (http/relay-post.ts) asks the same.
+ */
+export function accessRefusal(identity: Identity, access: Access, machine: string | null): ProblemError | null {
+  if (!roleAllows(identity.role, access.role)) {
+    return new ProblemError("permission_denied", `this needs the role '${access.role}'; the token '${identity.name}' is '${identity.role}'`, {
+      requiredRole: access.role,
+      role: identity.role,
+    });
+  }
+  if (access.everyMachine && identity.machines !== "*") {
+    return new ProblemError("permission_denied", `this reaches every machine; the token '${identity.name}' is limited to ${identity.machines.join(", ")}`, {
+      scope: identity.machines,
+    });
+  }
+  if (machine !== null && !scopeAllows(identity.machines, machine)) return outOfScope(identity, machine);
+  return null;
 }
 
 /**

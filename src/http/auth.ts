@@ -65,16 +65,10 @@ async function verifyToken(c: Context<AppEnv>, token: string, from: "header" | "
     return verdict;
   }
   if (isApiToken(settings(c.env).apiTokens, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
-  const id = apiTokenId(token);
-  if (!id) return { ok: false, detail: "the bearer token is not valid", presented: "(unknown token)" };
-  const hash = await sha256Hex(token);
-  const now = Date.now();
-  // On the relay's hot path the machine's object answers for a revocation: a token verified within the
-  // minute is taken as kept (http/token-cache.ts). Every other request asks the token's object.
-  if (from === "header" && revocationAnsweredByMachine(c.req.method, c.req.path)) {
-    const kept = verifiedTokens.get(hash, now);
-    if (kept) return { ok: true, identity: kept };
-  }
+  const issued = await issuedToken(token, from === "header" && revocationAnsweredByMachine(c.req.method, c.req.path));
+  if (!issued) return { ok: false, detail: "the bearer token is not valid", presented: "(unknown token)" };
+  if ("identity" in issued) return { ok: true, identity: issued.identity };
+  const { id, hash, now } = issued;
   const check = await tokenStub(c.env, id).check(hash, now);
   if (!check.ok) {
     verifiedTokens.forget(hash);
@@ -86,6 +80,37 @@ async function verifyToken(c: Context<AppEnv>, token: string, from: "header" | "
   verifiedTokens.keep(hash, identity, now);
   return { ok: true, identity };
 }
+
+/**
+ * An issued token (`art.<id>.<secret>`) as far as this isolate can tell without asking its object: on the
+ * relay's hot path (`relayed`: the machine's object answers for a revocation) a token verified within the
+ * minute is taken as kept (http/token-cache.ts); else what asking its object takes. Null: no issued
+ * token's form. The relay's message before Hono (http/relay-post.ts) asks the same.
+ */
+export async function issuedToken(token: string, relayed: boolean): Promise<{ identity: Identity } | { id: string; hash: string; now: number } | null> {
+  const id = apiTokenId(token);
+  if (!id) return null;
+  const hash = await sha256Hex(token);
+  const now = Date.now();
+  if (relayed) {
+    const kept = verifiedTokens.get(hash, now);
+    if (kept) return { identity: kept };
+  }
+  return { id, hash, now };
+}
+
+/**
+ * The token of an Authorization header exactly as `hono/bearer-auth` takes it (`Bearer`, any case, a
+ * space, then RFC 6750's token characters), or null where it would not (then `authenticate` answers).
+ */
+export function bearerHeaderToken(header: string | null): string | null {
+  if (header === null || header[6] !== " " || header.slice(0, 6).toLowerCase() !== "bearer") return null;
+  const token = header.slice(7).trimStart();
+  return BEARER_TOKEN.test(token) ? token : null;
+}
+
+/** `hono/bearer-auth`'s own pattern of a token (its TOKEN_STRINGS). */
+const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
 
 /**
  * A request without an Authorization header: a query token on a streaming GET, the dashboard's sign-in

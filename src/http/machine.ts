@@ -5,6 +5,7 @@ import { settings } from "../settings";
 import { type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Caller } from "../durable/acp-transport/ownership";
+import type { Identity } from "../lib/identity";
 
 /**
  * Machine objects' ids by name, kept per isolate (and per namespace binding): `idFromName` derives the id
@@ -32,7 +33,12 @@ function machineIdOf(namespace: Env["MACHINE"], machine: string): DurableObjectI
 export function machineStub(c: Context<AppEnv>) {
   const machine = c.get("machine");
   if (!machine) throw new Error(`${c.req.method} ${c.req.path} reached a machine without declaring it (declare(..., { machine: true }))`);
-  return c.env.MACHINE.get(machineIdOf(c.env.MACHINE, machine));
+  return machineStubOf(c.env, machine);
+}
+
+/** A machine's object by its name, the guard having checked the caller may reach it. */
+export function machineStubOf(env: Env, machine: string) {
+  return env.MACHINE.get(machineIdOf(env.MACHINE, machine));
 }
 
 /**
@@ -40,7 +46,10 @@ export function machineStub(c: Context<AppEnv>) {
  * and the holder of any stream it opens, which ends when that token is revoked or expires.
  */
 export function callerOf(c: Context<AppEnv>): Caller {
-  const { tokenId, name, role, expiresAtMs } = c.get("identity");
+  return callerOfIdentity(c.get("identity"));
+}
+
+export function callerOfIdentity({ tokenId, name, role, expiresAtMs }: Identity): Caller {
   return { tokenId, name, role, expiresAtMs };
 }
 

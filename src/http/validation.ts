@@ -45,6 +45,11 @@ export async function parseJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sch
 /** What `@hono/zod-openapi`'s media type gate lets through as a JSON body (so a route reading its body itself refuses the same). */
 const JSON_REQUEST = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
 
+/** A media type `@hono/zod-openapi` takes as a JSON body's. */
+export function isJsonRequestType(contentType: string): boolean {
+  return JSON_REQUEST.test(contentType);
+}
+
 /**
  * A JSON body as its text, for a route that hands the text on and has it read where it is used (the
  * relay: docs/architecture.md, "The relay's message as text"). The media type is refused as a
@@ -55,7 +60,7 @@ const JSON_REQUEST = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))
 export async function jsonBodyText(c: Context<AppEnv>): Promise<string> {
   const contentType = c.req.header("content-type");
   const unsupported = () => new ProblemError("unsupported_media_type", "Unsupported Media Type");
-  if (contentType && !JSON_REQUEST.test(contentType)) throw unsupported();
+  if (contentType && !isJsonRequestType(contentType)) throw unsupported();
   const text = await c.req.text();
   if (contentType) return text;
   if (text.length > 0) throw unsupported();

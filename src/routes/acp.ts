@@ -3,7 +3,8 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import type { AppEnv } from "../env";
 import { apiRoute } from "../http/api-route";
-import { acpTimeout, callerOf, machineStub, parsedAnswer, settled } from "../http/machine";
+import { callerOf, machineStub, parsedAnswer, settled } from "../http/machine";
+import { RELAY_POST_ACCESS, relayAcpMessage } from "../http/relay-post";
 import { json, LastEventIdHeader, jsonBody, MACHINE_ERRORS } from "../http/openapi";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { JsonRpcMessage } from "@agent-runtime/protocol/acp";
@@ -14,7 +15,7 @@ import { RelayParams, RelayQuery, relayInput } from "../http/relay-input";
 
 const post = apiRoute("post", "/acp/{server_id}", {
   summary: "Send one JSON-RPC message to an ACP server (the first POST for an id starts it)",
-  access: { role: "member", machine: true },
+  access: RELAY_POST_ACCESS,
   request: {
     params: RelayParams,
     query: RelayQuery,
@@ -80,16 +81,9 @@ export const acpRoutes = acpRoutesBase
     if (!accepts(c.req.header("accept"), "application/json")) {
       throw new ProblemError("not_acceptable", "this endpoint answers application/json; send 'Accept: application/json'");
     }
-    const { serverId: server_id, agent } = input;
     const text = await jsonBodyText(c); // read and checked by the machine's object (a 400 as a declared body's)
-    if (!agent) c.set("auditQuiet", true); // a message within a session its first POST (which named the agent) audited
-    // Through the machine's object, which records sessions and reattaches one whose agent is gone
-    // (docs/architecture.md, "Sessions").
-    const result = settled(
-      await machineStub(c).acpPost({ serverId: server_id, ...(agent ? { agent } : {}), text, who: c.get("identity").name }, acpTimeout(c), callerOf(c)),
-    );
-    if (result.status === 202) return new Response(null, { status: 202 });
-    return new Response(result.body, { headers: { "content-type": "application/json" } });
+    if (!input.agent) c.set("auditQuiet", true); // a message within a session its first POST (which named the agent) audited
+    return relayAcpMessage(c.env, c.get("machine"), c.get("identity"), input, text);
   })
   .openapi(stream, async function followAcpServer(c) {
     if (!accepts(c.req.header("accept"), "text/event-stream")) {

@@ -69,6 +69,11 @@ export async function pathPreview(c: Context<AppEnv>): Promise<Response> {
   return forward(c, machine, match[1], place, appPathOf(match[2], url.search));
 }
 
+/** Whether a request with this Host header may be a preview's (the exact test, on the parsed URL, follows): also asked by http/relay-post.ts. */
+export function mayBePreviewHost(domain: string, host: string | undefined): boolean {
+  return host === undefined || host.toLowerCase().includes(domain.toLowerCase());
+}
+
 /**
  * Host mode, before every other route: a request to a preview's host is the preview's, whatever its path.
  * The worker's own host (the dashboard and the API) goes on.
@@ -78,9 +83,7 @@ export const hostPreview: MiddlewareHandler<AppEnv> = async function hostPreview
   // This runs before every request, and almost none is a preview's: one whose Host header does not even
   // contain the preview domain goes on without its URL parsed (a parse was ~3 % of workerd's CPU per relay round
   // trip: bench/README.md, "The relay's stages"). The exact test on the parsed hostname follows.
-  if (!domain) return next(); // no preview domain: no header read either
-  const host = c.req.header("host");
-  if (host !== undefined && !host.toLowerCase().includes(domain.toLowerCase())) return next();
+  if (!domain || !mayBePreviewHost(domain, c.req.header("host"))) return next(); // no preview domain: no header read either
   const url = new URL(c.req.url);
   const suffix = `.${domain}`;
   if (!url.hostname.endsWith(suffix)) return next();
