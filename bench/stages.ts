@@ -74,7 +74,7 @@ interface Profile {
 }
 
 /** The bundle's module boundaries: line → the source path esbuild wrote above it. */
-async function moduleLines(bundlePath: string): Promise<{ line: number; path: string }[]> {
+export async function moduleLines(bundlePath: string): Promise<{ line: number; path: string }[]> {
   const lines = (await readFile(bundlePath, "utf8")).split("\n");
   const starts: { line: number; path: string }[] = [];
   lines.forEach((text, i) => {
@@ -93,7 +93,7 @@ async function moduleLines(bundlePath: string): Promise<{ line: number; path: st
   return starts;
 }
 
-function fileAt(starts: { line: number; path: string }[], line: number): string {
+export function fileAt(starts: { line: number; path: string }[], line: number): string {
   let lo = 0;
   let hi = starts.length - 1;
   let found = "(bundle prelude)";
@@ -115,7 +115,7 @@ function stageOf(file: string): Stage | null {
 }
 
 /** One CDP session on workerd's inspector: its user isolate's target. */
-async function inspect(port: number): Promise<{ send(method: string, params?: object): Promise<unknown>; close(): void }> {
+export async function inspect(port: number): Promise<{ send(method: string, params?: object): Promise<unknown>; close(): void }> {
   const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { id: string; webSocketDebuggerUrl: string }[];
   const target = targets.find((t) => t.id.includes("core:user")) ?? targets[0];
   if (!target) throw new Error("workerd's inspector lists no target");

@@ -159,6 +159,30 @@ describe("files", () => {
     expect(readFileSync(path, "utf8")).toBe("original");
   });
 
+  it("refuses a body of one piece that ends before its declared length, and leaves the old file", async () => {
+    const path = join(root, "keep-short.txt");
+    writeFileSync(path, "original");
+    // 100 KiB declared, 10 KiB sent, then the client goes away: nothing may be written in its place.
+    await new Promise<void>((resolve) => {
+      const req = request(new URL(`${rt.url}/v1/fs/file?${q(path)}`), {
+        method: "PUT",
+        headers: { authorization: `Bearer ${rt.token}`, "content-length": String(100 * 1024) },
+      });
+      req.on("error", () => resolve());
+      req.on("response", () => resolve());
+      req.write(randomBytes(10 * 1024), () => {
+        req.destroy();
+        resolve();
+      });
+    });
+    expect(readFileSync(path, "utf8")).toBe("original");
+    // The next write of the same file goes through whole, and no staged file is left of the cut one.
+    const bytes = randomBytes(64 * 1024);
+    expect((await put(path, bytes)).status).toBe(200);
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+    expect(staged()).toEqual([]);
+  });
+
   it("unpacks a tar batch into a folder", async () => {
     const dest = join(root, "batch");
     const tar = tarArchive([

@@ -7,7 +7,7 @@
  * target as it was, and staged leftovers are removed when the sidecar starts.
  */
 import { constants } from "node:fs";
-import { chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
+import { copyFile, type FileHandle, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { extract } from "tar";
@@ -75,6 +75,36 @@ async function makeParents(path: string): Promise<void> {
   });
 }
 
+/**
+ * A staged file renamed over `target`; the folders above it made when the rename finds them missing. True
+ * when the staged name was renamed away; false when it was copied (the data folder on another file system:
+ * copied next to the target first, then renamed there) and is still there to remove.
+ */
+async function renameOver(file: string, target: string, upload: string): Promise<boolean> {
+  const renamed = () =>
+    rename(file, target).then(
+      () => true,
+      (err: unknown) => {
+        if (codeOf(err) === "EXDEV") return false;
+        throw err;
+      },
+    );
+  const done = await renamed().catch(async (err: unknown) => {
+    if (codeOf(err) !== "ENOENT") throw err;
+    await makeParents(target);
+    return renamed();
+  });
+  if (done) return true;
+  const beside = join(dirname(target), `.${basename(target)}.${upload}.upload`);
+  try {
+    await copyFile(file, beside);
+    await rename(beside, target);
+  } finally {
+    await rm(beside, { force: true });
+  }
+  return false;
+}
+
 async function statOf(path: string): Promise<FsStat & { mtimeMs: number }> {
   // A link is described by what it points to; a dangling one by itself.
   const info = await stat(path).catch(async (err: unknown) => {
@@ -99,6 +129,8 @@ export class MachineFiles {
   private readonly sweeper: NodeJS.Timeout;
   /** Whatever a previous run left staged, being removed: the first upload waits for it. */
   private readonly cleared: Promise<void>;
+  /** The staging folder, made once (not on every upload); forgotten when a staged file cannot be created in it. */
+  private folder: Promise<void> | null = null;
 
   constructor(
     dataDir: string,
@@ -226,12 +258,11 @@ export class MachineFiles {
    * taken at the offset after the last one taken and written after it, in order. A piece whose write
    * failed fails every piece queued behind it (the worker then aborts the upload).
    */
-  private async upload({ upload, offset, bytes }: OpArgs<"fs.upload">): Promise<OpResult<"fs.upload">> {
+  private async upload({ upload, offset, bytes }: OpArgs<"fs.upload">, modeOf?: () => Promise<number>): Promise<OpResult<"fs.upload">> {
     let staged = this.uploads.get(upload);
     if (!staged) {
       if (offset !== 0) throw new ProblemError("conflict", `upload ${upload} is unknown here (it was abandoned, or the sidecar restarted); start it again`);
-      const folder = this.cleared.then(() => mkdir(this.stagingDir, { recursive: true, mode: 0o700 })).then(() => undefined);
-      staged = { file: join(this.stagingDir, upload), accepted: 0, writing: folder, touchedMs: Date.now() };
+      staged = { file: join(this.stagingDir, upload), accepted: 0, writing: this.stagingFolder(), touchedMs: Date.now() };
       this.uploads.set(upload, staged);
     }
     if (offset !== staged.accepted) throw new ProblemError("conflict", `upload ${upload} is at byte ${staged.accepted}, not ${offset}`);
@@ -242,9 +273,11 @@ export class MachineFiles {
     staged.accepted += bytes.length;
     const into = staged;
     const written = into.writing.then(async () => {
-      const handle = await open(into.file, offset === 0 ? "w" : "a", 0o600);
+      const handle = await this.openStaged(into.file, offset);
       try {
         await handle.write(bytes);
+        // The last piece of a commit: the file gets the mode it will have on its open handle (no chmod by path after).
+        if (modeOf) await handle.chmod(await modeOf());
       } finally {
         await handle.close();
       }
@@ -255,32 +288,30 @@ export class MachineFiles {
     return { received: offset + bytes.length };
   }
 
-  /** The staged bytes become the file at `path` in one rename: readers see the old file or the new one. */
+  /**
+   * The staged bytes become the file at `path` in one rename: readers see the old file or the new one. The
+   * target is looked at while the last piece is written (a folder is refused; a file's mode is kept, a new
+   * one gets 0644, set on the staged file's handle); its parent folders are made when the rename says they
+   * are missing. Once renamed, the staged name is gone: nothing is left to remove.
+   */
   private async commit({ upload, path, offset, bytes }: OpArgs<"fs.commit">): Promise<OpResult<"fs.commit">> {
-    const staged = await this.staged({ upload, offset, bytes });
     const target = this.resolvePath(path);
+    const existing = stat(target).catch(() => null);
+    const modeOf = async () => {
+      const info = await existing;
+      if (info?.isDirectory()) throw new ProblemError("invalid_request", `is a folder: ${target}`);
+      return info ? info.mode & 0o7777 : 0o644;
+    };
+    let renamed = false;
     try {
-      const existing = await stat(target).catch(() => null);
-      if (existing?.isDirectory()) throw new ProblemError("invalid_request", `is a folder: ${target}`);
-      await makeParents(target);
-      await chmod(staged.file, existing ? existing.mode & 0o7777 : 0o644);
-      await rename(staged.file, target).catch(async (err: unknown) => {
-        if (codeOf(err) !== "EXDEV") throw err;
-        // The data folder is on another file system: copy next to the target first, then rename there.
-        const beside = join(dirname(target), `.${basename(target)}.${upload}.upload`);
-        try {
-          await copyFile(staged.file, beside);
-          await rename(beside, target);
-        } finally {
-          await rm(beside, { force: true });
-        }
-      });
+      const staged = await this.staged({ upload, offset, bytes }, modeOf);
+      renamed = await renameOver(staged.file, target, upload);
       // Every piece taken is written by now: the last one's write, awaited by `staged`, came after them.
       return { path: target, bytesWritten: staged.accepted };
     } catch (err) {
       throw fsProblem(err, target);
     } finally {
-      await this.forget(upload);
+      await this.forget(upload, renamed);
     }
   }
 
@@ -307,20 +338,46 @@ export class MachineFiles {
   }
 
   /** The upload with its last piece (sent with the commit or the unpack) written: the whole body, staged. */
-  private async staged(last: OpArgs<"fs.upload">): Promise<StagedUpload> {
-    await this.upload(last); // an empty last piece of a new upload stages an empty file
+  private async staged(last: OpArgs<"fs.upload">, modeOf?: () => Promise<number>): Promise<StagedUpload> {
+    await this.upload(last, modeOf); // an empty last piece of a new upload stages an empty file
     const created = this.uploads.get(last.upload);
     if (!created) throw new ProblemError("internal", `upload ${last.upload} could not be staged`);
     return created;
   }
 
-  private async forget(upload: string): Promise<boolean> {
+  /** An upload ended: its staged file removed, unless it was renamed into place (then its name is gone already). */
+  private async forget(upload: string, renamed = false): Promise<boolean> {
     const staged = this.uploads.get(upload);
     if (!staged) return false;
     this.uploads.delete(upload);
     await staged.writing.catch(() => undefined); // a piece still being written must not recreate the file after it is removed
-    await rm(staged.file, { force: true });
+    if (!renamed) await rm(staged.file, { force: true });
     return true;
+  }
+
+  /** The staging folder, made on the first upload (after a previous run's leftovers are cleared), then remembered. */
+  private stagingFolder(): Promise<void> {
+    this.folder ??= this.cleared
+      .then(() => mkdir(this.stagingDir, { recursive: true, mode: 0o700 }))
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          this.folder = null; // tried again by the next upload
+          throw err;
+        },
+      );
+    return this.folder;
+  }
+
+  /** A staged file opened for a piece: its first piece creates it; a staging folder removed since it was made is made again. */
+  private async openStaged(file: string, offset: number): Promise<FileHandle> {
+    const flags = offset === 0 ? "w" : "a";
+    return open(file, flags, 0o600).catch(async (err: unknown) => {
+      if (offset !== 0 || codeOf(err) !== "ENOENT") throw err;
+      this.folder = null;
+      await this.stagingFolder();
+      return open(file, flags, 0o600);
+    });
   }
 
   private async sweepAbandoned(): Promise<void> {

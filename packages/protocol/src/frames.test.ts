@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeFrame, packEvents, parseSidecarFrame, parseWorkerFrame, type StreamEvent } from "./frames";
+import { encodeFrame, packEvents, parseSidecarFrame, parseWorkerFrame, type StreamEvent, withHeadroom } from "./frames";
 import { OPS, parseOpArgs, parseOpResult } from "./ops";
 
 describe("tunnel frames", () => {
@@ -82,6 +82,33 @@ describe("tunnel frames", () => {
     // A frame without bytes stays JSON text; bytes cannot be smuggled in as JSON.
     expect(encodeFrame({ t: "unsub", sub: "s" })).toBe('{"t":"unsub","sub":"s"}');
     expect(parseOpArgs("fs.upload", { upload: "abcdefgh", offset: 0, bytes: { 0: 1 } })).toMatchObject({ ok: false });
+  });
+
+  it("write the header before bytes that have room for it, the same frame as a copy, and touch nothing else of their buffer", () => {
+    const call = (bytes: Uint8Array) => ({
+      t: "req" as const,
+      id: "x-9",
+      op: "fs.commit" as const,
+      args: { upload: "abcdefgh", offset: 0, path: "/é/f", bytes },
+    });
+    const copied = encodeFrame(call(new Uint8Array([1, 2, 3, 250]))) as Uint8Array;
+    const buffer = new Uint8Array(200).fill(7);
+    buffer.set([1, 2, 3, 250], 150);
+    buffer.fill(9, 154);
+    const inPlace = encodeFrame(call(withHeadroom(buffer.subarray(150, 154)))) as Uint8Array;
+    expect(inPlace.buffer).toBe(buffer.buffer); // no copy: the bytes were sent where they are
+    expect(inPlace).toEqual(copied);
+    const start = 154 - copied.length;
+    expect([...buffer.subarray(0, start)].every((b) => b === 7)).toBe(true);
+    expect([...buffer.subarray(154)].every((b) => b === 9)).toBe(true);
+    expect(parseWorkerFrame(inPlace)).toEqual({ ok: true, frame: call(new Uint8Array([1, 2, 3, 250])) });
+    // Without room enough, or without the buffer's owner saying its memory before them is free: copied, the buffer untouched.
+    const short = withHeadroom(new Uint8Array(20).subarray(10, 14));
+    expect((encodeFrame(call(short)) as Uint8Array).buffer).not.toBe(short.buffer);
+    const other = new Uint8Array(200).fill(7);
+    const notOffered = encodeFrame(call(other.subarray(150, 154))) as Uint8Array;
+    expect(notOffered.buffer).not.toBe(other.buffer);
+    expect([...other.subarray(0, 150)].every((b) => b === 7)).toBe(true);
   });
 
   it("carry a terminal's output as one binary frame of pieces, whose lengths must add up to its bytes", () => {
