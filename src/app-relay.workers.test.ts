@@ -8,7 +8,7 @@
  * whole app's answer and audit line, and leaves every refusal to the relay app (a dropped check would answer).
  */
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createApp, createRelayApp } from "./app";
 import { teamStub } from "./durable/stubs";
 import { rememberMachine } from "./http/access";
@@ -41,12 +41,14 @@ async function bothWays(path: string, init: RequestInit): Promise<[viaEntry: Ans
 }
 
 async function issue(body: Record<string, unknown>): Promise<string> {
+  const { last } = await auditAfter(0);
   const res = await SELF.fetch("https://runtime.test/v1/tokens", {
     method: "POST",
     headers: { authorization: `Bearer ${env.API_TOKEN}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
   expect(res.status, await res.clone().text()).toBe(201);
+  await untilAudited(last, { method: "POST", route: "/v1/tokens", status: 201 });
   return ((await res.json()) as { token: string }).token;
 }
 
@@ -136,6 +138,21 @@ async function auditAfter(seq: number): Promise<{ lines: unknown[]; last: number
   const { entries } = await teamStub(env).readAudit({ limit: 500 });
   const added = entries.filter((e) => e.seq > seq).sort((a, b) => a.seq - b.seq);
   return { lines: added.map(({ atMs: _, seq: __, ...line }) => line), last: Math.max(seq, ...entries.map((e) => e.seq)) };
+}
+
+/**
+ * Wait for the audit lines after `seq` to hold one matching each of `expected`: a request through
+ * `SELF.fetch` appends its line after its answer (waitUntil), and one landing during a case would be
+ * counted as that case's.
+ */
+async function untilAudited(seq: number, ...expected: Record<string, unknown>[]): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const { lines } = await auditAfter(seq);
+      for (const line of expected) expect(lines).toContainEqual(expect.objectContaining(line));
+    },
+    { timeout: 10_000 },
+  );
 }
 
 type Way = "before Hono" | "router";
@@ -232,7 +249,9 @@ describe("the message before Hono (http/relay-post.ts)", () => {
 
     // Revoked: the kept token reaches the machine's object, which refuses it at once (401), audited.
     const [tokenId] = member.split(".").slice(1, 2);
+    const beforeRevoking = (await auditAfter(0)).last;
     expect((await SELF.fetch(`https://runtime.test/v1/tokens/${tokenId}`, { method: "DELETE", headers: headers(env.API_TOKEN) })).status).toBe(200);
+    await untilAudited(beforeRevoking, { method: "DELETE", route: "/v1/tokens/{id}", status: 200 });
     const revoked = await beforeHonoAndRouter(path, post(member));
     expect(revoked.fellBack).toBe(false);
     expect(revoked.answers["before Hono"].status).toBe(401);
@@ -252,7 +271,10 @@ describe("the message before Hono (http/relay-post.ts)", () => {
       (token: string | null, more: Record<string, string> = {}, body: BodyInit = message) =>
       () => ({ method: "POST", headers: headers(token, more), body });
     // Both issued tokens kept by this isolate first (as after any message of theirs), so that only the role and the scope refuse them.
+    const beforeKeeping = (await auditAfter(0)).last;
     for (const token of [viewer, elsewhere]) expect((await SELF.fetch(`https://runtime.test${path}`, post(token)())).status).toBe(403);
+    // Both refusals audited before the cases count theirs.
+    await untilAudited(beforeKeeping, { token: "relay-before-hono-viewer", status: 403 }, { token: "relay-before-hono-elsewhere", status: 403 });
     const previewEnv = { ...env, PREVIEW_DOMAIN: "preview.test" };
     const cases: [what: string, path: string, init: () => RequestInit, status: number, audited: boolean, environment?: typeof env][] = [
       ["no token", path, post(null), 401, true],
