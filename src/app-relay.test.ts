@@ -67,6 +67,15 @@ describe("the relay's POST before the router", () => {
     }
   });
 
+  it("runs the steps http/relay-post.ts mirrors in its `admit`, and no other: a step added here must be asked there too", () => {
+    // hostPreview: step 1; authenticate: 2; auditTrail: `relayPost`'s audit; bodyLimitUnlessFile: 3;
+    // accessGuard: 4; postToAcpServer: 5 and `relayAcpMessage`.
+    for (const path of ["/v1/acp/s1", "/machines/laptop/v1/acp/s1"]) {
+      const steps = chain(relay, "POST", path).map((step) => step.split(" ")[2]);
+      expect(steps, path).toEqual(["hostPreview", "authenticate", "auditTrail", "bodyLimitUnlessFile", "accessGuard", "postToAcpServer"]);
+    }
+  });
+
   it("recognises nothing else", () => {
     for (const [method, path] of NOT_RELAY_POSTS) expect(isRelayPost(new Request(`https://runtime.test${path}`, { method })), `${method} ${path}`).toBe(false);
   });

@@ -61,7 +61,9 @@ function withV1Middleware(v1: OpenAPIHono<AppEnv>): OpenAPIHono<AppEnv> {
   v1.use("*", auditTrail);
   const limit = jsonBodyLimit();
   // File bodies stream to the machine in pieces and have their own, larger limit (durable/files/file-transfer.ts).
-  v1.use("*", (c, next) => (STREAMED_BODY_PATHS.some((path) => c.req.path.endsWith(path)) ? next() : limit(c, next)));
+  v1.use("*", function bodyLimitUnlessFile(c, next) {
+    return STREAMED_BODY_PATHS.some((path) => c.req.path.endsWith(path)) ? next() : limit(c, next);
+  });
   return v1;
 }
 

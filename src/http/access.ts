@@ -174,7 +174,7 @@ export async function machinesToList(c: Parameters<MiddlewareHandler<AppEnv>>[0]
 
 /** The middleware of a route: the caller's role suffices, and its machine (resolved here, once) is in scope. */
 export function guard(declared: Access): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  return async function accessGuard(c, next) {
     const identity = c.get("identity");
     const access: Access = declared.withDirectory && c.req.query("directory") !== undefined ? declared.withDirectory : declared;
     // The machine first, so that a refusal is audited with the machine it was for.
