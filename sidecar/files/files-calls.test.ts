@@ -7,9 +7,9 @@
 import * as real from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, expect, it, vi } from "vitest";
 import { CallCancel } from "../tunnel-cancel";
-import { MachineFiles } from "./files";
+import type { MachineFiles as Files } from "./files";
 
 const counted = vi.hoisted(() => ({ calls: [] as string[] }));
 
@@ -33,7 +33,15 @@ vi.mock("node:fs/promises", async (importOriginal) => {
 });
 
 let dir: string;
-let files: MachineFiles;
+let files: Files;
+let MachineFiles: typeof Files;
+
+// The unit tests share one module cache (vitest.config.ts): the sidecar's files module is loaded anew
+// here, so that its file-system calls go through the counting module, whichever file loaded it first.
+beforeAll(async () => {
+  vi.resetModules();
+  ({ MachineFiles } = await import("./files"));
+});
 
 beforeEach(async () => {
   dir = await real.mkdtemp(join(tmpdir(), "sidecar-files-calls-"));

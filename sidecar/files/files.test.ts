@@ -84,7 +84,7 @@ it("a refused commit leaves no staged file: over a folder, or under a file", asy
   expect(await readFile(join(dir, "a-file"), "utf8")).toBe("x");
 });
 
-it("makes the parent folders, keeps the mode of the file it replaces, and gives a new file 0644", async () => {
+it("makes the parent folders, keeps the permissions of the file it replaces (not setuid or setgid), and gives a new file 0644", async () => {
   const fs = files.handlers();
   const ctx = new CallCancel();
   const deep = join(dir, "new", "deeper", "file.bin");
@@ -97,4 +97,8 @@ it("makes the parent folders, keeps the mode of the file it replaces, and gives 
   await fs["fs.commit"]({ upload: "script-1", path: script, offset: 10, bytes: piece(2, 10) }, ctx);
   expect((await stat(script)).mode & 0o7777).toBe(0o750);
   expect((await readFile(script)).length).toBe(20);
+  // A setuid or setgid file written over keeps its permissions, not its privilege.
+  await chmod(script, 0o6755);
+  await fs["fs.commit"]({ upload: "script-2", path: script, offset: 0, bytes: piece(3, 10) }, ctx);
+  expect((await stat(script)).mode & 0o7777).toBe(0o755);
 });

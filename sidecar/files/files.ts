@@ -291,7 +291,7 @@ export class MachineFiles {
   /**
    * The staged bytes become the file at `path` in one rename: readers see the old file or the new one. The
    * target is looked at while the last piece is written (a folder is refused; a file's mode is kept, a new
-   * one gets 0644, set on the staged file's handle); its parent folders are made when the rename says they
+   * one gets 0644, set on the staged file's handle; setuid, setgid and sticky are not kept); its parent folders are made when the rename says they
    * are missing. Once renamed, the staged name is gone: nothing is left to remove.
    */
   private async commit({ upload, path, offset, bytes }: OpArgs<"fs.commit">): Promise<OpResult<"fs.commit">> {
@@ -300,7 +300,8 @@ export class MachineFiles {
     const modeOf = async () => {
       const info = await existing;
       if (info?.isDirectory()) throw new ProblemError("invalid_request", `is a folder: ${target}`);
-      return info ? info.mode & 0o7777 : 0o644;
+      // Its permissions, not setuid, setgid or sticky: new content written from afar is not made privileged.
+      return info ? info.mode & 0o777 : 0o644;
     };
     let renamed = false;
     try {

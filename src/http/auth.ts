@@ -31,7 +31,7 @@ export function isApiToken(configured: string[], presented: string | null): bool
 
 export const BOOTSTRAP_ADMIN: Identity = { name: BOOTSTRAP_NAME, role: "admin", machines: "*", tokenId: null, expiresAtMs: null };
 
-type Verdict = { ok: true; identity: Identity } | { ok: false; detail: string; presented: string };
+export type Verdict = { ok: true; identity: Identity } | { ok: false; detail: string; presented: string };
 
 const REALM = "agent-runtime";
 const CHALLENGE = `Bearer realm="${REALM}"`;
@@ -50,25 +50,11 @@ function queryToken(c: Context<AppEnv>): string | null {
 
 /** Who a presented token is: a ticket (only from the query), the bootstrap API_TOKEN, or an issued token. */
 async function verifyToken(c: Context<AppEnv>, token: string, from: "header" | "query"): Promise<Verdict> {
-  if (isTicket(token)) {
-    // A ticket opens a stream from a browser; as a bearer header it would be a token that never needed to exist.
-    if (from === "header") return { ok: false, detail: "a ticket is accepted only as ?access_token= on a WebSocket or SSE GET", presented: "(ticket)" };
-    const verdict = await verifyTicket(settings(c.env).tunnelSecret, token);
-    if (!verdict.ok) return { ok: false, detail: verdict.reason, presented: "(ticket)" };
-    // A ticket lives a minute, but the token it was minted for may be revoked within it: asked, as a bearer would be.
-    const tokenId = verdict.identity.tokenId;
-    if (tokenId) {
-      const info = await tokenStub(c.env, tokenId).info();
-      if (!info || info.revokedAtMs !== null)
-        return { ok: false, detail: `the token '${verdict.identity.name}' this ticket was minted for is revoked`, presented: verdict.identity.name };
-    }
-    return verdict;
-  }
-  if (isApiToken(settings(c.env).apiTokens, token)) return { ok: true, identity: BOOTSTRAP_ADMIN };
-  const issued = await issuedToken(token, from === "header" && revocationAnsweredByMachine(c.req.method, c.req.path));
-  if (!issued) return { ok: false, detail: "the bearer token is not valid", presented: "(unknown token)" };
-  if ("identity" in issued) return { ok: true, identity: issued.identity };
-  const { id, hash, now } = issued;
+  if (from === "query" && isTicket(token)) return verifyTicketToken(c, token);
+  let known = tokenAtOnce(settings(c.env).apiTokens, token, from === "header" && revocationAnsweredByMachine(c.req.method, c.req.path));
+  if (known instanceof Promise) known = await known;
+  if ("verdict" in known) return known.verdict;
+  const { id, hash, now } = known.ask;
   const check = await tokenStub(c.env, id).check(hash, now);
   if (!check.ok) {
     verifiedTokens.forget(hash);
@@ -81,13 +67,55 @@ async function verifyToken(c: Context<AppEnv>, token: string, from: "header" | "
   return { ok: true, identity };
 }
 
+/** A ticket on a streaming GET's query: its signature and minute, and the token it was minted for not revoked. */
+async function verifyTicketToken(c: Context<AppEnv>, token: string): Promise<Verdict> {
+  const verdict = await verifyTicket(settings(c.env).tunnelSecret, token);
+  if (!verdict.ok) return { ok: false, detail: verdict.reason, presented: "(ticket)" };
+  // A ticket lives a minute, but the token it was minted for may be revoked within it: asked, as a bearer would be.
+  const tokenId = verdict.identity.tokenId;
+  if (tokenId) {
+    const info = await tokenStub(c.env, tokenId).info();
+    if (!info || info.revokedAtMs !== null)
+      return { ok: false, detail: `the token '${verdict.identity.name}' this ticket was minted for is revoked`, presented: verdict.identity.name };
+  }
+  return verdict;
+}
+
+/**
+ * What a token (not a query's ticket) is as far as this isolate can tell without asking anyone: a verdict
+ * (a ticket where only a query may carry one, API_TOKEN, no issued token's form, an issued token kept on
+ * the relay's hot path), or the issued token its object must be asked about. A promise only where an
+ * issued token's hash is to be computed. `verifyToken` and the relay's message before Hono
+ * (http/relay-post.ts, which goes on only with an identity) both decide through it.
+ */
+export function tokenAtOnce(
+  apiTokens: string[],
+  token: string,
+  relayed: boolean,
+): { verdict: Verdict } | { ask: IssuedToAsk } | Promise<{ verdict: Verdict } | { ask: IssuedToAsk }> {
+  // A ticket opens a stream from a browser; as a bearer header it would be a token that never needed to exist.
+  if (isTicket(token))
+    return { verdict: { ok: false, detail: "a ticket is accepted only as ?access_token= on a WebSocket or SSE GET", presented: "(ticket)" } };
+  if (isApiToken(apiTokens, token)) return { verdict: { ok: true, identity: BOOTSTRAP_ADMIN } };
+  return issuedToken(token, relayed).then((issued) => {
+    if (!issued) return { verdict: { ok: false, detail: "the bearer token is not valid", presented: "(unknown token)" } };
+    return "identity" in issued ? { verdict: { ok: true, identity: issued.identity } } : { ask: issued };
+  });
+}
+
+interface IssuedToAsk {
+  id: string;
+  hash: string;
+  now: number;
+}
+
 /**
  * An issued token (`art.<id>.<secret>`) as far as this isolate can tell without asking its object: on the
  * relay's hot path (`relayed`: the machine's object answers for a revocation) a token verified within the
  * minute is taken as kept (http/token-cache.ts); else what asking its object takes. Null: no issued
- * token's form. The relay's message before Hono (http/relay-post.ts) asks the same.
+ * token's form.
  */
-export async function issuedToken(token: string, relayed: boolean): Promise<{ identity: Identity } | { id: string; hash: string; now: number } | null> {
+async function issuedToken(token: string, relayed: boolean): Promise<{ identity: Identity } | IssuedToAsk | null> {
   const id = apiTokenId(token);
   if (!id) return null;
   const hash = await sha256Hex(token);

@@ -7,9 +7,9 @@
  * function asking the same checks in the same order, through the functions the middleware asks:
  *
  *  1. no preview's host (`mayBePreviewHost`, routes/preview.ts);
- *  2. a bearer token `hono/bearer-auth` takes (`bearerHeaderToken`), no ticket (`isTicket`), one of API_TOKEN
- *     (`isApiToken`) or an issued token this isolate verified within the minute (`issuedToken`, whose
- *     revocation the machine's object answers: http/token-cache.ts);
+ *  2. a bearer token `hono/bearer-auth` takes (`bearerHeaderToken`) that `tokenAtOnce` (as `verifyToken`
+ *     asks it) says is someone's: API_TOKEN, or an issued token this isolate verified within the minute
+ *     (whose revocation the machine's object answers: http/token-cache.ts);
  *  3. a body within the limit by its Content-Length (what `hono/body-limit` then lets through unread);
  *  4. a machine this isolate knows (`machineKnownHere`), the role and the scope (`accessRefusal`);
  *  5. the common form of the server's id and query (`commonRelayInput`), an answer it can send
@@ -28,13 +28,12 @@ import { LIMITS } from "@agent-runtime/protocol/limits";
 import { mayBePreviewHost } from "../routes/preview";
 import { type Access, accessRefusal, machineKnownHere } from "./access";
 import { appendAudit, audited } from "./audit";
-import { bearerHeaderToken, isApiToken, issuedToken, BOOTSTRAP_ADMIN } from "./auth";
+import { bearerHeaderToken, tokenAtOnce } from "./auth";
 import { errorAnswer } from "./error-answer";
 import { callerOfIdentity, machineStubOf, settled } from "./machine";
 import { accepts } from "./negotiation";
 import { commonRelayInput, type RelayInput } from "./relay-input";
 import { revocationAnsweredByMachine } from "./token-cache";
-import { isTicket } from "./tickets";
 import { isJsonRequestType } from "./validation";
 import type { Identity } from "../lib/identity";
 
@@ -115,13 +114,17 @@ function admit(request: Request, at: RelayPostUrl, env: Env): Admitted | null | 
   }
   // 1. The preview host (`hostPreview`).
   if (config.previewDomain && mayBePreviewHost(config.previewDomain, headers.get("host") ?? undefined)) return null;
-  // 2. Authentication (`authenticate`, then `hono/bearer-auth`'s `verifyToken`).
+  // 2. Authentication (`authenticate`, then `hono/bearer-auth`'s `verifyToken`, through the same `tokenAtOnce`).
   const token = bearerHeaderToken(headers.get("authorization"));
-  if (token === null || isTicket(token)) return null; // a ticket in a header is refused there
-  if (isApiToken(config.apiTokens, token)) return afterAuthentication(request, at, config, BOOTSTRAP_ADMIN);
-  return issuedToken(token, revocationAnsweredByMachine(request.method, at.path)).then((issued) =>
-    issued && "identity" in issued ? afterAuthentication(request, at, config, issued.identity) : null,
-  );
+  if (token === null) return null;
+  const known = tokenAtOnce(config.apiTokens, token, revocationAnsweredByMachine(request.method, at.path));
+  if (!(known instanceof Promise)) return identified(known) ? afterAuthentication(request, at, config, known.verdict.identity) : null;
+  return known.then((k) => (identified(k) ? afterAuthentication(request, at, config, k.verdict.identity) : null));
+}
+
+/** A token known at once to be someone's: anything else (a refusal, an object to ask) is the relay app's. */
+function identified(known: Awaited<ReturnType<typeof tokenAtOnce>>): known is { verdict: { ok: true; identity: Identity } } {
+  return "verdict" in known && known.verdict.ok;
 }
 
 /** The checks after authentication, in the chain's order. */

@@ -12,6 +12,7 @@ import { opProblems, relayRoute, withRelayRoutes } from "../http/relay-route";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import { byteReader } from "../lib/byte-reader";
+import { FRAME_HEADROOM } from "@agent-runtime/protocol/frames";
 import {
   FsDeleteQuery,
   FsEntriesQuery,
@@ -136,7 +137,11 @@ async function bodyOf(request: Request, declared: number | null): Promise<Readab
       }
       if (done) break;
     }
+    // A body longer than it said (a caller inside workerd, where no HTTP framing cuts it) is refused, not cut short.
+    if (filled === declared && !(await reader.read(new Uint8Array(1))).done)
+      throw new ProblemError("invalid_request", `the request body is longer than its ${declared} bytes`);
   } catch (err) {
+    if (err instanceof ProblemError) throw err;
     throw new ProblemError("invalid_request", `the request body ended before it was complete (${err instanceof Error ? err.message : String(err)})`);
   } finally {
     reader.releaseLock();
@@ -144,9 +149,6 @@ async function bodyOf(request: Request, declared: number | null): Promise<Readab
   if (filled !== declared) throw new ProblemError("invalid_request", `the request body ended after ${filled} of its ${declared} bytes`);
   return new Uint8Array(buffer, FRAME_HEADROOM, declared);
 }
-
-/** Room for a frame's header before a one-piece body: its call id, upload id and a path of up to 4,096 characters, as UTF-8. */
-const FRAME_HEADROOM = 16 * 1024;
 
 function declaredLength(header: string | undefined): number | null {
   const bytes = Number(header ?? Number.NaN);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeFrame, packEvents, parseSidecarFrame, parseWorkerFrame, type StreamEvent, withHeadroom } from "./frames";
+import { encodeFrame, FRAME_HEADROOM, packEvents, parseSidecarFrame, parseWorkerFrame, type StreamEvent, withBodyHeadroom, withHeadroom } from "./frames";
 import { OPS, parseOpArgs, parseOpResult } from "./ops";
 
 describe("tunnel frames", () => {
@@ -109,6 +109,20 @@ describe("tunnel frames", () => {
     const notOffered = encodeFrame(call(other.subarray(150, 154))) as Uint8Array;
     expect(notOffered.buffer).not.toBe(other.buffer);
     expect([...other.subarray(0, 150)].every((b) => b === 7)).toBe(true);
+  });
+
+  it("mark only a body read after FRAME_HEADROOM free bytes, with nothing after it, as having room (withBodyHeadroom)", () => {
+    const frameOf = (bytes: Uint8Array) =>
+      encodeFrame({ t: "req", id: "x-1", op: "fs.commit", args: { upload: "u", offset: 0, path: "/f", bytes } }) as Uint8Array;
+    const read = new Uint8Array(new ArrayBuffer(FRAME_HEADROOM + 4), FRAME_HEADROOM, 4);
+    expect(frameOf(withBodyHeadroom(read)).buffer).toBe(read.buffer);
+    // A view of a larger buffer (bytes after it), or at another offset: someone else's memory, copied.
+    for (const view of [
+      new Uint8Array(new ArrayBuffer(FRAME_HEADROOM + 8), FRAME_HEADROOM, 4),
+      new Uint8Array(new ArrayBuffer(FRAME_HEADROOM + 4), FRAME_HEADROOM - 4, 4),
+    ]) {
+      expect(frameOf(withBodyHeadroom(view)).buffer).not.toBe(view.buffer);
+    }
   });
 
   it("carry a terminal's output as one binary frame of pieces, whose lengths must add up to its bytes", () => {

@@ -235,6 +235,21 @@ function holderOf(frame: { t?: unknown; args?: unknown; value?: unknown }): obje
 const headroom = new WeakSet<ArrayBufferLike>();
 
 /**
+ * Room a one-piece upload's body is read after (src/routes/files.ts), for its frame's header: the call's
+ * id, the upload's id and a path of up to 4,096 characters, as UTF-8.
+ */
+export const FRAME_HEADROOM = 16 * 1024;
+
+/**
+ * `bytes` marked for `encodeFrame` when they are exactly what a one-piece body read after FRAME_HEADROOM
+ * free bytes is (a buffer of the room and the bytes, nothing after them); anything else is left as it is
+ * and copied when framed.
+ */
+export function withBodyHeadroom<B extends Uint8Array>(bytes: B): B {
+  return bytes.byteOffset === FRAME_HEADROOM && bytes.buffer.byteLength === FRAME_HEADROOM + bytes.byteLength ? withHeadroom(bytes) : bytes;
+}
+
+/**
  * Lets `encodeFrame` write a frame's header into the memory before `bytes` in their buffer, and send the
  * bytes where they are instead of copying them after it (a 1 MiB write's body: one copy of it less). Only
  * for a buffer its caller owns whole, which nothing else reads before `bytes`.

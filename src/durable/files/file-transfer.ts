@@ -12,7 +12,6 @@ import type { OpArgs, OpName, OpResult } from "@agent-runtime/protocol/ops";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import type { ProblemInit } from "@agent-runtime/protocol/problems";
 import type { Outcome } from "@agent-runtime/protocol/pending-calls";
-import { withHeadroom } from "@agent-runtime/protocol/frames";
 
 export type MachineCall = <N extends OpName>(op: N, args: OpArgs<N>) => Promise<Outcome<OpResult<N>>>;
 
@@ -111,8 +110,7 @@ async function stageBody(call: MachineCall, body: UploadBody, declaredBytes: num
   if (declaredBytes !== null && declaredBytes > maxBytes) return { ok: false, problem: tooLarge(maxBytes) };
   const upload = crypto.randomUUID();
   if (body === null) return { ok: true, value: { upload, offset: 0, bytes: new Uint8Array() } };
-  // A body of one piece came across the RPC in a buffer of its own, with room before it for its frame's header (routes/files.ts).
-  if (body instanceof Uint8Array && body.length <= size) return { ok: true, value: { upload, offset: 0, bytes: withHeadroom(body) } };
+  if (body instanceof Uint8Array && body.length <= size) return { ok: true, value: { upload, offset: 0, bytes: body } };
   const pieces = piecesOf(body instanceof Uint8Array ? new Blob([body]).stream() : body, size);
   let offset = 0;
   let staged = false;

@@ -154,6 +154,19 @@ describe("the machine object with a fake sidecar", () => {
     expect(sidecar.received.filter((f) => f.t === "req" && f.op === "fs.upload")).toEqual([]);
   });
 
+  it("refuses a one-piece body longer or shorter than its Content-Length (400), sending the machine nothing", async () => {
+    const sidecar = await connect("laptop");
+    for (const [declared, body] of [
+      [10, "x".repeat(100)],
+      [100, "x".repeat(10)],
+    ] as const) {
+      const res = await api("laptop", "/fs/file?path=/tmp/a.txt", { method: "PUT", headers: { "content-length": String(declared) }, body });
+      expect(res.status, `${body.length} bytes said to be ${declared}`).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(declared < body.length ? /longer than its 10 bytes/ : /ended/);
+    }
+    expect(sidecar.received.filter((f) => f.t === "req")).toEqual([]);
+  });
+
   it("stages a larger file piece by piece, in order, one at a time for a sidecar that offers no more, and sends its last piece with the commit", async () => {
     const sidecar = await connect("laptop");
     const size = 2 * LIMITS.fileChunkBytes + 3;

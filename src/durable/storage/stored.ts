@@ -37,7 +37,6 @@ export function jsonText<S extends z.ZodType>(schema: S): z.ZodPipe<z.ZodPipe<z.
   return z.string().transform(parseJsonText).pipe(schema);
 }
 
-/** Values an SQL statement binds. */
 /**
  * A JSON column read back through its schema: what this object wrote, never cast. One that does not read
  * (not JSON, or not of the shape) is null, as if the column were empty: the record it belongs to is still
@@ -49,6 +48,7 @@ export function parsedOr<S extends z.ZodType>(schema: S, text: string | null): z
   return parsed.success ? parsed.data : null;
 }
 
+/** Values an SQL statement binds. */
 export type SqlBinding = ArrayBuffer | string | number | null;
 
 /** Where a row came from, for the error: the statement's first table. */

@@ -72,6 +72,7 @@ export function PolicyView() {
   const shown = useRef({ rules, sandbox });
   shown.current = { rules, sandbox };
   const save = async () => {
+    touch(); // a poll already on its way read what this save replaces
     const sent = { rules, sandbox };
     const res = await api("/v1/config/policy", {
       method: "PUT",
