@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createApp, createRelayApp, isRelayPost } from "./app";
+import { RELAY_POST_ACCESS } from "./http/relay-post";
 
 type App = ReturnType<typeof createApp>;
 
@@ -68,6 +69,9 @@ describe("the relay's POST before the router", () => {
   });
 
   it("runs the steps http/relay-post.ts mirrors in its `admit`, and no other: a step added here must be asked there too", () => {
+    // What `admit` asks of the access guard (`accessRefusal` with the role and the machine in the path; no
+    // `withDirectory`, no session's or body's machine): a route declaring more must be mirrored there first.
+    expect(RELAY_POST_ACCESS).toEqual({ role: "member", machine: true });
     // hostPreview: step 1; authenticate: 2; auditTrail: `relayPost`'s audit; bodyLimitUnlessFile: 3;
     // accessGuard: 4; postToAcpServer: 5 and `relayAcpMessage`.
     for (const path of ["/v1/acp/s1", "/machines/laptop/v1/acp/s1"]) {

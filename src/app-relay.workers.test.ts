@@ -292,6 +292,18 @@ describe("the message before Hono (http/relay-post.ts)", () => {
       ["a body over the limit", path, post(env.API_TOKEN, {}, "x".repeat(12 * 1024 * 1024)), 413, true],
       ["an answer it cannot send", path, post(env.API_TOKEN, { accept: "text/html" }), 406, true],
       ["a preview's host", `https://3000--laptop.preview.test${path}`, post(env.API_TOKEN), 401, false, previewEnv],
+      // Over HTTP the Host header is the URL's host; here only the header says it: the fast path still leaves it.
+      ["a preview's Host header", path, post(env.API_TOKEN, { host: "3000--laptop.preview.test" }), 503, true, previewEnv],
+      // Said to be short, but chunked: the length does not decide (hono/body-limit counts what comes).
+      [
+        "a chunked body over the limit, its Content-Length small",
+        path,
+        post(env.API_TOKEN, { "transfer-encoding": "chunked", "content-length": "60" }, new TextEncoder().encode("x".repeat(12 * 1024 * 1024))),
+        413,
+        true,
+      ],
+      ["a percent-encoded machine", `/machines/relay%2Dbefore-hono-refusals/v1/acp/s1`, post(env.API_TOKEN), 503, true],
+      ["a server id not of the common form", `/machines/${machine}/v1/acp/a..b`, post(env.API_TOKEN), 400, true],
     ];
     for (const [what, at, init, status, audited, environment] of cases) {
       const { fellBack, answers, audit } = await beforeHonoAndRouter(at, init, null, environment);
