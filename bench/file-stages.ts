@@ -15,11 +15,9 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { build } from "esbuild";
-import { Miniflare } from "miniflare";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendants, percentile } from "./proc";
+import { startFloor } from "./floor-process";
 import { fileAt, inspect, moduleLines } from "./stages";
 
 const WRITES = Number(process.env.FILE_STAGE_WRITES ?? 200);
@@ -27,7 +25,6 @@ const STRACED = 50;
 const TIMELINE = 20;
 /** In the files engineer's port range: workerd's inspector, for the profile of our isolate over the writes. */
 const INSPECTOR_PORT = 22229;
-const MOCK_AGENT = join(ROOT, "sidecar", "dist", "mock-agent.js");
 
 interface Target {
   name: string;
@@ -203,44 +200,18 @@ async function profile(t: Target, workerdUs: number): Promise<Record<string, unk
 }
 
 async function floor<T>(run: (t: Target) => Promise<T>): Promise<T> {
-  const bundle = await build({
-    entryPoints: [join(ROOT, "bench", "floor", "worker.ts")],
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    external: ["cloudflare:workers"],
-    write: false,
-  });
-  const others = new Set(await findDescendants(process.pid, /workerd/));
-  const mf = new Miniflare({
-    modules: true,
-    script: bundle.outputFiles[0]!.text,
-    compatibilityDate: "2026-04-01",
-    durableObjects: { FLOOR: { className: "FloorObject", useSQLite: true } },
-    host: "127.0.0.1",
-    port: 0,
-    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-    ...(process.env.FILE_STAGE_PROFILE ? { inspectorPort: INSPECTOR_PORT } : {}),
-  });
-  await mf.ready;
-  const base = (await mf.unsafeGetDirectURL()).toString().replace(/\/$/, "");
-  const relay = spawn(process.execPath, ["--import", "tsx", join(ROOT, "bench", "floor", "relay.ts"), base.replace(/^http/, "ws"), MOCK_AGENT], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const started = await startFloor(process.env.FILE_STAGE_PROFILE ? { inspectorPort: INSPECTOR_PORT } : {});
   const dir = await mkdtemp(join(tmpdir(), "file-stages-floor-"));
   try {
-    await new Promise<void>((resolve) => createInterface({ input: relay.stdout! }).once("line", () => resolve()));
-    const workerd = (await findDescendants(process.pid, /workerd/)).find((pid) => !others.has(pid))!;
     return await run({
       name: "floor",
-      url: `${base}/v1/fs/file?path=${encodeURIComponent(join(dir, "f.bin"))}`,
+      url: `${started.base}/v1/fs/file?path=${encodeURIComponent(join(dir, "f.bin"))}`,
       headers: {},
-      workerd,
-      machineSide: relay.pid!,
+      workerd: started.workerd!,
+      machineSide: started.relayPid,
     });
   } finally {
-    relay.kill("SIGTERM");
-    await mf.dispose();
+    await started.dispose();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -14,16 +14,14 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, writeFile, chmod } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { Readable, Writable } from "node:stream";
 import { client as acpClient, type ClientConnection, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
-import { build } from "esbuild";
-import { Miniflare } from "miniflare";
 import { buildAll } from "../scripts/build";
 import type { ObjectStats } from "../dev/object-stats";
 import { newSecret, ROOT, startSidecar, startWorker } from "../dev/runtime";
 import { cpuSeconds, findDescendant, findDescendants, percentile, privateMb, rssMb } from "./proc";
 import { benchSandbox, sandboxReport, sandboxToolsPresent } from "./sandbox";
+import { startFloor } from "./floor-process";
 import { benchReview, reviewReport } from "./review";
 import { chromiumPath } from "./browser";
 import { benchFirstVisit, firstVisitReport } from "./first-visit";
@@ -777,45 +775,17 @@ async function withThisProject<T>(run: (target: HttpTarget) => Promise<T>, instr
  * project costs above it is its own code; what the floor costs above sandbox-agent is the architecture.
  */
 async function withFloor<T>(run: (target: HttpTarget) => Promise<T>): Promise<T> {
-  const bundle = await build({
-    entryPoints: [join(ROOT, "bench", "floor", "worker.ts")],
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    external: ["cloudflare:workers"],
-    write: false,
-  });
-  const others = new Set(await findDescendants(process.pid, /workerd/));
-  const mf = new Miniflare({
-    modules: true,
-    script: bundle.outputFiles[0]!.text,
-    compatibilityDate: "2026-04-01",
-    durableObjects: { FLOOR: { className: "FloorObject", useSQLite: true } },
-    host: "127.0.0.1",
-    port: 0,
-    unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
-  });
-  await mf.ready;
-  const base = (await mf.unsafeGetDirectURL()).toString().replace(/\/$/, "");
-  const relay = spawn(process.execPath, ["--import", "tsx", join(ROOT, "bench", "floor", "relay.ts"), base.replace(/^http/, "ws"), MOCK_AGENT], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const floor = await startFloor();
   try {
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: relay.stdout! }).once("line", () => resolve());
-      relay.once("exit", (code) => reject(new Error(`the floor's relay exited (${code}) before connecting`)));
-    });
-    const workerd = (await findDescendants(process.pid, /workerd/)).find((pid) => !others.has(pid));
     return await run({
       name: "floor",
-      base,
+      base: floor.base,
       headers: {},
       rss: async () => ({}),
-      processes: async () => ({ workerd, relay: relay.pid, agent: await findDescendant(relay.pid!, /mock-agent/) }),
+      processes: async () => ({ workerd: floor.workerd, relay: floor.relayPid, agent: await findDescendant(floor.relayPid, /mock-agent/) }),
     });
   } finally {
-    relay.kill("SIGTERM");
-    await mf.dispose();
+    await floor.dispose();
   }
 }
 
