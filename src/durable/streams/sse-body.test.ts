@@ -4,9 +4,11 @@ import { SseBody } from "./sse-body";
 beforeEach(() => {
   vi.useFakeTimers();
 });
+// The spies first: one on the faked setTimeout, restored after the real timers came back, would put the
+// fake back as the global setTimeout for every file after this one (the unit tests share their globals).
 afterEach(() => {
-  vi.useRealTimers();
   vi.restoreAllMocks();
+  vi.useRealTimers();
 });
 
 describe("an SSE body's idle close", () => {
