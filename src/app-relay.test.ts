@@ -6,8 +6,8 @@
  * The answers themselves, compared in workerd: app-relay.workers.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { createApp, createRelayApp, isRelayPost } from "./app";
-import { RELAY_POST_ACCESS } from "./http/relay-post";
+import { createApp, createRelayApp } from "./app";
+import { isRelayPost, RELAY_POST_ACCESS } from "./http/relay-post";
 
 type App = ReturnType<typeof createApp>;
 

@@ -8,8 +8,6 @@ import { authenticate } from "./http/auth";
 import { notFound, problem } from "./lib/problem-response";
 import { errorAnswer } from "./http/error-answer";
 import { validationHook } from "./http/validation";
-
-export { isRelayPost } from "./http/relay-post";
 import { LIMITS } from "@agent-runtime/protocol/limits";
 import { acpRoutes } from "./routes/acp";
 import { agentRoutes } from "./routes/agents";

@@ -1,7 +1,6 @@
 import type { Context } from "hono";
 import type { CallOutcome } from "../durable/machine/machine";
 import type { AppEnv, Env } from "../env";
-import { settings } from "../settings";
 import { type OpArgs, type OpName, type OpResult, parseOpResult } from "@agent-runtime/protocol/ops";
 import { ProblemError } from "@agent-runtime/protocol/problems";
 import type { Caller } from "../durable/acp-transport/ownership";
@@ -51,10 +50,6 @@ export function callerOf(c: Context<AppEnv>): Caller {
 
 export function callerOfIdentity({ tokenId, name, role, expiresAtMs }: Identity): Caller {
   return { tokenId, name, role, expiresAtMs };
-}
-
-export function acpTimeout(c: Context<AppEnv>): number {
-  return settings(c.env).acpTimeoutMs;
 }
 
 /**
